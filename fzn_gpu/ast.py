@@ -1,0 +1,134 @@
+"""The FlatZinc syntax tree: plain dataclasses, one per item and literal kind.
+
+Literals are Python values where the meaning is plain (int, bool, float, list for arrays);
+the rest get a small class so that lowering can tell an identifier from a string."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+
+@dataclass(frozen=True)
+class Ident:
+    name: str
+
+
+@dataclass(frozen=True)
+class ArrayAccess:
+    name: str
+    index: int  # 1-based, as written
+
+
+@dataclass(frozen=True)
+class Str:
+    value: str
+
+
+@dataclass(frozen=True)
+class IntSet:
+    """A set of ints as sorted, disjoint, non-adjacent closed ranges (an empty tuple is {})."""
+    ranges: tuple[tuple[int, int], ...]
+
+    @staticmethod
+    def range(lo: int, hi: int) -> "IntSet":
+        return IntSet(((lo, hi),) if lo <= hi else ())
+
+    @staticmethod
+    def of(values) -> "IntSet":
+        ranges: list[list[int]] = []
+        for v in sorted(set(values)):
+            if ranges and ranges[-1][1] + 1 == v:
+                ranges[-1][1] = v
+            else:
+                ranges.append([v, v])
+        return IntSet(tuple((a, b) for a, b in ranges))
+
+    def __contains__(self, v: int) -> bool:
+        return any(a <= v <= b for a, b in self.ranges)
+
+    def __len__(self) -> int:
+        return sum(b - a + 1 for a, b in self.ranges)
+
+    def values(self) -> list[int]:
+        return [v for a, b in self.ranges for v in range(a, b + 1)]
+
+    @property
+    def lo(self) -> int:
+        return self.ranges[0][0]
+
+    @property
+    def hi(self) -> int:
+        return self.ranges[-1][1]
+
+    def is_empty(self) -> bool:
+        return not self.ranges
+
+
+@dataclass(frozen=True)
+class FloatRange:
+    lo: float
+    hi: float
+
+
+@dataclass(frozen=True)
+class Call:
+    """An annotation, possibly with arguments: `int_search(x, first_fail, ...)`, `output_var`."""
+    name: str
+    args: tuple = ()
+
+
+Expr = Union[int, bool, float, Str, Ident, ArrayAccess, IntSet, FloatRange, Call, list]
+
+
+@dataclass(frozen=True)
+class Type:
+    """`base` is bool, int, float or set; `domain` narrows it (IntSet or FloatRange, or None for
+    unbounded); for sets, `domain` is the universe of elements. `dims` holds one (lo, hi) per
+    array dimension (None for an `int` index set), or is None for a scalar."""
+    is_var: bool
+    base: str
+    domain: IntSet | FloatRange | None = None
+    dims: tuple | None = None
+
+
+@dataclass
+class Decl:
+    type: Type
+    name: str
+    annotations: list[Call] = field(default_factory=list)
+    value: Expr | None = None
+    line: int = 0
+
+
+@dataclass
+class PredicateDecl:
+    name: str
+    line: int = 0
+
+
+@dataclass
+class ConstraintItem:
+    name: str
+    args: list
+    annotations: list[Call] = field(default_factory=list)
+    line: int = 0
+
+
+@dataclass
+class SolveItem:
+    kind: str  # satisfy, minimize, maximize
+    objective: Expr | None
+    annotations: list[Call] = field(default_factory=list)
+    line: int = 0
+
+
+Item = Union[Decl, PredicateDecl, ConstraintItem, SolveItem]
+
+
+def annotation(anns: list[Call], name: str) -> Call | None:
+    """The first annotation called `name`, if any."""
+    for a in anns:
+        if a.name == name:
+            return a
+    return None

@@ -1,0 +1,458 @@
+"""AST items -> Model, in one pass and linear time.
+
+Names resolve to variable indices or constants as their declarations stream by; aliases
+(`var int: x = y;`) point at the aliased variable and narrow its domain; constants that stand
+where a variable is expected become fixed variables (one per value); each constraint is encoded
+by its kind's signature into one int64 row of that kind's table (fzn_gpu.registry)."""
+
+from __future__ import annotations
+
+import struct
+from array import array
+from typing import Iterable
+
+import numpy as np
+
+from . import ast
+from .ast import Call, IntSet
+from .errors import FznError, Unsupported
+from .model import (UNBOUNDED, ConstraintTable, LnsSpec, Model, OutputItem, SearchStep, Solve,
+                    Variables, VarKind)
+from .registry import ConstraintKind, kinds_named
+
+_BASE_KIND = {"bool": VarKind.BOOL, "int": VarKind.INT, "float": VarKind.FLOAT, "set": VarKind.SET}
+LNS_STRATEGIES = ("random_labeling", "random_permutation", "two_exchange", "gibbs", "icm", "complete_exploration")
+
+
+class VarRef:
+    """A variable in argument position (as opposed to a constant)."""
+    __slots__ = ("idx",)
+
+    def __init__(self, idx: int):
+        self.idx = idx
+
+
+def _float_bits(x: float) -> int:
+    return struct.unpack("<q", struct.pack("<d", float(x)))[0]
+
+
+def float_from_bits(b: int) -> float:
+    return struct.unpack("<d", struct.pack("<q", int(b)))[0]
+
+
+class _TableBuilder:
+    __slots__ = ("kind", "row_ptr", "data", "lines", "defines")
+
+    def __init__(self, kind: ConstraintKind):
+        self.kind = kind
+        self.row_ptr = array("q", [0])
+        self.data = array("q")
+        self.lines = array("i")
+        self.defines = array("q")
+
+    def finish(self) -> ConstraintTable:
+        return ConstraintTable(self.kind, np.frombuffer(self.row_ptr, dtype=np.int64).copy(),
+                               np.frombuffer(self.data, dtype=np.int64).copy(),
+                               np.frombuffer(self.lines, dtype=np.int32).copy(),
+                               np.frombuffer(self.defines, dtype=np.int64).copy())
+
+
+class Lowering:
+    """Consumes items one by one (see `lower`)."""
+
+    def __init__(self, filename: str):
+        self.filename = filename
+        self.names: list[str] = []
+        self.kind = array("b")
+        self.lb = array("q")
+        self.ub = array("q")
+        self.flb = array("d")
+        self.fub = array("d")
+        self.defined_flag = bytearray()   # is_defined_var
+        self.defined_by = bytearray()     # some constraint has defines_var(x)
+        self.is_const = bytearray()
+        self.holes: dict[int, IntSet] = {}
+        self.scope: dict[str, object] = {}   # name -> VarRef | constant | list
+        self.scope_kind: dict[str, VarKind] = {}
+        self.const_vars: dict[tuple, int] = {}
+        self.tables: dict[str, _TableBuilder] = {}
+        self.outputs: list[OutputItem] = []
+        self.solve: Solve | None = None
+        self.line = 0
+
+    # ---------------------------------------------------------------- variables
+    def _new_var(self, name: str, kind: VarKind, domain, is_defined: bool = False, const: bool = False) -> int:
+        idx = len(self.names)
+        self.names.append(name)
+        self.kind.append(int(kind))
+        lo, hi, flo, fhi = 0, 0, 0.0, 0.0
+        if kind == VarKind.BOOL:
+            lo, hi = 0, 1
+        elif kind in (VarKind.INT, VarKind.SET):
+            if domain is None:
+                lo, hi = (-UNBOUNDED, UNBOUNDED) if kind == VarKind.INT else (0, -1)
+                if kind == VarKind.SET:
+                    raise FznError(f"set variable {name} has no universe", file=self.filename, line=self.line,
+                                   fix="declare it as `var set of LO..HI`")
+            elif domain.is_empty():
+                lo, hi = 1, 0
+            else:
+                lo, hi = domain.lo, domain.hi
+                if len(domain.ranges) > 1:
+                    self.holes[idx] = domain
+        elif kind == VarKind.FLOAT:
+            flo, fhi = (domain.lo, domain.hi) if isinstance(domain, ast.FloatRange) else (-np.inf, np.inf)
+        self.lb.append(lo)
+        self.ub.append(hi)
+        self.flb.append(flo)
+        self.fub.append(fhi)
+        self.defined_flag.append(1 if is_defined else 0)
+        self.defined_by.append(0)
+        self.is_const.append(1 if const else 0)
+        return idx
+
+    def _const_var(self, value) -> int:
+        """A fixed variable holding `value`, shared by every use of that constant."""
+        if isinstance(value, bool):
+            key = ("b", int(value))
+        elif isinstance(value, int):
+            key = ("i", value)
+        elif isinstance(value, float):
+            key = ("f", value)
+        elif isinstance(value, IntSet):
+            key = ("s", value.ranges)
+        else:
+            raise self._error(f"{value!r} cannot stand where a variable is expected")
+        idx = self.const_vars.get(key)
+        if idx is None:
+            if key[0] in ("b", "i"):
+                idx = self._new_var(f"_const_{key[1]}", VarKind.BOOL if key[0] == "b" else VarKind.INT,
+                                    IntSet.range(int(value), int(value)), const=True)
+            elif key[0] == "f":
+                idx = self._new_var(f"_const_{value}", VarKind.FLOAT, ast.FloatRange(value, value), const=True)
+            elif value.is_empty():
+                idx = self._empty_set_var()
+            else:  # a fixed set: its universe is exactly its value (is_const says so)
+                idx = self._new_var(f"_const_set_{len(self.const_vars)}", VarKind.SET, value, const=True)
+            self.const_vars[key] = idx
+        return idx
+
+    def _empty_set_var(self) -> int:
+        idx = len(self.names)
+        self.names.append("_const_set_empty")
+        self.kind.append(int(VarKind.SET))
+        self.lb.append(1)
+        self.ub.append(0)
+        self.flb.append(0.0)
+        self.fub.append(0.0)
+        self.defined_flag.append(0)
+        self.defined_by.append(0)
+        self.is_const.append(1)
+        return idx
+
+    def _narrow(self, idx: int, domain) -> None:
+        """Intersect variable idx's domain with a declared domain (aliases, array elements)."""
+        if domain is None or self.kind[idx] not in (VarKind.INT, VarKind.BOOL):
+            return
+        if isinstance(domain, ast.FloatRange):
+            return
+        lo, hi = max(self.lb[idx], domain.lo if domain.ranges else 1), min(self.ub[idx], domain.hi if domain.ranges else 0)
+        self.lb[idx], self.ub[idx] = lo, hi
+        old = self.holes.get(idx)
+        if len(domain.ranges) > 1 or old is not None:
+            if old is None:
+                old = IntSet.range(lo, hi)
+            merged = _intersect(old, domain)
+            if len(merged.ranges) > 1:
+                self.holes[idx] = merged
+            else:
+                self.holes.pop(idx, None)
+            if merged.is_empty():
+                self.lb[idx], self.ub[idx] = 1, 0
+            else:
+                self.lb[idx], self.ub[idx] = merged.lo, merged.hi
+
+    # ---------------------------------------------------------------- expressions
+    def _error(self, msg: str, fix: str | None = None) -> FznError:
+        return FznError(msg, file=self.filename, line=self.line, fix=fix)
+
+    def resolve(self, e):
+        """An expression as a constant (int, bool, float, IntSet, list) or VarRef."""
+        if isinstance(e, ast.Ident):
+            try:
+                return self.scope[e.name]
+            except KeyError:
+                raise self._error(f"'{e.name}' is used before it is declared",
+                                  fix="declare every parameter and variable before the constraints that use it") from None
+        if isinstance(e, list):
+            return [self.resolve(x) for x in e]
+        if isinstance(e, ast.ArrayAccess):
+            arr = self.scope.get(e.name)
+            if not isinstance(arr, list):
+                raise self._error(f"'{e.name}' is not an array")
+            if not 1 <= e.index <= len(arr):
+                raise self._error(f"index {e.index} is outside {e.name}'s 1..{len(arr)}")
+            return arr[e.index - 1]
+        return e
+
+    def _encode(self, field: str, value, out: array) -> None:
+        if field == "var":
+            out.append(value.idx if isinstance(value, VarRef) else self._const_var(value))
+        elif field == "var[]":
+            out.append(len(value))
+            for v in value:
+                out.append(v.idx if isinstance(v, VarRef) else self._const_var(v))
+        elif field == "int":
+            out.append(int(value))
+        elif field == "int[]":
+            out.append(len(value))
+            out.extend(int(v) for v in value)
+        elif field == "set":
+            out.append(len(value.ranges))
+            for lo, hi in value.ranges:
+                out.append(lo)
+                out.append(hi)
+        elif field == "set[]":
+            out.append(len(value))
+            for s in value:
+                self._encode("set", s, out)
+        elif field == "float":
+            out.append(_float_bits(value))
+        elif field == "float[]":
+            out.append(len(value))
+            out.extend(_float_bits(v) for v in value)
+        else:  # pragma: no cover - registry and encoder are written together
+            raise AssertionError(field)
+
+    @staticmethod
+    def _fits(field: str, value) -> bool:
+        if field == "var":
+            return not isinstance(value, list)
+        if field == "var[]":
+            return isinstance(value, list)
+        if field == "int":
+            return isinstance(value, (int, bool)) and not isinstance(value, VarRef)
+        if field == "int[]":
+            return isinstance(value, list) and all(isinstance(v, (int, bool)) for v in value)
+        if field == "set":
+            return isinstance(value, IntSet)
+        if field == "set[]":
+            return isinstance(value, list) and all(isinstance(v, IntSet) for v in value)
+        if field == "float":
+            return isinstance(value, (float, int)) and not isinstance(value, bool)
+        if field == "float[]":
+            return isinstance(value, list) and all(isinstance(v, (float, int)) for v in value)
+        return False
+
+    # ---------------------------------------------------------------- items
+    def add(self, item: ast.Item) -> None:
+        self.line = item.line
+        if isinstance(item, ast.Decl):
+            self._decl(item)
+        elif isinstance(item, ast.ConstraintItem):
+            self._constraint(item)
+        elif isinstance(item, ast.SolveItem):
+            if self.solve is not None:
+                raise self._error("a second solve item", fix="a FlatZinc model has exactly one solve item")
+            self._solve(item)
+
+    def _decl(self, d: ast.Decl) -> None:
+        t = d.type
+        if d.name in self.scope:
+            raise self._error(f"'{d.name}' is declared twice")
+        kind = _BASE_KIND[t.base]
+        is_defined = ast.annotation(d.annotations, "is_defined_var") is not None
+        if t.dims is None:
+            if not t.is_var:
+                if d.value is None:
+                    raise self._error(f"parameter {d.name} has no value", fix="give it a value: `int: n = 3;`")
+                value = self.resolve(d.value)
+                if kind == VarKind.FLOAT and isinstance(value, int):
+                    value = float(value)
+                self.scope[d.name] = value
+            elif d.value is None:
+                self.scope[d.name] = VarRef(self._new_var(d.name, kind, t.domain, is_defined))
+            else:
+                value = self.resolve(d.value)
+                if isinstance(value, VarRef):
+                    self._narrow(value.idx, t.domain)
+                    if is_defined:
+                        self.defined_flag[value.idx] = 1
+                    self.scope[d.name] = value
+                else:  # a variable fixed in its declaration: keep it a variable of its own
+                    if kind == VarKind.FLOAT:
+                        idx = self._new_var(d.name, kind, ast.FloatRange(float(value), float(value)), const=True)
+                    elif kind == VarKind.SET:
+                        idx = self._const_var(value)
+                    else:
+                        v = int(value)
+                        idx = self._new_var(d.name, kind, IntSet.range(v, v), const=True)
+                        self._narrow(idx, t.domain)
+                    self.scope[d.name] = VarRef(idx)
+            self.scope_kind[d.name] = kind
+            out = ast.annotation(d.annotations, "output_var")
+            if out is not None:
+                ref = self.scope[d.name]
+                elem = ("var", ref.idx) if isinstance(ref, VarRef) else ("const", ref)
+                self.outputs.append(OutputItem(d.name, kind, None, [elem]))
+            return
+        # arrays
+        if d.value is None:
+            if not t.is_var:
+                raise self._error(f"parameter array {d.name} has no value")
+            n = 1
+            for dim in t.dims:
+                if dim is None:
+                    raise self._error(f"array {d.name} needs a fixed index set")
+                n *= max(0, dim[1] - dim[0] + 1)
+            elems = [VarRef(self._new_var(f"{d.name}[{i + 1}]", kind, t.domain)) for i in range(n)]
+        else:
+            elems = self.resolve(d.value)
+            if not isinstance(elems, list):
+                raise self._error(f"array {d.name} must be given an array literal")
+            if t.is_var and t.domain is not None:
+                for e in elems:
+                    if isinstance(e, VarRef):
+                        self._narrow(e.idx, t.domain)
+            if kind == VarKind.FLOAT and not t.is_var:
+                elems = [float(e) for e in elems]
+        self.scope[d.name] = elems
+        self.scope_kind[d.name] = kind
+        out = ast.annotation(d.annotations, "output_array")
+        if out is not None:
+            dims = out.args[0] if out.args else []
+            dims = [self.resolve(x) for x in dims] if isinstance(dims, list) else []
+            self.outputs.append(OutputItem(d.name, kind, dims,
+                                           [("var", e.idx) if isinstance(e, VarRef) else ("const", e) for e in elems]))
+
+    def _constraint(self, c: ast.ConstraintItem) -> None:
+        candidates = kinds_named(c.name)
+        if not candidates:
+            raise Unsupported(f"unknown constraint '{c.name}'", file=self.filename, line=self.line,
+                              fix="compile the model with fzn-gpu's library (`minizinc --solver gpu-fzn`), "
+                                  "which decomposes every global into constraints fzn-gpu runs")
+        args = [self.resolve(a) for a in c.args]
+        for kind in candidates:
+            if len(kind.signature) == len(args) and all(self._fits(f, a) for f, a in zip(kind.signature, args)):
+                break
+        else:
+            sig = " or ".join("(" + ", ".join(k.signature) + ")" for k in candidates)
+            raise self._error(f"constraint '{c.name}' has arguments of the wrong form; expected {sig}",
+                              fix="regenerate the FlatZinc with `minizinc -c`")
+        table = self.tables.get(kind.key)
+        if table is None:
+            table = self.tables[kind.key] = _TableBuilder(kind)
+        for f, a in zip(kind.signature, args):
+            self._encode(f, a, table.data)
+        table.row_ptr.append(len(table.data))
+        table.lines.append(self.line)
+        defines = -1
+        dv = ast.annotation(c.annotations, "defines_var")
+        if dv is not None and dv.args:
+            ref = self.resolve(dv.args[0])
+            if isinstance(ref, VarRef):
+                defines = ref.idx
+                self.defined_by[ref.idx] = 1
+        table.defines.append(defines)
+
+    def _vars_of(self, e) -> list[int]:
+        value = self.resolve(e)
+        if not isinstance(value, list):
+            value = [value]
+        return [v.idx for v in value if isinstance(v, VarRef)]
+
+    def _search(self, ann: Call, out: list[SearchStep]) -> LnsSpec | None:
+        lns = None
+        name = ann.name
+        if name == "seq_search" and ann.args:
+            for sub in ann.args[0]:
+                if isinstance(sub, Call):
+                    lns = self._search(sub, out) or lns
+        elif name in ("int_search", "bool_search", "set_search") and len(ann.args) >= 3:
+            out.append(SearchStep(name[:-7], self._vars_of(ann.args[0]), _word(ann.args[1]), _word(ann.args[2])))
+        elif name == "float_search" and len(ann.args) >= 4:
+            out.append(SearchStep("float", self._vars_of(ann.args[0]), _word(ann.args[2]), _word(ann.args[3])))
+        elif name == "lns":
+            lns = self._lns(ann)
+        return lns
+
+    def _lns(self, ann: Call) -> LnsSpec:
+        args = list(ann.args)
+        if len(args) != 7:
+            raise self._error("lns(...) takes 7 arguments: lns(P, T, M, H, STRATEGY, S, TIMEOUT)")
+        strategy = _word(args[4])
+        if strategy not in LNS_STRATEGIES:
+            raise self._error(f"unknown LNS strategy '{strategy}'", fix="use one of " + ", ".join(LNS_STRATEGIES))
+        nums = [self.resolve(a) for a in (args[0], args[1], args[2], args[3], args[5], args[6])]
+        if not all(isinstance(x, (int, float)) and not isinstance(x, VarRef) for x in nums):
+            raise self._error("lns(...) needs numbers for P, T, M, H, S and TIMEOUT")
+        p, t, m, h, s, timeout = nums
+        return LnsSpec(int(p), int(t), int(m), int(h), strategy, int(s), float(timeout))
+
+    def _solve(self, s: ast.SolveItem) -> None:
+        objective = None
+        if s.objective is not None:
+            ref = self.resolve(s.objective)
+            objective = ("var", ref.idx) if isinstance(ref, VarRef) else ("const", ref)
+        steps: list[SearchStep] = []
+        lns = None
+        for ann in s.annotations:
+            lns = self._search(ann, steps) or lns
+        self.solve = Solve(s.kind, objective, steps, lns, s.line)
+
+    def finish(self) -> Model:
+        if self.solve is None:
+            raise FznError("the model has no solve item", file=self.filename, line=self.line,
+                           fix="end the model with `solve satisfy;`, `solve minimize x;` or `solve maximize x;`")
+        n = len(self.names)
+        variables = Variables(
+            names=self.names,
+            kind=np.frombuffer(self.kind, dtype=np.int8).copy() if n else np.zeros(0, np.int8),
+            lb=np.frombuffer(self.lb, dtype=np.int64).copy() if n else np.zeros(0, np.int64),
+            ub=np.frombuffer(self.ub, dtype=np.int64).copy() if n else np.zeros(0, np.int64),
+            flb=np.frombuffer(self.flb, dtype=np.float64).copy() if n else np.zeros(0),
+            fub=np.frombuffer(self.fub, dtype=np.float64).copy() if n else np.zeros(0),
+            is_aux=(np.frombuffer(bytes(self.defined_flag), dtype=np.uint8) &
+                    np.frombuffer(bytes(self.defined_by), dtype=np.uint8)).astype(bool) if n else np.zeros(0, bool),
+            is_const=np.frombuffer(bytes(self.is_const), dtype=np.uint8).astype(bool) if n else np.zeros(0, bool),
+            holes=self.holes,
+        )
+        tables = {k: b.finish() for k, b in self.tables.items()}
+        return Model(self.filename, variables, tables, self.outputs, self.solve)
+
+
+def _word(e) -> str:
+    return e.name if isinstance(e, (ast.Ident, Call)) else str(e)
+
+
+def _intersect(a: IntSet, b: IntSet) -> IntSet:
+    out = []
+    i = j = 0
+    while i < len(a.ranges) and j < len(b.ranges):
+        lo = max(a.ranges[i][0], b.ranges[j][0])
+        hi = min(a.ranges[i][1], b.ranges[j][1])
+        if lo <= hi:
+            out.append((lo, hi))
+        if a.ranges[i][1] < b.ranges[j][1]:
+            i += 1
+        else:
+            j += 1
+    return IntSet(tuple(out))
+
+
+def lower(items: Iterable[ast.Item], filename: str = "<string>") -> Model:
+    """The typed model of a stream of FlatZinc items."""
+    low = Lowering(filename)
+    for item in items:
+        try:
+            low.add(item)
+        except FznError as err:
+            raise err.located(filename, item.line)
+    return low.finish()
+
+
+def load(path: str) -> Model:
+    """Parse and lower a FlatZinc file ('-' for standard input)."""
+    from .parser import parse_items, read_text
+    text, name = read_text(path)
+    return lower(parse_items(text, name), name)

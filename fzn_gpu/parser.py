@@ -1,0 +1,225 @@
+"""FlatZinc text -> stream of AST items.
+
+The file is cut at top-level semicolons (outside strings and comments) and each item is parsed
+on its own by the LALR parser of grammar/flatzinc.lark, whose transformer builds the AST
+directly. Items stream out one at a time, so a file of millions of constraints never holds
+its whole parse tree in memory."""
+
+from __future__ import annotations
+
+import re
+import sys
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterator
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+
+from . import ast
+from .errors import FznError
+from .resources import grammar_file
+
+_ITEM_END = re.compile(r'"(?:[^"\\\n]|\\.)*"|%[^\n]*|;')
+_LEADING_SPACE = re.compile(r'(?:\s+|%[^\n]*)*')
+
+# Names a user can read, for the tokens the parser says it expected.
+_TOKEN_WORDS = {
+    "SEMICOLON": "';'", "COLON": "':'", "COMMA": "','", "LPAR": "'('", "RPAR": "')'",
+    "LSQB": "'['", "RSQB": "']'", "LBRACE": "'{'", "RBRACE": "'}'", "EQUAL": "'='",
+    "__ANON_0": "'::'", "IDENT": "a name", "INT": "an integer", "FLOAT": "a float",
+    "STRING": "a string", "VAR": "'var'",
+}
+
+
+def _int(tok: Token) -> int:
+    text = str(tok)
+    sign = -1 if text.startswith("-") else 1
+    body = text.lstrip("-")
+    if body.startswith("0x"):
+        return sign * int(body[2:], 16)
+    if body.startswith("0o"):
+        return sign * int(body[2:], 8)
+    return sign * int(body)
+
+
+@v_args(inline=True)
+class _ToAst(Transformer):
+    """Builds ast.* objects as the LALR parser reduces (no intermediate tree)."""
+
+    # --- literals
+    def int_lit(self, tok):
+        return _int(tok)
+
+    def float_lit(self, tok):
+        return float(tok)
+
+    def true_lit(self):
+        return True
+
+    def false_lit(self):
+        return False
+
+    def string_lit(self, tok):
+        return ast.Str(bytes(str(tok)[1:-1], "utf-8").decode("unicode_escape"))
+
+    def ident(self, tok):
+        return ast.Ident(str(tok))
+
+    def array_access(self, name, index):
+        return ast.ArrayAccess(str(name), _int(index))
+
+    def array_lit(self, *items):
+        return [x for x in items if x is not None]
+
+    def call(self, name, *args):
+        return ast.Call(str(name), tuple(args))
+
+    def ann_atom(self, name):
+        return ast.Call(str(name))
+
+    def set_range(self, lo, hi):
+        return ast.IntSet.range(_int(lo), _int(hi))
+
+    def set_enum(self, *values):
+        return ast.IntSet.of(_int(v) for v in values if v is not None)
+
+    def float_range(self, lo, hi):
+        return ast.FloatRange(float(lo), float(hi))
+
+    def annotations(self, *anns):
+        return list(anns)
+
+    # --- types
+    def t_bool(self):
+        return ("bool", ast.IntSet.range(0, 1))
+
+    def t_int(self):
+        return ("int", None)
+
+    def t_float(self):
+        return ("float", None)
+
+    def t_int_range(self, lo, hi):
+        return ("int", ast.IntSet.range(_int(lo), _int(hi)))
+
+    def t_float_range(self, lo, hi):
+        return ("float", ast.FloatRange(float(lo), float(hi)))
+
+    def t_int_set(self, *values):
+        return ("int", ast.IntSet.of(_int(v) for v in values if v is not None))
+
+    def t_set(self, elem):
+        return ("set", elem[1])
+
+    def scalar_type(self, *parts):
+        is_var = len(parts) == 2
+        base, domain = parts[-1]
+        if base == "bool":
+            domain = None
+        return ast.Type(is_var=is_var, base=base, domain=domain)
+
+    def index_range(self, lo, hi):
+        return (_int(lo), _int(hi))
+
+    def index_int(self):
+        return None
+
+    def array_type(self, *parts):
+        elem = parts[-1]
+        return ast.Type(is_var=elem.is_var, base=elem.base, domain=elem.domain, dims=tuple(parts[:-1]))
+
+    # --- items
+    def predicate_item(self, name, *params):
+        return ast.PredicateDecl(str(name))
+
+    def pred_param(self, type_, name):
+        return None
+
+    def decl_item(self, type_, name, anns, value=None):
+        return ast.Decl(type_, str(name), anns, value)
+
+    def constraint_item(self, name, *rest):
+        *args, anns = rest
+        return ast.ConstraintItem(str(name), [a for a in args if a is not None], anns)
+
+    def satisfy(self):
+        return ("satisfy", None)
+
+    def minimize(self, expr):
+        return ("minimize", expr)
+
+    def maximize(self, expr):
+        return ("maximize", expr)
+
+    def solve_item(self, anns, goal):
+        return ast.SolveItem(goal[0], goal[1], anns)
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Lark:
+    return Lark(grammar_file().read_text(), parser="lalr", transformer=_ToAst(), maybe_placeholders=True)
+
+
+def _syntax_error(err: UnexpectedInput, text: str, filename: str, line: int, col: int) -> FznError:
+    err_line = line + (err.line - 1 if err.line and err.line > 0 else 0)
+    err_col = (col + err.column - 1) if err.line == 1 else err.column
+    if isinstance(err, UnexpectedToken):
+        got = "end of item" if err.token.type == "$END" else repr(str(err.token))
+        expected = sorted(_TOKEN_WORDS.get(t, repr(t.lower())) for t in err.expected if not t.startswith("__"))
+        msg = f"syntax error: unexpected {got}"
+        if expected:
+            msg += ", expected " + " or ".join(expected[:6])
+    elif isinstance(err, UnexpectedCharacters):
+        msg = f"syntax error: unexpected character {text[err.pos_in_stream]!r}"
+    else:
+        msg = "syntax error: the item ends too early"
+    return FznError(msg, file=filename, line=err_line, column=err_col,
+                    fix="this is not valid FlatZinc; regenerate it with `minizinc -c` or correct the item")
+
+
+def parse_items(text: str, filename: str = "<string>") -> Iterator[ast.Item]:
+    """Yield the items of a FlatZinc text in order, each with its 1-based line number."""
+    parser = _parser()
+    start, line, line_start = 0, 1, 0
+    for m in _ITEM_END.finditer(text):
+        if m.group() != ";":
+            continue
+        end = m.start()
+        lead = _LEADING_SPACE.match(text, start).end()
+        first_line = line + text.count("\n", start, lead)
+        chunk = text[start:end]
+        try:
+            item = parser.parse(chunk)
+        except UnexpectedInput as err:
+            col = start - line_start + 1
+            raise _syntax_error(err, chunk, filename, line, col) from None
+        except VisitError as err:  # a literal the transformer cannot read (e.g. a huge float)
+            raise FznError(f"cannot read this item: {err.orig_exc}", file=filename, line=first_line) from None
+        item.line = first_line
+        yield item
+        nl = text.count("\n", start, m.end())
+        if nl:
+            line += nl
+            line_start = text.rfind("\n", start, m.end()) + 1
+        start = m.end()
+    tail = text[start:]
+    if _LEADING_SPACE.match(tail).end() != len(tail):
+        lead = _LEADING_SPACE.match(text, start).end()
+        raise FznError("the last item has no closing ';'", file=filename,
+                       line=line + text.count("\n", start, lead), fix="end every item with ';'")
+
+
+def read_text(path: str) -> tuple[str, str]:
+    """The FlatZinc text and a display name; '-' reads standard input."""
+    if path == "-":
+        return sys.stdin.read(), "<stdin>"
+    p = Path(path)
+    if not p.exists():
+        raise FznError(f"no such file: {path}", fix="check the path, or pass '-' to read FlatZinc from standard input")
+    if p.is_dir():
+        raise FznError(f"{path} is a folder, not a FlatZinc file", fix="pass the .fzn file itself")
+    try:
+        return p.read_text(encoding="utf-8"), str(path)
+    except UnicodeDecodeError as err:
+        raise FznError(f"{path} is not UTF-8 text (byte {err.start})", fix="pass a FlatZinc (.fzn) text file") from None

@@ -1,0 +1,129 @@
+"""The one list of constraint kinds: FlatZinc name -> argument signature and kind number.
+
+Lowering encodes every constraint by its signature into one int64 row of its kind's table;
+the OpenCL header (kernels/generated_kinds.h) is generated from this list, so Python and the
+kernels never keep two lists of kind numbers by hand (see fzn_gpu.codegen).
+
+Signature fields:
+  var     a variable (int, bool, float or set); constants are interned as fixed variables
+  var[]   an array of variables, encoded as [n, idx_1..idx_n]
+  int     a parameter int or bool, encoded as itself
+  int[]   an array of parameter ints or bools, encoded as [n, v_1..v_n]
+  set     a parameter set of int, encoded as [k, lo_1, hi_1, .., lo_k, hi_k]
+  set[]   an array of parameter sets, encoded as [n, set_1..set_n]
+  float   a parameter float, encoded as its IEEE-754 bits
+  float[] an array of parameter floats, encoded as [n, bits_1..bits_n]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ConstraintKind:
+    id: int
+    name: str            # the FlatZinc predicate (several kinds may share one: set_in)
+    key: str             # unique table name
+    signature: tuple[str, ...]
+    domain: str          # int, bool, float or set: which engine family runs it
+
+
+_V, _VA, _I, _IA, _S, _SA, _F, _FA = "var", "var[]", "int", "int[]", "set", "set[]", "float", "float[]"
+
+
+def _reified(base: str, sig: tuple[str, ...]) -> list[tuple[str, tuple[str, ...]]]:
+    """`base`, `base_reif` and `base_imp`: the last two take one more var (the literal)."""
+    return [(base, sig), (base + "_reif", sig + (_V,)), (base + "_imp", sig + (_V,))]
+
+
+def _build() -> list[tuple[str, str, tuple[str, ...], str]]:
+    specs: list[tuple[str, str, tuple[str, ...], str]] = []
+
+    def add(name, sig, dom, key=None):
+        specs.append((name, key or name, tuple(sig), dom))
+
+    # ---- int
+    for rel in ("eq", "ne", "le", "lt"):
+        for n, s in _reified(f"int_{rel}", (_V, _V)):
+            add(n, s, "int")
+    for rel in ("eq", "ne", "le"):
+        for n, s in _reified(f"int_lin_{rel}", (_IA, _VA, _I)):
+            add(n, s, "int")
+    for op in ("plus", "times", "div", "mod", "min", "max", "pow"):
+        add(f"int_{op}", (_V, _V, _V), "int")
+    add("int_abs", (_V, _V), "int")
+    add("array_int_element", (_V, _IA, _V), "int")
+    add("array_var_int_element", (_V, _VA, _V), "int")
+    add("array_bool_element", (_V, _IA, _V), "int")
+    add("array_var_bool_element", (_V, _VA, _V), "int")
+    add("array_int_maximum", (_V, _VA), "int")
+    add("array_int_minimum", (_V, _VA), "int")
+    for n, s in _reified("set_in", (_V, _S)):
+        add(n, s, "int")
+    # native globals declared in mznlib/
+    add("fzn_all_different_int", (_VA,), "int")
+    # ---- bool
+    add("bool2int", (_V, _V), "int")
+    for rel in ("eq", "le", "lt"):
+        for n, s in _reified(f"bool_{rel}", (_V, _V)):
+            add(n, s, "int")
+    add("bool_not", (_V, _V), "int")
+    add("bool_ne", (_V, _V), "int")
+    add("bool_ne_reif", (_V, _V, _V), "int")
+    for op in ("and", "or", "xor"):
+        add(f"bool_{op}", (_V, _V, _V), "int")
+        add(f"bool_{op}_imp", (_V, _V, _V), "int")
+    add("bool_xor", (_V, _V), "int", key="bool_xor_2")
+    add("array_bool_and", (_VA, _V), "int")
+    add("array_bool_or", (_VA, _V), "int")
+    add("array_bool_and_imp", (_VA, _V), "int")
+    add("array_bool_or_imp", (_VA, _V), "int")
+    add("array_bool_xor", (_VA,), "int")
+    add("bool_clause", (_VA, _VA), "int")
+    add("bool_clause_reif", (_VA, _VA, _V), "int")
+    add("bool_clause_imp", (_VA, _VA, _V), "int")
+    add("bool_lin_eq", (_IA, _VA, _V), "int")
+    add("bool_lin_le", (_IA, _VA, _I), "int")
+    # ---- float (parsed, lowered and checked; no kernel yet)
+    for rel in ("eq", "ne", "le", "lt"):
+        for n, s in _reified(f"float_{rel}", (_V, _V)):
+            add(n, s, "float")
+        for n, s in _reified(f"float_lin_{rel}", (_FA, _VA, _F)):
+            add(n, s, "float")
+    for op in ("plus", "times", "div", "min", "max", "pow"):
+        add(f"float_{op}", (_V, _V, _V), "float")
+    for op in ("abs", "sqrt", "exp", "ln", "log10", "log2", "sin", "cos", "tan", "asin", "acos",
+               "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh"):
+        add(f"float_{op}", (_V, _V), "float")
+    add("int2float", (_V, _V), "float")
+    add("float_in", (_V, _F, _F), "float")
+    add("float_dom", (_V, _FA, _F, _F), "float")
+    add("array_float_element", (_V, _FA, _V), "float")
+    add("array_var_float_element", (_V, _VA, _V), "float")
+    add("array_float_maximum", (_V, _VA), "float")
+    add("array_float_minimum", (_V, _VA), "float")
+    # ---- set (parsed, lowered and checked; no kernel yet)
+    for n, s in _reified("set_in", (_V, _V)):
+        add(n, s, "set", key=n + "_var")
+    for rel in ("eq", "ne", "le", "lt", "subset", "superset"):
+        for n, s in _reified(f"set_{rel}", (_V, _V)):
+            add(n, s, "set")
+    for op in ("union", "intersect", "diff", "symdiff"):
+        add(f"set_{op}", (_V, _V, _V), "set")
+    add("set_card", (_V, _V), "set")
+    add("array_set_element", (_V, _SA, _V), "set")
+    add("array_var_set_element", (_V, _VA, _V), "set")
+    return specs
+
+
+KINDS: list[ConstraintKind] = [ConstraintKind(i, n, k, s, d) for i, (n, k, s, d) in enumerate(_build())]
+BY_KEY: dict[str, ConstraintKind] = {k.key: k for k in KINDS}
+BY_NAME: dict[str, list[ConstraintKind]] = {}
+for _k in KINDS:
+    BY_NAME.setdefault(_k.name, []).append(_k)
+
+
+def kinds_named(name: str) -> list[ConstraintKind]:
+    """The kinds a FlatZinc predicate may lower to (one, except for overloads like set_in)."""
+    return BY_NAME.get(name, [])
