@@ -1,0 +1,1 @@
+"""Benchmarks side by side with Gecode (`python -m fzn_gpu.bench`)."""

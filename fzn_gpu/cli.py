@@ -1,0 +1,96 @@
+"""`fzn-gpu [options] FILE.fzn`: MiniZinc's FlatZinc solver interface.
+
+Bad input ends with one message on stderr (file:line: what, and the fix) and exit status 1;
+an interrupt (Ctrl-C, SIGTERM) prints the best solution found so far before exiting."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+
+from . import __version__
+from .errors import FznError, Unsupported
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="fzn-gpu",
+        description="Solve a FlatZinc model with search running as OpenCL kernels on GPUs and CPUs.",
+        epilog="Subcommands: `fzn-gpu install-solver-config [--dir DIR]` registers fzn-gpu with MiniZinc "
+               "(then `minizinc --solver gpu-fzn model.mzn`); `fzn-gpu --list-devices` lists OpenCL devices.")
+    p.add_argument("file", nargs="?", help="the FlatZinc file, or - for standard input")
+    p.add_argument("-a", "--all-solutions", action="store_true", help="all solutions (satisfaction), every improving one (optimisation)")
+    p.add_argument("-n", "--num-solutions", type=int, metavar="N", help="stop after N solutions")
+    p.add_argument("-f", "--free-search", action="store_true", help="ignore the search annotations")
+    p.add_argument("-p", "--parallel", type=int, metavar="N", help="use at most N devices")
+    p.add_argument("-r", "--seed", "--random-seed", type=int, default=0, metavar="SEED", help="random seed")
+    p.add_argument("-s", "--statistics", action="store_true", help="print %%%%%%mzn-stat statistics")
+    p.add_argument("-t", "--time-limit", type=int, metavar="MS", help="time limit in milliseconds")
+    p.add_argument("-i", "--intermediate", action="store_true", help="print each improving solution")
+    p.add_argument("-v", "--verbose", action="store_true", help="progress on stderr")
+    p.add_argument("--devices", default="all", help="all, gpu, cpu, or comma-separated indices from --list-devices")
+    p.add_argument("--list-devices", action="store_true", help="list the OpenCL devices and exit")
+    p.add_argument("--check", action="store_true", help="verify every solution with the independent checker")
+    p.add_argument("--count-only", action="store_true", help="with -a, count solutions without printing them")
+    p.add_argument("--lns", metavar="STRATEGY", default=None, help="large neighbourhood search with this strategy")
+    p.add_argument("--version", action="version", version=f"fzn-gpu {__version__}")
+    return p
+
+
+def _install_solver_config(argv: list[str]) -> int:
+    from .solver_config import install
+    ap = argparse.ArgumentParser(prog="fzn-gpu install-solver-config",
+                                 description="Write gpu-fzn.msc where MiniZinc finds it (default ~/.minizinc/solvers). "
+                                             "For another folder, also set MZN_SOLVER_PATH to it.")
+    ap.add_argument("--dir", default=None, help="folder to write gpu-fzn.msc into")
+    args = ap.parse_args(argv)
+    path = install(args.dir)
+    print(f"wrote {path}")
+    if args.dir:
+        print(f"MiniZinc finds it when MZN_SOLVER_PATH includes {path.parent}")
+    return 0
+
+
+def run(argv: list[str]) -> int:
+    if argv and argv[0] == "install-solver-config":
+        return _install_solver_config(argv[1:])
+    args = _parser().parse_args(argv)
+    if args.list_devices:
+        from .device import describe_devices
+        print(describe_devices())
+        return 0
+    if not args.file:
+        raise FznError("no FlatZinc file given", fix="run `fzn-gpu model.fzn`, or `minizinc --solver gpu-fzn model.mzn`")
+    from .options import SolveOptions
+    opts = SolveOptions(all_solutions=args.all_solutions, num_solutions=args.num_solutions,
+                        free_search=args.free_search, parallel=args.parallel, seed=args.seed,
+                        statistics=args.statistics, time_limit_ms=args.time_limit,
+                        intermediate=args.intermediate, verbose=args.verbose, devices=args.devices,
+                        check=args.check, count_only=args.count_only, lns=args.lns)
+    from .lower import load
+    from .engine import solve
+    model = load(args.file)
+    return solve(model, opts)
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    try:
+        code = run(argv)
+    except Unsupported as err:
+        print(f"fzn-gpu: {err}", file=sys.stderr)
+        code = err.exit_code
+    except FznError as err:
+        print(f"fzn-gpu: {err}", file=sys.stderr)
+        code = err.exit_code
+    except KeyboardInterrupt:
+        code = 130
+    except BrokenPipeError:
+        code = 0
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()

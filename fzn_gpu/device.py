@@ -1,0 +1,131 @@
+"""OpenCL devices: find them (one per physical device, even when two platforms expose the same
+CPU), select them (--devices, -p), and build the search program once per device with
+pyopencl's binary cache. Failures name the device and what to install."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import dataclass
+from functools import lru_cache
+
+from .codegen import header
+from .errors import FznError
+from .resources import kernels_dir
+
+KERNEL_FILES = ("domain.cl", "propagators.cl", "search.cl")
+
+NO_DEVICE_FIX = ("install an OpenCL driver: `pip install pocl-binary-distribution` (a CPU device, "
+                 "or `pip install 'fzn-gpu[cpu]'`), or Debian's `apt-get install pocl-opencl-icd`; on NVIDIA "
+                 "machines whose driver has no ICD file: mkdir -p /etc/OpenCL/vendors && "
+                 "echo /usr/lib/libnvidia-opencl.so > /etc/OpenCL/vendors/nvidia.icd")
+
+
+@dataclass(frozen=True)
+class Device:
+    index: int
+    cl_device: object
+    name: str
+    platform: str
+    is_gpu: bool
+    compute_units: int
+    global_mem: int
+    max_alloc: int
+
+    def describe(self) -> str:
+        kind = "GPU" if self.is_gpu else "CPU"
+        return (f"{self.index}: {kind} {self.name} ({self.platform}), {self.compute_units} compute units, "
+                f"{self.global_mem / 2**30:.1f} GiB")
+
+
+@lru_cache(maxsize=1)
+def all_devices() -> tuple[Device, ...]:
+    import pyopencl as cl
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error:
+        platforms = []
+    found: list[Device] = []
+    seen_cpus: set[str] = set()
+    for p in platforms:
+        try:
+            devs = p.get_devices()
+        except cl.Error:
+            continue
+        for d in devs:
+            is_gpu = bool(d.type & cl.device_type.GPU)
+            if not is_gpu:
+                key = d.name.strip().replace("pthread-", "").replace("cpu-", "")
+                if key in seen_cpus:   # the same CPU behind a second platform
+                    continue
+                seen_cpus.add(key)
+            found.append(Device(len(found), d, d.name.strip(), p.name.strip(), is_gpu,
+                                d.max_compute_units, d.global_mem_size, d.max_mem_alloc_size))
+    # GPUs first: they are the reason to run fzn-gpu
+    found.sort(key=lambda dv: (not dv.is_gpu, dv.index))
+    return tuple(Device(i, d.cl_device, d.name, d.platform, d.is_gpu, d.compute_units, d.global_mem, d.max_alloc)
+                 for i, d in enumerate(found))
+
+
+def select_devices(spec: str = "all", limit: int | None = None) -> list[Device]:
+    devices = list(all_devices())
+    if not devices:
+        raise FznError("no OpenCL device found", fix=NO_DEVICE_FIX)
+    spec = (spec or "all").strip().lower()
+    if spec == "gpu":
+        chosen = [d for d in devices if d.is_gpu]
+    elif spec == "cpu":
+        chosen = [d for d in devices if not d.is_gpu]
+    elif spec == "all":
+        chosen = devices
+    else:
+        try:
+            wanted = [int(s) for s in spec.split(",") if s.strip()]
+        except ValueError:
+            raise FznError(f"--devices {spec!r} is not all, gpu, cpu or a list of indices",
+                           fix="see `fzn-gpu --list-devices`") from None
+        bad = [i for i in wanted if not 0 <= i < len(devices)]
+        if bad:
+            raise FznError(f"no OpenCL device with index {bad[0]}", fix="see `fzn-gpu --list-devices`")
+        chosen = [devices[i] for i in wanted]
+    if not chosen:
+        raise FznError(f"no OpenCL device of the kind {spec!r}", fix="see `fzn-gpu --list-devices`, or " + NO_DEVICE_FIX)
+    if limit:
+        chosen = chosen[:max(1, limit)]
+    return chosen
+
+
+def describe_devices() -> str:
+    devices = all_devices()
+    if not devices:
+        return "no OpenCL device found; " + NO_DEVICE_FIX
+    return "\n".join(d.describe() for d in devices)
+
+
+def kernel_source() -> str:
+    parts = [header()]
+    for name in KERNEL_FILES:
+        parts.append(f"// ---- {name}\n" + (kernels_dir() / name).read_text())
+    return "\n".join(parts)
+
+
+_PROGRAMS: dict[int, tuple] = {}
+
+
+def build(device: Device):
+    """(context, queue, program) for `device`, built once per process (and cached on disk by
+    pyopencl across processes)."""
+    import pyopencl as cl
+    key = id(device.cl_device)
+    if key not in _PROGRAMS:
+        ctx = cl.Context([device.cl_device])
+        queue = cl.CommandQueue(ctx)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                prog = cl.Program(ctx, kernel_source()).build(options=["-cl-std=CL1.2"])
+            except cl.RuntimeError as err:
+                raise FznError(f"the search kernels did not build on {device.name}: {str(err)[-2000:]}",
+                               fix="report this with the device name; meanwhile choose another device with --devices") from None
+        _PROGRAMS[key] = (ctx, queue, prog)
+    return _PROGRAMS[key]

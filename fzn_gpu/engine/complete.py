@@ -1,0 +1,126 @@
+"""Complete search: split the tree on the device into sub-search spaces (expansion passes),
+then search them all in bounded slices; branch and bound for optimisation. Decides the final
+status honestly: `==========` and UNSATISFIABLE only when every sub-search space was exhausted
+without a capacity error."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..device import Device
+from ..model import Model
+from ..options import SolveOptions
+from .pack import DeviceModel
+from .runner import INT_MAX, CapacityError, Runner
+
+SUBS_PER_ITEM = 50        # PHACT: about 50 sub-search spaces per work-item
+MAX_EXPANSIONS = 12
+
+
+@dataclass
+class Outcome:
+    complete: bool = False          # the whole space was explored
+    solutions: int = 0              # solutions reported (printed or counted)
+    best: int | None = None         # best objective (sense-adjusted) so far
+    error: str | None = None        # why the search stopped incomplete, if it did
+    stopped: bool = False           # stopped by the solution limit
+    expansions: int = 0
+    sub_spaces: int = 0
+
+
+class CompleteSearch:
+    def __init__(self, model: Model, dm: DeviceModel, device: Device, opts: SolveOptions, report):
+        """report(values: np.ndarray[int32 per variable], objective or None) prints one solution."""
+        self.model = model
+        self.dm = dm
+        self.opts = opts
+        self.report = report
+        self.runner = Runner(device, dm, seed=opts.seed)
+        self.optimising = dm.obj_var >= 0
+        self.limit = opts.solution_limit(self.optimising)
+        self.outcome = Outcome()
+        self.count_only = opts.count_only and opts.all_solutions and not self.optimising
+        self.counted = 0
+
+    # -- solutions of one slice, in the order to print them
+    def _take(self, sols: np.ndarray | None) -> bool:
+        if sols is None or not len(sols):
+            return self._more()
+        if self.optimising:
+            order = np.argsort(-sols[:, 0], kind="stable")    # worst first: printed as improvements
+            for row in sols[order]:
+                obj = int(row[0])
+                if self.outcome.best is None or obj < self.outcome.best:
+                    self.outcome.best = obj
+                    self.outcome.solutions += 1
+                    self.report(row[1:], obj * self.dm.obj_sense)
+        else:
+            for row in sols:
+                if self.limit is not None and self.outcome.solutions >= self.limit:
+                    break
+                self.outcome.solutions += 1
+                self.report(row[1:], None)
+        return self._more()
+
+    def _more(self) -> bool:
+        if self.limit is not None and self.outcome.solutions >= self.limit:
+            self.outcome.stopped = True
+            return False
+        return True
+
+    def run(self, deadline: float | None) -> Outcome:
+        r = self.runner
+        try:
+            paths = [np.zeros(0, dtype=np.int32)]
+            target = SUBS_PER_ITEM * r.max_items
+            first = True
+            # expansion passes: each turns every path into its children `cutoff` levels down
+            while first or (len(paths) < target and self.outcome.expansions < MAX_EXPANSIONS):
+                best_before = r.best()
+                emit_cap = max(4 * target, 64 * len(paths), 1024)
+                while True:   # one level deeper per pass; on overflow retry with more room
+                    pending: list[np.ndarray] = []
+
+                    def hold(sols):
+                        if sols is not None:
+                            pending.append(sols)
+                        return True
+
+                    finished, emitted = r.run_phase(paths, 1, first, hold, deadline, emit_cap=emit_cap,
+                                                    count_only=self.count_only)
+                    if not finished or emitted is not None or emit_cap > 64 * target:
+                        break
+                    r.set_best(best_before)      # forget the pass: its solutions come again
+                    emit_cap *= 8
+                if not finished:   # time limit: report what this pass found; the search is incomplete
+                    self._take(np.concatenate(pending) if pending else None)
+                    self.counted += r.phase_solutions if self.count_only else 0
+                    return self._finish(False)
+                if emitted is None:   # no room even so: forget the pass, search `paths` as they are
+                    r.set_best(best_before)
+                    break
+                self._take(np.concatenate(pending) if pending else None)
+                self.counted += r.phase_solutions if self.count_only else 0
+                if first and r.root_failed:
+                    return self._finish(True)
+                first = False
+                self.outcome.expansions += 1
+                paths = emitted
+                if not paths or not self._more():
+                    return self._finish(not paths)
+            self.outcome.sub_spaces = len(paths)
+            finished, _ = r.run_phase(paths, 0, False, self._take, deadline, count_only=self.count_only)
+            self.counted += r.phase_solutions if self.count_only else 0
+            return self._finish(finished and not self.outcome.stopped)
+        except CapacityError as err:
+            self.outcome.error = f"a search thread ran out of {err} capacity"
+            return self._finish(False)
+
+    def _finish(self, complete: bool) -> Outcome:
+        if self.count_only:
+            self.outcome.solutions = self.counted
+        self.outcome.complete = complete and self.outcome.error is None
+        return self.outcome

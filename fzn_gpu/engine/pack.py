@@ -1,0 +1,220 @@
+"""Model -> the flat int32 arrays the search kernel reads: domains (bounds, and bitmaps for
+small spans), constraint rows, watch lists, and the search plan. Refuses (Unsupported) what
+no kernel runs, so the engine never guesses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..ast import IntSet
+from ..codegen import val_select_code, var_select_code
+from ..errors import Unsupported
+from ..model import UNBOUNDED, Model, VarKind
+from ..options import SolveOptions
+from ..registry import BY_KEY, ConstraintKind
+
+LIMIT = 2 ** 31 - 2          # |value| of any int variable on the device (Gecode's limit too)
+BITMAP_MAX_SPAN = 1024       # variables with a smaller initial span get a bitmap
+
+
+@dataclass
+class DeviceModel:
+    nv: int
+    nc: int
+    nwords: int
+    lb: np.ndarray
+    ub: np.ndarray
+    bits: np.ndarray          # uint32, nwords
+    bm_off: np.ndarray
+    bm_nw: np.ndarray
+    base: np.ndarray
+    ckind: np.ndarray
+    coff: np.ndarray
+    cd: np.ndarray
+    wptr: np.ndarray
+    wlist: np.ndarray
+    deg: np.ndarray
+    sg_ptr: np.ndarray
+    sg_var: np.ndarray
+    sg_sel: np.ndarray
+    maxd: int
+    trail_entry_total: int    # sum over variables of a trail entry's size
+    obj_var: int              # -1 for satisfaction
+    obj_sense: int            # 1 minimise, -1 maximise
+    use_weights: bool
+
+
+def _var_positions(kind: ConstraintKind, row: np.ndarray) -> list[int]:
+    """Indices of the variables in one encoded row (see fzn_gpu.registry)."""
+    out: list[int] = []
+    i = 0
+    for f in kind.signature:
+        if f == "var":
+            out.append(int(row[i])); i += 1
+        elif f == "var[]":
+            n = int(row[i]); out.extend(int(v) for v in row[i + 1:i + 1 + n]); i += 1 + n
+        elif f in ("int", "float"):
+            i += 1
+        elif f in ("int[]", "float[]"):
+            i += 1 + int(row[i])
+        elif f == "set":
+            i += 1 + 2 * int(row[i])
+        elif f == "set[]":
+            n = int(row[i]); i += 1
+            for _ in range(n):
+                i += 1 + 2 * int(row[i])
+    return out
+
+
+def _fixed_width(kind: ConstraintKind) -> bool:
+    return all(f in ("var", "int") for f in kind.signature)
+
+
+def check_supported(model: Model) -> None:
+    for key, table in model.tables.items():
+        if len(table) and table.kind.domain != "int":
+            raise Unsupported(f"{table.kind.name} ({table.kind.domain} constraints) has no kernel yet",
+                              file=model.source, line=int(table.lines[0]),
+                              fix=f"fzn-gpu solves int and bool models; use another solver for {table.kind.domain} variables")
+    kinds = model.vars.kind
+    bad = np.nonzero(((kinds == VarKind.FLOAT) | (kinds == VarKind.SET)) & ~model.vars.is_const)[0]
+    if len(bad):
+        v = int(bad[0])
+        raise Unsupported(f"variable {model.vars.names[v]} is a {VarKind(kinds[v]).name.lower()} variable",
+                          file=model.source, fix="fzn-gpu solves int and bool models; use another solver for this one")
+
+
+def pack(model: Model, opts: SolveOptions) -> DeviceModel:
+    check_supported(model)
+    V = model.vars
+    nv = len(V)
+    lb = np.clip(V.lb, -LIMIT, LIMIT)
+    ub = np.clip(V.ub, -LIMIT, LIMIT)
+    declared = (np.abs(V.lb) != UNBOUNDED) & (V.lb != lb) | (np.abs(V.ub) != UNBOUNDED) & (V.ub != ub)
+    if declared.any():
+        v = int(np.nonzero(declared)[0][0])
+        raise Unsupported(f"variable {V.names[v]} has values beyond ±{LIMIT}", file=model.source,
+                          fix="scale the model's numbers down; fzn-gpu (like Gecode) works with 32-bit integers")
+    span = ub.astype(np.int64) - lb + 1
+    want_bits = (span > 2) & (span <= BITMAP_MAX_SPAN) & ~V.is_const
+    for v in V.holes:
+        if span[v] <= BITMAP_MAX_SPAN:
+            want_bits[v] = True
+    bm_nw = np.where(want_bits, (span + 31) // 32, 0).astype(np.int32)
+    bm_off = np.where(want_bits, np.cumsum(bm_nw) - bm_nw, -1).astype(np.int32)
+    nwords = int(bm_nw.sum())
+    bits = np.zeros(max(nwords, 1), dtype=np.uint32)
+    for v in np.nonzero(want_bits)[0]:
+        values = V.holes[v].values() if v in V.holes else range(int(lb[v]), int(ub[v]) + 1)
+        for val in values:
+            i = val - int(lb[v])
+            bits[bm_off[v] + (i >> 5)] |= np.uint32(1 << (i & 31))
+
+    # constraint rows, with set_in rows added for holes that no bitmap can hold
+    rows_kind: list[np.ndarray] = []
+    rows_data: list[np.ndarray] = []
+    rows_len: list[np.ndarray] = []
+    watches: list[tuple[np.ndarray, np.ndarray]] = []   # (constraint ids, var ids)
+    next_c = 0
+    for key, table in model.tables.items():
+        n = len(table)
+        if n == 0:
+            continue
+        kind = table.kind
+        if np.abs(table.data).max(initial=0) > LIMIT + 1:
+            r = int(np.argmax(np.abs(table.data)))
+            raise Unsupported(f"a constant of {kind.name} is beyond ±{LIMIT}", file=model.source,
+                              line=int(table.lines[np.searchsorted(table.row_ptr, r, side='right') - 1]),
+                              fix="scale the model's numbers down; fzn-gpu works with 32-bit integers")
+        rows_kind.append(np.full(n, kind.id, dtype=np.int32))
+        rows_data.append(table.data.astype(np.int32))
+        rows_len.append(np.diff(table.row_ptr))
+        cids = np.arange(next_c, next_c + n)
+        if _fixed_width(kind):
+            width = len(kind.signature)
+            mat = table.data.reshape(n, width)
+            cols = [i for i, f in enumerate(kind.signature) if f == "var"]
+            watches.append((np.repeat(cids, len(cols)), mat[:, cols].reshape(-1)))
+        else:
+            cs, vs = [], []
+            for r in range(n):
+                pos = _var_positions(kind, table.row(r))
+                cs.extend([next_c + r] * len(pos))
+                vs.extend(pos)
+            watches.append((np.asarray(cs, dtype=np.int64), np.asarray(vs, dtype=np.int64)))
+        next_c += n
+    set_in = BY_KEY["set_in"]
+    for v, dom in V.holes.items():
+        if not want_bits[v]:
+            row = [v, len(dom.ranges)] + [b for r in dom.ranges for b in r]
+            rows_kind.append(np.array([set_in.id], dtype=np.int32))
+            rows_data.append(np.array(row, dtype=np.int32))
+            rows_len.append(np.array([len(row)]))
+            watches.append((np.array([next_c]), np.array([v])))
+            next_c += 1
+    nc = next_c
+    ckind = np.concatenate(rows_kind) if rows_kind else np.zeros(0, np.int32)
+    cd = np.concatenate(rows_data) if rows_data else np.zeros(0, np.int32)
+    lens = np.concatenate(rows_len) if rows_len else np.zeros(0, np.int64)
+    coff = (np.cumsum(lens) - lens).astype(np.int32)
+
+    # watch lists: variable -> constraints, without constants and duplicates
+    if watches:
+        wc = np.concatenate([w[0] for w in watches]).astype(np.int64)
+        wv = np.concatenate([w[1] for w in watches]).astype(np.int64)
+    else:
+        wc = wv = np.zeros(0, np.int64)
+    keep = ~V.is_const[wv] if len(wv) else np.zeros(0, bool)
+    pairs = np.unique(np.stack([wv[keep], wc[keep]], axis=1), axis=0) if keep.any() else np.zeros((0, 2), np.int64)
+    deg = np.bincount(pairs[:, 0], minlength=nv).astype(np.int32) if len(pairs) else np.zeros(nv, np.int32)
+    wptr = np.concatenate([[0], np.cumsum(deg)]).astype(np.int32)
+    wlist = pairs[:, 1].astype(np.int32)
+
+    sg_ptr, sg_var, sg_sel, use_weights = search_plan(model, opts)
+    plan_vars = np.unique(sg_var) if len(sg_var) else np.zeros(0, np.int64)
+    bitlen = np.ceil(np.log2(np.maximum(span[plan_vars], 1) + 1)).astype(np.int64) if len(plan_vars) else np.zeros(0)
+    maxd = int((bitlen + 2).sum()) + 1
+
+    obj_var, obj_sense = -1, 1
+    if model.solve.kind != "satisfy" and model.solve.objective and model.solve.objective[0] == "var":
+        obj_var = int(model.solve.objective[1])
+        obj_sense = 1 if model.solve.kind == "minimize" else -1
+    return DeviceModel(
+        nv=nv, nc=nc, nwords=max(nwords, 1), lb=lb.astype(np.int32), ub=ub.astype(np.int32), bits=bits,
+        bm_off=bm_off, bm_nw=bm_nw, base=lb.astype(np.int32), ckind=ckind, coff=coff, cd=cd,
+        wptr=wptr, wlist=wlist if len(wlist) else np.zeros(1, np.int32), deg=deg,
+        sg_ptr=sg_ptr, sg_var=sg_var if len(sg_var) else np.zeros(1, np.int32), sg_sel=sg_sel if len(sg_sel) else np.zeros(2, np.int32),
+        maxd=maxd, trail_entry_total=int((3 + bm_nw).sum()),
+        obj_var=obj_var, obj_sense=obj_sense, use_weights=use_weights)
+
+
+def search_plan(model: Model, opts: SolveOptions):
+    """Groups of (variables, var selection, value selection) in order: the annotations (unless
+    -f), then every other FD variable (first_fail, indomain_min), then the Aux variables that
+    propagation left open (input_order, indomain_split). A solution is a node where all are fixed."""
+    V = model.vars
+    searchable = ((V.kind == VarKind.INT) | (V.kind == VarKind.BOOL)) & ~V.is_const
+    groups: list[tuple[list[int], int, int]] = []
+    seen = np.zeros(len(V), dtype=bool)
+    if not opts.free_search:
+        for step in model.solve.search:
+            if step.kind not in ("int", "bool"):
+                continue
+            vs = [v for v in step.vars if searchable[v]]
+            if vs:
+                groups.append((vs, var_select_code(step.var_select), val_select_code(step.val_select)))
+                seen[vs] = True
+    fd = np.nonzero(searchable & ~seen & ~V.is_aux)[0]
+    if len(fd):
+        groups.append((fd.tolist(), var_select_code("first_fail"), val_select_code("indomain_min")))
+    aux = np.nonzero(searchable & ~seen & V.is_aux)[0]
+    if len(aux):
+        groups.append((aux.tolist(), var_select_code("input_order"), val_select_code("indomain_split")))
+    sizes = [len(g[0]) for g in groups]
+    sg_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int32) if groups else np.zeros(1, np.int32)
+    sg_var = np.concatenate([np.asarray(g[0], dtype=np.int32) for g in groups]) if groups else np.zeros(0, np.int32)
+    sg_sel = np.asarray([c for g in groups for c in (g[1], g[2])], dtype=np.int32)
+    use_weights = any(g[1] == var_select_code("dom_w_deg") for g in groups)
+    return sg_ptr, sg_var, sg_sel, use_weights

@@ -1,0 +1,230 @@
+"""One device's buffers and launches of the search kernel. The host never touches a search
+node: it uploads work (paths), launches slices, and reads back counters, emitted paths and
+solution slots."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..device import Device, build
+from ..errors import FznError
+from .pack import DeviceModel
+
+NST, NCNT = 9, 5
+S_DONE, S_SOLUTION = 4, 5
+C_NEXT, C_SOLS, C_EMIT, C_BEST, C_OVERFLOW, C_ERR, C_ROOT_FAILED = range(7)
+INT_MAX = 2 ** 31 - 1
+SOL_CAP = 256
+
+
+@dataclass
+class Stats:
+    nodes: int = 0
+    fails: int = 0
+    props: int = 0
+    subs: int = 0
+    kernel_s: float = 0.0
+    launches: int = 0
+    items: int = 0
+
+
+def paths_to_csr(paths: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    lens = np.array([len(p) for p in paths], dtype=np.int64)
+    ptr = np.concatenate([[0], np.cumsum(lens)]).astype(np.int32)
+    data = np.concatenate(paths).astype(np.int32) if lens.sum() else np.zeros(1, np.int32)
+    return ptr, data
+
+
+class Runner:
+    """Holds the model on one device and runs phases (lists of sub-search spaces) on it."""
+
+    def __init__(self, device: Device, dm: DeviceModel, seed: int = 0, max_items: int | None = None):
+        import pyopencl as cl
+        self.cl = cl
+        self.device = device
+        self.dm = dm
+        self.ctx, self.queue, self.prog = build(device)
+        self.kernel = self.prog.search
+        self.stats = Stats()
+        self.seed = seed
+        mf = cl.mem_flags
+        ro = mf.READ_ONLY | mf.COPY_HOST_PTR
+
+        def const(a):
+            a = np.ascontiguousarray(a)
+            if a.size == 0:
+                a = np.zeros(1, a.dtype)
+            return cl.Buffer(self.ctx, ro, hostbuf=a)
+
+        self.model_bufs = [const(dm.bm_off), const(dm.bm_nw), const(dm.base), const(dm.ckind), const(dm.coff),
+                           const(dm.cd), const(dm.wptr), const(dm.wlist), const(dm.deg)]
+        self.root_lb, self.root_ub, self.root_bits = dm.lb.copy(), dm.ub.copy(), dm.bits.copy()
+        self.plan_bufs = [const(dm.sg_ptr), const(dm.sg_var), const(dm.sg_sel)]
+        self.ngroups = len(dm.sg_ptr) - 1
+        self.tcap = int(min(max(dm.trail_entry_total * (2 * min(dm.maxd, 64) + 2), 4096),
+                            max(dm.trail_entry_total * 4, 1 << 20)))
+        self.ctrl = np.zeros(8, dtype=np.int32)
+        self.ctrl[C_BEST] = INT_MAX
+        self.ctrl_buf = cl.Buffer(self.ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=self.ctrl)
+        self.sol_buf = cl.Buffer(self.ctx, mf.READ_WRITE, size=4 * SOL_CAP * (dm.nv + 1))
+        self.root_out = [cl.Buffer(self.ctx, mf.READ_WRITE, size=4 * max(dm.nv, 1)) for _ in range(2)] + \
+                        [cl.Buffer(self.ctx, mf.READ_WRITE, size=4 * dm.nwords)]
+        self.max_items = max_items or self._default_items()
+        self.budget = 256
+
+    # ------------------------------------------------------------------ sizing
+    def per_item_bytes(self, pcap: int) -> int:
+        dm = self.dm
+        ints = 3 * dm.nv + dm.nwords + self.tcap + dm.nc + dm.maxd * 5 + pcap * 3 + NST + 2 * NCNT
+        ints += dm.nc if dm.use_weights else 0
+        return 4 * ints + dm.nc
+
+    def _default_items(self) -> int:
+        d = self.device
+        want = d.compute_units * (512 if d.is_gpu else 4)
+        per = self.per_item_bytes(64)
+        by_mem = int(0.4 * d.global_mem) // per
+        biggest = max(self.tcap * 4, self.dm.nv * 4, self.dm.nc * 4, 1)
+        by_alloc = int(d.max_alloc) // biggest
+        n = max(1, min(want, by_mem, by_alloc))
+        if n < 1 or by_mem < 1 or by_alloc < 1:
+            raise FznError(f"the model needs {per / 2**20:.0f} MiB per search thread, more than {d.name} holds",
+                           fix="try a smaller model, or a device with more memory (--devices)")
+        return n
+
+    # ------------------------------------------------------------------ phases
+    def run_phase(self, paths: list[np.ndarray], cutoff: int, enqueue_all: bool, on_slice, deadline: float | None,
+                  count_only: bool = False, emit_cap: int = 0):
+        """Search every sub-search space in `paths` (all of it, or to `cutoff` left decisions,
+        emitting the frontier). Calls on_slice(solutions ndarray) after each slice; it returns
+        False to stop. Returns (finished, emitted paths or None on overflow); afterwards
+        `phase_solutions` holds how many solutions the kernels met (counted or written)."""
+        cl = self.cl
+        dm = self.dm
+        mf = cl.mem_flags
+        n_sub = len(paths)
+        n_items = max(1, min(self.max_items, n_sub))
+        self.stats.items = max(self.stats.items, n_items)
+        max_len = max((len(p) // 3 for p in paths), default=0)
+        pcap = max_len + 2 * cutoff + 8 if cutoff > 0 else 1
+        emit_stride = 1 + 3 * pcap
+        emit_cap = max(emit_cap, 1) if cutoff > 0 else 1
+        sub_ptr, sub_data = paths_to_csr(paths)
+        rw = mf.READ_WRITE
+
+        def zeros(nbytes):
+            buf = cl.Buffer(self.ctx, rw, size=max(int(nbytes), 4))
+            return buf
+
+        LB = zeros(4 * n_items * dm.nv)
+        UB = zeros(4 * n_items * dm.nv)
+        BITS = zeros(4 * n_items * dm.nwords)
+        STAMP = zeros(4 * n_items * dm.nv)
+        TRAIL = zeros(4 * n_items * self.tcap)
+        QUEUE = zeros(4 * n_items * max(dm.nc, 1))
+        inq = np.zeros(n_items * max(dm.nc, 1), dtype=np.uint8)
+        INQ = cl.Buffer(self.ctx, rw | mf.COPY_HOST_PTR, hostbuf=inq)
+        LV = zeros(4 * n_items * dm.maxd * 5)
+        PATH = zeros(4 * n_items * pcap * 3)
+        weights = np.ones(n_items * dm.nc if dm.use_weights else 1, dtype=np.int32)
+        WEIGHTS = cl.Buffer(self.ctx, rw | mf.COPY_HOST_PTR, hostbuf=weights)
+        st = np.zeros((n_items, NST), dtype=np.int32)
+        st[:, 7] = (np.arange(n_items, dtype=np.int64) * 2654435761 + self.seed * 97 + 12345) % (2 ** 31 - 1) + 1
+        ST = cl.Buffer(self.ctx, rw | mf.COPY_HOST_PTR, hostbuf=st)
+        cnt = np.zeros((n_items, NCNT), dtype=np.int64)
+        CNT = cl.Buffer(self.ctx, rw | mf.COPY_HOST_PTR, hostbuf=cnt)
+        SUBP = cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=sub_ptr)
+        SUBD = cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=sub_data)
+        EMIT = zeros(4 * emit_cap * emit_stride)
+        root = [cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
+                for a in (self.root_lb, self.root_ub, self.root_bits)]
+        self.ctrl[C_NEXT] = 0
+        self.ctrl[C_SOLS] = 0
+        self.ctrl[C_EMIT] = 0
+        self.ctrl[C_OVERFLOW] = 0
+        cl.enqueue_copy(self.queue, self.ctrl_buf, self.ctrl)
+
+        local = 64 if self.device.is_gpu else 1
+        global_size = ((n_items + local - 1) // local) * local
+        finished = False
+        while True:
+            args = (*self.model_bufs, *root, *self.plan_bufs,
+                    LB, UB, BITS, STAMP, TRAIL, QUEUE, INQ, LV, PATH, WEIGHTS, ST, CNT,
+                    SUBP, SUBD, np.int32(n_sub),
+                    EMIT, np.int32(emit_cap), np.int32(emit_stride), np.int32(cutoff),
+                    self.sol_buf, np.int32(SOL_CAP), *self.root_out, self.ctrl_buf,
+                    np.int32(dm.nv), np.int32(dm.nc), np.int32(dm.nwords), np.int32(self.tcap), np.int32(dm.maxd),
+                    np.int32(pcap), np.int32(self.ngroups), np.int32(1 if dm.use_weights else 0),
+                    np.int32(dm.obj_var), np.int32(dm.obj_sense), np.int32(1 if count_only else 0),
+                    np.int32(1 if enqueue_all else 0), np.int32(self.budget), np.int32(n_items))
+            t0 = time.perf_counter()
+            self.kernel(self.queue, (global_size,), (local,), *args)
+            cl.enqueue_copy(self.queue, self.ctrl, self.ctrl_buf)
+            self.queue.finish()
+            dt = time.perf_counter() - t0
+            self.stats.kernel_s += dt
+            self.stats.launches += 1
+            # aim at slices of about 50 ms so time limits and new bounds act quickly
+            if dt < 0.025:
+                self.budget = min(self.budget * 2, 1 << 22)
+            elif dt > 0.1:
+                self.budget = max(self.budget // 2, 8)
+            sols = None
+            nsol = int(self.ctrl[C_SOLS])
+            if nsol:
+                sols = np.empty((nsol, dm.nv + 1), dtype=np.int32)
+                cl.enqueue_copy(self.queue, sols, self.sol_buf)
+                self.ctrl[C_SOLS] = 0
+                cl.enqueue_copy(self.queue, self.ctrl_buf, self.ctrl)
+            cl.enqueue_copy(self.queue, st, ST)
+            self.queue.finish()
+            if self.ctrl[C_ERR]:
+                raise CapacityError(int(self.ctrl[C_ERR]))
+            keep_going = on_slice(sols)
+            if (st[:, 0] == S_DONE).all():
+                finished = True
+                break
+            if not keep_going or (deadline is not None and time.monotonic() >= deadline):
+                break
+        cl.enqueue_copy(self.queue, cnt, CNT)
+        self.queue.finish()
+        self.phase_solutions = int(cnt[:, 3].sum())
+        self.stats.nodes += int(cnt[:, 0].sum())
+        self.stats.fails += int(cnt[:, 1].sum())
+        self.stats.props += int(cnt[:, 2].sum())
+        self.stats.subs += int(cnt[:, 4].sum())
+        self.root_failed = bool(self.ctrl[C_ROOT_FAILED])
+        if enqueue_all and finished and not self.root_failed:
+            for buf, arr in zip(self.root_out, (self.root_lb, self.root_ub, self.root_bits)):
+                cl.enqueue_copy(self.queue, arr, buf)
+            self.queue.finish()
+        emitted = None
+        if cutoff > 0 and finished:
+            n_emit = int(self.ctrl[C_EMIT])
+            if self.ctrl[C_OVERFLOW]:
+                emitted = None
+            else:
+                rec = np.empty((n_emit, emit_stride), dtype=np.int32)
+                if n_emit:
+                    cl.enqueue_copy(self.queue, rec, EMIT)
+                    self.queue.finish()
+                emitted = [r[1:1 + 3 * r[0]].copy() for r in rec]
+        return finished, emitted
+
+    def best(self) -> int:
+        return int(self.ctrl[C_BEST])
+
+    def set_best(self, value: int) -> None:
+        self.ctrl[C_BEST] = value
+        self.cl.enqueue_copy(self.queue, self.ctrl_buf, self.ctrl)
+
+
+class CapacityError(Exception):
+    """A work-item ran out of trail or depth: the search is incomplete (never a wrong answer)."""
+
+    def __init__(self, code: int):
+        super().__init__({1: "trail", 2: "depth", 3: "path"}.get(code, "capacity"))
+        self.code = code

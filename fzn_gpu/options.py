@@ -1,0 +1,30 @@
+"""What the user asked for on the command line, as the engines read it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class SolveOptions:
+    all_solutions: bool = False       # -a: every solution (satisfaction) / every improving one
+    num_solutions: int | None = None  # -n N
+    free_search: bool = False         # -f: ignore the search annotations
+    parallel: int | None = None       # -p N: at most N devices
+    seed: int = 0                     # -r
+    statistics: bool = False          # -s
+    time_limit_ms: int | None = None  # -t
+    intermediate: bool = False        # -i: print improving solutions as found
+    verbose: bool = False             # -v
+    devices: str = "all"              # --devices
+    check: bool = False               # --check
+    count_only: bool = False          # --count-only
+    lns: str | None = None            # --lns STRATEGY
+
+    def solution_limit(self, optimising: bool) -> int | None:
+        """How many solutions a satisfaction search should find (None: all)."""
+        if optimising:
+            return None
+        if self.all_solutions:
+            return self.num_solutions
+        return self.num_solutions or 1

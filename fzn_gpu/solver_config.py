@@ -1,0 +1,70 @@
+"""The MiniZinc solver configuration (gpu-fzn.msc), written where MiniZinc looks for it.
+
+MiniZinc finds solver configurations in ~/.minizinc/solvers, in /usr/share/minizinc/solvers, and
+in every folder named by the MZN_SOLVER_PATH environment variable. The file holds absolute paths
+to this installation's `fzn-gpu` executable and mznlib/ folder, so it is generated, not shipped."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from . import __version__
+from .resources import mznlib_dir
+
+SOLVER_ID = "org.fzn-gpu.gpu-fzn"
+STD_FLAGS = ["-a", "-f", "-i", "-n", "-p", "-r", "-s", "-t", "-v"]
+EXTRA_FLAGS = [
+    ["--devices", "OpenCL devices to use: all, gpu, cpu, or indices from --list-devices (e.g. 0,2)", "string", "all"],
+    ["--check", "Verify every solution with the independent checker before printing it", "bool", "false"],
+    ["--count-only", "With -a, count solutions without printing each one (the count is nSolutions)", "bool", "false"],
+    ["--lns", "Use large neighbourhood search with this strategy even without the lns(...) annotation",
+     "opt:none:random_labeling:random_permutation:two_exchange:gibbs:icm:complete_exploration", "none"],
+]
+
+
+def executable() -> str:
+    """The absolute path of the `fzn-gpu` command of this installation."""
+    beside = Path(sys.executable).parent / "fzn-gpu"
+    if beside.exists():
+        return str(beside)
+    found = shutil.which("fzn-gpu")
+    if found:
+        return str(Path(found).resolve())
+    raise FileNotFoundError("the fzn-gpu command is not installed; run `pip install .` in the checkout")
+
+
+def config() -> dict:
+    return {
+        "id": SOLVER_ID,
+        "name": "fzn-gpu",
+        "description": "FlatZinc solver whose search runs as OpenCL kernels on GPUs and CPUs",
+        "version": __version__,
+        "mznlib": str(mznlib_dir()),
+        "executable": executable(),
+        "tags": ["gpu-fzn", "cp", "int", "gpu", "opencl"],
+        "stdFlags": STD_FLAGS,
+        "extraFlags": EXTRA_FLAGS,
+        "supportsMzn": False,
+        "supportsFzn": True,
+        "needsSolns2Out": True,
+        "needsMznExecutable": False,
+        "needsStdlibDir": False,
+        "isGUIApplication": False,
+    }
+
+
+def default_dir() -> Path:
+    return Path(os.path.expanduser("~")) / ".minizinc" / "solvers"
+
+
+def install(folder: str | None = None) -> Path:
+    """Write gpu-fzn.msc into `folder` (default ~/.minizinc/solvers) and return its path."""
+    target = Path(folder) if folder else default_dir()
+    target.mkdir(parents=True, exist_ok=True)
+    path = target / "gpu-fzn.msc"
+    path.write_text(json.dumps(config(), indent=2) + "\n")
+    return path

@@ -1,0 +1,239 @@
+// Domains of one work-item: bounds lb/ub for every variable, plus a bitmap of 32-bit words for
+// variables whose initial span is small (PHACT's representation). Bits outside [lb, ub] are
+// always clear, so a domain's size is the popcount of its words.
+//
+// Every change goes through the functions below: they save the old domain on the trail once per
+// epoch (copy-on-write), normalise bounds against the bitmap, and wake the constraints that
+// watch the variable. They return CHANGED, UNCHANGED or FAILED.
+
+#define FAILED (-1)
+#define UNCHANGED 0
+#define CHANGED 1
+
+typedef struct {
+    // model (read-only, shared by all work-items)
+    int nv;
+    __global const int *bm_off;     // first bitmap word of each variable, or -1
+    __global const int *bm_nw;      // its number of words
+    __global const int *base;       // the value of bit 0
+    __global const int *ckind;
+    __global const int *coff;
+    __global const int *cd;         // constraint rows (fzn_gpu.registry encoding)
+    __global const int *wptr;       // variable -> watching constraints (CSR)
+    __global const int *wlist;
+    // this work-item's state
+    __global int *lb;
+    __global int *ub;
+    __global uint *bits;
+    __global int *stamp;
+    __global int *trail;
+    int tcap;
+    int ttop;
+    int epoch;
+    __global int *queue;
+    __global uchar *inq;
+    int nc;
+    int qhead;
+    int qlen;
+    int err;                        // ERR_* when a capacity ran out
+    int failed;                     // the constraint whose propagation failed last
+    long props;
+} Ctx;
+
+#define ERR_TRAIL 1
+#define ERR_DEPTH 2
+#define ERR_PATH 3
+
+inline bool is_fixed(Ctx *x, int v) { return x->lb[v] == x->ub[v]; }
+inline int val(Ctx *x, int v) { return x->lb[v]; }
+inline int dmin(Ctx *x, int v) { return x->lb[v]; }
+inline int dmax(Ctx *x, int v) { return x->ub[v]; }
+
+inline bool has_bits(Ctx *x, int v) { return x->bm_off[v] >= 0; }
+
+inline bool bit_at(Ctx *x, int v, int value) {
+    int i = value - x->base[v];
+    return (x->bits[x->bm_off[v] + (i >> 5)] >> (i & 31)) & 1u;
+}
+
+inline bool contains(Ctx *x, int v, long value) {
+    if (value < x->lb[v] || value > x->ub[v]) return false;
+    if (!has_bits(x, v)) return true;
+    return bit_at(x, v, (int)value);
+}
+
+inline long dsize(Ctx *x, int v) {
+    if (!has_bits(x, v)) return (long)x->ub[v] - (long)x->lb[v] + 1;
+    int off = x->bm_off[v], nw = x->bm_nw[v];
+    long n = 0;
+    for (int w = 0; w < nw; ++w) n += popcount(x->bits[off + w]);
+    return n;
+}
+
+// The smallest value >= from in the bitmap of v, or INT_MAX.
+inline int next_value(Ctx *x, int v, int from) {
+    int off = x->bm_off[v], nw = x->bm_nw[v], b = x->base[v];
+    int i = from - b;
+    if (i < 0) i = 0;
+    int w = i >> 5;
+    if (w >= nw) return INT_MAX;
+    uint word = x->bits[off + w] & (0xFFFFFFFFu << (i & 31));
+    while (true) {
+        if (word) return b + (w << 5) + (31 - clz(word & (~word + 1u)));
+        if (++w >= nw) return INT_MAX;
+        word = x->bits[off + w];
+    }
+}
+
+// The largest value <= from in the bitmap of v, or INT_MIN.
+inline int prev_value(Ctx *x, int v, int from) {
+    int off = x->bm_off[v], nw = x->bm_nw[v], b = x->base[v];
+    int i = from - b;
+    if (i >= nw * 32) i = nw * 32 - 1;
+    if (i < 0) return INT_MIN;
+    int w = i >> 5;
+    uint word = x->bits[off + w] & (0xFFFFFFFFu >> (31 - (i & 31)));
+    while (true) {
+        if (word) return b + (w << 5) + (31 - clz(word));
+        if (--w < 0) return INT_MIN;
+        word = x->bits[off + w];
+    }
+}
+
+// Save v's domain on the trail once per epoch. Entries are [lb, ub, words.., v] so that
+// restore can pop them from the top.
+inline bool save(Ctx *x, int v) {
+    if (x->stamp[v] == x->epoch) return true;
+    int nw = has_bits(x, v) ? x->bm_nw[v] : 0;
+    if (x->ttop + 3 + nw > x->tcap) { x->err = ERR_TRAIL; return false; }
+    __global int *t = x->trail + x->ttop;
+    t[0] = x->lb[v];
+    t[1] = x->ub[v];
+    int off = x->bm_off[v];
+    for (int w = 0; w < nw; ++w) t[2 + w] = (int)x->bits[off + w];
+    t[2 + nw] = v;
+    x->ttop += 3 + nw;
+    x->stamp[v] = x->epoch;
+    return true;
+}
+
+inline void restore(Ctx *x, int mark) {
+    while (x->ttop > mark) {
+        int v = x->trail[x->ttop - 1];
+        int nw = has_bits(x, v) ? x->bm_nw[v] : 0;
+        x->ttop -= 3 + nw;
+        __global int *t = x->trail + x->ttop;
+        x->lb[v] = t[0];
+        x->ub[v] = t[1];
+        int off = x->bm_off[v];
+        for (int w = 0; w < nw; ++w) x->bits[off + w] = (uint)t[2 + w];
+        x->stamp[v] = -1;
+    }
+}
+
+inline void new_epoch(Ctx *x) {
+    x->epoch += 1;
+    if (x->epoch > 0x3FFFFFFF) {          // never let an old stamp match a new epoch
+        for (int v = 0; v < x->nv; ++v) x->stamp[v] = -1;
+        x->epoch = 1;
+    }
+}
+
+inline void enqueue(Ctx *x, int c) {
+    if (x->inq[c]) return;
+    x->inq[c] = 1;
+    int tail = x->qhead + x->qlen;
+    if (tail >= x->nc) tail -= x->nc;
+    x->queue[tail] = c;
+    x->qlen += 1;
+}
+
+inline void wake(Ctx *x, int v) {
+    for (int i = x->wptr[v]; i < x->wptr[v + 1]; ++i) enqueue(x, x->wlist[i]);
+}
+
+inline void clear_queue(Ctx *x) {
+    while (x->qlen > 0) {
+        x->inq[x->queue[x->qhead]] = 0;
+        x->qhead = (x->qhead + 1 == x->nc) ? 0 : x->qhead + 1;
+        x->qlen -= 1;
+    }
+}
+
+// Clear the bits of v outside [lo, hi] (a range of the current bounds).
+inline void clear_bits_outside(Ctx *x, int v, int lo, int hi) {
+    int off = x->bm_off[v], nw = x->bm_nw[v], b = x->base[v];
+    for (int w = 0; w < nw; ++w) {
+        int w_lo = b + (w << 5), w_hi = w_lo + 31;
+        uint keep = 0xFFFFFFFFu;
+        if (w_hi < lo || w_lo > hi) keep = 0u;
+        else {
+            if (lo > w_lo) keep &= 0xFFFFFFFFu << (lo - w_lo);
+            if (hi < w_hi) keep &= 0xFFFFFFFFu >> (w_hi - hi);
+        }
+        x->bits[off + w] &= keep;
+    }
+}
+
+inline int set_min(Ctx *x, int v, long m) {
+    if (m <= x->lb[v]) return UNCHANGED;
+    if (m > x->ub[v]) return FAILED;
+    if (!save(x, v)) return FAILED;
+    int nm = (int)m;
+    if (has_bits(x, v)) {
+        nm = next_value(x, v, nm);
+        if (nm > x->ub[v]) return FAILED;
+        clear_bits_outside(x, v, nm, x->ub[v]);
+    }
+    x->lb[v] = nm;
+    wake(x, v);
+    return CHANGED;
+}
+
+inline int set_max(Ctx *x, int v, long m) {
+    if (m >= x->ub[v]) return UNCHANGED;
+    if (m < x->lb[v]) return FAILED;
+    if (!save(x, v)) return FAILED;
+    int nm = (int)m;
+    if (has_bits(x, v)) {
+        nm = prev_value(x, v, nm);
+        if (nm < x->lb[v]) return FAILED;
+        clear_bits_outside(x, v, x->lb[v], nm);
+    }
+    x->ub[v] = nm;
+    wake(x, v);
+    return CHANGED;
+}
+
+inline int fix(Ctx *x, int v, long value) {
+    if (!contains(x, v, value)) return FAILED;
+    if (x->lb[v] == x->ub[v]) return UNCHANGED;
+    if (!save(x, v)) return FAILED;
+    if (has_bits(x, v)) clear_bits_outside(x, v, (int)value, (int)value);
+    x->lb[v] = (int)value;
+    x->ub[v] = (int)value;
+    wake(x, v);
+    return CHANGED;
+}
+
+// Remove one value. Without a bitmap only a bound can move (bounds reasoning).
+inline int remove_value(Ctx *x, int v, long value) {
+    if (value < x->lb[v] || value > x->ub[v]) return UNCHANGED;
+    if (x->lb[v] == x->ub[v]) return FAILED;
+    if (has_bits(x, v)) {
+        if (!bit_at(x, v, (int)value)) return UNCHANGED;
+        if (!save(x, v)) return FAILED;
+        int i = (int)value - x->base[v];
+        x->bits[x->bm_off[v] + (i >> 5)] &= ~(1u << (i & 31));
+        if (value == x->lb[v]) x->lb[v] = next_value(x, v, (int)value);
+        else if (value == x->ub[v]) x->ub[v] = prev_value(x, v, (int)value);
+        wake(x, v);
+        return CHANGED;
+    }
+    if (value == x->lb[v]) return set_min(x, v, value + 1);
+    if (value == x->ub[v]) return set_max(x, v, value - 1);
+    return UNCHANGED;
+}
+
+// Combine results: any FAILED wins.
+#define TRY(e) do { if ((e) == FAILED) return false; } while (0)

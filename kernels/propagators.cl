@@ -1,0 +1,733 @@
+// One propagator per constraint kind, each over one row of its table (the encoding of
+// fzn_gpu/registry.py). Every propagator is sound (it never removes a value with a support)
+// and checking: once all its variables are fixed it fails exactly when the constraint is
+// violated, so a fixpoint with every variable fixed is a solution.
+
+#define ENTAILED 1
+#define DISENTAILED (-1)
+#define UNDECIDED 0
+
+// ---- integer division with floor / ceiling / truncation (b != 0)
+inline long floor_div(long a, long b) {
+    long q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;
+    return q;
+}
+inline long ceil_div(long a, long b) {
+    long q = a / b;
+    if ((a % b != 0) && ((a < 0) == (b < 0))) q += 1;
+    return q;
+}
+
+// ---- binary relations a REL b (EQ, NE, LE, LT); negation maps to another relation
+#define R_EQ 0
+#define R_NE 1
+#define R_LE 2
+#define R_LT 3
+
+bool post_eq(Ctx *x, int a, int b) {
+    TRY(set_min(x, a, dmin(x, b)));
+    TRY(set_max(x, a, dmax(x, b)));
+    TRY(set_min(x, b, dmin(x, a)));
+    TRY(set_max(x, b, dmax(x, a)));
+    if (is_fixed(x, a)) TRY(fix(x, b, val(x, a)));
+    if (is_fixed(x, b)) TRY(fix(x, a, val(x, b)));
+    if (has_bits(x, a) && has_bits(x, b) && !is_fixed(x, a)) {
+        for (int v = dmin(x, a); v <= dmax(x, a); ++v) {
+            if (contains(x, a, v) && !contains(x, b, v)) TRY(remove_value(x, a, v));
+        }
+        for (int v = dmin(x, b); v <= dmax(x, b); ++v) {
+            if (contains(x, b, v) && !contains(x, a, v)) TRY(remove_value(x, b, v));
+        }
+    }
+    return true;
+}
+
+bool post_rel(Ctx *x, int rel, int a, int b) {
+    switch (rel) {
+    case R_EQ: return post_eq(x, a, b);
+    case R_NE:
+        if (is_fixed(x, a)) TRY(remove_value(x, b, val(x, a)));
+        if (is_fixed(x, b)) TRY(remove_value(x, a, val(x, b)));
+        return true;
+    case R_LE:
+        TRY(set_max(x, a, dmax(x, b)));
+        TRY(set_min(x, b, dmin(x, a)));
+        return true;
+    default: // R_LT
+        TRY(set_max(x, a, (long)dmax(x, b) - 1));
+        TRY(set_min(x, b, (long)dmin(x, a) + 1));
+        return true;
+    }
+}
+
+int rel_status(Ctx *x, int rel, int a, int b) {
+    switch (rel) {
+    case R_EQ:
+    case R_NE: {
+        int s = UNDECIDED;
+        if (dmax(x, a) < dmin(x, b) || dmax(x, b) < dmin(x, a)) s = DISENTAILED;
+        else if (is_fixed(x, a) && is_fixed(x, b)) s = val(x, a) == val(x, b) ? ENTAILED : DISENTAILED;
+        else if (is_fixed(x, a) && !contains(x, b, val(x, a))) s = DISENTAILED;
+        else if (is_fixed(x, b) && !contains(x, a, val(x, b))) s = DISENTAILED;
+        return rel == R_EQ ? s : -s;
+    }
+    case R_LE:
+        if (dmax(x, a) <= dmin(x, b)) return ENTAILED;
+        if (dmin(x, a) > dmax(x, b)) return DISENTAILED;
+        return UNDECIDED;
+    default:
+        if (dmax(x, a) < dmin(x, b)) return ENTAILED;
+        if (dmin(x, a) >= dmax(x, b)) return DISENTAILED;
+        return UNDECIDED;
+    }
+}
+
+// not (a REL b) as a relation on (a2, b2): EQ<->NE, not(a<=b) = b<a, not(a<b) = b<=a
+bool post_not_rel(Ctx *x, int rel, int a, int b) {
+    switch (rel) {
+    case R_EQ: return post_rel(x, R_NE, a, b);
+    case R_NE: return post_rel(x, R_EQ, a, b);
+    case R_LE: return post_rel(x, R_LT, b, a);
+    default: return post_rel(x, R_LE, b, a);
+    }
+}
+
+// r <-> (a REL b) (mode 0), r -> (a REL b) (mode 1)
+bool reif_rel(Ctx *x, int rel, int a, int b, int r, int imp) {
+    if (is_fixed(x, r)) {
+        if (val(x, r)) return post_rel(x, rel, a, b);
+        return imp ? true : post_not_rel(x, rel, a, b);
+    }
+    int s = rel_status(x, rel, a, b);
+    if (s == DISENTAILED) TRY(fix(x, r, 0));
+    else if (s == ENTAILED && !imp) TRY(fix(x, r, 1));
+    return true;
+}
+
+// ---- linear: sum_i sign*coef_i*x_i (+ sign*xc*xv) <= sign*c, over a row's arrays
+typedef struct { long lo, hi; } Span;
+
+inline Span lin_span(Ctx *x, int n, __global const int *cs, __global const int *vs, int xv, int xc) {
+    Span s = {0, 0};
+    for (int i = 0; i <= n; ++i) {
+        long a; int v;
+        if (i < n) { a = cs[i]; v = vs[i]; } else { if (xv < 0) break; a = xc; v = xv; }
+        long l = a * (long)dmin(x, v), u = a * (long)dmax(x, v);
+        s.lo += min(l, u);
+        s.hi += max(l, u);
+    }
+    return s;
+}
+
+// Bounds propagation of lo <= sum <= hi.
+bool lin_bounds(Ctx *x, int n, __global const int *cs, __global const int *vs, int xv, int xc, long lo, long hi) {
+    Span s = lin_span(x, n, cs, vs, xv, xc);
+    if (s.lo > hi || s.hi < lo) return false;
+    for (int i = 0; i <= n; ++i) {
+        long a; int v;
+        if (i < n) { a = cs[i]; v = vs[i]; } else { if (xv < 0) break; a = xc; v = xv; }
+        if (a == 0) continue;
+        long l = a * (long)dmin(x, v), u = a * (long)dmax(x, v);
+        long tmin = min(l, u), tmax = max(l, u);
+        // a*x <= hi - (s.lo - tmin) and a*x >= lo - (s.hi - tmax)
+        long up = hi - (s.lo - tmin), dn = lo - (s.hi - tmax);
+        int r;
+        if (a > 0) {
+            if (up < tmax) { r = set_max(x, v, floor_div(up, a)); TRY(r); }
+            if (dn > tmin) { r = set_min(x, v, ceil_div(dn, a)); TRY(r); }
+        } else {
+            if (up < tmax) { r = set_min(x, v, ceil_div(up, a)); TRY(r); }
+            if (dn > tmin) { r = set_max(x, v, floor_div(dn, a)); TRY(r); }
+        }
+        // keep s consistent with the narrowed term
+        long l2 = a * (long)dmin(x, v), u2 = a * (long)dmax(x, v);
+        s.lo += min(l2, u2) - tmin;
+        s.hi += max(l2, u2) - tmax;
+    }
+    return true;
+}
+
+// sum != c: prune when one variable is left.
+bool lin_ne(Ctx *x, int n, __global const int *cs, __global const int *vs, int xv, int xc, long c) {
+    int open = -1, nopen = 0;
+    long a_open = 0, fixed_sum = 0;
+    for (int i = 0; i <= n; ++i) {
+        long a; int v;
+        if (i < n) { a = cs[i]; v = vs[i]; } else { if (xv < 0) break; a = xc; v = xv; }
+        if (a == 0) continue;
+        if (is_fixed(x, v)) fixed_sum += a * (long)val(x, v);
+        else { nopen++; open = v; a_open = a; if (nopen > 1) return true; }
+    }
+    if (nopen == 0) return fixed_sum != c;
+    long rest = c - fixed_sum;
+    if (rest % a_open == 0) TRY(remove_value(x, open, rest / a_open));
+    return true;
+}
+
+#define L_EQ 0
+#define L_NE 1
+#define L_LE 2
+#define L_GT 3   // negation of LE: sum >= c + 1
+
+bool post_lin(Ctx *x, int rel, int n, __global const int *cs, __global const int *vs, int xv, int xc, long c) {
+    switch (rel) {
+    case L_EQ: return lin_bounds(x, n, cs, vs, xv, xc, c, c);
+    case L_NE: return lin_ne(x, n, cs, vs, xv, xc, c);
+    case L_LE: return lin_bounds(x, n, cs, vs, xv, xc, LONG_MIN / 4, c);
+    default: return lin_bounds(x, n, cs, vs, xv, xc, c + 1, LONG_MAX / 4);
+    }
+}
+
+int lin_status(Ctx *x, int rel, int n, __global const int *cs, __global const int *vs, long c) {
+    Span s = lin_span(x, n, cs, vs, -1, 0);
+    int st;
+    if (rel == L_LE) return s.hi <= c ? ENTAILED : (s.lo > c ? DISENTAILED : UNDECIDED);
+    st = (s.lo == c && s.hi == c) ? ENTAILED : ((c < s.lo || c > s.hi) ? DISENTAILED : UNDECIDED);
+    return rel == L_EQ ? st : -st;
+}
+
+bool reif_lin(Ctx *x, int rel, __global const int *row, int imp) {
+    int n = row[0];
+    __global const int *cs = row + 1, *vs = row + 2 + n;
+    long c = row[2 + 2 * n];
+    int r = row[3 + 2 * n];
+    if (is_fixed(x, r)) {
+        if (val(x, r)) return post_lin(x, rel, n, cs, vs, -1, 0, c);
+        if (imp) return true;
+        int neg = rel == L_EQ ? L_NE : (rel == L_NE ? L_EQ : L_GT);
+        return post_lin(x, neg, n, cs, vs, -1, 0, c);
+    }
+    int s = lin_status(x, rel, n, cs, vs, c);
+    if (s == DISENTAILED) TRY(fix(x, r, 0));
+    else if (s == ENTAILED && !imp) TRY(fix(x, r, 1));
+    return true;
+}
+
+// ---- arithmetic
+bool prop_times(Ctx *x, int a, int b, int c) {
+    for (int pass = 0; pass < 2; ++pass) {
+        long la = dmin(x, a), ua = dmax(x, a), lb = dmin(x, b), ub = dmax(x, b);
+        long p1 = la * lb, p2 = la * ub, p3 = ua * lb, p4 = ua * ub;
+        TRY(set_min(x, c, min(min(p1, p2), min(p3, p4))));
+        TRY(set_max(x, c, max(max(p1, p2), max(p3, p4))));
+        long lc = dmin(x, c), uc = dmax(x, c);
+        if (lc > 0 || uc < 0) { TRY(remove_value(x, a, 0)); TRY(remove_value(x, b, 0)); }
+        // a = c / b where b does not cross 0 (the quotient is monotone on the box)
+        for (int side = 0; side < 2; ++side) {
+            int p = side ? b : a, q = side ? a : b;
+            long lq = dmin(x, q), uq = dmax(x, q);
+            if (lq > 0 || uq < 0) {
+                lc = dmin(x, c); uc = dmax(x, c);
+                long lo = min(min(ceil_div(lc, lq), ceil_div(lc, uq)), min(ceil_div(uc, lq), ceil_div(uc, uq)));
+                long hi = max(max(floor_div(lc, lq), floor_div(lc, uq)), max(floor_div(uc, lq), floor_div(uc, uq)));
+                TRY(set_min(x, p, lo));
+                TRY(set_max(x, p, hi));
+            }
+        }
+    }
+    if (is_fixed(x, a) && is_fixed(x, b)) TRY(fix(x, c, (long)val(x, a) * (long)val(x, b)));
+    return true;
+}
+
+inline long trunc_div(long a, long b) { return a / b; }   // C99 / OpenCL division truncates
+
+bool prop_div(Ctx *x, int a, int b, int c) {
+    TRY(remove_value(x, b, 0));
+    long la = dmin(x, a), ua = dmax(x, a);
+    long lo = LONG_MAX, hi = LONG_MIN;
+    long lb = dmin(x, b), ub = dmax(x, b);
+    if (ub >= 1) {
+        long p = max(lb, 1L), q = ub;
+        lo = min(lo, min(min(trunc_div(la, p), trunc_div(la, q)), min(trunc_div(ua, p), trunc_div(ua, q))));
+        hi = max(hi, max(max(trunc_div(la, p), trunc_div(la, q)), max(trunc_div(ua, p), trunc_div(ua, q))));
+    }
+    if (lb <= -1) {
+        long p = lb, q = min(ub, -1L);
+        lo = min(lo, min(min(trunc_div(la, p), trunc_div(la, q)), min(trunc_div(ua, p), trunc_div(ua, q))));
+        hi = max(hi, max(max(trunc_div(la, p), trunc_div(la, q)), max(trunc_div(ua, p), trunc_div(ua, q))));
+    }
+    if (lo > hi) return false;
+    TRY(set_min(x, c, lo));
+    TRY(set_max(x, c, hi));
+    if (is_fixed(x, a) && is_fixed(x, b)) TRY(fix(x, c, trunc_div(val(x, a), val(x, b))));
+    return true;
+}
+
+bool prop_mod(Ctx *x, int a, int b, int c) {
+    TRY(remove_value(x, b, 0));
+    long m = max(abs((long)dmin(x, b)), abs((long)dmax(x, b)));
+    TRY(set_min(x, c, -(m - 1)));
+    TRY(set_max(x, c, m - 1));
+    if (dmin(x, a) >= 0) { TRY(set_min(x, c, 0)); TRY(set_max(x, c, dmax(x, a))); }
+    if (dmax(x, a) <= 0) { TRY(set_max(x, c, 0)); TRY(set_min(x, c, dmin(x, a))); }
+    if (is_fixed(x, a) && is_fixed(x, b)) TRY(fix(x, c, (long)val(x, a) % (long)val(x, b)));
+    return true;
+}
+
+bool prop_abs(Ctx *x, int a, int b) {
+    TRY(set_min(x, b, 0));
+    long la = dmin(x, a), ua = dmax(x, a);
+    if (la >= 0) { TRY(set_min(x, b, la)); TRY(set_max(x, b, ua)); }
+    else if (ua <= 0) { TRY(set_min(x, b, -ua)); TRY(set_max(x, b, -la)); }
+    else TRY(set_max(x, b, max(-la, ua)));
+    long ub = dmax(x, b), lb = dmin(x, b);
+    TRY(set_min(x, a, -ub));
+    TRY(set_max(x, a, ub));
+    if (lb > 0) {   // a is outside (-lb, lb)
+        if (dmin(x, a) > -lb) TRY(set_min(x, a, lb));
+        if (dmax(x, a) < lb) TRY(set_max(x, a, -lb));
+    }
+    if (is_fixed(x, a)) TRY(fix(x, b, abs((long)val(x, a))));
+    if (is_fixed(x, b) && is_fixed(x, a) == false) {
+        long v = val(x, b);
+        if (!contains(x, a, v)) TRY(fix(x, a, -v));
+        else if (!contains(x, a, -v)) TRY(fix(x, a, v));
+    }
+    return true;
+}
+
+bool prop_minmax(Ctx *x, int a, int b, int c, int is_max) {
+    if (is_max) {
+        TRY(set_min(x, c, max(dmin(x, a), dmin(x, b))));
+        TRY(set_max(x, c, max(dmax(x, a), dmax(x, b))));
+        TRY(set_max(x, a, dmax(x, c)));
+        TRY(set_max(x, b, dmax(x, c)));
+        if (dmax(x, b) < dmin(x, a)) return post_eq(x, a, c);
+        if (dmax(x, a) < dmin(x, b)) return post_eq(x, b, c);
+    } else {
+        TRY(set_max(x, c, min(dmax(x, a), dmax(x, b))));
+        TRY(set_min(x, c, min(dmin(x, a), dmin(x, b))));
+        TRY(set_min(x, a, dmin(x, c)));
+        TRY(set_min(x, b, dmin(x, c)));
+        if (dmin(x, b) > dmax(x, a)) return post_eq(x, a, c);
+        if (dmin(x, a) > dmax(x, b)) return post_eq(x, b, c);
+    }
+    if (is_fixed(x, a) && is_fixed(x, b)) TRY(fix(x, c, is_max ? max(val(x, a), val(x, b)) : min(val(x, a), val(x, b))));
+    return true;
+}
+
+// pow with saturation at +-2^40 (beyond every domain); -1 exponent rules as MiniZinc's
+inline long ipow_sat(long base, long e, bool *defined) {
+    *defined = true;
+    if (e < 0) {
+        if (base == 1) return 1;
+        if (base == -1) return (e % 2 == 0) ? 1 : -1;
+        *defined = false;
+        return 0;
+    }
+    long r = 1, lim = 1L << 40;
+    for (long i = 0; i < e; ++i) {
+        r *= base;
+        if (r > lim) return lim;
+        if (r < -lim) return -lim;
+        if (r == 0 || r == 1) { if (base == 0 || base == 1) break; }
+    }
+    if (base == 1) return 1;
+    if (base == 0) return e == 0 ? 1 : 0;
+    return r;
+}
+
+bool prop_pow(Ctx *x, int a, int b, int c) {
+    bool d;
+    if (is_fixed(x, a) && is_fixed(x, b)) {
+        long r = ipow_sat(val(x, a), val(x, b), &d);
+        if (!d) return false;
+        return fix(x, c, r) != FAILED;
+    }
+    if (is_fixed(x, b) && dmin(x, a) >= 0 && val(x, b) >= 0) {
+        long lo = ipow_sat(dmin(x, a), val(x, b), &d), hi = ipow_sat(dmax(x, a), val(x, b), &d);
+        TRY(set_min(x, c, lo));
+        TRY(set_max(x, c, hi));
+    }
+    return true;
+}
+
+// ---- element and extrema
+bool prop_element_const(Ctx *x, __global const int *row) {
+    int idx = row[0], n = row[1];
+    __global const int *arr = row + 2;
+    int z = row[2 + n];
+    TRY(set_min(x, idx, 1));
+    TRY(set_max(x, idx, n));
+    long lo = LONG_MAX, hi = LONG_MIN;
+    for (int i = dmin(x, idx); i <= dmax(x, idx); ++i) {
+        if (!contains(x, idx, i)) continue;
+        if (!contains(x, z, arr[i - 1])) { TRY(remove_value(x, idx, i)); continue; }
+        lo = min(lo, (long)arr[i - 1]);
+        hi = max(hi, (long)arr[i - 1]);
+    }
+    if (lo > hi) return false;
+    TRY(set_min(x, z, lo));
+    TRY(set_max(x, z, hi));
+    if (is_fixed(x, idx)) TRY(fix(x, z, arr[val(x, idx) - 1]));
+    return true;
+}
+
+bool prop_element_var(Ctx *x, __global const int *row) {
+    int idx = row[0], n = row[1];
+    __global const int *xs = row + 2;
+    int z = row[2 + n];
+    TRY(set_min(x, idx, 1));
+    TRY(set_max(x, idx, n));
+    long lo = LONG_MAX, hi = LONG_MIN;
+    for (int i = dmin(x, idx); i <= dmax(x, idx); ++i) {
+        if (!contains(x, idx, i)) continue;
+        int v = xs[i - 1];
+        if (dmax(x, v) < dmin(x, z) || dmin(x, v) > dmax(x, z) ||
+            (is_fixed(x, v) && !contains(x, z, val(x, v)))) { TRY(remove_value(x, idx, i)); continue; }
+        lo = min(lo, (long)dmin(x, v));
+        hi = max(hi, (long)dmax(x, v));
+    }
+    if (lo > hi) return false;
+    TRY(set_min(x, z, lo));
+    TRY(set_max(x, z, hi));
+    if (is_fixed(x, idx)) return post_eq(x, xs[val(x, idx) - 1], z);
+    return true;
+}
+
+bool prop_array_extremum(Ctx *x, __global const int *row, int is_max) {
+    int m = row[0], n = row[1];
+    __global const int *xs = row + 2;
+    if (n == 0) return false;
+    long lo = LONG_MIN, hi = LONG_MIN;           // for max: max of lbs, max of ubs
+    if (!is_max) { lo = LONG_MAX; hi = LONG_MAX; } // for min: min of lbs, min of ubs
+    for (int i = 0; i < n; ++i) {
+        if (is_max) { lo = max(lo, (long)dmin(x, xs[i])); hi = max(hi, (long)dmax(x, xs[i])); }
+        else { lo = min(lo, (long)dmin(x, xs[i])); hi = min(hi, (long)dmax(x, xs[i])); }
+    }
+    if (is_max) {
+        TRY(set_min(x, m, lo)); TRY(set_max(x, m, hi));
+        int support = -1, nsup = 0;
+        for (int i = 0; i < n; ++i) {
+            TRY(set_max(x, xs[i], dmax(x, m)));
+            if (dmax(x, xs[i]) >= dmin(x, m)) { support = i; nsup++; }
+        }
+        if (nsup == 0) return false;
+        if (nsup == 1) TRY(set_min(x, xs[support], dmin(x, m)));
+    } else {
+        TRY(set_max(x, m, hi)); TRY(set_min(x, m, lo));
+        int support = -1, nsup = 0;
+        for (int i = 0; i < n; ++i) {
+            TRY(set_min(x, xs[i], dmin(x, m)));
+            if (dmin(x, xs[i]) <= dmax(x, m)) { support = i; nsup++; }
+        }
+        if (nsup == 0) return false;
+        if (nsup == 1) TRY(set_max(x, xs[support], dmax(x, m)));
+    }
+    return true;
+}
+
+// ---- sets of constants
+bool set_has(__global const int *s, long v) {
+    int k = s[0];
+    for (int i = 0; i < k; ++i) if (s[1 + 2 * i] <= v && v <= s[2 + 2 * i]) return true;
+    return false;
+}
+
+bool post_in_set(Ctx *x, int v, __global const int *s) {
+    int k = s[0];
+    if (k == 0) return false;
+    TRY(set_min(x, v, s[1]));
+    TRY(set_max(x, v, s[2 * k]));
+    // move the bounds out of the gaps; with a bitmap, clear the gaps
+    while (!set_has(s, dmin(x, v))) {
+        long lo = dmin(x, v), next = LONG_MAX;
+        for (int i = 0; i < k; ++i) if (s[1 + 2 * i] > lo) { next = s[1 + 2 * i]; break; }
+        TRY(set_min(x, v, next));
+    }
+    while (!set_has(s, dmax(x, v))) {
+        long hi = dmax(x, v), prev = LONG_MIN;
+        for (int i = k - 1; i >= 0; --i) if (s[2 + 2 * i] < hi) { prev = s[2 + 2 * i]; break; }
+        TRY(set_max(x, v, prev));
+    }
+    if (has_bits(x, v)) {
+        for (int i = 0; i + 1 < k; ++i)
+            for (long g = max((long)s[2 + 2 * i] + 1, (long)dmin(x, v)); g < s[3 + 2 * i] && g <= dmax(x, v); ++g)
+                TRY(remove_value(x, v, g));
+    }
+    return true;
+}
+
+bool post_not_in_set(Ctx *x, int v, __global const int *s) {
+    int k = s[0];
+    if (is_fixed(x, v)) return !set_has(s, val(x, v));
+    for (int i = 0; i < k; ++i) {
+        long lo = s[1 + 2 * i], hi = s[2 + 2 * i];
+        if (lo <= dmin(x, v) && dmin(x, v) <= hi) TRY(set_min(x, v, hi + 1));
+        if (lo <= dmax(x, v) && dmax(x, v) <= hi) TRY(set_max(x, v, lo - 1));
+    }
+    for (int i = k - 1; i >= 0; --i) {
+        long lo = s[1 + 2 * i], hi = s[2 + 2 * i];
+        if (lo <= dmin(x, v) && dmin(x, v) <= hi) TRY(set_min(x, v, hi + 1));
+        if (lo <= dmax(x, v) && dmax(x, v) <= hi) TRY(set_max(x, v, lo - 1));
+    }
+    if (has_bits(x, v)) {
+        for (int i = 0; i < k; ++i)
+            for (long g = max((long)s[1 + 2 * i], (long)dmin(x, v)); g <= s[2 + 2 * i] && g <= dmax(x, v); ++g)
+                TRY(remove_value(x, v, g));
+    }
+    if (is_fixed(x, v)) return !set_has(s, val(x, v));
+    return true;
+}
+
+int in_set_status(Ctx *x, int v, __global const int *s) {
+    if (is_fixed(x, v)) return set_has(s, val(x, v)) ? ENTAILED : DISENTAILED;
+    int k = s[0];
+    bool any = false;
+    for (int i = 0; i < k; ++i) {
+        if (s[1 + 2 * i] <= dmin(x, v) && dmax(x, v) <= s[2 + 2 * i]) return ENTAILED;
+        if (!(s[2 + 2 * i] < dmin(x, v) || s[1 + 2 * i] > dmax(x, v))) any = true;
+    }
+    return any ? UNDECIDED : DISENTAILED;
+}
+
+bool reif_in_set(Ctx *x, __global const int *row, int imp) {
+    int v = row[0];
+    __global const int *s = row + 1;
+    int r = row[2 + 2 * s[0]];
+    if (is_fixed(x, r)) {
+        if (val(x, r)) return post_in_set(x, v, s);
+        return imp ? true : post_not_in_set(x, v, s);
+    }
+    int st = in_set_status(x, v, s);
+    if (st == DISENTAILED) TRY(fix(x, r, 0));
+    else if (st == ENTAILED && !imp) TRY(fix(x, r, 1));
+    return true;
+}
+
+// ---- all_different: value elimination from fixed variables, and a pigeonhole test
+bool prop_alldiff(Ctx *x, __global const int *row) {
+    int n = row[0];
+    __global const int *xs = row + 1;
+    bool again = true;
+    while (again) {
+        again = false;
+        for (int i = 0; i < n; ++i) {
+            if (!is_fixed(x, xs[i])) continue;
+            int v = val(x, xs[i]);
+            for (int j = 0; j < n; ++j) {
+                if (j == i) continue;
+                int r = remove_value(x, xs[j], v);
+                if (r == FAILED) return false;
+                if (r == CHANGED && is_fixed(x, xs[j]) && j < i) again = true;
+            }
+        }
+    }
+    // pigeonhole: n distinct values need a hull of at least n values
+    long lo = LONG_MAX, hi = LONG_MIN;
+    for (int i = 0; i < n; ++i) {
+        lo = min(lo, (long)dmin(x, xs[i]));
+        hi = max(hi, (long)dmax(x, xs[i]));
+    }
+    if (n > 0 && hi - lo + 1 < n) return false;
+    return true;
+}
+
+// ---- booleans (0/1 integer variables)
+bool prop_bool_and(Ctx *x, int a, int b, int r, int imp) {
+    if (is_fixed(x, r) && val(x, r) == 1) { TRY(fix(x, a, 1)); TRY(fix(x, b, 1)); return true; }
+    if ((is_fixed(x, a) && val(x, a) == 0) || (is_fixed(x, b) && val(x, b) == 0)) { TRY(fix(x, r, 0)); return true; }
+    if (imp) return true;
+    if (is_fixed(x, a) && is_fixed(x, b)) { TRY(fix(x, r, 1)); return true; }
+    if (is_fixed(x, r) && val(x, r) == 0) {
+        if (is_fixed(x, a) && val(x, a) == 1) TRY(fix(x, b, 0));
+        if (is_fixed(x, b) && val(x, b) == 1) TRY(fix(x, a, 0));
+    }
+    return true;
+}
+
+bool prop_bool_or(Ctx *x, int a, int b, int r, int imp) {
+    if (is_fixed(x, a) && is_fixed(x, b) && val(x, a) == 0 && val(x, b) == 0) { TRY(fix(x, r, 0)); return true; }
+    if (is_fixed(x, r) && val(x, r) == 1) {
+        if (is_fixed(x, a) && val(x, a) == 0) TRY(fix(x, b, 1));
+        if (is_fixed(x, b) && val(x, b) == 0) TRY(fix(x, a, 1));
+        return true;
+    }
+    if (imp) return true;
+    if ((is_fixed(x, a) && val(x, a) == 1) || (is_fixed(x, b) && val(x, b) == 1)) TRY(fix(x, r, 1));
+    if (is_fixed(x, r) && val(x, r) == 0) { TRY(fix(x, a, 0)); TRY(fix(x, b, 0)); }
+    return true;
+}
+
+bool prop_bool_xor(Ctx *x, int a, int b, int r, int imp) {
+    if (imp) {
+        if (is_fixed(x, r) && val(x, r) == 1) return post_rel(x, R_NE, a, b);
+        if (is_fixed(x, a) && is_fixed(x, b) && val(x, a) == val(x, b)) TRY(fix(x, r, 0));
+        return true;
+    }
+    int fa = is_fixed(x, a), fb = is_fixed(x, b), fr = is_fixed(x, r);
+    if (fa && fb) return fix(x, r, val(x, a) != val(x, b)) != FAILED;
+    if (fa && fr) return fix(x, b, val(x, a) ^ val(x, r)) != FAILED;
+    if (fb && fr) return fix(x, a, val(x, b) ^ val(x, r)) != FAILED;
+    return true;
+}
+
+// r <-> and(xs) (is_and) or r <-> or(xs); imp: r -> ...
+bool prop_array_bool(Ctx *x, __global const int *row, int is_and, int imp) {
+    int n = row[0];
+    __global const int *xs = row + 1;
+    int r = row[1 + n];
+    int absorbing = is_and ? 0 : 1;     // a literal with this value decides the result
+    int open = -1, nopen = 0;
+    for (int i = 0; i < n; ++i) {
+        if (is_fixed(x, xs[i])) {
+            if (val(x, xs[i]) == absorbing) {
+                if (is_and) return fix(x, r, 0) != FAILED;
+                return imp ? true : fix(x, r, 1) != FAILED;
+            }
+        } else { open = xs[i]; nopen++; }
+    }
+    if (nopen == 0) {   // every literal is 1 - absorbing
+        if (is_and) return imp ? true : fix(x, r, 1) != FAILED;
+        return fix(x, r, 0) != FAILED;
+    }
+    if (is_fixed(x, r)) {
+        int rv = val(x, r);
+        if (is_and) {
+            if (rv == 1) { for (int i = 0; i < n; ++i) TRY(fix(x, xs[i], 1)); }
+            else if (!imp && nopen == 1) TRY(fix(x, open, 0));
+        } else {
+            if (rv == 1 && nopen == 1) TRY(fix(x, open, 1));
+            else if (rv == 0 && !imp) { for (int i = 0; i < n; ++i) TRY(fix(x, xs[i], 0)); }
+        }
+    }
+    return true;
+}
+
+bool prop_array_bool_xor(Ctx *x, __global const int *row) {
+    int n = row[0];
+    __global const int *xs = row + 1;
+    int parity = 0, open = -1, nopen = 0;
+    for (int i = 0; i < n; ++i) {
+        if (is_fixed(x, xs[i])) parity ^= val(x, xs[i]);
+        else { open = xs[i]; nopen++; }
+    }
+    if (nopen == 0) return parity == 1;
+    if (nopen == 1) TRY(fix(x, open, parity ^ 1));
+    return true;
+}
+
+// clause over positive literals ps and negative literals ns; mode: 0 plain, 1 reif, 2 imp
+bool prop_clause(Ctx *x, __global const int *row, int mode) {
+    int np = row[0];
+    __global const int *ps = row + 1;
+    int nn = row[1 + np];
+    __global const int *ns = row + 2 + np;
+    int r = mode ? row[2 + np + nn] : -1;
+    int open = -1, open_val = 0, nopen = 0;
+    for (int i = 0; i < np; ++i) {
+        if (is_fixed(x, ps[i])) { if (val(x, ps[i]) == 1) return (mode == 1) ? fix(x, r, 1) != FAILED : true; }
+        else { nopen++; open = ps[i]; open_val = 1; }
+    }
+    for (int i = 0; i < nn; ++i) {
+        if (is_fixed(x, ns[i])) { if (val(x, ns[i]) == 0) return (mode == 1) ? fix(x, r, 1) != FAILED : true; }
+        else { nopen++; open = ns[i]; open_val = 0; }
+    }
+    bool required = mode == 0 || (is_fixed(x, r) && val(x, r) == 1);
+    if (nopen == 0) return required ? false : (mode ? fix(x, r, 0) != FAILED : true);
+    if (required && nopen == 1) TRY(fix(x, open, open_val));
+    if (mode == 1 && is_fixed(x, r) && val(x, r) == 0) {
+        for (int i = 0; i < np; ++i) TRY(fix(x, ps[i], 0));
+        for (int i = 0; i < nn; ++i) TRY(fix(x, ns[i], 1));
+    }
+    return true;
+}
+
+// ---- dispatch
+bool propagate_one(Ctx *x, int c) {
+    __global const int *row = x->cd + x->coff[c];
+    switch (x->ckind[c]) {
+#define REL3(NAME, REL) \
+    case KIND_##NAME: return post_rel(x, REL, row[0], row[1]); \
+    case KIND_##NAME##_reif: return reif_rel(x, REL, row[0], row[1], row[2], 0); \
+    case KIND_##NAME##_imp: return reif_rel(x, REL, row[0], row[1], row[2], 1);
+    REL3(int_eq, R_EQ)
+    REL3(int_ne, R_NE)
+    REL3(int_le, R_LE)
+    REL3(int_lt, R_LT)
+    REL3(bool_eq, R_EQ)
+    REL3(bool_le, R_LE)
+    REL3(bool_lt, R_LT)
+#define LIN3(NAME, REL) \
+    case KIND_##NAME: return post_lin(x, REL, row[0], row + 1, row + 2 + row[0], -1, 0, row[2 + 2 * row[0]]); \
+    case KIND_##NAME##_reif: return reif_lin(x, REL, row, 0); \
+    case KIND_##NAME##_imp: return reif_lin(x, REL, row, 1);
+    LIN3(int_lin_eq, L_EQ)
+    LIN3(int_lin_ne, L_NE)
+    LIN3(int_lin_le, L_LE)
+    case KIND_int_plus: {
+        int a = row[0], b = row[1], c2 = row[2];
+        TRY(set_min(x, c2, (long)dmin(x, a) + dmin(x, b)));
+        TRY(set_max(x, c2, (long)dmax(x, a) + dmax(x, b)));
+        TRY(set_min(x, a, (long)dmin(x, c2) - dmax(x, b)));
+        TRY(set_max(x, a, (long)dmax(x, c2) - dmin(x, b)));
+        TRY(set_min(x, b, (long)dmin(x, c2) - dmax(x, a)));
+        TRY(set_max(x, b, (long)dmax(x, c2) - dmin(x, a)));
+        return true;
+    }
+    case KIND_int_times: return prop_times(x, row[0], row[1], row[2]);
+    case KIND_int_div: return prop_div(x, row[0], row[1], row[2]);
+    case KIND_int_mod: return prop_mod(x, row[0], row[1], row[2]);
+    case KIND_int_min: return prop_minmax(x, row[0], row[1], row[2], 0);
+    case KIND_int_max: return prop_minmax(x, row[0], row[1], row[2], 1);
+    case KIND_int_pow: return prop_pow(x, row[0], row[1], row[2]);
+    case KIND_int_abs: return prop_abs(x, row[0], row[1]);
+    case KIND_array_int_element:
+    case KIND_array_bool_element: return prop_element_const(x, row);
+    case KIND_array_var_int_element:
+    case KIND_array_var_bool_element: return prop_element_var(x, row);
+    case KIND_array_int_maximum: return prop_array_extremum(x, row, 1);
+    case KIND_array_int_minimum: return prop_array_extremum(x, row, 0);
+    case KIND_set_in: return post_in_set(x, row[0], row + 1);
+    case KIND_set_in_reif: return reif_in_set(x, row, 0);
+    case KIND_set_in_imp: return reif_in_set(x, row, 1);
+    case KIND_fzn_all_different_int: return prop_alldiff(x, row);
+    case KIND_bool2int: return post_eq(x, row[0], row[1]);
+    case KIND_bool_not:
+    case KIND_bool_ne:
+    case KIND_bool_xor_2: return post_rel(x, R_NE, row[0], row[1]);
+    case KIND_bool_ne_reif: return reif_rel(x, R_NE, row[0], row[1], row[2], 0);
+    case KIND_bool_and: return prop_bool_and(x, row[0], row[1], row[2], 0);
+    case KIND_bool_and_imp: return prop_bool_and(x, row[0], row[1], row[2], 1);
+    case KIND_bool_or: return prop_bool_or(x, row[0], row[1], row[2], 0);
+    case KIND_bool_or_imp: return prop_bool_or(x, row[0], row[1], row[2], 1);
+    case KIND_bool_xor: return prop_bool_xor(x, row[0], row[1], row[2], 0);
+    case KIND_bool_xor_imp: return prop_bool_xor(x, row[0], row[1], row[2], 1);
+    case KIND_array_bool_and: return prop_array_bool(x, row, 1, 0);
+    case KIND_array_bool_and_imp: return prop_array_bool(x, row, 1, 1);
+    case KIND_array_bool_or: return prop_array_bool(x, row, 0, 0);
+    case KIND_array_bool_or_imp: return prop_array_bool(x, row, 0, 1);
+    case KIND_array_bool_xor: return prop_array_bool_xor(x, row);
+    case KIND_bool_clause: return prop_clause(x, row, 0);
+    case KIND_bool_clause_reif: return prop_clause(x, row, 1);
+    case KIND_bool_clause_imp: return prop_clause(x, row, 2);
+    case KIND_bool_lin_eq: {
+        int n = row[0];
+        return post_lin(x, L_EQ, n, row + 1, row + 2 + n, row[2 + 2 * n], -1, 0);
+    }
+    case KIND_bool_lin_le: {
+        int n = row[0];
+        return post_lin(x, L_LE, n, row + 1, row + 2 + n, -1, 0, row[2 + 2 * n]);
+    }
+    default:
+        return false;   // unreachable: the host refuses models with kinds it has no kernel for
+    }
+}
+
+// Run the queue to a fixpoint; false on failure (the queue is then emptied).
+bool propagate(Ctx *x) {
+    while (x->qlen > 0) {
+        int c = x->queue[x->qhead];
+        x->qhead = (x->qhead + 1 == x->nc) ? 0 : x->qhead + 1;
+        x->qlen -= 1;
+        x->inq[c] = 0;
+        x->props += 1;
+        if (!propagate_one(x, c)) {
+            x->failed = c;
+            clear_queue(x);
+            return false;
+        }
+    }
+    return true;
+}

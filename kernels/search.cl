@@ -1,0 +1,326 @@
+// Depth-first search with propagation, one sub-search space at a time per work-item (PHACT).
+//
+// A sub-search space is a path of decisions (var, op, value) from the root. Work-items take
+// the next one from a shared counter, replay it on the root domains, and search below it with
+// binary branching (left: the decision, right: its negation). Kernels run in slices of at most
+// `budget` nodes; the whole state lives in global memory and survives between slices.
+//
+// With cutoff > 0 the kernel expands instead of solving: every node reached at `cutoff` left
+// decisions below its sub-search space is written out as a new, longer path (the host's
+// splitting of the tree into many sub-search spaces, done on the device).
+
+#define S_NEED_SUB 0
+#define S_PROPAGATE 1
+#define S_BRANCH 2
+#define S_BACKTRACK 3
+#define S_DONE 4
+#define S_SOLUTION 5
+
+// per work-item scalars (ST)
+#define ST_STATUS 0
+#define ST_DEPTH 1
+#define ST_TTOP 2
+#define ST_EPOCH 3
+#define ST_SUB 4
+#define ST_PLEN 5
+#define ST_ERR 6
+#define ST_RNG 7
+#define ST_QHEAD 8
+#define NST 9
+
+// per work-item counters (CNT, long)
+#define CNT_NODES 0
+#define CNT_FAILS 1
+#define CNT_PROPS 2
+#define CNT_SOLS 3
+#define CNT_SUBS 4
+#define NCNT 5
+
+// shared control words (CTRL)
+#define C_NEXT 0        // next sub-search space to take
+#define C_SOLS 1        // solution slots used
+#define C_EMIT 2        // emitted paths
+#define C_BEST 3        // best objective so far, as sense*objective (minimisation)
+#define C_OVERFLOW 4    // an emitted path did not fit
+#define C_ERR 5         // a work-item ran out of trail, depth or path capacity
+#define C_ROOT_FAILED 6 // set when root propagation fails (enqueue_all pass)
+
+// decisions: op ^ 1 is the negation
+#define OP_EQ 0
+#define OP_NE 1
+#define OP_LE 2
+#define OP_GT 3
+#define OP_GE 4
+#define OP_LT 5
+
+// level record (LV)
+#define LV_TRAIL 0
+#define LV_VAR 1
+#define LV_VAL 2
+#define LV_OP 3
+#define LV_PLEN 4
+#define NLV 5
+
+inline int apply_decision(Ctx *x, int v, int op, int value) {
+    switch (op) {
+    case OP_EQ: return fix(x, v, value);
+    case OP_NE: return remove_value(x, v, value);
+    case OP_LE: return set_max(x, v, value);
+    case OP_GT: return set_min(x, v, (long)value + 1);
+    case OP_GE: return set_min(x, v, value);
+    default: return set_max(x, v, (long)value - 1);
+    }
+}
+
+inline uint rng_next(uint *s) {
+    uint z = *s;
+    z ^= z << 13; z ^= z >> 17; z ^= z << 5;
+    *s = z ? z : 0x9E3779B9u;
+    return *s;
+}
+
+// The k-th smallest value of v's domain (0-based).
+inline int kth_value(Ctx *x, int v, long k) {
+    if (!has_bits(x, v)) return (int)(dmin(x, v) + k);
+    int value = dmin(x, v);
+    for (long i = 0; i < k; ++i) value = next_value(x, v, value + 1);
+    return value;
+}
+
+inline long wdeg(Ctx *x, __global const int *weights, int v) {
+    long s = 0;
+    for (int i = x->wptr[v]; i < x->wptr[v + 1]; ++i) s += weights[x->wlist[i]];
+    return s > 0 ? s : 1;
+}
+
+// Is candidate (size a_num/a_den) better than the incumbent under the variable selection?
+// Returns true if v should replace best.
+bool better_var(Ctx *x, int sel, int v, int best, __global const int *deg, __global const int *weights) {
+    if (best < 0) return true;
+    switch (sel) {
+    case VS_FIRST_FAIL: return dsize(x, v) < dsize(x, best);
+    case VS_ANTI_FIRST_FAIL: return dsize(x, v) > dsize(x, best);
+    case VS_SMALLEST: return dmin(x, v) < dmin(x, best);
+    case VS_LARGEST: return dmax(x, v) > dmax(x, best);
+    case VS_OCCURRENCE: return deg[v] > deg[best];
+    case VS_MOST_CONSTRAINED: {
+        long sv = dsize(x, v), sb = dsize(x, best);
+        return sv < sb || (sv == sb && deg[v] > deg[best]);
+    }
+    case VS_MAX_REGRET: {
+        long rv = has_bits(x, v) ? (long)next_value(x, v, dmin(x, v) + 1) - dmin(x, v) : 1;
+        long rb = has_bits(x, best) ? (long)next_value(x, best, dmin(x, best) + 1) - dmin(x, best) : 1;
+        return rv > rb;
+    }
+    case VS_DOM_W_DEG: {
+        // size(v)/wdeg(v) < size(best)/wdeg(best)
+        return dsize(x, v) * wdeg(x, weights, best) < dsize(x, best) * wdeg(x, weights, v);
+    }
+    default: return false;   // input_order: keep the first
+    }
+}
+
+// Choose the next decision; false when every variable of the plan is fixed (a solution).
+bool choose(Ctx *x, __global const int *sg_ptr, __global const int *sg_var, __global const int *sg_sel,
+            int ngroups, __global const int *deg, __global const int *weights, uint *rng,
+            int *out_var, int *out_op, int *out_val) {
+    for (int g = 0; g < ngroups; ++g) {
+        int vsel = sg_sel[2 * g], valsel = sg_sel[2 * g + 1];
+        int best = -1;
+        for (int i = sg_ptr[g]; i < sg_ptr[g + 1]; ++i) {
+            int v = sg_var[i];
+            if (is_fixed(x, v)) continue;
+            if (better_var(x, vsel, v, best, deg, weights)) {
+                best = v;
+                if (vsel == VS_INPUT_ORDER) break;
+            }
+        }
+        if (best < 0) continue;
+        int lo = dmin(x, best), hi = dmax(x, best);
+        long mid = ((long)lo + (long)hi) >> 1;     // floor: lo <= mid < hi
+        *out_var = best;
+        switch (valsel) {
+        case VAL_MAX: *out_op = OP_EQ; *out_val = hi; break;
+        case VAL_MEDIAN: *out_op = OP_EQ; *out_val = kth_value(x, best, (dsize(x, best) - 1) / 2); break;
+        case VAL_SPLIT: *out_op = OP_LE; *out_val = (int)mid; break;
+        case VAL_REVERSE_SPLIT: *out_op = OP_GT; *out_val = (int)mid; break;
+        case VAL_RANDOM: *out_op = OP_EQ; *out_val = kth_value(x, best, rng_next(rng) % (ulong)dsize(x, best)); break;
+        default: *out_op = OP_EQ; *out_val = lo; break;
+        }
+        return true;
+    }
+    return false;
+}
+
+__kernel void search(
+    // model
+    __global const int *bm_off, __global const int *bm_nw, __global const int *base,
+    __global const int *ckind, __global const int *coff, __global const int *cd,
+    __global const int *wptr, __global const int *wlist, __global const int *deg,
+    __global const int *root_lb, __global const int *root_ub, __global const uint *root_bits,
+    __global const int *sg_ptr, __global const int *sg_var, __global const int *sg_sel,
+    // per work-item state
+    __global int *LB, __global int *UB, __global uint *BITS, __global int *STAMP,
+    __global int *TRAIL, __global int *QUEUE, __global uchar *INQ, __global int *LV,
+    __global int *PATH, __global int *WEIGHTS, __global int *ST, __global long *CNT,
+    // work in, work out
+    __global const int *sub_ptr, __global const int *sub_data, int n_sub,
+    __global int *emit, int emit_cap, int emit_stride, int cutoff,
+    __global int *sols, int sol_cap,
+    __global int *root_out_lb, __global int *root_out_ub, __global uint *root_out_bits,
+    __global volatile int *ctrl,
+    // sizes and settings
+    int nv, int nc, int nwords, int tcap, int maxd, int pcap, int ngroups, int use_weights,
+    int obj_var, int obj_sense, int count_only, int enqueue_all, int budget, int n_items)
+{
+    int gid = get_global_id(0);
+    if (gid >= n_items) return;
+
+    Ctx cx;
+    Ctx *x = &cx;
+    x->nv = nv; x->nc = nc;
+    x->bm_off = bm_off; x->bm_nw = bm_nw; x->base = base;
+    x->ckind = ckind; x->coff = coff; x->cd = cd; x->wptr = wptr; x->wlist = wlist;
+    x->lb = LB + (long)gid * nv;
+    x->ub = UB + (long)gid * nv;
+    x->bits = BITS + (long)gid * nwords;
+    x->stamp = STAMP + (long)gid * nv;
+    x->trail = TRAIL + (long)gid * tcap;
+    x->tcap = tcap;
+    x->queue = QUEUE + (long)gid * nc;
+    x->inq = INQ + (long)gid * nc;
+    x->qlen = 0;
+    x->err = 0;
+    x->failed = -1;
+    x->props = 0;
+    __global int *st = ST + gid * NST;
+    __global long *cnt = CNT + gid * NCNT;
+    __global int *lv = LV + (long)gid * maxd * NLV;
+    __global int *path = PATH + (long)gid * pcap * 3;
+    __global int *weights = WEIGHTS + (use_weights ? (long)gid * nc : 0);
+
+    int status = st[ST_STATUS], depth = st[ST_DEPTH], plen = st[ST_PLEN];
+    x->ttop = st[ST_TTOP];
+    x->epoch = st[ST_EPOCH];
+    x->qhead = st[ST_QHEAD];
+    uint rng = (uint)st[ST_RNG];
+    long nodes = 0, fails = 0, sols_found = 0, subs = 0;
+    int emitting = cutoff > 0;
+    bool fresh = false;   // the next propagation is the first of a new sub-search space
+
+    while (budget > 0 && status != S_DONE) {
+        if (status == S_SOLUTION) {
+            int slot = atomic_inc(&ctrl[C_SOLS]);
+            if (slot >= sol_cap) { atomic_dec(&ctrl[C_SOLS]); break; }   // host drains, we retry
+            __global int *out = sols + (long)slot * (nv + 1);
+            out[0] = obj_var >= 0 ? obj_sense * val(x, obj_var) : 0;
+            for (int v = 0; v < nv; ++v) out[1 + v] = x->lb[v];
+            status = S_BACKTRACK;
+            continue;
+        }
+        if (status == S_NEED_SUB) {
+            int s = atomic_inc(&ctrl[C_NEXT]);
+            if (s >= n_sub) { status = S_DONE; break; }
+            st[ST_SUB] = s;
+            for (int v = 0; v < nv; ++v) { x->lb[v] = root_lb[v]; x->ub[v] = root_ub[v]; x->stamp[v] = -1; }
+            for (int w = 0; w < nwords; ++w) x->bits[w] = root_bits[w];
+            x->ttop = 0; depth = 0; plen = 0;
+            clear_queue(x);
+            new_epoch(x);
+            if (enqueue_all) for (int c = 0; c < nc; ++c) enqueue(x, c);
+            __global const int *p = sub_data + sub_ptr[s];
+            int root_len = (sub_ptr[s + 1] - sub_ptr[s]) / 3;
+            bool ok = true;
+            for (int i = 0; i < root_len && ok; ++i) {
+                ok = apply_decision(x, p[3 * i], p[3 * i + 1], p[3 * i + 2]) != FAILED;
+                if (emitting) { path[3 * i] = p[3 * i]; path[3 * i + 1] = p[3 * i + 1]; path[3 * i + 2] = p[3 * i + 2]; }
+            }
+            plen = root_len;
+            subs += 1;
+            fresh = true;
+            if (!ok) { clear_queue(x); fails += 1; continue; }
+            status = S_PROPAGATE;
+            continue;
+        }
+        if (status == S_PROPAGATE) {
+            nodes += 1;
+            budget -= 1;
+            bool ok = true;
+            if (obj_var >= 0) {
+                int best = ctrl[C_BEST];
+                if (best != INT_MAX) {
+                    if (obj_sense > 0) ok = set_max(x, obj_var, (long)best - 1) != FAILED;
+                    else ok = set_min(x, obj_var, -(long)best + 1) != FAILED;
+                }
+            }
+            if (ok) {
+                ok = propagate(x);
+                if (!ok && use_weights && x->failed >= 0) weights[x->failed] += 1;   // dom_w_deg
+            }
+            if (x->err) { atomic_or(&ctrl[C_ERR], x->err); status = S_DONE; break; }
+            if (!ok) {
+                if (fresh && enqueue_all) atomic_or(&ctrl[C_ROOT_FAILED], 1);
+                fresh = false;
+                clear_queue(x); fails += 1; status = S_BACKTRACK; continue;
+            }
+            if (fresh && enqueue_all) {   // the root's fixpoint: later passes start from it
+                for (int v = 0; v < nv; ++v) { root_out_lb[v] = x->lb[v]; root_out_ub[v] = x->ub[v]; }
+                for (int w = 0; w < nwords; ++w) root_out_bits[w] = x->bits[w];
+            }
+            fresh = false;
+            status = S_BRANCH;
+            continue;
+        }
+        if (status == S_BRANCH) {
+            if (emitting && (depth >= cutoff || plen + 2 > pcap)) {
+                int idx = atomic_inc(&ctrl[C_EMIT]);
+                if (idx >= emit_cap) atomic_or(&ctrl[C_OVERFLOW], 1);
+                else {
+                    __global int *rec = emit + (long)idx * emit_stride;
+                    rec[0] = plen;
+                    for (int i = 0; i < 3 * plen; ++i) rec[1 + i] = path[i];
+                }
+                status = S_BACKTRACK;
+                continue;
+            }
+            int v, op, value;
+            if (!choose(x, sg_ptr, sg_var, sg_sel, ngroups, deg, weights, &rng, &v, &op, &value)) {
+                sols_found += 1;
+                if (obj_var >= 0) {
+                    int o = obj_sense * val(x, obj_var);
+                    int old = atomic_min(&ctrl[C_BEST], o);
+                    status = (o < old) ? S_SOLUTION : S_BACKTRACK;
+                } else {
+                    status = count_only ? S_BACKTRACK : S_SOLUTION;
+                }
+                continue;
+            }
+            if (depth >= maxd) { atomic_or(&ctrl[C_ERR], ERR_DEPTH); status = S_DONE; break; }
+            __global int *l = lv + depth * NLV;
+            l[LV_TRAIL] = x->ttop; l[LV_VAR] = v; l[LV_VAL] = value; l[LV_OP] = op; l[LV_PLEN] = plen;
+            depth += 1;
+            new_epoch(x);
+            if (emitting) { path[3 * plen] = v; path[3 * plen + 1] = op; path[3 * plen + 2] = value; plen += 1; }
+            if (apply_decision(x, v, op, value) == FAILED) { clear_queue(x); fails += 1; status = S_BACKTRACK; }
+            else status = S_PROPAGATE;
+            continue;
+        }
+        // S_BACKTRACK
+        if (depth == 0) { status = S_NEED_SUB; continue; }
+        depth -= 1;
+        __global int *l = lv + depth * NLV;
+        clear_queue(x);
+        restore(x, l[LV_TRAIL]);
+        plen = l[LV_PLEN];
+        new_epoch(x);
+        int op = l[LV_OP] ^ 1;
+        if (emitting) { path[3 * plen] = l[LV_VAR]; path[3 * plen + 1] = op; path[3 * plen + 2] = l[LV_VAL]; plen += 1; }
+        if (apply_decision(x, l[LV_VAR], op, l[LV_VAL]) == FAILED) { clear_queue(x); fails += 1; }
+        else status = S_PROPAGATE;
+    }
+
+    st[ST_STATUS] = status; st[ST_DEPTH] = depth; st[ST_PLEN] = plen;
+    st[ST_TTOP] = x->ttop; st[ST_EPOCH] = x->epoch; st[ST_QHEAD] = x->qhead; st[ST_RNG] = (int)rng;
+    cnt[CNT_NODES] += nodes; cnt[CNT_FAILS] += fails; cnt[CNT_PROPS] += x->props;
+    cnt[CNT_SOLS] += sols_found; cnt[CNT_SUBS] += subs;
+}
