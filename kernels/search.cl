@@ -141,10 +141,18 @@ bool choose(Ctx *x, __global const int *sg_ptr, __global const int *sg_var, __gl
         *out_var = best;
         switch (valsel) {
         case VAL_MAX: *out_op = OP_EQ; *out_val = hi; break;
-        case VAL_MEDIAN: *out_op = OP_EQ; *out_val = kth_value(x, best, (dsize(x, best) - 1) / 2); break;
+        // x != v needs a bitmap unless v is a bound: without one, an inner value splits instead
+        case VAL_MEDIAN:
+            *out_val = kth_value(x, best, (dsize(x, best) - 1) / 2);
+            *out_op = (has_bits(x, best) || *out_val == lo) ? OP_EQ : OP_LE;
+            break;
         case VAL_SPLIT: *out_op = OP_LE; *out_val = (int)mid; break;
         case VAL_REVERSE_SPLIT: *out_op = OP_GT; *out_val = (int)mid; break;
-        case VAL_RANDOM: *out_op = OP_EQ; *out_val = kth_value(x, best, rng_next(rng) % (ulong)dsize(x, best)); break;
+        case VAL_RANDOM:
+            *out_val = kth_value(x, best, rng_next(rng) % (ulong)dsize(x, best));
+            if (!has_bits(x, best) && *out_val != lo && *out_val != hi) *out_op = OP_LE;
+            else *out_op = OP_EQ;
+            break;
         default: *out_op = OP_EQ; *out_val = lo; break;
         }
         return true;
@@ -231,8 +239,10 @@ __kernel void search(
             __global const int *p = sub_data + sub_ptr[s];
             int root_len = (sub_ptr[s + 1] - sub_ptr[s]) / 3;
             bool ok = true;
+            // Replay with propagation after every decision, as the search that made the path
+            // did: a right branch x != v is exact only where v is a bound (bounds-only domains).
             for (int i = 0; i < root_len && ok; ++i) {
-                ok = apply_decision(x, p[3 * i], p[3 * i + 1], p[3 * i + 2]) != FAILED;
+                ok = apply_decision(x, p[3 * i], p[3 * i + 1], p[3 * i + 2]) != FAILED && propagate(x);
                 if (emitting) { path[3 * i] = p[3 * i]; path[3 * i + 1] = p[3 * i + 1]; path[3 * i + 2] = p[3 * i + 2]; }
             }
             plen = root_len;

@@ -47,7 +47,7 @@ class Runner:
         self.device = device
         self.dm = dm
         self.ctx, self.queue, self.prog = build(device)
-        self.kernel = self.prog.search
+        self.kernel = self.cl.Kernel(self.prog, "search")
         self.stats = Stats()
         self.seed = seed
         mf = cl.mem_flags

@@ -1,0 +1,63 @@
+"""Shared test helpers: solve FlatZinc text in-process and enumerate it by brute force with
+the independent checker as the oracle."""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+from fzn_gpu.check import Checker
+from fzn_gpu.device import select_devices
+from fzn_gpu.engine import assignment
+from fzn_gpu.engine.complete import CompleteSearch
+from fzn_gpu.engine.pack import pack
+from fzn_gpu.lower import lower
+from fzn_gpu.options import SolveOptions
+from fzn_gpu.parser import parse_items
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+CORPUS = SHARED / "corpus" / "hakank"
+
+
+def solve_text(text: str, **opts) -> tuple[list[dict], object]:
+    """All solutions the engine reports (as name -> value dicts, each checked), and the outcome."""
+    model = lower(parse_items(text, "test.fzn"), "test.fzn")
+    options = SolveOptions(**opts)
+    checker = Checker(parse_items(text, "test.fzn"))
+    dm = pack(model, options)
+    found: list[dict] = []
+
+    def report(values: np.ndarray, objective) -> None:
+        a = assignment(model, values)
+        bad = checker.check(a)
+        assert not bad, f"engine reported a non-solution: {bad[0]}\n{text}"
+        found.append(a)
+
+    search = CompleteSearch(model, dm, select_devices("all")[0], options, report)
+    outcome = search.run(None)
+    return found, outcome
+
+
+def brute_force(text: str, domains: dict[str, list[int]]) -> set[tuple]:
+    """Every assignment of the named variables that the checker accepts."""
+    checker = Checker(parse_items(text, "test.fzn"))
+    names = list(domains)
+    sols = set()
+    for combo in itertools.product(*(domains[n] for n in names)):
+        if not checker.check(dict(zip(names, combo))):
+            sols.add(combo)
+    return sols
+
+
+def as_tuples(found: list[dict], names: list[str]) -> set[tuple]:
+    return {tuple(int(s[n]) for n in names) for s in found}
+
+
+def have_minizinc() -> bool:
+    return shutil.which("minizinc") is not None and "gpu-fzn" in subprocess.run(
+        ["minizinc", "--solvers"], capture_output=True, text=True).stdout
