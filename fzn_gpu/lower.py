@@ -87,7 +87,7 @@ class Lowering:
         self.kind.append(int(kind))
         lo, hi, flo, fhi = 0, 0, 0.0, 0.0
         if kind == VarKind.BOOL:
-            lo, hi = 0, 1
+            lo, hi = (max(0, domain.lo), min(1, domain.hi)) if isinstance(domain, IntSet) and domain.ranges else (0, 1)
         elif kind in (VarKind.INT, VarKind.SET):
             if domain is None:
                 lo, hi = (-UNBOUNDED, UNBOUNDED) if kind == VarKind.INT else (0, -1)

@@ -262,6 +262,25 @@ bool prop_mod(Ctx *x, int a, int b, int c) {
     if (dmin(x, a) >= 0) { TRY(set_min(x, c, 0)); TRY(set_max(x, c, dmax(x, a))); }
     if (dmax(x, a) <= 0) { TRY(set_max(x, c, 0)); TRY(set_min(x, c, dmin(x, a))); }
     if (is_fixed(x, a) && is_fixed(x, b)) TRY(fix(x, c, (long)val(x, a) % (long)val(x, b)));
+    if (is_fixed(x, b) && !is_fixed(x, a)) {
+        // a keeps only values whose remainder c can take (C's % truncates, as MiniZinc's mod)
+        long d = val(x, b);
+        if (has_bits(x, a)) {
+            for (int v = dmin(x, a); v <= dmax(x, a); ++v)
+                if (contains(x, a, v) && !contains(x, c, (long)v % d)) TRY(remove_value(x, a, v));
+        } else {
+            for (int k = 0; k < 1024 && !contains(x, c, (long)dmin(x, a) % d); ++k) TRY(set_min(x, a, (long)dmin(x, a) + 1));
+            for (int k = 0; k < 1024 && !contains(x, c, (long)dmax(x, a) % d); ++k) TRY(set_max(x, a, (long)dmax(x, a) - 1));
+        }
+        if (has_bits(x, a) && has_bits(x, c) && (long)(dmax(x, a) - dmin(x, a)) * (dmax(x, c) - dmin(x, c)) <= 65536) {
+            for (int r = dmin(x, c); r <= dmax(x, c); ++r) {
+                if (!contains(x, c, r)) continue;
+                bool support = false;
+                for (int v = dmin(x, a); v <= dmax(x, a) && !support; ++v) support = contains(x, a, v) && (long)v % d == r;
+                if (!support) TRY(remove_value(x, c, r));
+            }
+        }
+    }
     return true;
 }
 

@@ -97,6 +97,8 @@ def pack(model: Model, opts: SolveOptions) -> DeviceModel:
         v = int(np.nonzero(declared)[0][0])
         raise Unsupported(f"variable {V.names[v]} has values beyond ±{LIMIT}", file=model.source,
                           fix="scale the model's numbers down; fzn-gpu (like Gecode) works with 32-bit integers")
+    loose = V.is_const & (lb != ub) & ((V.kind == VarKind.INT) | (V.kind == VarKind.BOOL))
+    assert not loose.any(), f"constant {V.names[int(np.argmax(loose))]} is not fixed"   # lowering bug
     span = ub.astype(np.int64) - lb + 1
     want_bits = (span > 2) & (span <= BITMAP_MAX_SPAN) & ~V.is_const
     for v in V.holes:

@@ -1,0 +1,112 @@
+"""The command line: MiniZinc's flags, status lines, statistics, and bad input reported in one
+clear message with a non-zero exit and never a traceback."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from fzn_gpu.check import Checker
+from fzn_gpu.parser import parse_items
+from helpers import ROOT
+
+QUEENS = """\
+array [1..4] of var 1..4: q :: output_array([1..4]) = [q1, q2, q3, q4];
+"""
+
+
+def fzn(tmp_path, text, name="m.fzn"):
+    p = tmp_path / name
+    p.write_text(text)
+    return str(p)
+
+
+def run(*args, stdin=None):
+    return subprocess.run([sys.executable, "-m", "fzn_gpu", *args], capture_output=True, text=True,
+                          input=stdin, cwd=ROOT, timeout=120)
+
+
+QUEENS6 = "".join(f"var 1..6: q{i};\n" for i in range(1, 7)) + \
+    "array [1..6] of var int: q :: output_array([1..6]) = [" + ", ".join(f"q{i}" for i in range(1, 7)) + "];\n" + \
+    "".join(f"constraint int_ne(q{i}, q{j});\nconstraint int_lin_ne([1, -1], [q{i}, q{j}], {j - i});\n"
+            f"constraint int_lin_ne([1, -1], [q{i}, q{j}], {i - j});\n" for i in range(1, 7) for j in range(i + 1, 7)) + \
+    "solve satisfy;\n"
+
+
+def solutions(out):
+    return [b for b in out.split("----------\n")[:-1]]
+
+
+def test_all_solutions_are_checked_and_complete(tmp_path):
+    path = fzn(tmp_path, QUEENS6)
+    r = run("-a", "--check", path)
+    assert r.returncode == 0, r.stderr
+    sols = solutions(r.stdout)
+    assert len(sols) == 4 and r.stdout.endswith("==========\n")
+    checker = Checker(parse_items(QUEENS6, "q.fzn"))
+    for block in sols:
+        values = json.loads(block.split("[", 1)[1].rsplit("]", 1)[0].join("[]"))
+        assert checker.check({f"q{i + 1}": v for i, v in enumerate(values)}) == []
+
+
+def test_one_solution_by_default_and_n(tmp_path):
+    path = fzn(tmp_path, QUEENS6)
+    assert len(solutions(run(path).stdout)) == 1
+    r = run("-n", "3", path)
+    assert len(solutions(r.stdout)) == 3 and "==========" not in r.stdout
+
+
+def test_stdin_statistics_and_count_only(tmp_path):
+    r = run("-a", "--count-only", "-s", "-", stdin=QUEENS6)
+    assert "----------" not in r.stdout and "%%%mzn-stat: nSolutions=4" in r.stdout
+    assert r.stdout.rstrip().endswith("%%%mzn-stat-end") and "==========" in r.stdout
+
+
+def test_unsatisfiable_and_optimum(tmp_path):
+    unsat = "".join(f"var 1..2: x{i};\n" for i in range(3)) + \
+        "constraint int_ne(x0, x1);\nconstraint int_ne(x1, x2);\nconstraint int_ne(x0, x2);\nsolve satisfy;\n"
+    assert run(fzn(tmp_path, unsat)).stdout == "=====UNSATISFIABLE=====\n"
+    opt = "var 0..10: x :: output_var;\nvar 0..10: y :: output_var;\nconstraint int_lin_le([2, 3], [x, y], 12);\n" \
+          "var int: obj :: output_var = x;\nsolve maximize x;\n"
+    r = run("--check", fzn(tmp_path, opt, "o.fzn"))
+    assert r.stdout.startswith("x = 6;") and r.stdout.endswith("----------\n==========\n")
+
+
+@pytest.mark.parametrize("args, text, words", [
+    (["missing.fzn"], None, "no such file: missing.fzn"),
+    ([], "var 1..3: x;\nconstraint int_le(x 3);\nsolve satisfy;\n", "m.fzn:2:21: error: syntax error"),
+    ([], "var 1..3: x;\nconstraint foo(x);\nsolve satisfy;\n", "m.fzn:2: error: unknown constraint 'foo'"),
+    ([], "var 0.0..1.0: f;\nconstraint float_le(f, 0.5);\nsolve satisfy;\n", "has no kernel yet"),
+    (["--devices", "7"], "var 1..3: x;\nsolve satisfy;\n", "no OpenCL device with index 7"),
+])
+def test_bad_input_is_one_clear_message(tmp_path, args, text, words):
+    path = [fzn(tmp_path, text)] if text else []
+    r = run(*args, *path)
+    assert r.returncode != 0
+    assert words in r.stderr and "fix:" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_time_limit_is_honoured(tmp_path):
+    # 11 queens by pairwise constraints with -a takes far longer than 1.5 s here
+    n = 13
+    text = "".join(f"var 1..{n}: q{i};\n" for i in range(n)) + \
+        "".join(f"constraint int_ne(q{i}, q{j});\nconstraint int_lin_ne([1, -1], [q{i}, q{j}], {j - i});\n"
+                f"constraint int_lin_ne([1, -1], [q{i}, q{j}], {i - j});\n" for i in range(n) for j in range(i + 1, n)) + \
+        "solve satisfy;\n"
+    import time
+    t = time.monotonic()
+    r = run("-a", "--count-only", "-t", "1500", fzn(tmp_path, text))
+    assert time.monotonic() - t < 1.5 + 8.0      # start-up and kernel build included
+    assert r.returncode == 0 and "==========" not in r.stdout
+
+
+def test_list_devices_and_solver_config(tmp_path):
+    r = run("--list-devices")
+    assert r.returncode == 0 and "0:" in r.stdout
+    r = run("install-solver-config", "--dir", str(tmp_path))
+    cfg = json.loads((tmp_path / "gpu-fzn.msc").read_text())
+    assert cfg["id"] == "org.fzn-gpu.gpu-fzn" and cfg["mznlib"].endswith("mznlib")
+    assert {"-a", "-n", "-f", "-p", "-r", "-s", "-t", "-i", "-v"} <= set(cfg["stdFlags"])
+    assert any(f[0] == "--devices" for f in cfg["extraFlags"])

@@ -1,0 +1,51 @@
+"""Golden tests of the solution stream: every form MiniZinc's solns2out reads."""
+
+from fzn_gpu.ast import IntSet
+from fzn_gpu.lower import lower
+from fzn_gpu.output import (ERROR, SEARCH_COMPLETE, SOLUTION_END, UNKNOWN, UNSATISFIABLE, format_set,
+                            format_solution, format_stats, format_value)
+from fzn_gpu.model import VarKind
+from fzn_gpu.parser import parse_items
+
+
+def test_status_lines():
+    assert SOLUTION_END == "----------"
+    assert SEARCH_COMPLETE == "=========="
+    assert UNSATISFIABLE == "=====UNSATISFIABLE====="
+    assert UNKNOWN == "=====UNKNOWN====="
+    assert ERROR == "=====ERROR====="
+
+
+def test_values():
+    assert format_value(VarKind.BOOL, 1) == "true"
+    assert format_value(VarKind.BOOL, False) == "false"
+    assert format_value(VarKind.INT, -7) == "-7"
+    assert format_value(VarKind.FLOAT, 0.5) == "0.5"
+    assert format_set(IntSet.of([1, 3])) == "{1,3}"
+    assert format_set(IntSet.range(2, 5)) == "2..5"
+    assert format_set(IntSet(())) == "{}"
+    assert format_set(IntSet.of([4])) == "{4}"
+
+
+def test_solution_block():
+    text = """
+var 1..9: x :: output_var;
+var bool: b :: output_var;
+array [1..2] of var 0..5: y;
+array [1..6] of var 0..9: m :: output_array([1..2, 1..3]) = [x, x, 1, 2, 3, x];
+array [1..2] of var bool: bs :: output_array([1..2]) = [b, true];
+solve satisfy;
+"""
+    model = lower(parse_items(text, "t.fzn"), "t.fzn")
+    values = {0: 4, 1: 1}
+    got = format_solution(model, lambda v: values.get(v, 0) if model.vars.kind[v] != VarKind.BOOL else bool(values.get(v, 0)))
+    assert got == ("x = 4;\n"
+                   "b = true;\n"
+                   "m = array2d(1..2, 1..3, [4, 4, 1, 2, 3, 4]);\n"
+                   "bs = array1d(1..2, [true, true]);\n"
+                   "----------\n")
+
+
+def test_statistics_block():
+    got = format_stats({"nodes": 12, "solveTime": 0.25, "device": "CPU"})
+    assert got == '%%%mzn-stat: nodes=12\n%%%mzn-stat: solveTime=0.25\n%%%mzn-stat: device="CPU"\n%%%mzn-stat-end\n'

@@ -1,0 +1,77 @@
+"""The FlatZinc grammar: every item form MiniZinc 2.6 emits, and syntax errors located."""
+
+import pytest
+
+from fzn_gpu import ast
+from fzn_gpu.errors import FznError
+from fzn_gpu.parser import parse_items
+
+FULL = """\
+predicate fzn_all_different_int(array [int] of var int: x);
+predicate my_pred(var set of int: s, array [int] of var bool: b, float: f);
+bool: t = true;
+int: n = -3;
+float: f = 1.5e-3;
+set of int: s = {1,3,5};
+set of int: r = 2..4;
+array [1..3] of int: c = [1, -2, 0x1F];
+array [1..2] of set of int: ss = [{}, 1..2];
+var 1..3: x :: output_var;
+var bool: b :: output_var;
+var {1,3,5}: y;
+var int: z :: is_defined_var :: var_is_introduced;
+var float: fl;
+var 0.5..1.5: g;
+var set of 1..5: sv :: output_var;
+array [1..2] of var int: xs :: output_array([1..2]) = [x, y];
+% a comment; with a semicolon
+constraint int_lin_eq([1, -1], [z, x], 0) :: defines_var(z);
+constraint set_in(x, 1..2) :: domain;
+constraint bool_clause([b], []);
+solve :: seq_search([int_search(xs, first_fail, indomain_min, complete),
+                     bool_search([b], input_order, indomain_max, complete)]) minimize z;
+"""
+
+
+def test_every_item_form_parses():
+    items = list(parse_items(FULL, "full.fzn"))
+    kinds = [type(i).__name__ for i in items]
+    assert kinds.count("PredicateDecl") == 2
+    assert kinds.count("ConstraintItem") == 3
+    assert isinstance(items[-1], ast.SolveItem) and items[-1].kind == "minimize"
+    decl = {i.name: i for i in items if isinstance(i, ast.Decl)}
+    assert decl["c"].value == [1, -2, 31]
+    assert decl["s"].value == ast.IntSet.of([1, 3, 5])
+    assert decl["r"].value == ast.IntSet.range(2, 4)
+    assert decl["ss"].value == [ast.IntSet(()), ast.IntSet.range(1, 2)]
+    assert decl["f"].value == pytest.approx(1.5e-3)
+    assert decl["y"].type.domain == ast.IntSet.of([1, 3, 5])
+    assert decl["g"].type.domain == ast.FloatRange(0.5, 1.5)
+    assert decl["sv"].type.base == "set" and decl["sv"].type.domain == ast.IntSet.range(1, 5)
+    assert decl["xs"].type.dims == ((1, 2),)
+    assert ast.annotation(decl["z"].annotations, "is_defined_var") is not None
+    seq = items[-1].annotations[0]
+    assert seq.name == "seq_search" and seq.args[0][1].name == "bool_search"
+    assert items[-1].line == 22
+
+
+def test_line_numbers_follow_the_file():
+    items = list(parse_items(FULL, "full.fzn"))
+    lines = {i.name: i.line for i in items if isinstance(i, ast.Decl)}
+    assert lines["x"] == 10 and lines["xs"] == 17
+
+
+@pytest.mark.parametrize("text, line, col, words", [
+    ("var 1..3: x;\nconstraint int_le(x 3);\n", 2, 21, "unexpected '3'"),
+    ("var 1..3 x;\n", 1, 10, "unexpected 'x'"),
+    ("var 1..3: x;\nsolve satisfy\n", 2, None, "no closing ';'"),
+    ("var 1..3: x;\nconstraint int_le(x, $);\n", 2, 22, "unexpected character '$'"),
+])
+def test_syntax_errors_name_file_line_and_column(text, line, col, words):
+    with pytest.raises(FznError) as err:
+        list(parse_items(text, "bad.fzn"))
+    e = err.value
+    assert e.file == "bad.fzn" and e.line == line and words in e.message
+    if col is not None:
+        assert e.column == col
+    assert "bad.fzn:%d" % line in str(e) and e.fix
