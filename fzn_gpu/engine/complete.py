@@ -38,7 +38,7 @@ class CompleteSearch:
         self.dm = dm
         self.opts = opts
         self.report = report
-        self.runner = Runner(device, dm, seed=opts.seed)
+        self.runner = Runner(device, dm, seed=opts.seed, verbose=opts.verbose)
         self.optimising = dm.obj_var >= 0
         self.limit = opts.solution_limit(self.optimising)
         self.outcome = Outcome()

@@ -4,6 +4,7 @@ solution slots."""
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass, field
 
@@ -41,7 +42,8 @@ def paths_to_csr(paths: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
 class Runner:
     """Holds the model on one device and runs phases (lists of sub-search spaces) on it."""
 
-    def __init__(self, device: Device, dm: DeviceModel, seed: int = 0, max_items: int | None = None):
+    def __init__(self, device: Device, dm: DeviceModel, seed: int = 0, max_items: int | None = None,
+                 verbose: bool = False):
         import pyopencl as cl
         self.cl = cl
         self.device = device
@@ -50,6 +52,7 @@ class Runner:
         self.kernel = self.cl.Kernel(self.prog, "search")
         self.stats = Stats()
         self.seed = seed
+        self.verbose = verbose
         mf = cl.mem_flags
         ro = mf.READ_ONLY | mf.COPY_HOST_PTR
 
@@ -139,7 +142,7 @@ class Runner:
         SUBP = cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=sub_ptr)
         SUBD = cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=sub_data)
         EMIT = zeros(4 * emit_cap * emit_stride)
-        root = [cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
+        root = [cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a if a.size else np.zeros(1, a.dtype))
                 for a in (self.root_lb, self.root_ub, self.root_bits)]
         self.ctrl[C_NEXT] = 0
         self.ctrl[C_SOLS] = 0
@@ -183,6 +186,11 @@ class Runner:
             self.queue.finish()
             if self.ctrl[C_ERR]:
                 raise CapacityError(int(self.ctrl[C_ERR]))
+            if self.verbose:
+                done = int((st[:, 0] == S_DONE).sum())
+                print(f"fzn-gpu: slice {self.stats.launches}: {dt * 1000:.1f} ms, budget {self.budget}, "
+                      f"{done}/{n_items} items done, next sub-space {int(self.ctrl[C_NEXT])}/{n_sub}, "
+                      f"{nsol} solutions, cutoff {cutoff}", file=sys.stderr)
             keep_going = on_slice(sols)
             if (st[:, 0] == S_DONE).all():
                 finished = True

@@ -1,0 +1,205 @@
+"""Benchmarks side by side with Gecode, in one run on one machine.
+
+    python -m fzn_gpu.bench --suite small --out bench-out          # this 2-core machine, ~10 min
+    python -m fzn_gpu.bench --suite full --gecode-p 16 --out bench-out   # the GPU machine
+
+Runs each instance of ../shared/bench/suite.json through `minizinc --solver NAME` for every
+solver variant, repeats it (median wall time), and writes results.json, BENCHMARKS.md (tables
+with ratios fzn-gpu / Gecode) and PNG plots into --out."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import time
+from pathlib import Path
+
+SMALL = [("nqueens.mzn", {"n": n}) for n in (8, 10, 11, 12)] + [("costas.mzn", {"n": 10})] + \
+        [("qap.mzn", "qap_12.dzn"), ("knapsack.mzn", "knapsack_50.dzn"), ("tsp.mzn", "tsp_10.dzn"),
+         ("langford.mzn", {"n": 23}), ("magic_square.mzn", {"n": 6})]
+
+
+def bench_dir() -> Path:
+    here = Path(__file__).resolve()
+    for base in (here.parents[2], Path.cwd()):
+        if (base.parent / "shared" / "bench" / "suite.json").exists():
+            return base.parent / "shared" / "bench"
+        if (base / "shared" / "bench" / "suite.json").exists():
+            return base / "shared" / "bench"
+    raise SystemExit("cannot find shared/bench/suite.json; pass --bench-dir")
+
+
+def instances(suite: str, bdir: Path) -> list[dict]:
+    full = json.loads((bdir / "suite.json").read_text())["instances"]
+    if suite == "full":
+        return full
+    out = []
+    for model, arg in SMALL:
+        inst = {"model": model, "mode": "all" if model in ("nqueens.mzn", "costas.mzn") else
+                ("one" if model in ("langford.mzn", "magic_square.mzn") else "opt")}
+        inst.update({"params": arg} if isinstance(arg, dict) else {"data": arg})
+        out.append(inst)
+    return out
+
+
+def label(inst: dict) -> str:
+    extra = inst.get("data") or ",".join(f"{k}={v}" for k, v in inst.get("params", {}).items())
+    return f"{inst['model'].removesuffix('.mzn')} {extra}".strip()
+
+
+def run_once(solver: list[str], inst: dict, bdir: Path, limit_s: float) -> dict:
+    cmd = ["minizinc", *solver, str(bdir / inst["model"])]
+    if inst.get("data"):
+        cmd.append(str(bdir / "data" / inst["data"]))
+    for k, v in inst.get("params", {}).items():
+        cmd += ["-D", f"{k}={v}"]
+    if inst["mode"] == "all":
+        cmd.append("-a")
+    if inst["mode"] == "opt":
+        cmd += ["-a", "--output-mode", "dzn", "--output-objective"]
+    cmd += ["-s", "--time-limit", str(int(limit_s * 1000))]
+    t0 = time.monotonic()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sols, complete, unsat, trace, stats, counted = 0, False, False, [], {}, None
+    for line in p.stdout:
+        now = time.monotonic() - t0
+        if line.startswith("----------"):
+            sols += 1
+        elif line.startswith("=========="):
+            complete = True
+        elif "UNSATISFIABLE" in line:
+            unsat = True
+        elif line.startswith("_objective"):
+            trace.append((now, int(re.findall(r"-?\d+", line)[0])))
+        elif line.startswith("%%%mzn-stat:"):
+            k, _, v = line[12:].strip().partition("=")
+            stats[k] = v
+    p.wait()
+    wall = time.monotonic() - t0
+    if "nSolutions" in stats and sols == 0:
+        counted = int(stats["nSolutions"])
+    return {"wall_s": wall, "solutions": counted if counted is not None else sols, "complete": complete,
+            "unsat": unsat, "trace": trace, "best": trace[-1][1] if trace else None,
+            "stats": stats, "rc": p.returncode, "stderr": p.stderr.read()[-300:]}
+
+
+def median_run(solver, inst, bdir, limit_s, repeats) -> dict:
+    runs = [run_once(solver, inst, bdir, limit_s) for _ in range(repeats if inst["mode"] != "opt" else 1)]
+    runs.sort(key=lambda r: r["wall_s"])
+    mid = runs[len(runs) // 2]
+    mid["walls"] = [r["wall_s"] for r in runs]
+    return mid
+
+
+def at_time(trace, t):
+    best = None
+    for ts, obj in trace:
+        if ts <= t:
+            best = obj
+    return best
+
+
+def markdown(results: list[dict], solvers: list[str], machine: str) -> str:
+    ref = next((s for s in solvers if s.startswith("gecode")), None)
+    lines = [f"### {machine}", "", "| instance | mode | " + " | ".join(solvers) + (f" | ratio fzn-gpu / {ref}" if ref else "") + " |",
+             "|---|---|" + "---|" * len(solvers) + ("---|" if ref else "")]
+    for res in results:
+        cells, times = [], {}
+        for s in solvers:
+            r = res["runs"].get(s)
+            if r is None:
+                cells.append("-")
+                continue
+            if res["mode"] == "opt":
+                cells.append(f"best {r['best']}{' (opt)' if r['complete'] else ''}; at 10 s: {at_time(r['trace'], 10.0)}")
+            elif res["mode"] == "all":
+                cells.append(f"{r['wall_s']:.2f} s, {r['solutions']} sol{'' if r['complete'] else ' (not finished)'}")
+            else:
+                cells.append(f"{r['wall_s']:.2f} s" if r["solutions"] else "none in limit")
+            times[s] = r["wall_s"] if (r["complete"] or (res["mode"] == "one" and r["solutions"])) else None
+        ratio = ""
+        if ref:
+            g = times.get(ref)
+            mine = [times.get(s) for s in solvers if s.startswith("gpu-fzn") and times.get(s)]
+            ratio = f"{min(mine) / g:.2f}" if g and mine and res["mode"] != "opt" else "-"
+        lines.append(f"| {res['label']} | {res['mode']} | " + " | ".join(cells) + (f" | {ratio}" if ref else "") + " |")
+    return "\n".join(lines) + "\n"
+
+
+def plots(results, solvers, out: Path) -> list[str]:
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return []
+    made = []
+    for model in sorted({r["model"] for r in results if r["mode"] == "all" and "params" in r}):
+        rows = [r for r in results if r["model"] == model and r["mode"] == "all"]
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for s in solvers:
+            xs = [r["params"]["n"] for r in rows if s in r["runs"] and r["runs"][s]["complete"]]
+            ys = [r["runs"][s]["wall_s"] for r in rows if s in r["runs"] and r["runs"][s]["complete"]]
+            if xs:
+                ax.plot(xs, ys, marker="o", label=s)
+        ax.set_yscale("log"); ax.set_xlabel("n"); ax.set_ylabel("wall time, s (all solutions)")
+        ax.set_title(model); ax.legend(); fig.tight_layout()
+        name = f"time_{model.removesuffix('.mzn')}.png"
+        fig.savefig(out / name, dpi=90); plt.close(fig); made.append(name)
+    for r in [r for r in results if r["mode"] == "opt"]:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for s in solvers:
+            tr = r["runs"].get(s, {}).get("trace") or []
+            if tr:
+                ax.step([t for t, _ in tr], [o for _, o in tr], where="post", marker=".", label=s)
+        ax.set_xlabel("time, s"); ax.set_ylabel("objective"); ax.set_title(r["label"]); ax.legend(); fig.tight_layout()
+        name = "objective_" + re.sub(r"[^A-Za-z0-9]+", "_", r["label"]) + ".png"
+        fig.savefig(out / name, dpi=90); plt.close(fig); made.append(name)
+    return made
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--suite", choices=["small", "full"], default="small")
+    ap.add_argument("--bench-dir", default=None)
+    ap.add_argument("--out", default="bench-out")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--limit", type=float, default=60.0, help="time limit per run, s (enumeration and first solution)")
+    ap.add_argument("--opt-limit", type=float, default=20.0, help="time limit per optimisation run, s")
+    ap.add_argument("--gecode-p", type=int, default=0, help="also Gecode with -p N")
+    ap.add_argument("--devices", default="all", help="fzn-gpu --devices for the gpu-fzn runs")
+    ap.add_argument("--machine", default=os.uname().nodename)
+    ap.add_argument("--only", default=None, help="only instances whose label contains this")
+    args = ap.parse_args()
+    bdir = Path(args.bench_dir) if args.bench_dir else bench_dir()
+    out = Path(args.out); out.mkdir(parents=True, exist_ok=True)
+    solvers = {"gpu-fzn": ["--solver", "gpu-fzn", "--devices", args.devices],
+               "gecode -p1": ["--solver", "gecode", "-p", "1"]}
+    if args.gecode_p > 1:
+        solvers[f"gecode -p{args.gecode_p}"] = ["--solver", "gecode", "-p", str(args.gecode_p)]
+    results = []
+    for inst in instances(args.suite, bdir):
+        if args.only and args.only not in label(inst):
+            continue
+        res = {**inst, "label": label(inst), "runs": {}}
+        for name, flags in solvers.items():
+            limit = args.opt_limit if inst["mode"] == "opt" else args.limit
+            r = median_run(flags, inst, bdir, limit, args.repeats)
+            res["runs"][name] = r
+            print(f"{res['label']:28s} {name:12s} {r['wall_s']:8.2f}s sols={r['solutions']} complete={r['complete']} best={r['best']}", flush=True)
+        results.append(res)
+        (out / "results.json").write_text(json.dumps(results, indent=1))
+    md = markdown(results, list(solvers), args.machine)
+    pics = plots(results, list(solvers), out)
+    cmd = "python -m fzn_gpu.bench " + " ".join(f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if v not in (None, False))
+    (out / "BENCHMARKS.md").write_text(f"{md}\nCommand: `{cmd}`, {time.strftime('%Y-%m-%d')}.\n\n" +
+                                       "".join(f"![{p}]({p})\n" for p in pics))
+    print(md)
+
+
+if __name__ == "__main__":
+    main()
