@@ -264,7 +264,10 @@ __kernel void search(
                 }
             }
             if (ok) {
+                long props_before = x->props;
                 ok = propagate(x);
+                // a slice's budget counts propagations too: one node can run thousands of them
+                budget -= (int)min(x->props - props_before, (long)budget);
                 if (!ok && use_weights && x->failed >= 0) weights[x->failed] += 1;   // dom_w_deg
             }
             if (x->err) { atomic_or(&ctrl[C_ERR], x->err); status = S_DONE; break; }

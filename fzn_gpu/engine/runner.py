@@ -76,7 +76,7 @@ class Runner:
         self.root_out = [cl.Buffer(self.ctx, mf.READ_WRITE, size=4 * max(dm.nv, 1)) for _ in range(2)] + \
                         [cl.Buffer(self.ctx, mf.READ_WRITE, size=4 * dm.nwords)]
         self.max_items = max_items or self._default_items()
-        self.budget = 256
+        self.budget = 16   # grows by doubling while slices stay short
 
     # ------------------------------------------------------------------ sizing
     def per_item_bytes(self, pcap: int) -> int:
