@@ -28,7 +28,7 @@ def val_select_code(name: str) -> int:
 
 
 def _short(name: str) -> str:
-    return name.replace("indomain_", "").replace("_", "_").upper()
+    return name.replace("indomain_", "").upper()
 
 
 def header() -> str:

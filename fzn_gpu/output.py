@@ -52,7 +52,7 @@ def format_item(item: OutputItem, value_of: Callable[[int], object]) -> str:
     vals = [format_value(item.kind, value_of(ref) if tag == "var" else ref) for tag, ref in item.elems]
     if item.dims is None:
         return f"{item.name} = {vals[0]};"
-    dims = ", ".join(format_set(d) if not d.is_empty() else "1..0" for d in item.dims)
+    dims = ", ".join(f"{d.lo}..{d.hi}" if not d.is_empty() else "1..0" for d in item.dims)
     return f"{item.name} = array{len(item.dims)}d({dims}, [{', '.join(vals)}]);"
 
 

@@ -11,11 +11,6 @@ from fzn_gpu.check import Checker
 from fzn_gpu.parser import parse_items
 from helpers import ROOT
 
-QUEENS = """\
-array [1..4] of var 1..4: q :: output_array([1..4]) = [q1, q2, q3, q4];
-"""
-
-
 def fzn(tmp_path, text, name="m.fzn"):
     p = tmp_path / name
     p.write_text(text)

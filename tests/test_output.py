@@ -34,6 +34,7 @@ var bool: b :: output_var;
 array [1..2] of var 0..5: y;
 array [1..6] of var 0..9: m :: output_array([1..2, 1..3]) = [x, x, 1, 2, 3, x];
 array [1..2] of var bool: bs :: output_array([1..2]) = [b, true];
+array [1..1] of var 1..9: one :: output_array([1..1]) = [x];
 solve satisfy;
 """
     model = lower(parse_items(text, "t.fzn"), "t.fzn")
@@ -43,6 +44,7 @@ solve satisfy;
                    "b = true;\n"
                    "m = array2d(1..2, 1..3, [4, 4, 1, 2, 3, 4]);\n"
                    "bs = array1d(1..2, [true, true]);\n"
+                   "one = array1d(1..1, [4]);\n"
                    "----------\n")
 
 
