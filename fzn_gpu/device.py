@@ -102,28 +102,29 @@ def describe_devices() -> str:
     return "\n".join(d.describe() for d in devices)
 
 
-def kernel_source() -> str:
-    parts = [header()]
+def kernel_source(kinds: frozenset[int] | None = None) -> str:
+    """The whole program; specialised to the constraint kinds in `kinds` when given."""
+    parts = [header(kinds)]
     for name in KERNEL_FILES:
         parts.append(f"// ---- {name}\n" + (kernels_dir() / name).read_text())
     return "\n".join(parts)
 
 
-_PROGRAMS: dict[int, tuple] = {}
+_PROGRAMS: dict[tuple, tuple] = {}
 
 
-def build(device: Device):
+def build(device: Device, kinds: frozenset[int] | None = None):
     """(context, queue, program) for `device`, built once per process (and cached on disk by
-    pyopencl across processes)."""
+    pyopencl across processes); with `kinds`, a program holding only those propagators."""
     import pyopencl as cl
-    key = id(device.cl_device)
+    key = (id(device.cl_device), kinds)
     if key not in _PROGRAMS:
         ctx = cl.Context([device.cl_device])
         queue = cl.CommandQueue(ctx)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
-                prog = cl.Program(ctx, kernel_source()).build(options=["-cl-std=CL1.2"])
+                prog = cl.Program(ctx, kernel_source(kinds)).build(options=["-cl-std=CL1.2"])
             except cl.RuntimeError as err:
                 raise FznError(f"the search kernels did not build on {device.name}: {str(err)[-2000:]}",
                                fix="report this with the device name; meanwhile choose another device with --devices") from None

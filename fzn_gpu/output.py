@@ -8,6 +8,8 @@ import math
 import sys
 from typing import Callable, TextIO
 
+import numpy as np
+
 from .ast import IntSet
 from .model import Model, OutputItem, VarKind
 
@@ -49,11 +51,53 @@ def format_value(kind: VarKind, value) -> str:
 
 def format_item(item: OutputItem, value_of: Callable[[int], object]) -> str:
     """One output line; `value_of(var_index)` gives a variable's value in the solution."""
-    vals = [format_value(item.kind, value_of(ref) if tag == "var" else ref) for tag, ref in item.elems]
+    return _item_line(item, [format_value(item.kind, value_of(ref) if tag == "var" else ref)
+                             for tag, ref in item.elems])
+
+
+def _item_line(item: OutputItem, vals: list[str]) -> str:
     if item.dims is None:
         return f"{item.name} = {vals[0]};"
     dims = ", ".join(f"{d.lo}..{d.hi}" if not d.is_empty() else "1..0" for d in item.dims)
     return f"{item.name} = array{len(item.dims)}d({dims}, [{', '.join(vals)}]);"
+
+
+class SolutionTemplate:
+    """The solution text with one `%s` slot per output variable, built once per model, so a
+    batch of solutions (rows of int values from the device) is printed with one string
+    formatting per solution instead of per value: 14-queens prints 365,596 solutions."""
+
+    def __init__(self, model: Model):
+        self.columns: list[int] = []
+        bools: list[int] = []
+        lines = []
+        for item in model.outputs:
+            vals = []
+            for tag, ref in item.elems:
+                if tag == "var" and item.kind in (VarKind.INT, VarKind.BOOL):
+                    if item.kind == VarKind.BOOL:
+                        bools.append(len(self.columns))
+                    self.columns.append(int(ref))
+                    vals.append("%s")
+                elif tag == "var":
+                    raise ValueError(f"{item.name}: device solutions hold only int and bool variables")
+                else:    # constants are fixed text
+                    vals.append(format_value(item.kind, ref).replace("%", "%%"))
+            lines.append(_item_line(item, vals))
+        lines.append(SOLUTION_END)
+        self.text = "\n".join(lines) + "\n"
+        self.bool_columns = bools
+
+    def format(self, rows: np.ndarray) -> str:
+        """The text of every solution in `rows` (one row of variable values per solution)."""
+        if not len(rows):
+            return ""
+        picked = np.asarray(rows)[:, self.columns]
+        if self.bool_columns:
+            picked = picked.astype(object)
+            for j in self.bool_columns:
+                picked[:, j] = np.where(picked[:, j] != 0, "true", "false")
+        return "".join([self.text % tuple(r) for r in picked.tolist()])
 
 
 def format_solution(model: Model, value_of: Callable[[int], object]) -> str:
@@ -82,11 +126,20 @@ class Printer:
         self.model = model
         self.out = out or sys.stdout
         self.solutions = 0
+        self._template: SolutionTemplate | None = None
 
     def solution(self, value_of: Callable[[int], object]) -> None:
         self.out.write(format_solution(self.model, value_of))
         self.out.flush()
         self.solutions += 1
+
+    def solutions_batch(self, rows: np.ndarray) -> None:
+        """Print many solutions (rows of every variable's value) with one write and one flush."""
+        if self._template is None:
+            self._template = SolutionTemplate(self.model)
+        self.out.write(self._template.format(rows))
+        self.out.flush()
+        self.solutions += len(rows)
 
     def status(self, line: str) -> None:
         self.out.write(line + "\n")

@@ -38,35 +38,48 @@ typedef struct {
     int err;                        // ERR_* when a capacity ran out
     int failed;                     // the constraint whose propagation failed last
     long props;
+    int st;                         // stride between one item's consecutive entries (layout)
 } Ctx;
+
+// Per-work-item arrays are laid out either blocked (stride 1: each work-item's entries
+// contiguous, best for CPU caches) or interleaved (stride = number of work-items: entry i of
+// neighbouring work-items side by side, so a GPU warp's loads coalesce). Every access goes
+// through these macros; the pointers are already offset to the work-item's first entry.
+#define LB_(x, v) ((x)->lb[(v) * (x)->st])
+#define UB_(x, v) ((x)->ub[(v) * (x)->st])
+#define BITS_(x, w) ((x)->bits[(w) * (x)->st])
+#define STAMP_(x, v) ((x)->stamp[(v) * (x)->st])
+#define QUEUE_(x, i) ((x)->queue[(i) * (x)->st])
+#define INQ_(x, c) ((x)->inq[(c) * (x)->st])
+#define TRAIL_(x, i) ((x)->trail[(long)(i) * (x)->st])
 
 #define ERR_TRAIL 1
 #define ERR_DEPTH 2
 #define ERR_PATH 3
 
-inline bool is_fixed(Ctx *x, int v) { return x->lb[v] == x->ub[v]; }
-inline int val(Ctx *x, int v) { return x->lb[v]; }
-inline int dmin(Ctx *x, int v) { return x->lb[v]; }
-inline int dmax(Ctx *x, int v) { return x->ub[v]; }
+inline bool is_fixed(Ctx *x, int v) { return LB_(x, v) == UB_(x, v); }
+inline int val(Ctx *x, int v) { return LB_(x, v); }
+inline int dmin(Ctx *x, int v) { return LB_(x, v); }
+inline int dmax(Ctx *x, int v) { return UB_(x, v); }
 
 inline bool has_bits(Ctx *x, int v) { return x->bm_off[v] >= 0; }
 
 inline bool bit_at(Ctx *x, int v, int value) {
     int i = value - x->base[v];
-    return (x->bits[x->bm_off[v] + (i >> 5)] >> (i & 31)) & 1u;
+    return (BITS_(x, x->bm_off[v] + (i >> 5)) >> (i & 31)) & 1u;
 }
 
 inline bool contains(Ctx *x, int v, long value) {
-    if (value < x->lb[v] || value > x->ub[v]) return false;
+    if (value < LB_(x, v) || value > UB_(x, v)) return false;
     if (!has_bits(x, v)) return true;
     return bit_at(x, v, (int)value);
 }
 
 inline long dsize(Ctx *x, int v) {
-    if (!has_bits(x, v)) return (long)x->ub[v] - (long)x->lb[v] + 1;
+    if (!has_bits(x, v)) return (long)UB_(x, v) - (long)LB_(x, v) + 1;
     int off = x->bm_off[v], nw = x->bm_nw[v];
     long n = 0;
-    for (int w = 0; w < nw; ++w) n += popcount(x->bits[off + w]);
+    for (int w = 0; w < nw; ++w) n += popcount(BITS_(x, off + w));
     return n;
 }
 
@@ -77,11 +90,11 @@ inline int next_value(Ctx *x, int v, int from) {
     if (i < 0) i = 0;
     int w = i >> 5;
     if (w >= nw) return INT_MAX;
-    uint word = x->bits[off + w] & (0xFFFFFFFFu << (i & 31));
+    uint word = BITS_(x, off + w) & (0xFFFFFFFFu << (i & 31));
     while (true) {
         if (word) return b + (w << 5) + (31 - clz(word & (~word + 1u)));
         if (++w >= nw) return INT_MAX;
-        word = x->bits[off + w];
+        word = BITS_(x, off + w);
     }
 }
 
@@ -92,59 +105,59 @@ inline int prev_value(Ctx *x, int v, int from) {
     if (i >= nw * 32) i = nw * 32 - 1;
     if (i < 0) return INT_MIN;
     int w = i >> 5;
-    uint word = x->bits[off + w] & (0xFFFFFFFFu >> (31 - (i & 31)));
+    uint word = BITS_(x, off + w) & (0xFFFFFFFFu >> (31 - (i & 31)));
     while (true) {
         if (word) return b + (w << 5) + (31 - clz(word));
         if (--w < 0) return INT_MIN;
-        word = x->bits[off + w];
+        word = BITS_(x, off + w);
     }
 }
 
 // Save v's domain on the trail once per epoch. Entries are [lb, ub, words.., v] so that
 // restore can pop them from the top.
 inline bool save(Ctx *x, int v) {
-    if (x->stamp[v] == x->epoch) return true;
+    if (STAMP_(x, v) == x->epoch) return true;
     int nw = has_bits(x, v) ? x->bm_nw[v] : 0;
     if (x->ttop + 3 + nw > x->tcap) { x->err = ERR_TRAIL; return false; }
-    __global int *t = x->trail + x->ttop;
-    t[0] = x->lb[v];
-    t[1] = x->ub[v];
+    int t = x->ttop;
+    TRAIL_(x, t) = LB_(x, v);
+    TRAIL_(x, t + 1) = UB_(x, v);
     int off = x->bm_off[v];
-    for (int w = 0; w < nw; ++w) t[2 + w] = (int)x->bits[off + w];
-    t[2 + nw] = v;
+    for (int w = 0; w < nw; ++w) TRAIL_(x, t + 2 + w) = (int)BITS_(x, off + w);
+    TRAIL_(x, t + 2 + nw) = v;
     x->ttop += 3 + nw;
-    x->stamp[v] = x->epoch;
+    STAMP_(x, v) = x->epoch;
     return true;
 }
 
 inline void restore(Ctx *x, int mark) {
     while (x->ttop > mark) {
-        int v = x->trail[x->ttop - 1];
+        int v = TRAIL_(x, x->ttop - 1);
         int nw = has_bits(x, v) ? x->bm_nw[v] : 0;
         x->ttop -= 3 + nw;
-        __global int *t = x->trail + x->ttop;
-        x->lb[v] = t[0];
-        x->ub[v] = t[1];
+        int t = x->ttop;
+        LB_(x, v) = TRAIL_(x, t);
+        UB_(x, v) = TRAIL_(x, t + 1);
         int off = x->bm_off[v];
-        for (int w = 0; w < nw; ++w) x->bits[off + w] = (uint)t[2 + w];
-        x->stamp[v] = -1;
+        for (int w = 0; w < nw; ++w) BITS_(x, off + w) = (uint)TRAIL_(x, t + 2 + w);
+        STAMP_(x, v) = -1;
     }
 }
 
 inline void new_epoch(Ctx *x) {
     x->epoch += 1;
     if (x->epoch > 0x3FFFFFFF) {          // never let an old stamp match a new epoch
-        for (int v = 0; v < x->nv; ++v) x->stamp[v] = -1;
+        for (int v = 0; v < x->nv; ++v) STAMP_(x, v) = -1;
         x->epoch = 1;
     }
 }
 
 inline void enqueue(Ctx *x, int c) {
-    if (x->inq[c]) return;
-    x->inq[c] = 1;
+    if (INQ_(x, c)) return;
+    INQ_(x, c) = 1;
     int tail = x->qhead + x->qlen;
     if (tail >= x->nc) tail -= x->nc;
-    x->queue[tail] = c;
+    QUEUE_(x, tail) = c;
     x->qlen += 1;
 }
 
@@ -154,7 +167,7 @@ inline void wake(Ctx *x, int v) {
 
 inline void clear_queue(Ctx *x) {
     while (x->qlen > 0) {
-        x->inq[x->queue[x->qhead]] = 0;
+        INQ_(x, QUEUE_(x, x->qhead)) = 0;
         x->qhead = (x->qhead + 1 == x->nc) ? 0 : x->qhead + 1;
         x->qlen -= 1;
     }
@@ -171,67 +184,67 @@ inline void clear_bits_outside(Ctx *x, int v, int lo, int hi) {
             if (lo > w_lo) keep &= 0xFFFFFFFFu << (lo - w_lo);
             if (hi < w_hi) keep &= 0xFFFFFFFFu >> (w_hi - hi);
         }
-        x->bits[off + w] &= keep;
+        BITS_(x, off + w) &= keep;
     }
 }
 
 inline int set_min(Ctx *x, int v, long m) {
-    if (m <= x->lb[v]) return UNCHANGED;
-    if (m > x->ub[v]) return FAILED;
+    if (m <= LB_(x, v)) return UNCHANGED;
+    if (m > UB_(x, v)) return FAILED;
     if (!save(x, v)) return FAILED;
     int nm = (int)m;
     if (has_bits(x, v)) {
         nm = next_value(x, v, nm);
-        if (nm > x->ub[v]) return FAILED;
-        clear_bits_outside(x, v, nm, x->ub[v]);
+        if (nm > UB_(x, v)) return FAILED;
+        clear_bits_outside(x, v, nm, UB_(x, v));
     }
-    x->lb[v] = nm;
+    LB_(x, v) = nm;
     wake(x, v);
     return CHANGED;
 }
 
 inline int set_max(Ctx *x, int v, long m) {
-    if (m >= x->ub[v]) return UNCHANGED;
-    if (m < x->lb[v]) return FAILED;
+    if (m >= UB_(x, v)) return UNCHANGED;
+    if (m < LB_(x, v)) return FAILED;
     if (!save(x, v)) return FAILED;
     int nm = (int)m;
     if (has_bits(x, v)) {
         nm = prev_value(x, v, nm);
-        if (nm < x->lb[v]) return FAILED;
-        clear_bits_outside(x, v, x->lb[v], nm);
+        if (nm < LB_(x, v)) return FAILED;
+        clear_bits_outside(x, v, LB_(x, v), nm);
     }
-    x->ub[v] = nm;
+    UB_(x, v) = nm;
     wake(x, v);
     return CHANGED;
 }
 
 inline int fix(Ctx *x, int v, long value) {
     if (!contains(x, v, value)) return FAILED;
-    if (x->lb[v] == x->ub[v]) return UNCHANGED;
+    if (LB_(x, v) == UB_(x, v)) return UNCHANGED;
     if (!save(x, v)) return FAILED;
     if (has_bits(x, v)) clear_bits_outside(x, v, (int)value, (int)value);
-    x->lb[v] = (int)value;
-    x->ub[v] = (int)value;
+    LB_(x, v) = (int)value;
+    UB_(x, v) = (int)value;
     wake(x, v);
     return CHANGED;
 }
 
 // Remove one value. Without a bitmap only a bound can move (bounds reasoning).
 inline int remove_value(Ctx *x, int v, long value) {
-    if (value < x->lb[v] || value > x->ub[v]) return UNCHANGED;
-    if (x->lb[v] == x->ub[v]) return FAILED;
+    if (value < LB_(x, v) || value > UB_(x, v)) return UNCHANGED;
+    if (LB_(x, v) == UB_(x, v)) return FAILED;
     if (has_bits(x, v)) {
         if (!bit_at(x, v, (int)value)) return UNCHANGED;
         if (!save(x, v)) return FAILED;
         int i = (int)value - x->base[v];
-        x->bits[x->bm_off[v] + (i >> 5)] &= ~(1u << (i & 31));
-        if (value == x->lb[v]) x->lb[v] = next_value(x, v, (int)value);
-        else if (value == x->ub[v]) x->ub[v] = prev_value(x, v, (int)value);
+        BITS_(x, x->bm_off[v] + (i >> 5)) &= ~(1u << (i & 31));
+        if (value == LB_(x, v)) LB_(x, v) = next_value(x, v, (int)value);
+        else if (value == UB_(x, v)) UB_(x, v) = prev_value(x, v, (int)value);
         wake(x, v);
         return CHANGED;
     }
-    if (value == x->lb[v]) return set_min(x, v, value + 1);
-    if (value == x->ub[v]) return set_max(x, v, value - 1);
+    if (value == LB_(x, v)) return set_min(x, v, value + 1);
+    if (value == UB_(x, v)) return set_max(x, v, value - 1);
     return UNCHANGED;
 }
 

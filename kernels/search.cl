@@ -60,6 +60,7 @@
 #define LV_OP 3
 #define LV_PLEN 4
 #define NLV 5
+#define LV_(l, k) ((l)[(k) * x->st])
 
 inline int apply_decision(Ctx *x, int v, int op, int value) {
     switch (op) {
@@ -89,7 +90,7 @@ inline int kth_value(Ctx *x, int v, long k) {
 
 inline long wdeg(Ctx *x, __global const int *weights, int v) {
     long s = 0;
-    for (int i = x->wptr[v]; i < x->wptr[v + 1]; ++i) s += weights[x->wlist[i]];
+    for (int i = x->wptr[v]; i < x->wptr[v + 1]; ++i) s += weights[x->wlist[i] * x->st];
     return s > 0 ? s : 1;
 }
 
@@ -179,7 +180,7 @@ __kernel void search(
     __global volatile int *ctrl,
     // sizes and settings
     int nv, int nc, int nwords, int tcap, int maxd, int pcap, int ngroups, int use_weights,
-    int obj_var, int obj_sense, int count_only, int enqueue_all, int budget, int n_items)
+    int obj_var, int obj_sense, int count_only, int enqueue_all, int budget, int n_items, int interleave)
 {
     int gid = get_global_id(0);
     if (gid >= n_items) return;
@@ -189,23 +190,26 @@ __kernel void search(
     x->nv = nv; x->nc = nc;
     x->bm_off = bm_off; x->bm_nw = bm_nw; x->base = base;
     x->ckind = ckind; x->coff = coff; x->cd = cd; x->wptr = wptr; x->wlist = wlist;
-    x->lb = LB + (long)gid * nv;
-    x->ub = UB + (long)gid * nv;
-    x->bits = BITS + (long)gid * nwords;
-    x->stamp = STAMP + (long)gid * nv;
-    x->trail = TRAIL + (long)gid * tcap;
+    // interleaved: entry i of work-item gid at i * n_items + gid; blocked: at gid * size + i
+    long first = interleave ? (long)gid : 0;
+    x->st = interleave ? n_items : 1;
+    x->lb = LB + (interleave ? first : (long)gid * nv);
+    x->ub = UB + (interleave ? first : (long)gid * nv);
+    x->bits = BITS + (interleave ? first : (long)gid * nwords);
+    x->stamp = STAMP + (interleave ? first : (long)gid * nv);
+    x->trail = TRAIL + (interleave ? first : (long)gid * tcap);
     x->tcap = tcap;
-    x->queue = QUEUE + (long)gid * nc;
-    x->inq = INQ + (long)gid * nc;
+    x->queue = QUEUE + (interleave ? first : (long)gid * nc);
+    x->inq = INQ + (interleave ? first : (long)gid * nc);
     x->qlen = 0;
     x->err = 0;
     x->failed = -1;
     x->props = 0;
     __global int *st = ST + gid * NST;
     __global long *cnt = CNT + gid * NCNT;
-    __global int *lv = LV + (long)gid * maxd * NLV;
+    __global int *lv = LV + (interleave ? first : (long)gid * maxd * NLV);
     __global int *path = PATH + (long)gid * pcap * 3;
-    __global int *weights = WEIGHTS + (use_weights ? (long)gid * nc : 0);
+    __global int *weights = WEIGHTS + (use_weights ? (interleave ? first : (long)gid * nc) : 0);
 
     int status = st[ST_STATUS], depth = st[ST_DEPTH], plen = st[ST_PLEN];
     x->ttop = st[ST_TTOP];
@@ -222,7 +226,7 @@ __kernel void search(
             if (slot >= sol_cap) { atomic_dec(&ctrl[C_SOLS]); break; }   // host drains, we retry
             __global int *out = sols + (long)slot * (nv + 1);
             out[0] = obj_var >= 0 ? obj_sense * val(x, obj_var) : 0;
-            for (int v = 0; v < nv; ++v) out[1 + v] = x->lb[v];
+            for (int v = 0; v < nv; ++v) out[1 + v] = LB_(x, v);
             status = S_BACKTRACK;
             continue;
         }
@@ -230,8 +234,8 @@ __kernel void search(
             int s = atomic_inc(&ctrl[C_NEXT]);
             if (s >= n_sub) { status = S_DONE; break; }
             st[ST_SUB] = s;
-            for (int v = 0; v < nv; ++v) { x->lb[v] = root_lb[v]; x->ub[v] = root_ub[v]; x->stamp[v] = -1; }
-            for (int w = 0; w < nwords; ++w) x->bits[w] = root_bits[w];
+            for (int v = 0; v < nv; ++v) { LB_(x, v) = root_lb[v]; UB_(x, v) = root_ub[v]; STAMP_(x, v) = -1; }
+            for (int w = 0; w < nwords; ++w) BITS_(x, w) = root_bits[w];
             x->ttop = 0; depth = 0; plen = 0;
             clear_queue(x);
             new_epoch(x);
@@ -268,7 +272,7 @@ __kernel void search(
                 ok = propagate(x);
                 // a slice's budget counts propagations too: one node can run thousands of them
                 budget -= (int)min(x->props - props_before, (long)budget);
-                if (!ok && use_weights && x->failed >= 0) weights[x->failed] += 1;   // dom_w_deg
+                if (!ok && use_weights && x->failed >= 0) weights[x->failed * x->st] += 1;   // dom_w_deg
             }
             if (x->err) { atomic_or(&ctrl[C_ERR], x->err); status = S_DONE; break; }
             if (!ok) {
@@ -277,8 +281,8 @@ __kernel void search(
                 clear_queue(x); fails += 1; status = S_BACKTRACK; continue;
             }
             if (fresh && enqueue_all) {   // the root's fixpoint: later passes start from it
-                for (int v = 0; v < nv; ++v) { root_out_lb[v] = x->lb[v]; root_out_ub[v] = x->ub[v]; }
-                for (int w = 0; w < nwords; ++w) root_out_bits[w] = x->bits[w];
+                for (int v = 0; v < nv; ++v) { root_out_lb[v] = LB_(x, v); root_out_ub[v] = UB_(x, v); }
+                for (int w = 0; w < nwords; ++w) root_out_bits[w] = BITS_(x, w);
             }
             fresh = false;
             status = S_BRANCH;
@@ -309,8 +313,9 @@ __kernel void search(
                 continue;
             }
             if (depth >= maxd) { atomic_or(&ctrl[C_ERR], ERR_DEPTH); status = S_DONE; break; }
-            __global int *l = lv + depth * NLV;
-            l[LV_TRAIL] = x->ttop; l[LV_VAR] = v; l[LV_VAL] = value; l[LV_OP] = op; l[LV_PLEN] = plen;
+            __global int *l = lv + depth * NLV * x->st;
+            LV_(l, LV_TRAIL) = x->ttop; LV_(l, LV_VAR) = v; LV_(l, LV_VAL) = value; LV_(l, LV_OP) = op;
+            LV_(l, LV_PLEN) = plen;
             depth += 1;
             new_epoch(x);
             if (emitting) { path[3 * plen] = v; path[3 * plen + 1] = op; path[3 * plen + 2] = value; plen += 1; }
@@ -321,14 +326,14 @@ __kernel void search(
         // S_BACKTRACK
         if (depth == 0) { status = S_NEED_SUB; continue; }
         depth -= 1;
-        __global int *l = lv + depth * NLV;
+        __global int *l = lv + depth * NLV * x->st;
         clear_queue(x);
-        restore(x, l[LV_TRAIL]);
-        plen = l[LV_PLEN];
+        restore(x, LV_(l, LV_TRAIL));
+        plen = LV_(l, LV_PLEN);
         new_epoch(x);
-        int op = l[LV_OP] ^ 1;
-        if (emitting) { path[3 * plen] = l[LV_VAR]; path[3 * plen + 1] = op; path[3 * plen + 2] = l[LV_VAL]; plen += 1; }
-        if (apply_decision(x, l[LV_VAR], op, l[LV_VAL]) == FAILED) { clear_queue(x); fails += 1; }
+        int op = LV_(l, LV_OP) ^ 1, var = LV_(l, LV_VAR), value = LV_(l, LV_VAL);
+        if (emitting) { path[3 * plen] = var; path[3 * plen + 1] = op; path[3 * plen + 2] = value; plen += 1; }
+        if (apply_decision(x, var, op, value) == FAILED) { clear_queue(x); fails += 1; }
         else status = S_PROPAGATE;
     }
 

@@ -22,11 +22,17 @@ def run(*args, stdin=None):
                           input=stdin, cwd=ROOT, timeout=120)
 
 
-QUEENS6 = "".join(f"var 1..6: q{i};\n" for i in range(1, 7)) + \
-    "array [1..6] of var int: q :: output_array([1..6]) = [" + ", ".join(f"q{i}" for i in range(1, 7)) + "];\n" + \
-    "".join(f"constraint int_ne(q{i}, q{j});\nconstraint int_lin_ne([1, -1], [q{i}, q{j}], {j - i});\n"
-            f"constraint int_lin_ne([1, -1], [q{i}, q{j}], {i - j});\n" for i in range(1, 7) for j in range(i + 1, 7)) + \
-    "solve satisfy;\n"
+def queens(n: int) -> str:
+    """n-queens with pairwise constraints, as FlatZinc."""
+    return "".join(f"var 1..{n}: q{i};\n" for i in range(1, n + 1)) + \
+        f"array [1..{n}] of var int: q :: output_array([1..{n}]) = [" + \
+        ", ".join(f"q{i}" for i in range(1, n + 1)) + "];\n" + \
+        "".join(f"constraint int_ne(q{i}, q{j});\nconstraint int_lin_ne([1, -1], [q{i}, q{j}], {j - i});\n"
+                f"constraint int_lin_ne([1, -1], [q{i}, q{j}], {i - j});\n"
+                for i in range(1, n + 1) for j in range(i + 1, n + 1)) + "solve satisfy;\n"
+
+
+QUEENS6 = queens(6)
 
 
 def solutions(out):
@@ -43,6 +49,30 @@ def test_all_solutions_are_checked_and_complete(tmp_path):
     for block in sols:
         values = json.loads(block.split("[", 1)[1].rsplit("]", 1)[0].join("[]"))
         assert checker.check({f"q{i + 1}": v for i, v in enumerate(values)}) == []
+
+
+@pytest.mark.parametrize("layout,specialise", [("blocked", "0"), ("interleaved", "1")])
+def test_layouts_and_launch_shapes_agree(tmp_path, monkeypatch, layout, specialise):
+    """The GPU's settings (interleaved state layout, a kernel specialised to the model's
+    constraint kinds, many work-items, a local size > 1) must enumerate exactly the same
+    solutions as PoCL's defaults: 8-queens has 92."""
+    monkeypatch.setenv("FZN_GPU_LAYOUT", layout)
+    monkeypatch.setenv("FZN_GPU_SPECIALISE", specialise)
+    monkeypatch.setenv("FZN_GPU_ITEMS_PER_CU", "48")
+    monkeypatch.setenv("FZN_GPU_LOCAL", "8")
+    path = fzn(tmp_path, queens(8))
+    r = run("-a", "--check", path)
+    assert r.returncode == 0, r.stderr
+    assert len(solutions(r.stdout)) == 92 and r.stdout.endswith("==========\n")
+    assert len(set(solutions(r.stdout))) == 92
+    r = run("-a", "--count-only", "-s", path)
+    assert "%%%mzn-stat: nSolutions=92" in r.stdout
+
+
+def test_tuning_variables_are_checked(tmp_path, monkeypatch):
+    monkeypatch.setenv("FZN_GPU_LAYOUT", "diagonal")
+    r = run(fzn(tmp_path, QUEENS6))
+    assert r.returncode != 0 and "FZN_GPU_LAYOUT" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_one_solution_by_default_and_n(tmp_path):

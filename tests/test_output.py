@@ -1,9 +1,11 @@
 """Golden tests of the solution stream: every form MiniZinc's solns2out reads."""
 
+import numpy as np
+
 from fzn_gpu.ast import IntSet
 from fzn_gpu.lower import lower
 from fzn_gpu.output import (ERROR, SEARCH_COMPLETE, SOLUTION_END, UNKNOWN, UNSATISFIABLE, format_set,
-                            format_solution, format_stats, format_value)
+                            SolutionTemplate, format_solution, format_stats, format_value)
 from fzn_gpu.model import VarKind
 from fzn_gpu.parser import parse_items
 
@@ -27,8 +29,7 @@ def test_values():
     assert format_set(IntSet.of([4])) == "{4}"
 
 
-def test_solution_block():
-    text = """
+BLOCK = """
 var 1..9: x :: output_var;
 var bool: b :: output_var;
 array [1..2] of var 0..5: y;
@@ -37,7 +38,10 @@ array [1..2] of var bool: bs :: output_array([1..2]) = [b, true];
 array [1..1] of var 1..9: one :: output_array([1..1]) = [x];
 solve satisfy;
 """
-    model = lower(parse_items(text, "t.fzn"), "t.fzn")
+
+
+def test_solution_block():
+    model = lower(parse_items(BLOCK, "t.fzn"), "t.fzn")
     values = {0: 4, 1: 1}
     got = format_solution(model, lambda v: values.get(v, 0) if model.vars.kind[v] != VarKind.BOOL else bool(values.get(v, 0)))
     assert got == ("x = 4;\n"
@@ -46,6 +50,18 @@ solve satisfy;
                    "bs = array1d(1..2, [true, true]);\n"
                    "one = array1d(1..1, [4]);\n"
                    "----------\n")
+
+
+def test_batch_template_prints_what_format_solution_prints():
+    """The fast path for many solutions must write exactly the reference text."""
+    model = lower(parse_items(BLOCK, "t.fzn"), "t.fzn")
+    rng = np.random.default_rng(3)
+    rows = rng.integers(0, 2, size=(5, len(model.vars))).astype(np.int32)
+    rows[:, 0] = rng.integers(1, 10, size=5)
+    expected = "".join(format_solution(model, lambda v, r=r: bool(r[v]) if model.vars.kind[v] == VarKind.BOOL
+                                       else int(r[v])) for r in rows)
+    assert SolutionTemplate(model).format(rows) == expected
+    assert SolutionTemplate(model).format(rows[:0]) == ""
 
 
 def test_statistics_block():

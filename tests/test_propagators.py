@@ -89,11 +89,14 @@ def instance(kind, rng: random.Random) -> tuple[str, dict[str, list[int]]]:
     return text, domains
 
 
-@pytest.mark.parametrize("bitmaps", [True, False], ids=["bitmaps", "bounds"])
+@pytest.mark.parametrize("bitmaps,layout", [(True, "blocked"), (False, "blocked"), (True, "interleaved")],
+                         ids=["bitmaps", "bounds", "interleaved"])
 @pytest.mark.parametrize("kind", INT_KINDS, ids=[k.key for k in INT_KINDS])
-def test_propagator_matches_brute_force(kind, bitmaps, monkeypatch):
+def test_propagator_matches_brute_force(kind, bitmaps, layout, monkeypatch):
+    """The interleaved layout (the GPU's) must find exactly what the blocked one (PoCL's) finds."""
     if not bitmaps:
         monkeypatch.setattr(pack_module, "BITMAP_MAX_SPAN", 0)
+    monkeypatch.setenv("FZN_GPU_LAYOUT", layout)
     rng = random.Random(hash((kind.key, bitmaps)) & 0xFFFF)
     for _ in range(6):
         text, domains = instance(kind, rng)

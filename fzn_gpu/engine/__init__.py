@@ -55,23 +55,35 @@ def solve(model: Model, opts: SolveOptions) -> int:
     print_each = not optimising or opts.all_solutions or opts.intermediate
     count_only = opts.count_only and opts.all_solutions and not optimising
 
+    def check(values: np.ndarray) -> None:
+        bad = checker.check(assignment(model, values))
+        if bad:
+            printer.status(ERROR)
+            raise FznError(f"the solver produced a solution that violates {bad[0]} (a bug in fzn-gpu)",
+                           file=model.source, fix="please report it with the model")
+
     def report(values: np.ndarray, objective) -> None:
         if checker is not None:
-            bad = checker.check(assignment(model, values))
-            if bad:
-                printer.status(ERROR)
-                raise FznError(f"the solver produced a solution that violates {bad[0]} (a bug in fzn-gpu)",
-                               file=model.source, fix="please report it with the model")
+            check(values)
         if print_each and not count_only:
             printer.solution(solution_values(model, values))
         else:
             best_values[:] = [values.copy()]
 
+    def report_batch(rows: np.ndarray) -> None:
+        if checker is not None:
+            for row in rows:
+                check(row)
+        if print_each and not count_only:
+            printer.solutions_batch(rows)
+        else:
+            best_values[:] = [rows[-1].copy()]
+
     dm = pack(model, opts)
     devices = select_devices(opts.devices, opts.parallel)
     device = devices[0]
     t_init = time.monotonic() - t_start
-    search = CompleteSearch(model, dm, device, opts, report)
+    search = CompleteSearch(model, dm, device, opts, report, report_batch)
     interrupted = False
     try:
         outcome = search.run(deadline)

@@ -32,12 +32,15 @@ class Outcome:
 
 
 class CompleteSearch:
-    def __init__(self, model: Model, dm: DeviceModel, device: Device, opts: SolveOptions, report):
-        """report(values: np.ndarray[int32 per variable], objective or None) prints one solution."""
+    def __init__(self, model: Model, dm: DeviceModel, device: Device, opts: SolveOptions, report,
+                 report_batch=None):
+        """report(values: np.ndarray[int32 per variable], objective or None) prints one solution;
+        report_batch(rows), when given, prints many solutions of a satisfaction problem at once."""
         self.model = model
         self.dm = dm
         self.opts = opts
         self.report = report
+        self.report_batch = report_batch or (lambda rows: [report(row, None) for row in rows])
         self.runner = Runner(device, dm, seed=opts.seed, verbose=opts.verbose)
         self.optimising = dm.obj_var >= 0
         self.limit = opts.solution_limit(self.optimising)
@@ -58,11 +61,11 @@ class CompleteSearch:
                     self.outcome.solutions += 1
                     self.report(row[1:], obj * self.dm.obj_sense)
         else:
-            for row in sols:
-                if self.limit is not None and self.outcome.solutions >= self.limit:
-                    break
-                self.outcome.solutions += 1
-                self.report(row[1:], None)
+            if self.limit is not None:
+                sols = sols[:max(0, self.limit - self.outcome.solutions)]
+            self.outcome.solutions += len(sols)
+            if len(sols):
+                self.report_batch(sols[:, 1:])
         return self._more()
 
     def _more(self) -> bool:

@@ -4,6 +4,7 @@ solution slots."""
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -18,7 +19,48 @@ NST, NCNT = 9, 5
 S_DONE, S_SOLUTION = 4, 5
 C_NEXT, C_SOLS, C_EMIT, C_BEST, C_OVERFLOW, C_ERR, C_ROOT_FAILED = range(7)
 INT_MAX = 2 ** 31 - 1
-SOL_CAP = 256
+SOL_MIN, SOL_MAX_BYTES = 256, 64 << 20    # solution slots per slice: at least, and memory at most
+INDEX_MAX = 2 ** 31 - 1                    # the kernel indexes per-item arrays with 32-bit ints
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """Launch shape. Defaults suit NVIDIA GPUs and PoCL; the FZN_GPU_* environment variables
+    override them for tuning runs (see docs/BENCHMARKS.md)."""
+    items_per_cu: int
+    local: int
+    interleave: bool
+    specialise: bool     # build a kernel with only the model's propagators (fast NVIDIA builds)
+
+    @staticmethod
+    def for_device(device: Device) -> "Tuning":
+        env = os.environ
+        gpu = device.is_gpu
+        layout = env.get("FZN_GPU_LAYOUT", "interleaved" if gpu else "blocked")
+        if layout not in ("interleaved", "blocked"):
+            raise FznError(f"FZN_GPU_LAYOUT={layout!r} is not a layout", fix="use interleaved or blocked")
+        return Tuning(items_per_cu=_env_int("FZN_GPU_ITEMS_PER_CU", 512 if gpu else 4),
+                      local=_env_int("FZN_GPU_LOCAL", 64 if gpu else 1),
+                      interleave=layout == "interleaved",
+                      specialise=_env_flag("FZN_GPU_SPECIALISE", gpu))
+
+
+def _env_flag(name: str, default: bool) -> bool:
+    text = os.environ.get(name)
+    if text is None:
+        return default
+    if text not in ("0", "1"):
+        raise FznError(f"{name}={text!r} is not 0 or 1", fix=f"unset {name} or give 0 or 1")
+    return text == "1"
+
+
+def _env_int(name: str, default: int) -> int:
+    text = os.environ.get(name)
+    if text is None:
+        return default
+    if not text.isdigit() or int(text) < 1:
+        raise FznError(f"{name}={text!r} is not a positive integer", fix=f"unset {name} or give a number")
+    return int(text)
 
 
 @dataclass
@@ -48,7 +90,9 @@ class Runner:
         self.cl = cl
         self.device = device
         self.dm = dm
-        self.ctx, self.queue, self.prog = build(device)
+        self.tuning = Tuning.for_device(device)
+        kinds = frozenset(int(k) for k in np.unique(dm.ckind)) if self.tuning.specialise else None
+        self.ctx, self.queue, self.prog = build(device, kinds)
         self.kernel = self.cl.Kernel(self.prog, "search")
         self.stats = Stats()
         self.seed = seed
@@ -72,10 +116,11 @@ class Runner:
         self.ctrl = np.zeros(8, dtype=np.int32)
         self.ctrl[C_BEST] = INT_MAX
         self.ctrl_buf = cl.Buffer(self.ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=self.ctrl)
-        self.sol_buf = cl.Buffer(self.ctx, mf.READ_WRITE, size=4 * SOL_CAP * (dm.nv + 1))
         self.root_out = [cl.Buffer(self.ctx, mf.READ_WRITE, size=4 * max(dm.nv, 1)) for _ in range(2)] + \
                         [cl.Buffer(self.ctx, mf.READ_WRITE, size=4 * dm.nwords)]
         self.max_items = max_items or self._default_items()
+        self.sol_cap = int(max(SOL_MIN, min(2 * self.max_items, SOL_MAX_BYTES // (4 * (dm.nv + 1)))))
+        self.sol_buf = cl.Buffer(self.ctx, mf.READ_WRITE, size=4 * self.sol_cap * (dm.nv + 1))
         self.budget = 16   # grows by doubling while slices stay short
 
     # ------------------------------------------------------------------ sizing
@@ -87,12 +132,14 @@ class Runner:
 
     def _default_items(self) -> int:
         d = self.device
-        want = d.compute_units * (512 if d.is_gpu else 4)
+        want = d.compute_units * self.tuning.items_per_cu
         per = self.per_item_bytes(64)
         by_mem = int(0.4 * d.global_mem) // per
         biggest = max(self.tcap * 4, self.dm.nv * 4, self.dm.nc * 4, 1)
         by_alloc = int(d.max_alloc) // biggest
-        n = max(1, min(want, by_mem, by_alloc))
+        dm = self.dm
+        by_index = INDEX_MAX // max(self.tcap, dm.nv, dm.nwords, dm.nc, dm.maxd * 5, 1)
+        n = max(1, min(want, by_mem, by_alloc, by_index))
         if n < 1 or by_mem < 1 or by_alloc < 1:
             raise FznError(f"the model needs {per / 2**20:.0f} MiB per search thread, more than {d.name} holds",
                            fix="try a smaller model, or a device with more memory (--devices)")
@@ -150,7 +197,7 @@ class Runner:
         self.ctrl[C_OVERFLOW] = 0
         cl.enqueue_copy(self.queue, self.ctrl_buf, self.ctrl)
 
-        local = 64 if self.device.is_gpu else 1
+        local = self.tuning.local
         global_size = ((n_items + local - 1) // local) * local
         finished = False
         while True:
@@ -158,11 +205,12 @@ class Runner:
                     LB, UB, BITS, STAMP, TRAIL, QUEUE, INQ, LV, PATH, WEIGHTS, ST, CNT,
                     SUBP, SUBD, np.int32(n_sub),
                     EMIT, np.int32(emit_cap), np.int32(emit_stride), np.int32(cutoff),
-                    self.sol_buf, np.int32(SOL_CAP), *self.root_out, self.ctrl_buf,
+                    self.sol_buf, np.int32(self.sol_cap), *self.root_out, self.ctrl_buf,
                     np.int32(dm.nv), np.int32(dm.nc), np.int32(dm.nwords), np.int32(self.tcap), np.int32(dm.maxd),
                     np.int32(pcap), np.int32(self.ngroups), np.int32(1 if dm.use_weights else 0),
                     np.int32(dm.obj_var), np.int32(dm.obj_sense), np.int32(1 if count_only else 0),
-                    np.int32(1 if enqueue_all else 0), np.int32(self.budget), np.int32(n_items))
+                    np.int32(1 if enqueue_all else 0), np.int32(self.budget), np.int32(n_items),
+                    np.int32(1 if self.tuning.interleave else 0))
             t0 = time.perf_counter()
             self.kernel(self.queue, (global_size,), (local,), *args)
             cl.enqueue_copy(self.queue, self.ctrl, self.ctrl_buf)

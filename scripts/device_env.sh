@@ -1,0 +1,14 @@
+# Sourced on the GPU machine (nothing can be downloaded there): installs the carried wheels
+# (.whl/), unpacks Debian's minizinc + Gecode (.carry/minizinc-gecode.tar.xz, made by
+# ../shared/tools/pack-minizinc-for-device.sh), registers NVIDIA's OpenCL ICD and the gpu-fzn
+# solver configuration. Leaves PATH/PYTHONPATH set for the caller.
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
+mkdir -p /opt/mzn && tar -C /opt/mzn -xJf .carry/minizinc-gecode.tar.xz
+export PATH=/opt/mzn/bin:/tmp/fzn-bin:$PATH LD_LIBRARY_PATH=/opt/mzn/lib
+mkdir -p /etc/OpenCL/vendors
+[ -e /etc/OpenCL/vendors/nvidia.icd ] || echo /usr/lib/libnvidia-opencl.so > /etc/OpenCL/vendors/nvidia.icd
+mkdir -p /tmp/fzn-bin
+printf '#!/bin/sh\nexec python3 -m fzn_gpu "$@"\n' > /tmp/fzn-bin/fzn-gpu && chmod +x /tmp/fzn-bin/fzn-gpu
+python3 -m fzn_gpu install-solver-config >/dev/null
+python3 -m fzn_gpu --list-devices
