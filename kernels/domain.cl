@@ -248,5 +248,85 @@ inline int remove_value(Ctx *x, int v, long value) {
     return UNCHANGED;
 }
 
+// After words of v's bitmap were cleared (v saved on the trail): bounds to the bitmap, wake.
+inline int bits_changed(Ctx *x, int v) {
+    int nl = next_value(x, v, LB_(x, v));
+    if (nl > UB_(x, v)) return FAILED;      // emptied: the caller backtracks, the trail restores
+    LB_(x, v) = nl;
+    UB_(x, v) = prev_value(x, v, UB_(x, v));
+    wake(x, v);
+    return CHANGED;
+}
+
+// Bits s..s+31 of a bitmask of mw words (bits outside it read as 0); s may be negative.
+inline uint mask_bits32(const uint *mask, int mw, long s) {
+    long wi = s >> 5;                       // floor(s / 32)
+    int sh = (int)(s & 31);
+    uint a = (wi >= 0 && wi < mw) ? mask[wi] : 0u;
+    uint b = (wi + 1 >= 0 && wi + 1 < mw) ? mask[wi + 1] : 0u;
+    return sh ? (a >> sh) | (b << (32 - sh)) : a;
+}
+
+// Remove from v every value lo + i whose bit i is set in mask[0..mw): whole words at a time on
+// a bitmap, bound by bound without one (bounds reasoning).
+inline int remove_mask(Ctx *x, int v, const uint *mask, int mw, long lo) {
+    if (!has_bits(x, v)) {
+        int r = UNCHANGED;
+        while (LB_(x, v) <= UB_(x, v)) {
+            long i = (long)LB_(x, v) - lo;
+            if (i < 0 || i >= 32L * mw || !((mask[i >> 5] >> (i & 31)) & 1u)) break;
+            if (set_min(x, v, (long)LB_(x, v) + 1) == FAILED) return FAILED;
+            r = CHANGED;
+        }
+        while (true) {
+            long i = (long)UB_(x, v) - lo;
+            if (i < 0 || i >= 32L * mw || !((mask[i >> 5] >> (i & 31)) & 1u)) break;
+            if (set_max(x, v, (long)UB_(x, v) - 1) == FAILED) return FAILED;
+            r = CHANGED;
+        }
+        return r;
+    }
+    int off = x->bm_off[v], nw = x->bm_nw[v];
+    long b = x->base[v];
+    bool changed = false;
+    for (int w = 0; w < nw; ++w) {
+        uint m = mask_bits32(mask, mw, b + 32 * w - lo);
+        uint cur = BITS_(x, off + w);
+        if (!(cur & m)) continue;
+        if (!changed && !save(x, v)) return FAILED;
+        changed = true;
+        BITS_(x, off + w) = cur & ~m;
+    }
+    return changed ? bits_changed(x, v) : UNCHANGED;
+}
+
+// Bits s..s+31 of v's bitmap (bits outside it read as 0); s may be negative.
+inline uint var_bits32(Ctx *x, int v, long s) {
+    int off = x->bm_off[v], nw = x->bm_nw[v];
+    long wi = s >> 5;
+    int sh = (int)(s & 31);
+    uint a = (wi >= 0 && wi < nw) ? BITS_(x, off + (int)wi) : 0u;
+    uint b = (wi + 1 >= 0 && wi + 1 < nw) ? BITS_(x, off + (int)wi + 1) : 0u;
+    return sh ? (a >> sh) | (b << (32 - sh)) : a;
+}
+
+// Keep in y (a bitmap variable) only the values v with v + d in the domain of z (a bitmap
+// variable too): y = z - d, domain consistent, a word at a time.
+inline int keep_shifted(Ctx *x, int y, int z, long d) {
+    int off = x->bm_off[y], nw = x->bm_nw[y];
+    long s0 = (long)x->base[y] + d - x->base[z];
+    bool changed = false;
+    for (int w = 0; w < nw; ++w) {
+        uint cur = BITS_(x, off + w);
+        if (!cur) continue;
+        uint keep = cur & var_bits32(x, z, s0 + 32 * w);
+        if (keep == cur) continue;
+        if (!changed && !save(x, y)) return FAILED;
+        changed = true;
+        BITS_(x, off + w) = keep;
+    }
+    return changed ? bits_changed(x, y) : UNCHANGED;
+}
+
 // Combine results: any FAILED wins.
 #define TRY(e) do { if ((e) == FAILED) return false; } while (0)

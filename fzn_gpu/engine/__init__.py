@@ -115,6 +115,7 @@ def solve(model: Model, opts: SolveOptions) -> int:
             "hostTime": max(0.0, time.monotonic() - t_start - s.kernel_s),
             "kernelLaunches": s.launches,
             "subSearchSpaces": outcome.sub_spaces,
+            "splitTime": outcome.split_s,
             "workItems": s.items,
             "devices": len(devices[:1]),
             "device": device.name,

@@ -14,9 +14,9 @@ from ..device import Device
 from ..model import Model
 from ..options import SolveOptions
 from .pack import DeviceModel
+from .paths import Paths
 from .runner import INT_MAX, CapacityError, Runner
 
-SUBS_PER_ITEM = 50        # PHACT: about 50 sub-search spaces per work-item
 MAX_EXPANSIONS = 12
 
 
@@ -29,6 +29,7 @@ class Outcome:
     stopped: bool = False           # stopped by the solution limit
     expansions: int = 0
     sub_spaces: int = 0
+    split_s: float = 0.0            # wall time of the expansion passes (splitting the root)
 
 
 class CompleteSearch:
@@ -77,8 +78,9 @@ class CompleteSearch:
     def run(self, deadline: float | None) -> Outcome:
         r = self.runner
         try:
-            paths = [np.zeros(0, dtype=np.int32)]
-            target = SUBS_PER_ITEM * r.max_items
+            paths = Paths.root()
+            t_split = time.perf_counter()
+            target = r.tuning.subs_per_item * r.max_items
             first = True
             # expansion passes: each turns every path into its children `cutoff` levels down
             while first or (len(paths) < target and self.outcome.expansions < MAX_EXPANSIONS):
@@ -115,6 +117,7 @@ class CompleteSearch:
                 if not paths or not self._more():
                     return self._finish(not paths)
             self.outcome.sub_spaces = len(paths)
+            self.outcome.split_s = time.perf_counter() - t_split
             finished, _ = r.run_phase(paths, 0, False, self._take, deadline, count_only=self.count_only)
             self.counted += r.phase_solutions if self.count_only else 0
             return self._finish(finished and not self.outcome.stopped)

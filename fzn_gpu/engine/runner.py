@@ -14,6 +14,7 @@ import numpy as np
 from ..device import Device, build
 from ..errors import FznError
 from .pack import DeviceModel
+from .paths import Paths
 
 NST, NCNT = 9, 5
 S_DONE, S_SOLUTION = 4, 5
@@ -31,6 +32,7 @@ class Tuning:
     local: int
     interleave: bool
     specialise: bool     # build a kernel with only the model's propagators (fast NVIDIA builds)
+    subs_per_item: int   # sub-search spaces to split the root into, per work-item (PHACT: 50)
 
     @staticmethod
     def for_device(device: Device) -> "Tuning":
@@ -42,7 +44,8 @@ class Tuning:
         return Tuning(items_per_cu=_env_int("FZN_GPU_ITEMS_PER_CU", 512 if gpu else 4),
                       local=_env_int("FZN_GPU_LOCAL", 64 if gpu else 1),
                       interleave=layout == "interleaved",
-                      specialise=_env_flag("FZN_GPU_SPECIALISE", gpu))
+                      specialise=_env_flag("FZN_GPU_SPECIALISE", gpu),
+                      subs_per_item=_env_int("FZN_GPU_SUBS_PER_ITEM", 50))
 
 
 def _env_flag(name: str, default: bool) -> bool:
@@ -72,13 +75,6 @@ class Stats:
     kernel_s: float = 0.0
     launches: int = 0
     items: int = 0
-
-
-def paths_to_csr(paths: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    lens = np.array([len(p) for p in paths], dtype=np.int64)
-    ptr = np.concatenate([[0], np.cumsum(lens)]).astype(np.int32)
-    data = np.concatenate(paths).astype(np.int32) if lens.sum() else np.zeros(1, np.int32)
-    return ptr, data
 
 
 class Runner:
@@ -146,7 +142,7 @@ class Runner:
         return n
 
     # ------------------------------------------------------------------ phases
-    def run_phase(self, paths: list[np.ndarray], cutoff: int, enqueue_all: bool, on_slice, deadline: float | None,
+    def run_phase(self, paths: Paths, cutoff: int, enqueue_all: bool, on_slice, deadline: float | None,
                   count_only: bool = False, emit_cap: int = 0):
         """Search every sub-search space in `paths` (all of it, or to `cutoff` left decisions,
         emitting the frontier). Calls on_slice(solutions ndarray) after each slice; it returns
@@ -158,11 +154,11 @@ class Runner:
         n_sub = len(paths)
         n_items = max(1, min(self.max_items, n_sub))
         self.stats.items = max(self.stats.items, n_items)
-        max_len = max((len(p) // 3 for p in paths), default=0)
+        max_len = paths.max_decisions()
         pcap = max_len + 2 * cutoff + 8 if cutoff > 0 else 1
         emit_stride = 1 + 3 * pcap
         emit_cap = max(emit_cap, 1) if cutoff > 0 else 1
-        sub_ptr, sub_data = paths_to_csr(paths)
+        sub_ptr, sub_data = paths.ptr, paths.data if len(paths.data) else np.zeros(1, np.int32)
         rw = mf.READ_WRITE
 
         def zeros(nbytes):
@@ -267,7 +263,7 @@ class Runner:
                 if n_emit:
                     cl.enqueue_copy(self.queue, rec, EMIT)
                     self.queue.finish()
-                emitted = [r[1:1 + 3 * r[0]].copy() for r in rec]
+                emitted = Paths.from_records(rec)
         return finished, emitted
 
     def best(self) -> int:
