@@ -77,6 +77,8 @@ def run_once(solver: list[str], inst: dict, bdir: Path, limit_s: float) -> dict:
             trace.append((now, int(re.findall(r"-?\d+", line)[0])))
         elif line.startswith("%%%mzn-stat:"):
             k, _, v = line[12:].strip().partition("=")
+            if k == "nSolutions" and k in stats:    # MiniZinc appends its own count of printed ones
+                v = str(max(int(v), int(stats[k])))
             stats[k] = v
     p.wait()
     wall = time.monotonic() - t0
@@ -85,6 +87,36 @@ def run_once(solver: list[str], inst: dict, bdir: Path, limit_s: float) -> dict:
     return {"wall_s": wall, "solutions": counted if counted is not None else sols, "complete": complete,
             "unsat": unsat, "trace": trace, "best": trace[-1][1] if trace else None,
             "stats": stats, "rc": p.returncode, "stderr": p.stderr.read()[-300:]}
+
+
+def nodes_per_s(r: dict) -> float | None:
+    """Search nodes per second of solving time, from the solver's own statistics."""
+    try:
+        nodes = float(r["stats"]["nodes"])
+        t = float(r["stats"].get("solveTime") or r["wall_s"])
+    except (KeyError, ValueError):
+        return None
+    return nodes / t if t > 0 else None
+
+
+PROFILE = ["initTime", "buildTime", "splitTime", "kernelTime", "hostTime"]
+
+
+def profile(results: list[dict], solvers: list[str]) -> str:
+    """Where fzn-gpu's time goes: front end and packing, kernel build (or cache load), splitting
+    the root, kernels (with their transfers), and the rest of the host's work."""
+    lines = ["| instance | solver | wall s | " + " | ".join(PROFILE) + " | nodes | nodes/s |",
+             "|---|---|---|" + "---|" * len(PROFILE) + "---|---|"]
+    for res in results:
+        for s in solvers:
+            r = res["runs"].get(s)
+            if not r or not s.startswith("gpu-fzn"):
+                continue
+            cells = [f"{float(r['stats'][k]):.2f}" if k in r["stats"] else "-" for k in PROFILE]
+            nps = nodes_per_s(r)
+            lines.append(f"| {res['label']} | {s} | {r['wall_s']:.2f} | " + " | ".join(cells) +
+                         f" | {r['stats'].get('nodes', '-')} | {f'{nps:,.0f}' if nps else '-'} |")
+    return "\n".join(lines) + "\n"
 
 
 def median_run(solver, inst, bdir, limit_s, repeats) -> dict:
@@ -117,15 +149,18 @@ def markdown(results: list[dict], solvers: list[str], machine: str) -> str:
             if res["mode"] == "opt":
                 cells.append(f"best {r['best']}{' (opt)' if r['complete'] else ''}; at 10 s: {at_time(r['trace'], 10.0)}")
             elif res["mode"] == "all":
-                cells.append(f"{r['wall_s']:.2f} s, {r['solutions']} sol{'' if r['complete'] else ' (not finished)'}")
+                nps = nodes_per_s(r)
+                cells.append(f"{r['wall_s']:.2f} s, {r['solutions']} sol{'' if r['complete'] else ' (not finished)'}"
+                             + (f", {nps / 1e6:.2f} M nodes/s" if nps else ""))
             else:
                 cells.append(f"{r['wall_s']:.2f} s" if r["solutions"] else "none in limit")
             times[s] = r["wall_s"] if (r["complete"] or (res["mode"] == "one" and r["solutions"])) else None
         ratio = ""
         if ref:
             g = times.get(ref)
-            mine = [times.get(s) for s in solvers if s.startswith("gpu-fzn") and times.get(s)]
-            ratio = f"{min(mine) / g:.2f}" if g and mine and res["mode"] != "opt" else "-"
+            mine = [(s, times[s]) for s in solvers if s.startswith("gpu-fzn") and times.get(s)]
+            ratio = "; ".join(f"{t / g:.2f}" + (" counted" if s.endswith("count") else "") for s, t in mine) \
+                if g and mine and res["mode"] != "opt" else "-"
         lines.append(f"| {res['label']} | {res['mode']} | " + " | ".join(cells) + (f" | {ratio}" if ref else "") + " |")
     return "\n".join(lines) + "\n"
 
@@ -178,6 +213,7 @@ def main() -> None:
     bdir = Path(args.bench_dir) if args.bench_dir else bench_dir()
     out = Path(args.out); out.mkdir(parents=True, exist_ok=True)
     solvers = {"gpu-fzn": ["--solver", "gpu-fzn", "--devices", args.devices],
+               "gpu-fzn count": ["--solver", "gpu-fzn", "--devices", args.devices, "--count-only"],
                "gecode -p1": ["--solver", "gecode", "-p", "1"]}
     if args.gecode_p > 1:
         solvers[f"gecode -p{args.gecode_p}"] = ["--solver", "gecode", "-p", str(args.gecode_p)]
@@ -187,6 +223,8 @@ def main() -> None:
             continue
         res = {**inst, "label": label(inst), "runs": {}}
         for name, flags in solvers.items():
+            if name.endswith("count") and inst["mode"] != "all":
+                continue      # counting without printing applies to enumeration only
             limit = args.opt_limit if inst["mode"] == "opt" else args.limit
             r = median_run(flags, inst, bdir, limit, args.repeats)
             res["runs"][name] = r
@@ -196,6 +234,7 @@ def main() -> None:
     md = markdown(results, list(solvers), args.machine)
     pics = plots(results, list(solvers), out)
     cmd = "python -m fzn_gpu.bench " + " ".join(f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if v not in (None, False))
+    md += "\nWhere fzn-gpu's time goes (seconds, from its -s statistics):\n\n" + profile(results, list(solvers))
     (out / "BENCHMARKS.md").write_text(f"{md}\nCommand: `{cmd}`, {time.strftime('%Y-%m-%d')}.\n\n" +
                                        "".join(f"![{p}]({p})\n" for p in pics))
     print(md)

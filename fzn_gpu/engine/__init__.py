@@ -111,6 +111,7 @@ def solve(model: Model, opts: SolveOptions) -> int:
             "nSolutions": outcome.solutions,
             "initTime": t_init,
             "solveTime": time.monotonic() - t_start - t_init,
+            "buildTime": s.build_s,
             "kernelTime": s.kernel_s,
             "hostTime": max(0.0, time.monotonic() - t_start - s.kernel_s),
             "kernelLaunches": s.launches,

@@ -73,6 +73,7 @@ class Stats:
     props: int = 0
     subs: int = 0
     kernel_s: float = 0.0
+    build_s: float = 0.0        # building (or loading from pyopencl's cache) the program
     launches: int = 0
     items: int = 0
 
@@ -86,11 +87,13 @@ class Runner:
         self.cl = cl
         self.device = device
         self.dm = dm
+        self.stats = Stats()
         self.tuning = Tuning.for_device(device)
         kinds = frozenset(int(k) for k in np.unique(dm.ckind)) if self.tuning.specialise else None
+        t_build = time.perf_counter()
         self.ctx, self.queue, self.prog = build(device, kinds)
+        self.stats.build_s = time.perf_counter() - t_build
         self.kernel = self.cl.Kernel(self.prog, "search")
-        self.stats = Stats()
         self.seed = seed
         self.verbose = verbose
         mf = cl.mem_flags
