@@ -208,7 +208,8 @@ def main() -> None:
     ap.add_argument("--gecode-p", type=int, default=0, help="also Gecode with -p N")
     ap.add_argument("--devices", default="all", help="fzn-gpu --devices for the gpu-fzn runs")
     ap.add_argument("--machine", default=os.uname().nodename)
-    ap.add_argument("--only", default=None, help="only instances whose label contains this")
+    ap.add_argument("--only", default=None, help="only instances whose label contains one of these (comma-separated)")
+    ap.add_argument("--mode", choices=["all", "one", "opt"], default=None, help="only instances of this mode")
     args = ap.parse_args()
     bdir = Path(args.bench_dir) if args.bench_dir else bench_dir()
     out = Path(args.out); out.mkdir(parents=True, exist_ok=True)
@@ -219,7 +220,9 @@ def main() -> None:
         solvers[f"gecode -p{args.gecode_p}"] = ["--solver", "gecode", "-p", str(args.gecode_p)]
     results = []
     for inst in instances(args.suite, bdir):
-        if args.only and args.only not in label(inst):
+        if args.only and not any(part in label(inst) for part in args.only.split(",")):
+            continue
+        if args.mode and inst["mode"] != args.mode:
             continue
         res = {**inst, "label": label(inst), "runs": {}}
         for name, flags in solvers.items():

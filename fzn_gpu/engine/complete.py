@@ -85,7 +85,8 @@ class CompleteSearch:
             # expansion passes: each turns every path into its children `cutoff` levels down
             while first or (len(paths) < target and self.outcome.expansions < MAX_EXPANSIONS):
                 best_before = r.best()
-                emit_cap = max(4 * target, 64 * len(paths), 1024)
+                room = r.emit_limit(paths)
+                emit_cap = min(max(4 * target, 64 * len(paths), 1024), room)
                 while True:   # one level deeper per pass; on overflow retry with more room
                     pending: list[np.ndarray] = []
 
@@ -96,10 +97,10 @@ class CompleteSearch:
 
                     finished, emitted = r.run_phase(paths, 1, first, hold, deadline, emit_cap=emit_cap,
                                                     count_only=self.count_only)
-                    if not finished or emitted is not None or emit_cap > 64 * target:
+                    if not finished or emitted is not None or emit_cap > 64 * target or emit_cap >= room:
                         break
                     r.set_best(best_before)      # forget the pass: its solutions come again
-                    emit_cap *= 8
+                    emit_cap = min(emit_cap * 8, room)
                 if not finished:   # time limit: report what this pass found; the search is incomplete
                     self._take(np.concatenate(pending) if pending else None)
                     self.counted += r.phase_solutions if self.count_only else 0

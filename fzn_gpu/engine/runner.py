@@ -45,7 +45,9 @@ class Tuning:
                       local=_env_int("FZN_GPU_LOCAL", 64 if gpu else 1),
                       interleave=layout == "interleaved",
                       specialise=_env_flag("FZN_GPU_SPECIALISE", gpu),
-                      subs_per_item=_env_int("FZN_GPU_SUBS_PER_ITEM", 50))
+                      # measured on the H100 (docs/BENCHMARKS.md): with 67,584 work-items, 2 per
+                      # item split fastest; PHACT's 50 suits CPUs with a few work-items
+                      subs_per_item=_env_int("FZN_GPU_SUBS_PER_ITEM", 2 if gpu else 50))
 
 
 def _env_flag(name: str, default: bool) -> bool:
@@ -144,6 +146,13 @@ class Runner:
                            fix="try a smaller model, or a device with more memory (--devices)")
         return n
 
+    def emit_limit(self, paths: Paths, cutoff: int = 1) -> int:
+        """The most paths an expansion pass may emit: its buffer gets a fifth of the memory
+        that one allocation may take."""
+        stride = 1 + 3 * (paths.max_decisions() + 2 * cutoff + 8)
+        room = int(0.2 * min(self.device.max_alloc, self.device.global_mem))
+        return max(1024, room // (4 * stride))
+
     # ------------------------------------------------------------------ phases
     def run_phase(self, paths: Paths, cutoff: int, enqueue_all: bool, on_slice, deadline: float | None,
                   count_only: bool = False, emit_cap: int = 0):
@@ -211,9 +220,14 @@ class Runner:
                     np.int32(1 if enqueue_all else 0), np.int32(self.budget), np.int32(n_items),
                     np.int32(1 if self.tuning.interleave else 0))
             t0 = time.perf_counter()
-            self.kernel(self.queue, (global_size,), (local,), *args)
-            cl.enqueue_copy(self.queue, self.ctrl, self.ctrl_buf)
-            self.queue.finish()
+            try:
+                self.kernel(self.queue, (global_size,), (local,), *args)
+                cl.enqueue_copy(self.queue, self.ctrl, self.ctrl_buf)
+                self.queue.finish()
+            except cl.Error as err:
+                raise FznError(f"the search kernel failed on {self.device.name} with {n_items} work-items: {err}",
+                               fix="fewer work-items (FZN_GPU_ITEMS_PER_CU), another device (--devices), "
+                                   "or a smaller model") from None
             dt = time.perf_counter() - t0
             self.stats.kernel_s += dt
             self.stats.launches += 1
