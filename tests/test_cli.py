@@ -69,6 +69,34 @@ def test_layouts_and_launch_shapes_agree(tmp_path, monkeypatch, layout, speciali
     assert "%%%mzn-stat: nSolutions=92" in r.stdout
 
 
+KNAPSACK = """var 0..10: a :: output_var;
+var 0..10: b :: output_var;
+var 0..10: c :: output_var;
+var 0..100: obj :: output_var;
+constraint int_lin_le([3, 4, 5], [a, b, c], 23);
+constraint int_lin_eq([4, 5, 7, -1], [a, b, c, obj], 0);
+solve maximize obj;
+"""
+
+
+@pytest.mark.parametrize("dive_ms", ["0", "1", "5000"])
+def test_dive_then_parallel_search_keeps_optimum_and_status(tmp_path, monkeypatch, dive_ms):
+    """The GPU's one-work-item dive (cut short, or long enough to finish the tree) changes
+    neither the proven optimum nor the final status, nor UNSAT, nor a first solution."""
+    monkeypatch.setenv("FZN_GPU_DIVE_MS", dive_ms)
+    best = max(4 * a + 5 * b + 7 * c for a in range(11) for b in range(11) for c in range(11)
+               if 3 * a + 4 * b + 5 * c <= 23)
+    r = run("-a", "--check", "-s", fzn(tmp_path, KNAPSACK))
+    assert r.returncode == 0, r.stderr
+    objs = [int(line.split("=")[1].rstrip(";")) for line in r.stdout.splitlines() if line.startswith("obj =")]
+    assert objs[-1] == best and objs == sorted(objs) and len(set(objs)) == len(objs)
+    assert "==========" in r.stdout
+    unsat = fzn(tmp_path, "var 1..3: x;\nvar 1..3: y;\nconstraint int_lt(x, y);\nconstraint int_lt(y, x);\nsolve satisfy;\n", "u.fzn")
+    assert run(unsat).stdout.strip() == "=====UNSATISFIABLE====="
+    one = run("--check", fzn(tmp_path, queens(8), "q.fzn"))
+    assert one.returncode == 0 and len(solutions(one.stdout)) == 1
+
+
 def test_tuning_variables_are_checked(tmp_path, monkeypatch):
     monkeypatch.setenv("FZN_GPU_LAYOUT", "diagonal")
     r = run(fzn(tmp_path, QUEENS6))

@@ -30,6 +30,7 @@ class Outcome:
     expansions: int = 0
     sub_spaces: int = 0
     split_s: float = 0.0            # wall time of the expansion passes (splitting the root)
+    dived: bool = False             # a one-work-item dive ran first
 
 
 class CompleteSearch:
@@ -75,9 +76,31 @@ class CompleteSearch:
             return False
         return True
 
+    def _dive(self, deadline: float | None) -> bool | None:
+        """One work-item searches the whole tree from the root for a while: on a GPU it finds a
+        first solution (and a bound for branch and bound) long before tens of thousands of
+        threads would. True: it explored everything; False: stop (solution limit); None: go on
+        with the parallel search, which may meet the dive's solutions again, so it runs only
+        for optimisation (only improvements are printed) and for one solution."""
+        r = self.runner
+        until = time.monotonic() + r.tuning.dive_ms / 1000.0
+        if deadline is not None:
+            until = min(until, deadline)
+        finished, _ = r.run_phase(Paths.root(), 0, True, self._take, until, count_only=False)
+        self.outcome.dived = True
+        if finished:
+            return True
+        return None if self._more() else False
+
     def run(self, deadline: float | None) -> Outcome:
         r = self.runner
         try:
+            if r.tuning.dive_ms and (self.optimising or self.limit == 1) and not self.count_only:
+                dived = self._dive(deadline)
+                if dived is not None:
+                    return self._finish(dived)
+                if deadline is not None and time.monotonic() >= deadline:
+                    return self._finish(False)
             paths = Paths.root()
             t_split = time.perf_counter()
             target = r.tuning.subs_per_item * r.max_items

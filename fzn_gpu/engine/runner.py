@@ -33,6 +33,7 @@ class Tuning:
     interleave: bool
     specialise: bool     # build a kernel with only the model's propagators (fast NVIDIA builds)
     subs_per_item: int   # sub-search spaces to split the root into, per work-item (PHACT: 50)
+    dive_ms: int         # first, one work-item's dive for a first solution / bound (0: none)
 
     @staticmethod
     def for_device(device: Device) -> "Tuning":
@@ -47,7 +48,10 @@ class Tuning:
                       specialise=_env_flag("FZN_GPU_SPECIALISE", gpu),
                       # measured on the H100 (docs/BENCHMARKS.md): with 67,584 work-items, 2 per
                       # item split fastest; PHACT's 50 suits CPUs with a few work-items
-                      subs_per_item=_env_int("FZN_GPU_SUBS_PER_ITEM", 2 if gpu else 50))
+                      subs_per_item=_env_int("FZN_GPU_SUBS_PER_ITEM", 2 if gpu else 50),
+                      # a GPU's throughput comes from tens of thousands of slow threads: one
+                      # alone reaches a first solution far sooner (docs/BENCHMARKS.md)
+                      dive_ms=_env_int("FZN_GPU_DIVE_MS", 1000 if gpu else 0, minimum=0))
 
 
 def _env_flag(name: str, default: bool) -> bool:
@@ -59,12 +63,12 @@ def _env_flag(name: str, default: bool) -> bool:
     return text == "1"
 
 
-def _env_int(name: str, default: int) -> int:
+def _env_int(name: str, default: int, minimum: int = 1) -> int:
     text = os.environ.get(name)
     if text is None:
         return default
-    if not text.isdigit() or int(text) < 1:
-        raise FznError(f"{name}={text!r} is not a positive integer", fix=f"unset {name} or give a number")
+    if not text.isdigit() or int(text) < minimum:
+        raise FznError(f"{name}={text!r} is not an integer >= {minimum}", fix=f"unset {name} or give a number")
     return int(text)
 
 
