@@ -113,18 +113,18 @@ def kernel_source(kinds: frozenset[int] | None = None) -> str:
 _PROGRAMS: dict[tuple, tuple] = {}
 
 
-def build(device: Device, kinds: frozenset[int] | None = None):
+def build(device: Device, kinds: frozenset[int] | None = None, outline: bool = False):
     """(context, queue, program) for `device`, built once per process (and cached on disk by
     pyopencl across processes); with `kinds`, a program holding only those propagators."""
     import pyopencl as cl
-    key = (id(device.cl_device), kinds)
+    key = (id(device.cl_device), kinds, outline)
     if key not in _PROGRAMS:
         ctx = cl.Context([device.cl_device])
         queue = cl.CommandQueue(ctx)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
-                prog = cl.Program(ctx, kernel_source(kinds)).build(options=["-cl-std=CL1.2"])
+                prog = cl.Program(ctx, kernel_source(kinds)).build(options=["-cl-std=CL1.2"] + (["-DFZN_OUTLINE"] if outline else []))
             except cl.RuntimeError as err:
                 raise FznError(f"the search kernels did not build on {device.name}: {str(err)[-2000:]}",
                                fix="report this with the device name; meanwhile choose another device with --devices") from None

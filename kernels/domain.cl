@@ -6,6 +6,16 @@
 // epoch (copy-on-write), normalise bounds against the bitmap, and wake the constraints that
 // watch the variable. They return CHANGED, UNCHANGED or FAILED.
 
+// Built with -DFZN_OUTLINE (FZN_GPU_OUTLINE=1), the domain mutators and the propagators stay
+// out of line: far less code for a compiler that inlines everything (NVIDIA's).
+#ifdef FZN_OUTLINE
+#define MUTATOR __attribute__((noinline))
+#define PROPAGATOR_FN __attribute__((noinline))
+#else
+#define MUTATOR inline
+#define PROPAGATOR_FN
+#endif
+
 #define FAILED (-1)
 #define UNCHANGED 0
 #define CHANGED 1
@@ -188,7 +198,7 @@ inline void clear_bits_outside(Ctx *x, int v, int lo, int hi) {
     }
 }
 
-inline int set_min(Ctx *x, int v, long m) {
+MUTATOR int set_min(Ctx *x, int v, long m) {
     if (m <= LB_(x, v)) return UNCHANGED;
     if (m > UB_(x, v)) return FAILED;
     if (!save(x, v)) return FAILED;
@@ -203,7 +213,7 @@ inline int set_min(Ctx *x, int v, long m) {
     return CHANGED;
 }
 
-inline int set_max(Ctx *x, int v, long m) {
+MUTATOR int set_max(Ctx *x, int v, long m) {
     if (m >= UB_(x, v)) return UNCHANGED;
     if (m < LB_(x, v)) return FAILED;
     if (!save(x, v)) return FAILED;
@@ -218,7 +228,7 @@ inline int set_max(Ctx *x, int v, long m) {
     return CHANGED;
 }
 
-inline int fix(Ctx *x, int v, long value) {
+MUTATOR int fix(Ctx *x, int v, long value) {
     if (!contains(x, v, value)) return FAILED;
     if (LB_(x, v) == UB_(x, v)) return UNCHANGED;
     if (!save(x, v)) return FAILED;
@@ -230,7 +240,7 @@ inline int fix(Ctx *x, int v, long value) {
 }
 
 // Remove one value. Without a bitmap only a bound can move (bounds reasoning).
-inline int remove_value(Ctx *x, int v, long value) {
+MUTATOR int remove_value(Ctx *x, int v, long value) {
     if (value < LB_(x, v) || value > UB_(x, v)) return UNCHANGED;
     if (LB_(x, v) == UB_(x, v)) return FAILED;
     if (has_bits(x, v)) {
@@ -269,7 +279,7 @@ inline uint mask_bits32(const uint *mask, int mw, long s) {
 
 // Remove from v every value lo + i whose bit i is set in mask[0..mw): whole words at a time on
 // a bitmap, bound by bound without one (bounds reasoning).
-inline int remove_mask(Ctx *x, int v, const uint *mask, int mw, long lo) {
+MUTATOR int remove_mask(Ctx *x, int v, const uint *mask, int mw, long lo) {
     if (!has_bits(x, v)) {
         int r = UNCHANGED;
         while (LB_(x, v) <= UB_(x, v)) {
@@ -312,7 +322,7 @@ inline uint var_bits32(Ctx *x, int v, long s) {
 
 // Keep in y (a bitmap variable) only the values v with v + d in the domain of z (a bitmap
 // variable too): y = z - d, domain consistent, a word at a time.
-inline int keep_shifted(Ctx *x, int y, int z, long d) {
+MUTATOR int keep_shifted(Ctx *x, int y, int z, long d) {
     int off = x->bm_off[y], nw = x->bm_nw[y];
     long s0 = (long)x->base[y] + d - x->base[z];
     bool changed = false;

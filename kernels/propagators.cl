@@ -25,7 +25,7 @@ inline long ceil_div(long a, long b) {
 #define R_LE 2
 #define R_LT 3
 
-bool post_eq(Ctx *x, int a, int b) {
+PROPAGATOR_FN bool post_eq(Ctx *x, int a, int b) {
     TRY(set_min(x, a, dmin(x, b)));
     TRY(set_max(x, a, dmax(x, b)));
     TRY(set_min(x, b, dmin(x, a)));
@@ -43,7 +43,7 @@ bool post_eq(Ctx *x, int a, int b) {
     return true;
 }
 
-bool post_rel(Ctx *x, int rel, int a, int b) {
+PROPAGATOR_FN bool post_rel(Ctx *x, int rel, int a, int b) {
     switch (rel) {
     case R_EQ: return post_eq(x, a, b);
     case R_NE:
@@ -84,7 +84,7 @@ int rel_status(Ctx *x, int rel, int a, int b) {
 }
 
 // not (a REL b) as a relation on (a2, b2): EQ<->NE, not(a<=b) = b<a, not(a<b) = b<=a
-bool post_not_rel(Ctx *x, int rel, int a, int b) {
+PROPAGATOR_FN bool post_not_rel(Ctx *x, int rel, int a, int b) {
     switch (rel) {
     case R_EQ: return post_rel(x, R_NE, a, b);
     case R_NE: return post_rel(x, R_EQ, a, b);
@@ -94,7 +94,7 @@ bool post_not_rel(Ctx *x, int rel, int a, int b) {
 }
 
 // r <-> (a REL b) (mode 0), r -> (a REL b) (mode 1)
-bool reif_rel(Ctx *x, int rel, int a, int b, int r, int imp) {
+PROPAGATOR_FN bool reif_rel(Ctx *x, int rel, int a, int b, int r, int imp) {
     if (is_fixed(x, r)) {
         if (val(x, r)) return post_rel(x, rel, a, b);
         return imp ? true : post_not_rel(x, rel, a, b);
@@ -121,7 +121,7 @@ inline Span lin_span(Ctx *x, int n, __global const int *cs, __global const int *
 }
 
 // Bounds propagation of lo <= sum <= hi.
-bool lin_bounds(Ctx *x, int n, __global const int *cs, __global const int *vs, int xv, int xc, long lo, long hi) {
+PROPAGATOR_FN bool lin_bounds(Ctx *x, int n, __global const int *cs, __global const int *vs, int xv, int xc, long lo, long hi) {
     Span s = lin_span(x, n, cs, vs, xv, xc);
     if (s.lo > hi || s.hi < lo) return false;
     for (int i = 0; i <= n; ++i) {
@@ -149,7 +149,7 @@ bool lin_bounds(Ctx *x, int n, __global const int *cs, __global const int *vs, i
 }
 
 // sum != c: prune when one variable is left.
-bool lin_ne(Ctx *x, int n, __global const int *cs, __global const int *vs, int xv, int xc, long c) {
+PROPAGATOR_FN bool lin_ne(Ctx *x, int n, __global const int *cs, __global const int *vs, int xv, int xc, long c) {
     int open = -1, nopen = 0;
     long a_open = 0, fixed_sum = 0;
     for (int i = 0; i <= n; ++i) {
@@ -170,7 +170,7 @@ bool lin_ne(Ctx *x, int n, __global const int *cs, __global const int *vs, int x
 #define L_LE 2
 #define L_GT 3   // negation of LE: sum >= c + 1
 
-bool post_lin(Ctx *x, int rel, int n, __global const int *cs, __global const int *vs, int xv, int xc, long c) {
+PROPAGATOR_FN bool post_lin(Ctx *x, int rel, int n, __global const int *cs, __global const int *vs, int xv, int xc, long c) {
     switch (rel) {
     case L_EQ:
         // x0 - x1 = c (or -x0 + x1 = c) on two bitmaps: domain consistency by shifting words,
@@ -197,7 +197,7 @@ int lin_status(Ctx *x, int rel, int n, __global const int *cs, __global const in
     return rel == L_EQ ? st : -st;
 }
 
-bool reif_lin(Ctx *x, int rel, __global const int *row, int imp) {
+PROPAGATOR_FN bool reif_lin(Ctx *x, int rel, __global const int *row, int imp) {
     int n = row[0];
     __global const int *cs = row + 1, *vs = row + 2 + n;
     long c = row[2 + 2 * n];
@@ -215,7 +215,7 @@ bool reif_lin(Ctx *x, int rel, __global const int *row, int imp) {
 }
 
 // ---- arithmetic
-bool prop_times(Ctx *x, int a, int b, int c) {
+PROPAGATOR_FN bool prop_times(Ctx *x, int a, int b, int c) {
     for (int pass = 0; pass < 2; ++pass) {
         long la = dmin(x, a), ua = dmax(x, a), lb = dmin(x, b), ub = dmax(x, b);
         long p1 = la * lb, p2 = la * ub, p3 = ua * lb, p4 = ua * ub;
@@ -242,7 +242,7 @@ bool prop_times(Ctx *x, int a, int b, int c) {
 
 inline long trunc_div(long a, long b) { return a / b; }   // C99 / OpenCL division truncates
 
-bool prop_div(Ctx *x, int a, int b, int c) {
+PROPAGATOR_FN bool prop_div(Ctx *x, int a, int b, int c) {
     TRY(remove_value(x, b, 0));
     long la = dmin(x, a), ua = dmax(x, a);
     long lo = LONG_MAX, hi = LONG_MIN;
@@ -264,7 +264,7 @@ bool prop_div(Ctx *x, int a, int b, int c) {
     return true;
 }
 
-bool prop_mod(Ctx *x, int a, int b, int c) {
+PROPAGATOR_FN bool prop_mod(Ctx *x, int a, int b, int c) {
     TRY(remove_value(x, b, 0));
     long m = max(abs((long)dmin(x, b)), abs((long)dmax(x, b)));
     TRY(set_min(x, c, -(m - 1)));
@@ -294,7 +294,7 @@ bool prop_mod(Ctx *x, int a, int b, int c) {
     return true;
 }
 
-bool prop_abs(Ctx *x, int a, int b) {
+PROPAGATOR_FN bool prop_abs(Ctx *x, int a, int b) {
     TRY(set_min(x, b, 0));
     long la = dmin(x, a), ua = dmax(x, a);
     if (la >= 0) { TRY(set_min(x, b, la)); TRY(set_max(x, b, ua)); }
@@ -316,7 +316,7 @@ bool prop_abs(Ctx *x, int a, int b) {
     return true;
 }
 
-bool prop_minmax(Ctx *x, int a, int b, int c, int is_max) {
+PROPAGATOR_FN bool prop_minmax(Ctx *x, int a, int b, int c, int is_max) {
     if (is_max) {
         TRY(set_min(x, c, max(dmin(x, a), dmin(x, b))));
         TRY(set_max(x, c, max(dmax(x, a), dmax(x, b))));
@@ -357,7 +357,7 @@ inline long ipow_sat(long base, long e, bool *defined) {
     return r;
 }
 
-bool prop_pow(Ctx *x, int a, int b, int c) {
+PROPAGATOR_FN bool prop_pow(Ctx *x, int a, int b, int c) {
     bool d;
     if (is_fixed(x, a) && is_fixed(x, b)) {
         long r = ipow_sat(val(x, a), val(x, b), &d);
@@ -373,7 +373,7 @@ bool prop_pow(Ctx *x, int a, int b, int c) {
 }
 
 // ---- element and extrema
-bool prop_element_const(Ctx *x, __global const int *row) {
+PROPAGATOR_FN bool prop_element_const(Ctx *x, __global const int *row) {
     int idx = row[0], n = row[1];
     __global const int *arr = row + 2;
     int z = row[2 + n];
@@ -393,7 +393,7 @@ bool prop_element_const(Ctx *x, __global const int *row) {
     return true;
 }
 
-bool prop_element_var(Ctx *x, __global const int *row) {
+PROPAGATOR_FN bool prop_element_var(Ctx *x, __global const int *row) {
     int idx = row[0], n = row[1];
     __global const int *xs = row + 2;
     int z = row[2 + n];
@@ -415,7 +415,7 @@ bool prop_element_var(Ctx *x, __global const int *row) {
     return true;
 }
 
-bool prop_array_extremum(Ctx *x, __global const int *row, int is_max) {
+PROPAGATOR_FN bool prop_array_extremum(Ctx *x, __global const int *row, int is_max) {
     int m = row[0], n = row[1];
     __global const int *xs = row + 2;
     if (n == 0) return false;
@@ -454,7 +454,7 @@ bool set_has(__global const int *s, long v) {
     return false;
 }
 
-bool post_in_set(Ctx *x, int v, __global const int *s) {
+PROPAGATOR_FN bool post_in_set(Ctx *x, int v, __global const int *s) {
     int k = s[0];
     if (k == 0) return false;
     TRY(set_min(x, v, s[1]));
@@ -478,7 +478,7 @@ bool post_in_set(Ctx *x, int v, __global const int *s) {
     return true;
 }
 
-bool post_not_in_set(Ctx *x, int v, __global const int *s) {
+PROPAGATOR_FN bool post_not_in_set(Ctx *x, int v, __global const int *s) {
     int k = s[0];
     if (is_fixed(x, v)) return !set_has(s, val(x, v));
     for (int i = 0; i < k; ++i) {
@@ -511,7 +511,7 @@ int in_set_status(Ctx *x, int v, __global const int *s) {
     return any ? UNDECIDED : DISENTAILED;
 }
 
-bool reif_in_set(Ctx *x, __global const int *row, int imp) {
+PROPAGATOR_FN bool reif_in_set(Ctx *x, __global const int *row, int imp) {
     int v = row[0];
     __global const int *s = row + 1;
     int r = row[2 + 2 * s[0]];
@@ -530,9 +530,9 @@ bool reif_in_set(Ctx *x, __global const int *row, int imp) {
 // on the hull. With a hull of at most AD_WORDS words the fixed values go into a bitmask and
 // leave each domain a word at a time: O(n) per pass instead of O(n^2) removals.
 #define AD_WORDS 8
-bool prop_alldiff_pairs(Ctx *x, __global const int *row);
+PROPAGATOR_FN bool prop_alldiff_pairs(Ctx *x, __global const int *row);
 
-bool prop_alldiff(Ctx *x, __global const int *row) {
+PROPAGATOR_FN bool prop_alldiff(Ctx *x, __global const int *row) {
     int n = row[0];
     __global const int *xs = row + 1;
     if (n <= 1) return true;
@@ -568,7 +568,7 @@ bool prop_alldiff(Ctx *x, __global const int *row) {
     }
 }
 
-bool prop_alldiff_pairs(Ctx *x, __global const int *row) {
+PROPAGATOR_FN bool prop_alldiff_pairs(Ctx *x, __global const int *row) {
     int n = row[0];
     __global const int *xs = row + 1;
     bool again = true;
@@ -596,7 +596,7 @@ bool prop_alldiff_pairs(Ctx *x, __global const int *row) {
 }
 
 // ---- booleans (0/1 integer variables)
-bool prop_bool_and(Ctx *x, int a, int b, int r, int imp) {
+PROPAGATOR_FN bool prop_bool_and(Ctx *x, int a, int b, int r, int imp) {
     if (is_fixed(x, r) && val(x, r) == 1) { TRY(fix(x, a, 1)); TRY(fix(x, b, 1)); return true; }
     if ((is_fixed(x, a) && val(x, a) == 0) || (is_fixed(x, b) && val(x, b) == 0)) { TRY(fix(x, r, 0)); return true; }
     if (imp) return true;
@@ -608,7 +608,7 @@ bool prop_bool_and(Ctx *x, int a, int b, int r, int imp) {
     return true;
 }
 
-bool prop_bool_or(Ctx *x, int a, int b, int r, int imp) {
+PROPAGATOR_FN bool prop_bool_or(Ctx *x, int a, int b, int r, int imp) {
     if (is_fixed(x, a) && is_fixed(x, b) && val(x, a) == 0 && val(x, b) == 0) { TRY(fix(x, r, 0)); return true; }
     if (is_fixed(x, r) && val(x, r) == 1) {
         if (is_fixed(x, a) && val(x, a) == 0) TRY(fix(x, b, 1));
@@ -621,7 +621,7 @@ bool prop_bool_or(Ctx *x, int a, int b, int r, int imp) {
     return true;
 }
 
-bool prop_bool_xor(Ctx *x, int a, int b, int r, int imp) {
+PROPAGATOR_FN bool prop_bool_xor(Ctx *x, int a, int b, int r, int imp) {
     if (imp) {
         if (is_fixed(x, r) && val(x, r) == 1) return post_rel(x, R_NE, a, b);
         if (is_fixed(x, a) && is_fixed(x, b) && val(x, a) == val(x, b)) TRY(fix(x, r, 0));
@@ -635,7 +635,7 @@ bool prop_bool_xor(Ctx *x, int a, int b, int r, int imp) {
 }
 
 // r <-> and(xs) (is_and) or r <-> or(xs); imp: r -> ...
-bool prop_array_bool(Ctx *x, __global const int *row, int is_and, int imp) {
+PROPAGATOR_FN bool prop_array_bool(Ctx *x, __global const int *row, int is_and, int imp) {
     int n = row[0];
     __global const int *xs = row + 1;
     int r = row[1 + n];
@@ -666,7 +666,7 @@ bool prop_array_bool(Ctx *x, __global const int *row, int is_and, int imp) {
     return true;
 }
 
-bool prop_array_bool_xor(Ctx *x, __global const int *row) {
+PROPAGATOR_FN bool prop_array_bool_xor(Ctx *x, __global const int *row) {
     int n = row[0];
     __global const int *xs = row + 1;
     int parity = 0, open = -1, nopen = 0;
@@ -680,7 +680,7 @@ bool prop_array_bool_xor(Ctx *x, __global const int *row) {
 }
 
 // clause over positive literals ps and negative literals ns; mode: 0 plain, 1 reif, 2 imp
-bool prop_clause(Ctx *x, __global const int *row, int mode) {
+PROPAGATOR_FN bool prop_clause(Ctx *x, __global const int *row, int mode) {
     int np = row[0];
     __global const int *ps = row + 1;
     int nn = row[1 + np];
@@ -720,7 +720,7 @@ bool prop_clause(Ctx *x, __global const int *row, int mode) {
     PROPAGATOR(NAME##_reif, reif_lin(x, REL, row, 0)) \
     PROPAGATOR(NAME##_imp, reif_lin(x, REL, row, 1))
 
-bool prop_int_plus(Ctx *x, int a, int b, int c) {
+PROPAGATOR_FN bool prop_int_plus(Ctx *x, int a, int b, int c) {
     TRY(set_min(x, c, (long)dmin(x, a) + dmin(x, b)));
     TRY(set_max(x, c, (long)dmax(x, a) + dmax(x, b)));
     TRY(set_min(x, a, (long)dmin(x, c) - dmax(x, b)));

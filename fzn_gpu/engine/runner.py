@@ -34,6 +34,7 @@ class Tuning:
     specialise: bool     # build a kernel with only the model's propagators (fast NVIDIA builds)
     subs_per_item: int   # sub-search spaces to split the root into, per work-item (PHACT: 50)
     dive_ms: int         # first, one work-item's dive for a first solution / bound (0: none)
+    outline: bool        # keep propagators out of line (-DFZN_OUTLINE): shorter NVIDIA builds
 
     @staticmethod
     def for_device(device: Device) -> "Tuning":
@@ -51,7 +52,10 @@ class Tuning:
                       subs_per_item=_env_int("FZN_GPU_SUBS_PER_ITEM", 2 if gpu else 50),
                       # a GPU's throughput comes from tens of thousands of slow threads: one
                       # alone reaches a first solution far sooner (docs/BENCHMARKS.md)
-                      dive_ms=_env_int("FZN_GPU_DIVE_MS", 1000 if gpu else 0, minimum=0))
+                      dive_ms=_env_int("FZN_GPU_DIVE_MS", 1000 if gpu else 0, minimum=0),
+                      # H100: tsp_20's kernel builds in 4.3 s instead of 33.9 s; 14-queens'
+                      # kernels run 12 % slower (docs/BENCHMARKS.md)
+                      outline=_env_flag("FZN_GPU_OUTLINE", gpu))
 
 
 def _env_flag(name: str, default: bool) -> bool:
@@ -97,7 +101,7 @@ class Runner:
         self.tuning = Tuning.for_device(device)
         kinds = frozenset(int(k) for k in np.unique(dm.ckind)) if self.tuning.specialise else None
         t_build = time.perf_counter()
-        self.ctx, self.queue, self.prog = build(device, kinds)
+        self.ctx, self.queue, self.prog = build(device, kinds, self.tuning.outline)
         self.stats.build_s = time.perf_counter() - t_build
         self.kernel = self.cl.Kernel(self.prog, "search")
         self.seed = seed
