@@ -120,26 +120,19 @@ def format_stats(stats: dict[str, object]) -> str:
 
 
 class Printer:
-    """Writes the stream and flushes at each solution so MiniZinc sees it at once."""
+    """Writes the stream, flushing after each batch of solutions so MiniZinc sees them at once."""
 
     def __init__(self, model: Model, out: TextIO | None = None):
         self.model = model
         self.out = out or sys.stdout
-        self.solutions = 0
         self._template: SolutionTemplate | None = None
 
-    def solution(self, value_of: Callable[[int], object]) -> None:
-        self.out.write(format_solution(self.model, value_of))
-        self.out.flush()
-        self.solutions += 1
-
-    def solutions_batch(self, rows: np.ndarray) -> None:
-        """Print many solutions (rows of every variable's value) with one write and one flush."""
+    def solutions(self, rows: np.ndarray) -> None:
+        """Print solutions (rows of every variable's value) with one write and one flush."""
         if self._template is None:
             self._template = SolutionTemplate(self.model)
         self.out.write(self._template.format(rows))
         self.out.flush()
-        self.solutions += len(rows)
 
     def status(self, line: str) -> None:
         self.out.write(line + "\n")

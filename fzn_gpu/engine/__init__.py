@@ -14,16 +14,6 @@ from ..options import SolveOptions
 from ..output import (SEARCH_COMPLETE, UNKNOWN, UNSATISFIABLE, ERROR, Printer)
 
 
-def solution_values(model: Model, values: np.ndarray):
-    """value_of(var index) for the output module: bools as bools, ints as ints."""
-    kinds = model.vars.kind
-
-    def value_of(v: int):
-        x = int(values[v])
-        return bool(x) if kinds[v] == VarKind.BOOL else x
-    return value_of
-
-
 def assignment(model: Model, values: np.ndarray) -> dict[str, object]:
     """Every declared variable's value by name, for the independent checker."""
     out: dict[str, object] = {}
@@ -66,7 +56,7 @@ def solve(model: Model, opts: SolveOptions) -> int:
         if checker is not None:
             check(values)
         if print_each and not count_only:
-            printer.solution(solution_values(model, values))
+            printer.solutions(values[None, :])
         else:
             best_values[:] = [values.copy()]
 
@@ -75,7 +65,7 @@ def solve(model: Model, opts: SolveOptions) -> int:
             for row in rows:
                 check(row)
         if print_each and not count_only:
-            printer.solutions_batch(rows)
+            printer.solutions(rows)
         else:
             best_values[:] = [rows[-1].copy()]
 
@@ -92,7 +82,7 @@ def solve(model: Model, opts: SolveOptions) -> int:
         outcome = search.outcome
     if best_values and not (print_each and not count_only):
         if not count_only:
-            printer.solution(solution_values(model, best_values[0]))
+            printer.solutions(best_values[0][None, :])
     if outcome.solutions == 0 and not interrupted:
         printer.status(UNSATISFIABLE if outcome.complete else UNKNOWN)
     elif outcome.complete and (optimising or opts.all_solutions or outcome.solutions < (opts.solution_limit(False) or 1)):

@@ -30,7 +30,6 @@ class Outcome:
     expansions: int = 0
     sub_spaces: int = 0
     split_s: float = 0.0            # wall time of the expansion passes (splitting the root)
-    dived: bool = False             # a one-work-item dive ran first
 
 
 class CompleteSearch:
@@ -87,7 +86,6 @@ class CompleteSearch:
         if deadline is not None:
             until = min(until, deadline)
         finished, _ = r.run_phase(Paths.root(), 0, True, self._take, until, count_only=False)
-        self.outcome.dived = True
         if finished:
             return True
         return None if self._more() else False

@@ -88,6 +88,12 @@ class Stats:
     items: int = 0
 
 
+def path_capacity(paths: Paths, cutoff: int) -> int:
+    """Decisions an expansion pass's paths can reach: the longest input path, up to two per
+    level of the cutoff (a right branch and the next left one), and slack."""
+    return paths.max_decisions() + 2 * cutoff + 8
+
+
 class Runner:
     """Holds the model on one device and runs phases (lists of sub-search spaces) on it."""
 
@@ -157,9 +163,8 @@ class Runner:
     def emit_limit(self, paths: Paths, cutoff: int = 1) -> int:
         """The most paths an expansion pass may emit: its buffer gets a fifth of the memory
         that one allocation may take."""
-        stride = 1 + 3 * (paths.max_decisions() + 2 * cutoff + 8)
         room = int(0.2 * min(self.device.max_alloc, self.device.global_mem))
-        return max(1024, room // (4 * stride))
+        return max(1024, room // (4 * (1 + 3 * path_capacity(paths, cutoff))))
 
     # ------------------------------------------------------------------ phases
     def run_phase(self, paths: Paths, cutoff: int, enqueue_all: bool, on_slice, deadline: float | None,
@@ -174,8 +179,7 @@ class Runner:
         n_sub = len(paths)
         n_items = max(1, min(self.max_items, n_sub))
         self.stats.items = max(self.stats.items, n_items)
-        max_len = paths.max_decisions()
-        pcap = max_len + 2 * cutoff + 8 if cutoff > 0 else 1
+        pcap = path_capacity(paths, cutoff) if cutoff > 0 else 1
         emit_stride = 1 + 3 * pcap
         emit_cap = max(emit_cap, 1) if cutoff > 0 else 1
         sub_ptr, sub_data = paths.ptr, paths.data if len(paths.data) else np.zeros(1, np.int32)
