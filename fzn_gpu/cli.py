@@ -6,10 +6,11 @@ an interrupt (Ctrl-C, SIGTERM) prints the best solution found so far before exit
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 
-from . import __version__
+from . import __version__, clock  # noqa: F401  (clock first: the time limit counts from here at the latest)
 from .errors import FznError, Unsupported
 
 
@@ -89,7 +90,14 @@ def main(argv: list[str] | None = None) -> None:
         code = 130
     except BrokenPipeError:
         code = 0
-    sys.exit(code)
+    # end without tearing down the OpenCL contexts (0.3 s on PoCL, inside the user's time
+    # limit): the stream is complete and nothing else is left to save
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (BrokenPipeError, OSError):
+        pass
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -158,7 +158,10 @@ class _ToAst(Transformer):
 
 @lru_cache(maxsize=1)
 def _parser() -> Lark:
-    return Lark(grammar_file().read_text(), parser="lalr", transformer=_ToAst(), maybe_placeholders=True)
+    # cache=True keeps the analysed grammar in the temp folder (keyed by the grammar's hash):
+    # building it takes most of a second, inside the user's time limit, on every run
+    return Lark(grammar_file().read_text(), parser="lalr", transformer=_ToAst(), maybe_placeholders=True,
+                cache=True)
 
 
 def _syntax_error(err: UnexpectedInput, text: str, filename: str, line: int, col: int) -> FznError:

@@ -4,14 +4,18 @@ status, and returns the exit code."""
 from __future__ import annotations
 
 import sys
+import threading
 import time
 
 import numpy as np
 
+from .. import clock
 from ..errors import FznError
 from ..model import Model, VarKind
 from ..options import SolveOptions
 from ..output import (SEARCH_COMPLETE, UNKNOWN, UNSATISFIABLE, ERROR, Printer)
+from ..watchdog import Watchdog
+from .complete import Outcome
 
 
 def assignment(model: Model, values: np.ndarray) -> dict[str, object]:
@@ -25,93 +29,131 @@ def assignment(model: Model, values: np.ndarray) -> dict[str, object]:
     return out
 
 
-def solve(model: Model, opts: SolveOptions) -> int:
-    from ..device import select_devices
-    from .complete import CompleteSearch
-    from .pack import pack
+GRACE_S = 0.5   # past the time limit, the watchdog ends the run even inside a kernel slice
 
-    t_start = time.monotonic()
-    deadline = t_start + opts.time_limit_ms / 1000.0 if opts.time_limit_ms else None
-    printer = Printer(model)
-    optimising = model.solve.kind != "satisfy"
-    checker = None
-    if opts.check:
-        from ..check import Checker
-        from ..parser import parse_items, read_text
-        text, name = read_text(model.source) if model.source != "<stdin>" else ("", model.source)
-        checker = Checker(parse_items(text, name)) if text else None
 
-    best_values: list[np.ndarray] = []
-    print_each = not optimising or opts.all_solutions or opts.intermediate
-    count_only = opts.count_only and opts.all_solutions and not optimising
+class SolveRun:
+    """One run of the solver: the solution stream, and its end, printed exactly once, either
+    when the search returns or, from the watchdog's thread, at an interrupt or a slice that
+    overran the time limit. A lock keeps the two from interleaving."""
 
-    def check(values: np.ndarray) -> None:
-        bad = checker.check(assignment(model, values))
+    def __init__(self, model: Model, opts: SolveOptions):
+        self.model = model
+        self.opts = opts
+        self.printer = Printer(model)
+        self.optimising = model.solve.kind != "satisfy"
+        self.count_only = opts.count_only and opts.all_solutions and not self.optimising
+        self.print_each = (not self.optimising or opts.all_solutions or opts.intermediate) and not self.count_only
+        self.best_values: list[np.ndarray] = []
+        self.lock = threading.Lock()
+        self.ended = False
+        self.search = None
+        self.dm = None
+        self.devices: list = []
+        self.t_init = 0.0
+        self.checker = None
+        if opts.check:
+            from ..check import Checker
+            from ..parser import parse_items, read_text
+            text, name = read_text(model.source) if model.source != "<stdin>" else ("", model.source)
+            self.checker = Checker(parse_items(text, name)) if text else None
+
+    # -- the stream
+    def _check(self, values: np.ndarray) -> None:
+        bad = self.checker.check(assignment(self.model, values))
         if bad:
-            printer.status(ERROR)
+            self.printer.status(ERROR)
             raise FznError(f"the solver produced a solution that violates {bad[0]} (a bug in fzn-gpu)",
-                           file=model.source, fix="please report it with the model")
+                           file=self.model.source, fix="please report it with the model")
 
-    def report(values: np.ndarray, objective) -> None:
-        if checker is not None:
-            check(values)
-        if print_each and not count_only:
-            printer.solutions(values[None, :])
-        else:
-            best_values[:] = [values.copy()]
+    def report(self, values: np.ndarray, objective) -> None:
+        self.report_batch(values[None, :])
 
-    def report_batch(rows: np.ndarray) -> None:
-        if checker is not None:
+    def report_batch(self, rows: np.ndarray) -> None:
+        if self.checker is not None:
             for row in rows:
-                check(row)
-        if print_each and not count_only:
-            printer.solutions(rows)
-        else:
-            best_values[:] = [rows[-1].copy()]
+                self._check(row)
+        with self.lock:
+            if self.ended:
+                return
+            if self.print_each:
+                self.printer.solutions(rows)
+            else:
+                self.best_values[:] = [rows[-1].copy()]
 
-    dm = pack(model, opts)
-    devices = select_devices(opts.devices, opts.parallel)
-    device = devices[0]
-    t_init = time.monotonic() - t_start
-    search = CompleteSearch(model, dm, device, opts, report, report_batch)
-    interrupted = False
-    try:
-        outcome = search.run(deadline)
-    except KeyboardInterrupt:
-        interrupted = True
-        outcome = search.outcome
-    if best_values and not (print_each and not count_only):
-        if not count_only:
-            printer.solutions(best_values[0][None, :])
-    if outcome.solutions == 0 and not interrupted:
-        printer.status(UNSATISFIABLE if outcome.complete else UNKNOWN)
-    elif outcome.complete and (optimising or opts.all_solutions or outcome.solutions < (opts.solution_limit(False) or 1)):
-        printer.status(SEARCH_COMPLETE)
-    elif interrupted and outcome.solutions == 0:
-        printer.status(UNKNOWN)
-    if outcome.error and opts.verbose:
-        print(f"fzn-gpu: search incomplete: {outcome.error}", file=sys.stderr)
-    if opts.statistics:
-        s = search.runner.stats
-        stats = {
-            "solutions": outcome.solutions,
-            "nodes": s.nodes,
-            "failures": s.fails,
-            "propagations": s.props,
-            "nSolutions": outcome.solutions,
-            "initTime": t_init,
-            "solveTime": time.monotonic() - t_start - t_init,
-            "buildTime": s.build_s,
-            "kernelTime": s.kernel_s,
-            "hostTime": max(0.0, time.monotonic() - t_start - s.kernel_s),
-            "kernelLaunches": s.launches,
-            "subSearchSpaces": outcome.sub_spaces,
-            "splitTime": outcome.split_s,
-            "workItems": s.items,
-            "devices": len(devices[:1]),
-            "device": device.name,
-        }
-        if outcome.best is not None:
-            stats["objective"] = outcome.best * dm.obj_sense
-        printer.stats(stats)
-    return 130 if interrupted else 0
+    def _end(self, outcome, interrupted: bool) -> None:
+        """The best solution kept back, the status, the statistics (caller holds the lock)."""
+        self.ended = True
+        if self.best_values and not self.print_each and not self.count_only:
+            self.printer.solutions(self.best_values[0][None, :])
+        opts = self.opts
+        if outcome.solutions == 0 and not interrupted:
+            self.printer.status(UNSATISFIABLE if outcome.complete else UNKNOWN)
+        elif outcome.complete and (self.optimising or opts.all_solutions
+                                   or outcome.solutions < (opts.solution_limit(False) or 1)):
+            self.printer.status(SEARCH_COMPLETE)
+        elif interrupted and outcome.solutions == 0:
+            self.printer.status(UNKNOWN)
+        if outcome.error and opts.verbose:
+            print(f"fzn-gpu: search incomplete: {outcome.error}", file=sys.stderr)
+        if opts.statistics:
+            self.printer.stats(self._stats(outcome))
+
+    def _stats(self, outcome) -> dict[str, object]:
+        now = time.monotonic()
+        stats: dict[str, object] = {"solutions": outcome.solutions}
+        solve_s = max(0.0, clock.elapsed() - self.t_init)
+        if self.search is not None:
+            s = self.search.runner.stats
+            stats.update({
+                "nodes": s.nodes, "failures": s.fails, "propagations": s.props,
+                "nSolutions": outcome.solutions, "initTime": self.t_init, "solveTime": solve_s,
+                "buildTime": s.build_s, "kernelTime": s.kernel_s,
+                "hostTime": max(0.0, now - clock.STARTED - s.kernel_s),
+                "kernelLaunches": s.launches, "subSearchSpaces": outcome.sub_spaces,
+                "splitTime": outcome.split_s, "workItems": s.items,
+                "devices": len(self.devices[:1]), "device": self.devices[0].name})
+        else:
+            stats.update({"nSolutions": outcome.solutions, "initTime": self.t_init, "solveTime": solve_s})
+        if outcome.best is not None and self.dm is not None:
+            stats["objective"] = outcome.best * self.dm.obj_sense
+        return stats
+
+    def end_early(self, interrupted: bool) -> int:
+        """From the watchdog: end the stream with what the search has so far. The search was
+        cut short, so nothing claims completeness."""
+        with self.lock:
+            if self.ended:
+                return 0
+            outcome = self.search.progress() if self.search is not None else Outcome()
+            self._end(outcome, interrupted=interrupted)
+            return 130 if interrupted else 0
+
+    # -- the run
+    def run(self) -> int:
+        from ..device import select_devices
+        from .complete import CompleteSearch
+        from .pack import pack
+
+        deadline = clock.deadline(self.opts.time_limit_ms)
+        self.dm = pack(self.model, self.opts)
+        self.devices = select_devices(self.opts.devices, self.opts.parallel)
+        self.t_init = clock.elapsed()
+        self.search = CompleteSearch(self.model, self.dm, self.devices[0], self.opts, self.report, self.report_batch)
+        interrupted = False
+        try:
+            outcome = self.search.run(deadline)
+        except KeyboardInterrupt:     # where the watchdog cannot take signals
+            interrupted = True
+            outcome = self.search.progress()
+        with self.lock:
+            if not self.ended:
+                self._end(outcome, interrupted)
+        return 130 if interrupted else 0
+
+
+def solve(model: Model, opts: SolveOptions) -> int:
+    run = SolveRun(model, opts)
+    hard = clock.deadline(opts.time_limit_ms)
+    with Watchdog(run.end_early, hard + GRACE_S if hard is not None else None):
+        return run.run()

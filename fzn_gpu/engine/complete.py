@@ -6,7 +6,7 @@ without a capacity error."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -146,6 +146,13 @@ class CompleteSearch:
         except CapacityError as err:
             self.outcome.error = f"a search thread ran out of {err} capacity"
             return self._finish(False)
+
+    def progress(self) -> Outcome:
+        """The outcome so far, for a run cut short (interrupt, time limit): never complete."""
+        snapshot = replace(self.outcome, complete=False)
+        if self.count_only:
+            snapshot.solutions = self.counted
+        return snapshot
 
     def _finish(self, complete: bool) -> Outcome:
         if self.count_only:

@@ -35,6 +35,7 @@ class Tuning:
     subs_per_item: int   # sub-search spaces to split the root into, per work-item (PHACT: 50)
     dive_ms: int         # first, one work-item's dive for a first solution / bound (0: none)
     outline: bool        # keep propagators out of line (-DFZN_OUTLINE): shorter NVIDIA builds
+    slice_budget: int = 0  # a fixed work per item and slice (0: steered by SliceBudget)
 
     @staticmethod
     def for_device(device: Device) -> "Tuning":
@@ -55,7 +56,8 @@ class Tuning:
                       dive_ms=_env_int("FZN_GPU_DIVE_MS", 1000 if gpu else 0, minimum=0),
                       # H100: tsp_20's kernel builds in 4.3 s instead of 33.9 s; 14-queens'
                       # kernels run 12 % slower (docs/BENCHMARKS.md)
-                      outline=_env_flag("FZN_GPU_OUTLINE", gpu))
+                      outline=_env_flag("FZN_GPU_OUTLINE", gpu),
+                      slice_budget=_env_int("FZN_GPU_SLICE_BUDGET", 0, minimum=0))
 
 
 def _env_flag(name: str, default: bool) -> bool:
@@ -136,7 +138,7 @@ class Runner:
         self.max_items = max_items or self._default_items()
         self.sol_cap = int(max(SOL_MIN, min(2 * self.max_items, SOL_MAX_BYTES // (4 * (dm.nv + 1)))))
         self.sol_buf = cl.Buffer(self.ctx, mf.READ_WRITE, size=4 * self.sol_cap * (dm.nv + 1))
-        self.budget = 16   # grows by doubling while slices stay short
+        self.budget = SliceBudget(self.tuning.slice_budget)
 
     # ------------------------------------------------------------------ sizing
     def per_item_bytes(self, pcap: int) -> int:
@@ -220,7 +222,9 @@ class Runner:
         local = self.tuning.local
         global_size = ((n_items + local - 1) // local) * local
         finished = False
+        self.budget.begin_phase(n_items)
         while True:
+            budget = self.budget.for_slice(deadline)
             args = (*self.model_bufs, *root, *self.plan_bufs,
                     LB, UB, BITS, STAMP, TRAIL, QUEUE, INQ, LV, PATH, WEIGHTS, ST, CNT,
                     SUBP, SUBD, np.int32(n_sub),
@@ -229,7 +233,7 @@ class Runner:
                     np.int32(dm.nv), np.int32(dm.nc), np.int32(dm.nwords), np.int32(self.tcap), np.int32(dm.maxd),
                     np.int32(pcap), np.int32(self.ngroups), np.int32(1 if dm.use_weights else 0),
                     np.int32(dm.obj_var), np.int32(dm.obj_sense), np.int32(1 if count_only else 0),
-                    np.int32(1 if enqueue_all else 0), np.int32(self.budget), np.int32(n_items),
+                    np.int32(1 if enqueue_all else 0), np.int32(budget), np.int32(n_items),
                     np.int32(1 if self.tuning.interleave else 0))
             t0 = time.perf_counter()
             try:
@@ -243,11 +247,7 @@ class Runner:
             dt = time.perf_counter() - t0
             self.stats.kernel_s += dt
             self.stats.launches += 1
-            # aim at slices of about 50 ms so time limits and new bounds act quickly
-            if dt < 0.025:
-                self.budget = min(self.budget * 2, 1 << 22)
-            elif dt > 0.1:
-                self.budget = max(self.budget // 2, 8)
+            self.budget.after_slice(budget, dt)
             sols = None
             nsol = int(self.ctrl[C_SOLS])
             if nsol:
@@ -261,7 +261,7 @@ class Runner:
                 raise CapacityError(int(self.ctrl[C_ERR]))
             if self.verbose:
                 done = int((st[:, 0] == S_DONE).sum())
-                print(f"fzn-gpu: slice {self.stats.launches}: {dt * 1000:.1f} ms, budget {self.budget}, "
+                print(f"fzn-gpu: slice {self.stats.launches}: {dt * 1000:.1f} ms, budget {budget}, "
                       f"{done}/{n_items} items done, next sub-space {int(self.ctrl[C_NEXT])}/{n_sub}, "
                       f"{nsol} solutions, cutoff {cutoff}", file=sys.stderr)
             keep_going = on_slice(sols)
@@ -301,6 +301,40 @@ class Runner:
     def set_best(self, value: int) -> None:
         self.ctrl[C_BEST] = value
         self.cl.enqueue_copy(self.queue, self.ctrl_buf, self.ctrl)
+
+
+class SliceBudget:
+    """The work per work-item (nodes plus propagations) of one kernel slice, steered so that a
+    slice lasts about TARGET_S: short enough for time limits, new bounds and solutions to act
+    quickly, long enough to keep launch overhead small. It restarts small whenever the number
+    of work-items changes (one diving item and 67k searching items differ by orders of
+    magnitude per unit), moves in proportion to the last slice's time, and is cut so a slice
+    predicted to end past the deadline does not start that way."""
+
+    TARGET_S, START, LOWEST, HIGHEST = 0.05, 16, 8, 1 << 22
+
+    def __init__(self, fixed: int = 0) -> None:
+        self.fixed = fixed
+        self.value = fixed or self.START
+        self.items = 0
+        self.s_per_unit: float | None = None   # the last slice's seconds per unit of budget
+
+    def begin_phase(self, items: int) -> None:
+        if items != self.items and not self.fixed:
+            self.items, self.value, self.s_per_unit = items, self.START, None
+
+    def for_slice(self, deadline: float | None) -> int:
+        if deadline is not None and self.s_per_unit:
+            fits = int(0.8 * (deadline - time.monotonic()) / self.s_per_unit)
+            return max(self.LOWEST, min(self.value, fits))
+        return self.value
+
+    def after_slice(self, used: int, seconds: float) -> None:
+        if self.fixed:
+            return
+        self.s_per_unit = seconds / max(used, 1)
+        ratio = self.TARGET_S / max(seconds, 1e-6)
+        self.value = int(min(max(used * min(ratio, 2.0), self.LOWEST), self.HIGHEST))
 
 
 class CapacityError(Exception):
