@@ -34,6 +34,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--list-devices", action="store_true", help="list the OpenCL devices and exit")
     p.add_argument("--check", action="store_true", help="verify every solution with the independent checker")
     p.add_argument("--count-only", action="store_true", help="with -a, count solutions without printing them")
+    p.add_argument("--build-only", action="store_true",
+                   help="build and cache the search kernel for this model, then exit (a later timed run starts at once)")
     p.add_argument("--lns", metavar="STRATEGY", default=None, help="large neighbourhood search with this strategy")
     p.add_argument("--version", action="version", version=f"fzn-gpu {__version__}")
     return p
@@ -70,9 +72,9 @@ def run(argv: list[str]) -> int:
                         intermediate=args.intermediate, verbose=args.verbose, devices=args.devices,
                         check=args.check, count_only=args.count_only, lns=args.lns)
     from .lower import load
-    from .engine import solve
+    from .engine import build_only, solve
     model = load(args.file)
-    return solve(model, opts)
+    return build_only(model, opts) if args.build_only else solve(model, opts)
 
 
 def main(argv: list[str] | None = None) -> None:

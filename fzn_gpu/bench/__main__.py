@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import statistics
 import subprocess
 import time
@@ -122,9 +123,10 @@ def profile(results: list[dict], solvers: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def warm_up(inst: dict, bdir: Path) -> float:
-    """Build (and cache) the kernel for this instance's constraint kinds: compile it, then run
-    fzn-gpu directly with a 1 ms limit (MiniZinc would kill a long first build). Seconds taken."""
+def warm_up(inst: dict, bdir: Path, devices: str) -> float:
+    """Build (and cache) the kernel for this instance's constraint kinds on these devices:
+    compile the model, then `fzn-gpu --build-only` (a first NVIDIA build would spend the time
+    limit of the timed runs). Seconds taken."""
     import sys
     import tempfile
     with tempfile.TemporaryDirectory() as tmp:
@@ -137,7 +139,8 @@ def warm_up(inst: dict, bdir: Path) -> float:
             cmd += ["-D", f"{k}={v}"]
         subprocess.run(cmd, capture_output=True)
         t0 = time.monotonic()
-        subprocess.run([sys.executable, "-m", "fzn_gpu", "-t", "1", fzn], capture_output=True)
+        subprocess.run([sys.executable, "-m", "fzn_gpu", "--build-only", "--devices", devices, fzn],
+                       capture_output=True)
         return time.monotonic() - t0
 
 
@@ -219,6 +222,20 @@ def plots(results, solvers, out: Path) -> list[str]:
     return made
 
 
+def variants(device_sets: list[str], gecode_p: int) -> dict[str, list[str]]:
+    """Solver variants by name: fzn-gpu printed and counting per device set (named `gpu-fzn`
+    alone when there is one set), Gecode -p 1 and -p N."""
+    out: dict[str, list[str]] = {}
+    for d in device_sets:
+        name = "gpu-fzn" if len(device_sets) == 1 else f"gpu-fzn {d}"
+        out[name] = ["--solver", "gpu-fzn", "--devices", d]
+        out[f"{name} count"] = ["--solver", "gpu-fzn", "--devices", d, "--count-only"]
+    out["gecode -p1"] = ["--solver", "gecode", "-p", "1"]
+    if gecode_p > 1:
+        out[f"gecode -p{gecode_p}"] = ["--solver", "gecode", "-p", str(gecode_p)]
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--suite", choices=["small", "full"], default="small")
@@ -228,18 +245,25 @@ def main() -> None:
     ap.add_argument("--limit", type=float, default=60.0, help="time limit per run, s (enumeration and first solution)")
     ap.add_argument("--opt-limit", type=float, default=20.0, help="time limit per optimisation run, s")
     ap.add_argument("--gecode-p", type=int, default=0, help="also Gecode with -p N")
-    ap.add_argument("--devices", default="all", help="fzn-gpu --devices for the gpu-fzn runs")
+    ap.add_argument("--devices", action="append", default=None,
+                    help="fzn-gpu --devices for the gpu-fzn runs (default all); repeat it for a column "
+                         "per device set, e.g. --devices gpu --devices cpu")
+    ap.add_argument("--variants", default=None,
+                    help="only these solver variants (comma-separated names, e.g. 'gpu-fzn cpu count,gecode -p16')")
     ap.add_argument("--machine", default=os.uname().nodename)
     ap.add_argument("--only", default=None, help="only instances whose label contains one of these (comma-separated)")
     ap.add_argument("--mode", choices=["all", "one", "opt"], default=None, help="only instances of this mode")
     args = ap.parse_args()
     bdir = Path(args.bench_dir) if args.bench_dir else bench_dir()
     out = Path(args.out); out.mkdir(parents=True, exist_ok=True)
-    solvers = {"gpu-fzn": ["--solver", "gpu-fzn", "--devices", args.devices],
-               "gpu-fzn count": ["--solver", "gpu-fzn", "--devices", args.devices, "--count-only"],
-               "gecode -p1": ["--solver", "gecode", "-p", "1"]}
-    if args.gecode_p > 1:
-        solvers[f"gecode -p{args.gecode_p}"] = ["--solver", "gecode", "-p", str(args.gecode_p)]
+    device_sets = args.devices or ["all"]
+    solvers = variants(device_sets, args.gecode_p)
+    if args.variants:
+        wanted = [v.strip() for v in args.variants.split(",")]
+        unknown = [v for v in wanted if v not in solvers]
+        if unknown:
+            raise SystemExit(f"fzn-gpu-bench: no variant {unknown[0]!r}; the variants are {', '.join(solvers)}")
+        solvers = {k: v for k, v in solvers.items() if k in wanted}
     results = []
     warmed: set[str] = set()
     for inst in instances(args.suite, bdir):
@@ -249,7 +273,7 @@ def main() -> None:
             continue
         res = {**inst, "label": label(inst), "runs": {}}
         if inst["model"] not in warmed:    # the first run builds the kernel (cached after): not timed
-            res["warmup_s"] = warm_up(inst, bdir)
+            res["warmup_s"] = sum(warm_up(inst, bdir, d) for d in device_sets)
             warmed.add(inst["model"])
             print(f"{res['label']:28s} warm-up (kernel build) {res['warmup_s']:.2f}s", flush=True)
         for name, flags in solvers.items():
@@ -263,7 +287,9 @@ def main() -> None:
         (out / "results.json").write_text(json.dumps(results, indent=1))
     md = markdown(results, list(solvers), args.machine)
     pics = plots(results, list(solvers), out)
-    cmd = "python -m fzn_gpu.bench " + " ".join(f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if v not in (None, False))
+    cmd = "python -m fzn_gpu.bench " + " ".join(
+        f"--{k.replace('_', '-')} {shlex.quote(str(v))}" for k, vals in vars(args).items() if vals not in (None, False)
+        for v in (vals if isinstance(vals, list) else [vals]))
     md += "\nWhere fzn-gpu's time goes (seconds, from its -s statistics):\n\n" + profile(results, list(solvers))
     (out / "BENCHMARKS.md").write_text(f"{md}\nCommand: `{cmd}`, {time.strftime('%Y-%m-%d')}.\n\n" +
                                        "".join(f"![{p}]({p})\n" for p in pics))

@@ -157,3 +157,22 @@ def solve(model: Model, opts: SolveOptions) -> int:
     hard = clock.deadline(opts.time_limit_ms)
     with Watchdog(run.end_early, hard + GRACE_S if hard is not None else None):
         return run.run()
+
+
+def build_only(model: Model, opts: SolveOptions) -> int:
+    """`--build-only`: build the search kernel for this model on the chosen devices and launch
+    it once (PoCL finishes compiling at the first launch), so that both land in the on-disk
+    caches and a later timed run starts at once. An NVIDIA build can take seconds; it counts
+    inside a time limit otherwise. Nothing goes to stdout."""
+    from ..device import select_devices
+    from .pack import pack
+    from .paths import Paths
+    from .runner import Runner
+
+    dm = pack(model, opts)
+    for device in select_devices(opts.devices, opts.parallel):
+        t0 = time.monotonic()
+        runner = Runner(device, dm, seed=opts.seed, max_items=1)
+        runner.run_phase(Paths.root(), 0, True, lambda sols: False, deadline=None)
+        print(f"fzn-gpu: kernel ready on {device.name} in {time.monotonic() - t0:.2f} s", file=sys.stderr)
+    return 0

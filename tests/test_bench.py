@@ -1,0 +1,50 @@
+"""The benchmark command: its solver variants and report, and one small run end to end through
+minizinc (fzn-gpu and Gecode side by side must agree on the count). No timing is asserted."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from fzn_gpu.bench.__main__ import markdown, variants
+from helpers import ROOT, SHARED, have_minizinc
+
+
+def test_variants_name_one_column_per_device_set():
+    one = variants(["all"], 0)
+    assert list(one) == ["gpu-fzn", "gpu-fzn count", "gecode -p1"]
+    assert one["gpu-fzn count"][-1] == "--count-only"
+    two = variants(["gpu", "cpu"], 16)
+    assert list(two) == ["gpu-fzn gpu", "gpu-fzn gpu count", "gpu-fzn cpu", "gpu-fzn cpu count",
+                         "gecode -p1", "gecode -p16"]
+    assert two["gpu-fzn cpu"][:4] == ["--solver", "gpu-fzn", "--devices", "cpu"]
+
+
+def test_markdown_gives_ratios_against_gecode_and_marks_unfinished_runs():
+    def run(wall, complete, sols=92):
+        return {"wall_s": wall, "complete": complete, "solutions": sols, "stats": {}, "trace": [], "best": None}
+    results = [{"label": "nqueens n=8", "mode": "all",
+                "runs": {"gpu-fzn": run(0.5, True), "gpu-fzn count": run(0.25, True), "gecode -p1": run(1.0, True)}},
+               {"label": "nqueens n=17", "mode": "all",
+                "runs": {"gpu-fzn": run(10.0, False, 5), "gpu-fzn count": run(10.0, False, 7),
+                         "gecode -p1": run(10.0, False, 3)}}]
+    md = markdown(results, ["gpu-fzn", "gpu-fzn count", "gecode -p1"], "test machine")
+    rows = [line for line in md.splitlines() if line.startswith("| nqueens")]
+    assert rows[0].endswith("| 0.50; 0.25 counted |")
+    assert "(not finished)" in rows[1] and rows[1].endswith("| - |")
+
+
+@pytest.mark.skipif(not have_minizinc(), reason="needs minizinc with gpu-fzn registered (README set-up)")
+def test_small_run_end_to_end(tmp_path):
+    out = tmp_path / "bench"
+    r = subprocess.run([sys.executable, "-m", "fzn_gpu.bench", "--bench-dir", str(SHARED / "bench"), "--out", str(out),
+                        "--repeats", "1", "--limit", "60", "--only", "nqueens n=8",
+                        "--variants", "gpu-fzn,gpu-fzn count,gecode -p1"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert r.returncode == 0, r.stderr
+    [res] = json.loads((out / "results.json").read_text())
+    assert {name: run["solutions"] for name, run in res["runs"].items()} == \
+        {"gpu-fzn": 92, "gpu-fzn count": 92, "gecode -p1": 92}
+    assert all(run["complete"] for run in res["runs"].values())
+    assert "ratio fzn-gpu / gecode -p1" in (out / "BENCHMARKS.md").read_text()
