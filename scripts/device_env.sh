@@ -1,8 +1,13 @@
 # Sourced on the GPU machine (nothing can be downloaded there): installs the carried wheels
-# (.whl/), unpacks Debian's minizinc + Gecode (.carry/minizinc-gecode.tar.xz, made by
+# (.whl/) and PoCL (.carry/pocl.tar.xz: `pip download pocl-binary-distribution`, unzipped,
+# tar -cJ), unpacks Debian's minizinc + Gecode (.carry/minizinc-gecode.tar.xz, made by
 # ../shared/tools/pack-minizinc-for-device.sh), registers NVIDIA's OpenCL ICD and the gpu-fzn
 # solver configuration. Leaves PATH/PYTHONPATH set for the caller.
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+# PoCL for the 16-core CPU beside the GPU: pip's pocl-binary-distribution wheel repacked as
+# tar.xz (58 MB as a wheel would not travel with the rest); it lands in pyopencl/.libs, where
+# the ICD loader of pyopencl's wheel looks
+[ -f .carry/pocl.tar.xz ] && tar -C /tmp/site -xJf .carry/pocl.tar.xz
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
 mkdir -p /opt/mzn && tar -C /opt/mzn -xJf .carry/minizinc-gecode.tar.xz
 export PATH=/opt/mzn/bin:/tmp/fzn-bin:$PATH LD_LIBRARY_PATH=/opt/mzn/lib
