@@ -71,10 +71,13 @@ def run(argv: list[str]) -> int:
                         statistics=args.statistics, time_limit_ms=args.time_limit,
                         intermediate=args.intermediate, verbose=args.verbose, devices=args.devices,
                         check=args.check, count_only=args.count_only, lns=args.lns)
-    from .lower import load
-    from .engine import build_only, solve
-    model = load(args.file)
-    return build_only(model, opts) if args.build_only else solve(model, opts)
+    from .watchdog import Watchdog, unknown_yet
+    # started before parsing: a model of 40,000 items takes seconds to read, inside the limit
+    with Watchdog(unknown_yet, opts.time_limit_ms) as watchdog:
+        from .lower import load
+        from .engine import build_only, solve
+        model = load(args.file)
+        return build_only(model, opts) if args.build_only else solve(model, opts, watchdog)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -16,13 +16,26 @@ import threading
 import time
 from typing import Callable
 
+from . import clock
+
 SIGNALS = {signal.SIGINT, signal.SIGTERM}
+GRACE_S = 0.5   # past the time limit, the watchdog ends the run even inside a kernel slice
+
+
+def unknown_yet(interrupted: bool) -> int:
+    """The early ending before the search has begun (parsing a large model, say)."""
+    sys.stdout.write("=====UNKNOWN=====\n")
+    return 130 if interrupted else 0
 
 
 class Watchdog:
-    def __init__(self, end_early: Callable[[bool], int], hard_deadline: float | None):
+    """`end_early` may be replaced while the watchdog runs: the search installs its own
+    once it has a stream to end."""
+
+    def __init__(self, end_early: Callable[[bool], int], time_limit_ms: int | None):
         self.end_early = end_early
-        self.hard_deadline = hard_deadline
+        limit = clock.deadline(time_limit_ms)
+        self.hard_deadline = limit + GRACE_S if limit is not None else None
         self.usable = hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
         self._old_mask: set | None = None
         self._closed = threading.Event()

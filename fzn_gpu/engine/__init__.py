@@ -29,9 +29,6 @@ def assignment(model: Model, values: np.ndarray) -> dict[str, object]:
     return out
 
 
-GRACE_S = 0.5   # past the time limit, the watchdog ends the run even inside a kernel slice
-
-
 class SolveRun:
     """One run of the solver: the solution stream, and its end, printed exactly once, either
     when the search returns or, from the watchdog's thread, at an interrupt or a slice that
@@ -152,10 +149,14 @@ class SolveRun:
         return 130 if interrupted else 0
 
 
-def solve(model: Model, opts: SolveOptions) -> int:
+def solve(model: Model, opts: SolveOptions, watchdog: Watchdog | None = None) -> int:
+    """Solve and print the stream. Under the command line's watchdog (started before parsing),
+    the run takes over its early ending; alone, it starts one of its own."""
     run = SolveRun(model, opts)
-    hard = clock.deadline(opts.time_limit_ms)
-    with Watchdog(run.end_early, hard + GRACE_S if hard is not None else None):
+    if watchdog is not None:
+        watchdog.end_early = run.end_early
+        return run.run()
+    with Watchdog(run.end_early, opts.time_limit_ms):
         return run.run()
 
 
