@@ -211,6 +211,8 @@ def plots(results, solvers, out: Path) -> list[str]:
         name = f"time_{model.removesuffix('.mzn')}.png"
         fig.savefig(out / name, dpi=90); plt.close(fig); made.append(name)
     for r in [r for r in results if r["mode"] == "opt"]:
+        if not any(run.get("trace") for run in r["runs"].values()):
+            continue      # no solver found a solution: nothing to draw
         fig, ax = plt.subplots(figsize=(6, 4))
         for s in solvers:
             tr = r["runs"].get(s, {}).get("trace") or []
