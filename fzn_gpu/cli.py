@@ -36,7 +36,6 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--count-only", action="store_true", help="with -a, count solutions without printing them")
     p.add_argument("--build-only", action="store_true",
                    help="build and cache the search kernel for this model, then exit (a later timed run starts at once)")
-    p.add_argument("--lns", metavar="STRATEGY", default=None, help="large neighbourhood search with this strategy")
     p.add_argument("--version", action="version", version=f"fzn-gpu {__version__}")
     return p
 
@@ -70,7 +69,7 @@ def run(argv: list[str]) -> int:
                         free_search=args.free_search, parallel=args.parallel, seed=args.seed,
                         statistics=args.statistics, time_limit_ms=args.time_limit,
                         intermediate=args.intermediate, verbose=args.verbose, devices=args.devices,
-                        check=args.check, count_only=args.count_only, lns=args.lns)
+                        check=args.check, count_only=args.count_only)
     from .watchdog import Watchdog, unknown_yet
     # started before parsing: a model of 40,000 items takes seconds to read, inside the limit
     with Watchdog(unknown_yet, opts.time_limit_ms) as watchdog:

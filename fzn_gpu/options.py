@@ -19,7 +19,6 @@ class SolveOptions:
     devices: str = "all"              # --devices
     check: bool = False               # --check
     count_only: bool = False          # --count-only
-    lns: str | None = None            # --lns STRATEGY
 
     def solution_limit(self, optimising: bool) -> int | None:
         """How many solutions a satisfaction search should find (None: all)."""

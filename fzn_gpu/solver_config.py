@@ -21,8 +21,6 @@ EXTRA_FLAGS = [
     ["--devices", "OpenCL devices to use: all, gpu, cpu, or indices from --list-devices (e.g. 0,2)", "string", "all"],
     ["--check", "Verify every solution with the independent checker before printing it", "bool", "false"],
     ["--count-only", "With -a, count solutions without printing each one (the count is nSolutions)", "bool", "false"],
-    ["--lns", "Use large neighbourhood search with this strategy even without the lns(...) annotation",
-     "opt:none:random_labeling:random_permutation:two_exchange:gibbs:icm:complete_exploration", "none"],
 ]
 
 

@@ -133,6 +133,9 @@ class SolveRun:
         from .pack import pack
 
         deadline = clock.deadline(self.opts.time_limit_ms)
+        if self.model.solve.lns is not None:
+            print("fzn-gpu: the lns(...) annotation is not supported yet (issue 6); solving by complete "
+                  "search with branch and bound instead", file=sys.stderr)
         self.dm = pack(self.model, self.opts)
         self.devices = select_devices(self.opts.devices, self.opts.parallel)
         self.t_init = clock.elapsed()
