@@ -38,6 +38,27 @@ class Device:
                 f"{self.global_mem / 2**30:.1f} GiB")
 
 
+def _cpu_parts(d, is_gpu: bool) -> list:
+    """The device itself, or with FZN_GPU_CPU_SUBDEVICES=N a CPU split into N OpenCL
+    sub-devices of equal compute units: several logical devices on one CPU, for testing and
+    measuring multi-device search where only a CPU exists."""
+    import pyopencl as cl
+    text = os.environ.get("FZN_GPU_CPU_SUBDEVICES", "")
+    if is_gpu or not text:
+        return [d]
+    if not text.isdigit() or int(text) < 1:
+        raise FznError(f"FZN_GPU_CPU_SUBDEVICES={text!r} is not a positive integer", fix="unset it or give e.g. 2")
+    n = min(int(text), d.max_compute_units)
+    if n == 1:
+        return [d]
+    try:
+        parts = d.create_sub_devices([cl.device_partition_property.EQUALLY, d.max_compute_units // n])
+    except cl.Error as err:
+        raise FznError(f"{d.name.strip()} cannot be split into {n} sub-devices: {err}",
+                       fix="unset FZN_GPU_CPU_SUBDEVICES") from None
+    return list(parts[:n])
+
+
 @lru_cache(maxsize=1)
 def all_devices() -> tuple[Device, ...]:
     import pyopencl as cl
@@ -59,8 +80,10 @@ def all_devices() -> tuple[Device, ...]:
                 if key in seen_cpus:   # the same CPU behind a second platform
                     continue
                 seen_cpus.add(key)
-            found.append(Device(len(found), d, d.name.strip(), p.name.strip(), is_gpu,
-                                d.max_compute_units, d.global_mem_size, d.max_mem_alloc_size))
+            for part, cl_dev in enumerate(_cpu_parts(d, is_gpu)):
+                name = d.name.strip() + (f" [part {part + 1}]" if cl_dev is not d else "")
+                found.append(Device(len(found), cl_dev, name, p.name.strip(), is_gpu,
+                                    cl_dev.max_compute_units, d.global_mem_size, d.max_mem_alloc_size))
     # GPUs first: they are the reason to run fzn-gpu
     found.sort(key=lambda dv: (not dv.is_gpu, dv.index))
     return tuple(Device(i, d.cl_device, d.name, d.platform, d.is_gpu, d.compute_units, d.global_mem, d.max_alloc)

@@ -101,15 +101,18 @@ class SolveRun:
         stats: dict[str, object] = {"solutions": outcome.solutions}
         solve_s = max(0.0, clock.elapsed() - self.t_init)
         if self.search is not None:
-            s = self.search.runner.stats
+            runners = self.search.runners
+            total = lambda field: sum(getattr(x.stats, field) for x in runners)   # noqa: E731
+            kernel_s = max(x.stats.kernel_s for x in runners)
             stats.update({
-                "nodes": s.nodes, "failures": s.fails, "propagations": s.props,
+                "nodes": total("nodes"), "failures": total("fails"), "propagations": total("props"),
                 "nSolutions": outcome.solutions, "initTime": self.t_init, "solveTime": solve_s,
-                "buildTime": s.build_s, "kernelTime": s.kernel_s,
-                "hostTime": max(0.0, now - clock.STARTED - s.kernel_s),
-                "kernelLaunches": s.launches, "subSearchSpaces": outcome.sub_spaces,
-                "splitTime": outcome.split_s, "workItems": s.items,
-                "devices": len(self.devices[:1]), "device": self.devices[0].name})
+                "buildTime": total("build_s"), "kernelTime": kernel_s,
+                "hostTime": max(0.0, now - clock.STARTED - kernel_s),
+                "kernelLaunches": total("launches"), "subSearchSpaces": outcome.sub_spaces,
+                "splitTime": outcome.split_s, "workItems": total("items"),
+                "devices": len(runners), "device": "; ".join(x.device.name for x in runners)})
+            stats.update(device_stats(self.search.shares, self.search.runners))
         else:
             stats.update({"nSolutions": outcome.solutions, "initTime": self.t_init, "solveTime": solve_s})
         if outcome.best is not None and self.dm is not None:
@@ -139,7 +142,7 @@ class SolveRun:
         self.dm = pack(self.model, self.opts)
         self.devices = select_devices(self.opts.devices, self.opts.parallel)
         self.t_init = clock.elapsed()
-        self.search = CompleteSearch(self.model, self.dm, self.devices[0], self.opts, self.report, self.report_batch)
+        self.search = CompleteSearch(self.model, self.dm, self.devices, self.opts, self.report, self.report_batch)
         interrupted = False
         try:
             outcome = self.search.run(deadline)
@@ -150,6 +153,27 @@ class SolveRun:
             if not self.ended:
                 self._end(outcome, interrupted)
         return 130 if interrupted else 0
+
+
+def device_stats(shares, runners) -> dict[str, object]:
+    """Per device of a search on several: sub-search spaces finished, blocks, nodes, busy time,
+    and idle time at the end (how long it waited for the last device), as `dN_...` entries."""
+    if not shares:
+        return {}
+    end = max((s.done_at for s in shares if s.done_at is not None), default=None)
+    out: dict[str, object] = {}
+    for share, runner in zip(shares, runners):
+        p = f"d{share.index}_"
+        out[p + "device"] = share.name
+        out[p + "subSearchSpaces"] = share.subs
+        out[p + "blocks"] = share.blocks
+        out[p + "nodes"] = runner.stats.nodes
+        out[p + "busyTime"] = share.busy_s
+        if end is not None and share.done_at is not None:
+            out[p + "idleAtEnd"] = end - share.done_at
+        if share.failed:
+            out[p + "failed"] = share.failed
+    return out
 
 
 def solve(model: Model, opts: SolveOptions, watchdog: Watchdog | None = None) -> int:

@@ -5,6 +5,8 @@ without a capacity error."""
 
 from __future__ import annotations
 
+import sys
+import threading
 import time
 from dataclasses import dataclass, replace
 
@@ -15,6 +17,8 @@ from ..model import Model
 from ..options import SolveOptions
 from .pack import DeviceModel
 from .paths import Paths
+from ..errors import FznError
+from .balance import DeviceFault, DeviceShare, balance
 from .runner import INT_MAX, CapacityError, Runner
 
 MAX_EXPANSIONS = 12
@@ -33,16 +37,22 @@ class Outcome:
 
 
 class CompleteSearch:
-    def __init__(self, model: Model, dm: DeviceModel, device: Device, opts: SolveOptions, report,
+    def __init__(self, model: Model, dm: DeviceModel, devices: Device | list[Device], opts: SolveOptions, report,
                  report_batch=None):
         """report(values: np.ndarray[int32 per variable], objective or None) prints one solution;
-        report_batch(rows), when given, prints many solutions of a satisfaction problem at once."""
+        report_batch(rows), when given, prints many solutions of a satisfaction problem at once.
+        With several devices, the first splits the root and all of them search the sub-search
+        spaces together (balance.py)."""
         self.model = model
         self.dm = dm
         self.opts = opts
         self.report = report
         self.report_batch = report_batch or (lambda rows: [report(row, None) for row in rows])
-        self.runner = Runner(device, dm, seed=opts.seed, verbose=opts.verbose)
+        self.devices = devices if isinstance(devices, list) else [devices]
+        self.runner = Runner(self.devices[0], dm, seed=opts.seed, verbose=opts.verbose)
+        self.runners = [self.runner]
+        self.shares: list[DeviceShare] = []
+        self._lock = threading.RLock()      # device threads report solutions and counts
         self.optimising = dm.obj_var >= 0
         self.limit = opts.solution_limit(self.optimising)
         self.outcome = Outcome()
@@ -51,6 +61,10 @@ class CompleteSearch:
 
     # -- solutions of one slice, in the order to print them
     def _take(self, sols: np.ndarray | None) -> bool:
+        with self._lock:
+            return self._take_locked(sols)
+
+    def _take_locked(self, sols: np.ndarray | None) -> bool:
         if sols is None or not len(sols):
             return self._more()
         if self.optimising:
@@ -101,7 +115,8 @@ class CompleteSearch:
                     return self._finish(False)
             paths = Paths.root()
             t_split = time.perf_counter()
-            target = r.tuning.subs_per_item * r.max_items
+            self._start_other_devices()
+            target = sum(x.tuning.subs_per_item * x.max_items for x in self.runners)
             first = True
             # expansion passes: each turns every path into its children `cutoff` levels down
             while first or (len(paths) < target and self.outcome.expansions < MAX_EXPANSIONS):
@@ -140,12 +155,71 @@ class CompleteSearch:
                     return self._finish(not paths)
             self.outcome.sub_spaces = len(paths)
             self.outcome.split_s = time.perf_counter() - t_split
-            finished, _ = r.run_phase(paths, 0, False, self._take, deadline, count_only=self.count_only)
-            self.counted += r.phase_solutions if self.count_only else 0
+            finished = self._search_all(paths, deadline)
             return self._finish(finished and not self.outcome.stopped)
         except CapacityError as err:
             self.outcome.error = f"a search thread ran out of {err} capacity"
             return self._finish(False)
+
+    # -- several devices
+    def _start_other_devices(self) -> None:
+        """Runners for the other devices (kernel builds included); one that fails to build is
+        left out, said on stderr with -v."""
+        for device in self.devices[1:]:
+            try:
+                self.runners.append(Runner(device, self.dm, seed=self.opts.seed, verbose=self.opts.verbose))
+            except FznError as err:
+                if self.opts.verbose:
+                    print(f"fzn-gpu: leaving out {device.name}: {err}", file=sys.stderr)
+
+    def _search_all(self, paths: Paths, deadline: float | None) -> bool:
+        r = self.runner
+        if len(self.runners) == 1:
+            finished, _ = r.run_phase(paths, 0, False, self._take, deadline, count_only=self.count_only)
+            self.counted += r.phase_solutions if self.count_only else 0
+            return finished
+        for other in self.runners[1:]:     # the root as propagated by the first device, its bound
+            other.root_lb, other.root_ub, other.root_bits = r.root_lb.copy(), r.root_ub.copy(), r.root_bits.copy()
+            other.set_best(r.best())
+        self.shares = [DeviceShare(i, x.device.name, x.device.is_gpu, x.max_items) for i, x in enumerate(self.runners)]
+        result = balance(paths, self.shares, lambda i, block: self._search_block(i, block, deadline), deadline)
+        return result.finished
+
+    def _search_block(self, i: int, block: Paths, deadline: float | None) -> bool:
+        """One block on device i. Satisfaction solutions are held until the block is done, so
+        that a device failing midway (its block searched again elsewhere) prints nothing
+        twice; improvements of an optimisation print at once (a repeat is no improvement)."""
+        runner = self.runners[i]
+        held: list[np.ndarray] = []
+
+        def on_slice(sols) -> bool:
+            if self.optimising:
+                self._share_bound(runner)
+                return self._take(sols)
+            if sols is not None and len(sols):
+                held.append(sols)
+            with self._lock:
+                if self.limit is not None and self.outcome.solutions + sum(map(len, held)) >= self.limit:
+                    self._take_locked(np.concatenate(held))      # enough to stop everyone
+                    held.clear()
+                return self._more()
+
+        try:
+            finished, _ = runner.run_phase(block, 0, False, on_slice, deadline, count_only=self.count_only)
+        except FznError as err:
+            raise DeviceFault(str(err)) from None
+        with self._lock:
+            if held:
+                self._take_locked(np.concatenate(held))
+            self.counted += runner.phase_solutions if self.count_only else 0
+        return finished and self._more()
+
+    def _share_bound(self, runner: Runner) -> None:
+        """A bound found on any device reaches every device at its next slice."""
+        with self._lock:
+            best = min(x.best() for x in self.runners)
+        if runner.best() > best:
+            runner.set_best(best)
 
     def progress(self) -> Outcome:
         """The outcome so far, for a run cut short (interrupt, time limit): never complete."""

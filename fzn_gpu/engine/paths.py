@@ -32,6 +32,20 @@ class Paths:
         keep = np.arange(body.shape[1])[None, :] < lens[:, None]
         return Paths(ptr.astype(np.int32), np.ascontiguousarray(body[keep], dtype=np.int32))
 
+    def block(self, start: int, stop: int) -> "Paths":
+        """Paths start..stop-1 as a Paths of their own (offsets rebased)."""
+        lo, hi = int(self.ptr[start]), int(self.ptr[stop])
+        return Paths((self.ptr[start:stop + 1] - lo).astype(np.int32), self.data[lo:hi])
+
+    @staticmethod
+    def concat(parts: list["Paths"]) -> "Paths":
+        ptrs, base = [np.zeros(1, np.int64)], 0
+        for p in parts:
+            ptrs.append(p.ptr[1:].astype(np.int64) + base)
+            base += int(p.ptr[-1])
+        return Paths(np.concatenate(ptrs).astype(np.int32),
+                     np.concatenate([p.data for p in parts]) if parts else np.zeros(0, np.int32))
+
     def __len__(self) -> int:
         return len(self.ptr) - 1
 

@@ -1,0 +1,102 @@
+"""Several devices on one search (PHACT load balancing): on PoCL the CPU is split into two
+OpenCL sub-devices (FZN_GPU_CPU_SUBDEVICES=2), which must give the same counts and optima as
+one device, and a device that fails (FZN_GPU_FAIL_DEVICE) must lose nothing."""
+
+import re
+
+import numpy as np
+import pytest
+
+from fzn_gpu.engine.balance import DeviceShare, WorkPool
+from fzn_gpu.engine.paths import Paths
+from test_cli import fzn, queens_by_pairs, run
+
+QUEENS10 = queens_by_pairs(10)      # 724 solutions, about 650 sub-search spaces
+KNAPSACK = ("".join(f"var 0..3: x{i};\n" for i in range(8)) + "var 0..1000: value :: output_var;\n"
+            "constraint int_lin_le([3, 4, 5, 7, 2, 6, 8, 3], [" + ", ".join(f"x{i}" for i in range(8)) + "], 30);\n"
+            "constraint int_lin_eq([4, 5, 7, 9, 2, 8, 11, 4, -1], [" + ", ".join(f"x{i}" for i in range(8)) +
+            ", value], 0);\nsolve maximize value;\n")
+
+
+def stat(out: str, name: str) -> str | None:
+    m = re.search(rf"^%%%mzn-stat: {name}=(.*)$", out, re.M)
+    return m.group(1) if m else None
+
+
+@pytest.fixture
+def two_devices(monkeypatch):
+    monkeypatch.setenv("FZN_GPU_CPU_SUBDEVICES", "2")
+
+
+def test_two_devices_list_and_share_the_search(tmp_path, two_devices):
+    r = run("--list-devices")
+    assert r.stdout.count("[part") == 2, r.stdout
+    r = run("-a", "-s", "--check", fzn(tmp_path, QUEENS10))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("----------") == 724 and "\n==========\n" in r.stdout
+    assert stat(r.stdout, "devices") == "2"
+    subs = [int(stat(r.stdout, f"d{i}_subSearchSpaces")) for i in (0, 1)]
+    assert sum(subs) == int(stat(r.stdout, "subSearchSpaces")) and min(subs) > 0
+
+
+@pytest.mark.parametrize("fault", [None, "0:1", "1:2"])
+def test_counts_optima_and_limits_agree_with_one_device(tmp_path, two_devices, monkeypatch, fault):
+    if fault:
+        monkeypatch.setenv("FZN_GPU_FAIL_DEVICE", fault)
+    r = run("-a", "--count-only", "-s", fzn(tmp_path, QUEENS10))
+    assert r.returncode == 0 and stat(r.stdout, "nSolutions") == "724" and "==========" in r.stdout
+    r = run("-n", "5", "--check", fzn(tmp_path, QUEENS10))
+    assert r.returncode == 0 and r.stdout.count("----------") == 5
+    r = run("-s", "--check", fzn(tmp_path, KNAPSACK, "k.fzn"))
+    monkeypatch.delenv("FZN_GPU_CPU_SUBDEVICES")
+    monkeypatch.delenv("FZN_GPU_FAIL_DEVICE", raising=False)
+    alone = run("-s", fzn(tmp_path, KNAPSACK, "k1.fzn"))
+    assert stat(r.stdout, "objective") == stat(alone.stdout, "objective") and "==========" in r.stdout
+    if fault:   # the fault is reported, and only when it fired (a device may finish before its block)
+        failed = [stat(r.stdout, f"d{i}_failed") for i in (0, 1)]
+        assert all(f is None or "injected" in f for f in failed)
+
+
+def test_every_device_failing_is_an_error_not_an_answer(tmp_path, two_devices, monkeypatch):
+    monkeypatch.setenv("FZN_GPU_FAIL_DEVICE", "0:1,1:1")
+    r = run("-a", "--count-only", fzn(tmp_path, QUEENS10))
+    assert r.returncode != 0 and "every device failed" in r.stderr and "Traceback" not in r.stderr
+    assert "==========" not in r.stdout and "UNSATISFIABLE" not in r.stdout
+
+
+def paths(n: int) -> Paths:
+    return Paths(np.arange(n + 1, dtype=np.int32) * 3, np.zeros(3 * n, np.int32))
+
+
+def test_block_sizes_follow_phact_rules():
+    gpu = DeviceShare(0, "gpu", True, items=1000)
+    cpu = DeviceShare(1, "cpu", False, items=16)
+    pool = WorkPool(paths(100_000), [gpu, cpu])
+    assert len(pool.take(gpu)) == 1000 and len(pool.take(cpu)) == 16      # calibration
+    gpu.subs, gpu.busy_s = 1000, 1.0         # 1000 per second
+    cpu.subs, cpu.busy_s = 16, 0.16          # 100 per second: rank 1/11
+    left = pool.remaining()
+    assert len(pool.take(gpu)) == int(10 / 11 * left / 2)                # half the rest by rank
+    # the tail: the slow device gets its share so both finish together
+    pool.next = len(pool.paths) - 2000
+    assert len(pool.take(cpu)) == int(np.ceil(2000 / 11))
+    # a GPU that would get fewer than half its work-items' worth leaves the rest to a faster
+    # device (the fastest never declines)
+    slow_gpu = DeviceShare(2, "gpu2", True, items=100_000, subs=10, busy_s=1.0)
+    pool.shares.append(slow_gpu)
+    assert pool.take(slow_gpu) is None
+    # a device predicted to finish the rest in under a second takes it all
+    pool.shares.remove(slow_gpu)
+    pool.next = len(pool.paths) - 500
+    assert len(pool.take(gpu)) == 500
+
+
+def test_a_failed_block_is_handed_out_again_first():
+    a, b = DeviceShare(0, "a", False, 4), DeviceShare(1, "b", False, 4)
+    pool = WorkPool(paths(20), [a, b])
+    block = pool.take(a)
+    pool.give_back(block)
+    assert pool.remaining() == 20
+    again = pool.take(b)
+    assert np.array_equal(again.ptr, block.ptr) and np.array_equal(again.data, block.data)
+    assert pool.remaining() == 16
