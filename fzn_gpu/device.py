@@ -5,6 +5,7 @@ pyopencl's binary cache. Failures name the device and what to install."""
 from __future__ import annotations
 
 import os
+import re
 import warnings
 from dataclasses import dataclass
 from functools import lru_cache
@@ -36,6 +37,12 @@ class Device:
         kind = "GPU" if self.is_gpu else "CPU"
         return (f"{self.index}: {kind} {self.name} ({self.platform}), {self.compute_units} compute units, "
                 f"{self.global_mem / 2**30:.1f} GiB")
+
+
+def cpu_brand(name: str) -> str:
+    """A CPU's brand string without PoCL's prefixes: `pthread-Intel(R) Xeon(R)` (PoCL 3) and
+    `cpu-skylake-avx512-Intel(R) Xeon(R)` (newer PoCL) are one CPU exposed by two platforms."""
+    return re.sub(r"^(pthread|cpu)(-[a-z0-9_]+)*-(?=[A-Z])", "", name.strip())
 
 
 def _cpu_parts(d, is_gpu: bool) -> list:
@@ -76,7 +83,7 @@ def all_devices() -> tuple[Device, ...]:
         for d in devs:
             is_gpu = bool(d.type & cl.device_type.GPU)
             if not is_gpu:
-                key = d.name.strip().replace("pthread-", "").replace("cpu-", "")
+                key = cpu_brand(d.name)
                 if key in seen_cpus:   # the same CPU behind a second platform
                     continue
                 seen_cpus.add(key)

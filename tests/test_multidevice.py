@@ -72,14 +72,14 @@ def test_block_sizes_follow_phact_rules():
     gpu = DeviceShare(0, "gpu", True, items=1000)
     cpu = DeviceShare(1, "cpu", False, items=16)
     pool = WorkPool(paths(100_000), [gpu, cpu])
-    assert len(pool.take(gpu)) == 1000 and len(pool.take(cpu)) == 16      # calibration
+    assert len(pool.take(gpu).paths) == 1000 and len(pool.take(cpu).paths) == 16      # calibration
     gpu.subs, gpu.busy_s = 1000, 1.0         # 1000 per second
     cpu.subs, cpu.busy_s = 16, 0.16          # 100 per second: rank 1/11
     left = pool.remaining()
-    assert len(pool.take(gpu)) == int(10 / 11 * left / 2)                # half the rest by rank
+    assert len(pool.take(gpu).paths) == int(10 / 11 * left / 2)                # half the rest by rank
     # the tail: the slow device gets its share so both finish together
     pool.next = len(pool.paths) - 2000
-    assert len(pool.take(cpu)) == int(np.ceil(2000 / 11))
+    assert len(pool.take(cpu).paths) == int(np.ceil(2000 / 11))
     # a GPU that would get fewer than half its work-items' worth leaves the rest to a faster
     # device (the fastest never declines)
     slow_gpu = DeviceShare(2, "gpu2", True, items=100_000, subs=10, busy_s=1.0)
@@ -88,15 +88,41 @@ def test_block_sizes_follow_phact_rules():
     # a device predicted to finish the rest in under a second takes it all
     pool.shares.remove(slow_gpu)
     pool.next = len(pool.paths) - 500
-    assert len(pool.take(gpu)) == 500
+    assert len(pool.take(gpu).paths) == 500
 
 
 def test_a_failed_block_is_handed_out_again_first():
     a, b = DeviceShare(0, "a", False, 4), DeviceShare(1, "b", False, 4)
     pool = WorkPool(paths(20), [a, b])
-    block = pool.take(a)
-    pool.give_back(block)
+    block = pool.take(a).paths
+    pool.give_back(0)
     assert pool.remaining() == 20
-    again = pool.take(b)
+    again = pool.take(b).paths
     assert np.array_equal(again.ptr, block.ptr) and np.array_equal(again.data, block.data)
     assert pool.remaining() == 16
+
+
+def test_an_idle_device_takes_half_the_unstarted_rest_of_a_running_block():
+    import threading
+    a, b = DeviceShare(0, "a", False, 20), DeviceShare(1, "b", False, 4)
+    pool = WorkPool(paths(20), [a, b])
+    assert pool.take(a).n == 20                     # calibration: all 20 to a
+    got = []
+    thief = threading.Thread(target=lambda: got.append(pool.take(b)))
+    thief.start()
+    while not pool.running[0].wanted:               # b asks a for its rest
+        pass
+    assert pool.shrink(0, started=4) == 12          # a keeps its 4 started and half of the 16 others
+    thief.join(timeout=5)
+    [rb] = got
+    assert rb.n == 8 and np.array_equal(rb.paths.ptr, paths(20).block(12, 20).ptr)
+    assert pool.finish(0).n == 12 and pool.shrink(1, started=8) == 8
+
+
+def test_one_cpu_behind_two_platforms_is_one_device():
+    """The H100 machine exposed its CPU through its own PoCL (`cpu-skylake-avx512-...`) and
+    through pip's (`pthread-...`): counted twice, the same cores ran two devices' threads."""
+    from fzn_gpu.device import cpu_brand
+    assert cpu_brand("cpu-skylake-avx512-Intel(R) Xeon(R) Processor") == \
+        cpu_brand("pthread-Intel(R) Xeon(R) Processor") == "Intel(R) Xeon(R) Processor"
+    assert cpu_brand("cpu-znver3-AMD EPYC 7B13") == "AMD EPYC 7B13"

@@ -210,6 +210,26 @@ def plots(results, solvers, out: Path) -> list[str]:
         ax.set_title(model); ax.legend(); fig.tight_layout()
         name = f"time_{model.removesuffix('.mzn')}.png"
         fig.savefig(out / name, dpi=90); plt.close(fig); made.append(name)
+    shared = [(r["label"], s, r["runs"][s]) for r in results for s in solvers
+              if s in r["runs"] and "d1_subSearchSpaces" in r["runs"][s]["stats"]]
+    if shared:     # several devices on one search: each one's share of the sub-search spaces
+        fig, ax = plt.subplots(figsize=(7, 0.5 + 0.45 * len(shared)))
+        names = [f"{label} ({s})" for label, s, _ in shared]
+        left = [0.0] * len(shared)
+        for d in range(8):
+            key = f"d{d}_subSearchSpaces"
+            vals = [int(run["stats"].get(key, 0)) for _, _, run in shared]
+            totals = [sum(int(run["stats"].get(f"d{k}_subSearchSpaces", 0)) for k in range(8)) or 1
+                      for _, _, run in shared]
+            if not any(vals):
+                continue
+            share = [v / t for v, t in zip(vals, totals)]
+            device = next(run["stats"].get(f"d{d}_device", f"device {d}") for _, _, run in shared
+                          if f"d{d}_device" in run["stats"]).strip('"')
+            ax.barh(names, share, left=left, label=device[:40])
+            left = [a + b for a, b in zip(left, share)]
+        ax.set_xlabel("share of the sub-search spaces"); ax.legend(fontsize=7); fig.tight_layout()
+        fig.savefig(out / "device_share.png", dpi=90); plt.close(fig); made.append("device_share.png")
     for r in [r for r in results if r["mode"] == "opt"]:
         if not any(run.get("trace") for run in r["runs"].values()):
             continue      # no solver found a solution: nothing to draw

@@ -41,34 +41,95 @@ class DeviceShare:
         return self.subs / self.busy_s if self.subs and self.busy_s > 0 else None
 
 
-class WorkPool:
-    """The sub-search spaces not yet finished: handed out in blocks, taken back on a fault."""
+@dataclass
+class RunningBlock:
+    """A block on a device: it keeps its first `n` paths; work-items have taken `started`."""
+    paths: Paths
+    n: int
+    started: int = 0
+    wanted: bool = False       # an idle device asks for the unstarted rest
 
-    def __init__(self, paths: Paths, shares: list[DeviceShare]):
+    def kept(self) -> Paths:
+        return self.paths if self.n == len(self.paths) else self.paths.block(0, self.n)
+
+
+class WorkPool:
+    """The sub-search spaces not yet finished: handed out in blocks, taken back on a fault.
+    When none are left, an idle device takes half of the unstarted paths of a running block
+    (the owner gives them up at its next slice): sub-search spaces differ in size by orders of
+    magnitude, so speeds measured on early blocks mislead, and without this the fast device
+    waits for the slow one's last block."""
+
+    def __init__(self, paths: Paths, shares: list[DeviceShare], stop: threading.Event | None = None):
         self.paths = paths
         self.next = 0
         self.returned: list[Paths] = []
         self.shares = shares
         self.may_decline = True
+        self.running: dict[int, RunningBlock] = {}
+        self.stop = stop or threading.Event()
         self.lock = threading.Lock()
+        self.changed = threading.Condition(self.lock)
 
     def remaining(self) -> int:
         return len(self.paths) - self.next + sum(len(p) for p in self.returned)
 
-    def take(self, share: DeviceShare) -> Paths | None:
+    def take(self, share: DeviceShare) -> RunningBlock | None:
         with self.lock:
-            if self.returned:                      # work a failed device left: first
-                return self.returned.pop()
-            size = self._block_size(share)
-            if size <= 0:
-                return None
-            block = self.paths.block(self.next, self.next + size)
-            self.next += size
-            return block
+            while not self.stop.is_set():
+                block = self._fresh(share)
+                if block is False:
+                    return None                    # declined
+                if block is None:                  # nothing left: ask a running block for its rest
+                    owners = [rb for i, rb in self.running.items() if i != share.index and rb.n - rb.started >= 2]
+                    if not owners:
+                        return None
+                    max(owners, key=lambda rb: rb.n - rb.started).wanted = True
+                    self.changed.wait(timeout=0.25)
+                    continue
+                rb = RunningBlock(block, len(block))
+                self.running[share.index] = rb
+                return rb
+            return None
 
-    def give_back(self, block: Paths) -> None:
+    def _fresh(self, share: DeviceShare) -> Paths | None | bool:
+        if self.returned:                          # work given back (fault, or for an idle device)
+            return self.returned.pop()
+        left = len(self.paths) - self.next
+        if left <= 0:
+            return None
+        size = self._block_size(share)
+        if size <= 0:
+            return False
+        block = self.paths.block(self.next, self.next + size)
+        self.next += size
+        return block
+
+    def shrink(self, index: int, started: int) -> int:
+        """Between two slices of device `index`: how many of its block's paths it keeps."""
         with self.lock:
-            self.returned.append(block)
+            rb = self.running[index]
+            rb.started = started
+            if rb.wanted and rb.n - started >= 2:
+                keep = started + (rb.n - started + 1) // 2
+                self.returned.append(rb.paths.block(keep, rb.n))
+                rb.n = keep
+                self.changed.notify_all()
+            rb.wanted = False
+            return rb.n
+
+    def finish(self, index: int) -> RunningBlock:
+        with self.lock:
+            rb = self.running.pop(index)
+            self.changed.notify_all()
+            return rb
+
+    def give_back(self, index: int) -> None:
+        """The device failed: what it kept of its block goes back to the others."""
+        with self.lock:
+            rb = self.running.pop(index)
+            self.returned.append(rb.kept())
+            self.changed.notify_all()
 
     def _block_size(self, share: DeviceShare) -> int:
         left = len(self.paths) - self.next
@@ -107,38 +168,42 @@ class BalanceResult:
 
 
 def balance(paths: Paths, shares: list[DeviceShare], search_block, deadline: float | None) -> BalanceResult:
-    """Search every path on every device. `search_block(i, block) -> bool` searches one block
-    on device i and says whether it finished (False: time limit or stop); it raises
-    DeviceFault when the device failed, which hands the block back to the others."""
-    pool = WorkPool(paths, shares)
+    """Search every path on every device. `search_block(i, paths, shrink) -> bool` searches
+    one block on device i, calling shrink(started, n) after each slice (runner.run_phase), and
+    says whether it finished (False: time limit or stop); it raises DeviceFault when the
+    device failed, which hands the block back to the others."""
     stop = threading.Event()
+    pool = WorkPool(paths, shares, stop)
     errors: list[BaseException] = []
 
     def worker(share: DeviceShare) -> None:
         while not stop.is_set():
-            block = pool.take(share)
-            if block is None:
+            rb = pool.take(share)
+            if rb is None:
                 break
             share.blocks += 1
             t0 = time.monotonic()
             try:
                 if injected_fault(share):
                     raise DeviceFault(f"fault injected by FZN_GPU_FAIL_DEVICE in block {share.blocks}")
-                finished = search_block(share.index, block)
+                finished = search_block(share.index, rb.paths,
+                                        lambda started, n, i=share.index: pool.shrink(i, started))
             except DeviceFault as fault:
                 share.failed = str(fault)
-                pool.give_back(block)
+                pool.give_back(share.index)
                 break
             except BaseException as err:            # a bug or a capacity error: stop everyone
                 errors.append(err)
                 stop.set()
                 break
             share.busy_s += time.monotonic() - t0
+            share.subs += pool.finish(share.index).n
             if not finished:
                 stop.set()
                 break
-            share.subs += len(block)
         share.done_at = time.monotonic()
+        with pool.lock:
+            pool.changed.notify_all()
 
     # rounds: a device that fails after the others ran out of work leaves its block in the
     # pool, and the survivors start again on it

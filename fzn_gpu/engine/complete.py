@@ -182,10 +182,11 @@ class CompleteSearch:
             other.root_lb, other.root_ub, other.root_bits = r.root_lb.copy(), r.root_ub.copy(), r.root_bits.copy()
             other.set_best(r.best())
         self.shares = [DeviceShare(i, x.device.name, x.device.is_gpu, x.max_items) for i, x in enumerate(self.runners)]
-        result = balance(paths, self.shares, lambda i, block: self._search_block(i, block, deadline), deadline)
+        result = balance(paths, self.shares, lambda i, block, shrink: self._search_block(i, block, shrink, deadline),
+                         deadline)
         return result.finished
 
-    def _search_block(self, i: int, block: Paths, deadline: float | None) -> bool:
+    def _search_block(self, i: int, block: Paths, shrink, deadline: float | None) -> bool:
         """One block on device i. Satisfaction solutions are held until the block is done, so
         that a device failing midway (its block searched again elsewhere) prints nothing
         twice; improvements of an optimisation print at once (a repeat is no improvement)."""
@@ -205,7 +206,8 @@ class CompleteSearch:
                 return self._more()
 
         try:
-            finished, _ = runner.run_phase(block, 0, False, on_slice, deadline, count_only=self.count_only)
+            finished, _ = runner.run_phase(block, 0, False, on_slice, deadline, count_only=self.count_only,
+                                           shrink=shrink)
         except FznError as err:
             raise DeviceFault(str(err)) from None
         with self._lock:

@@ -170,11 +170,14 @@ class Runner:
 
     # ------------------------------------------------------------------ phases
     def run_phase(self, paths: Paths, cutoff: int, enqueue_all: bool, on_slice, deadline: float | None,
-                  count_only: bool = False, emit_cap: int = 0):
+                  count_only: bool = False, emit_cap: int = 0, shrink=None):
         """Search every sub-search space in `paths` (all of it, or to `cutoff` left decisions,
         emitting the frontier). Calls on_slice(solutions ndarray) after each slice; it returns
         False to stop. Returns (finished, emitted paths or None on overflow); afterwards
-        `phase_solutions` holds how many solutions the kernels met (counted or written)."""
+        `phase_solutions` holds how many solutions the kernels met (counted or written).
+        shrink(started, n), when given, is asked after each slice how many of the paths to
+        keep (at least `started`, the ones work-items already took): the load balancer gives
+        the unstarted rest to an idle device."""
         cl = self.cl
         dm = self.dm
         mf = cl.mem_flags
@@ -265,6 +268,8 @@ class Runner:
                       f"{done}/{n_items} items done, next sub-space {int(self.ctrl[C_NEXT])}/{n_sub}, "
                       f"{nsol} solutions, cutoff {cutoff}", file=sys.stderr)
             keep_going = on_slice(sols)
+            if shrink is not None:
+                n_sub = max(min(shrink(min(int(self.ctrl[C_NEXT]), n_sub), n_sub), n_sub), 0)
             if (st[:, 0] == S_DONE).all():
                 finished = True
                 break
