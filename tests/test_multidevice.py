@@ -126,3 +126,16 @@ def test_one_cpu_behind_two_platforms_is_one_device():
     assert cpu_brand("cpu-skylake-avx512-Intel(R) Xeon(R) Processor") == \
         cpu_brand("pthread-Intel(R) Xeon(R) Processor") == "Intel(R) Xeon(R) Processor"
     assert cpu_brand("cpu-znver3-AMD EPYC 7B13") == "AMD EPYC 7B13"
+
+
+def test_a_cpu_beside_a_gpu_leaves_it_a_core():
+    """PHACT leaves a core per GPU for its host thread: the CPU becomes a sub-device."""
+    from fzn_gpu.device import Device, _leave_cores_for_gpus, select_devices
+    cpu = select_devices("cpu")[0]
+    if cpu.compute_units < 2:
+        pytest.skip("needs a CPU with two cores")
+    gpu = Device(9, None, "a GPU", "test", True, 100, 1 << 30, 1 << 28)
+    [g, c] = _leave_cores_for_gpus([gpu, cpu])
+    assert g is gpu and c.compute_units == cpu.compute_units - 1 == c.cl_device.max_compute_units
+    assert "cores)" in c.name
+    assert _leave_cores_for_gpus([cpu]) == [cpu]
