@@ -71,15 +71,21 @@ def paths(n: int) -> Paths:
 def test_block_sizes_follow_phact_rules():
     gpu = DeviceShare(0, "gpu", True, items=1000)
     cpu = DeviceShare(1, "cpu", False, items=16)
-    pool = WorkPool(paths(100_000), [gpu, cpu])
+    lead = WorkPool(paths(100_000), [gpu, cpu])
+    assert len(lead.take(gpu).paths) == 100_000     # the lead device starts on everything
+    pool = WorkPool(paths(100_001), [gpu, cpu])
+    pool.next = 1                                   # (past the lead's start) PHACT's blocks:
     assert len(pool.take(gpu).paths) == 1000 and len(pool.take(cpu).paths) == 16      # calibration
     gpu.subs, gpu.busy_s = 1000, 1.0         # 1000 per second
     cpu.subs, cpu.busy_s = 16, 0.16          # 100 per second: rank 1/11
+    pool.running.clear()
     left = pool.remaining()
     assert len(pool.take(gpu).paths) == int(10 / 11 * left / 2)                # half the rest by rank
+    pool.running.clear()
     # the tail: the slow device gets its share so both finish together
     pool.next = len(pool.paths) - 2000
     assert len(pool.take(cpu).paths) == int(np.ceil(2000 / 11))
+    pool.running.clear()
     # a GPU that would get fewer than half its work-items' worth leaves the rest to a faster
     # device (the fastest never declines)
     slow_gpu = DeviceShare(2, "gpu2", True, items=100_000, subs=10, busy_s=1.0)
@@ -91,6 +97,19 @@ def test_block_sizes_follow_phact_rules():
     assert len(pool.take(gpu).paths) == 500
 
 
+def test_steals_follow_the_same_rules():
+    gpu = DeviceShare(0, "gpu", True, items=1000)
+    cpu = DeviceShare(1, "cpu", False, items=16)
+    pool = WorkPool(paths(100_000), [gpu, cpu])
+    pool.take(gpu)
+    assert pool._steal_size(cpu, 90_000) == 16                    # calibration: one per work-item
+    gpu.subs, gpu.busy_s = 10_000, 1.0
+    cpu.subs, cpu.busy_s = 1_000, 1.0
+    pool.running.clear()
+    assert pool._steal_size(cpu, 90_000) == int(1 / 11 * 90_000 / 2)   # half the rest by rank
+    assert pool._steal_size(cpu, 1_100) == 100                          # the tail: by rank
+
+
 def test_a_failed_block_is_handed_out_again_first():
     a, b = DeviceShare(0, "a", False, 4), DeviceShare(1, "b", False, 4)
     pool = WorkPool(paths(20), [a, b])
@@ -99,24 +118,24 @@ def test_a_failed_block_is_handed_out_again_first():
     assert pool.remaining() == 20
     again = pool.take(b).paths
     assert np.array_equal(again.ptr, block.ptr) and np.array_equal(again.data, block.data)
-    assert pool.remaining() == 16
+    assert pool.remaining() == 0        # a (the lead) had taken all 20: b now holds them
 
 
-def test_an_idle_device_takes_half_the_unstarted_rest_of_a_running_block():
+def test_an_idle_device_takes_part_of_the_unstarted_rest_of_a_running_block():
     import threading
     a, b = DeviceShare(0, "a", False, 20), DeviceShare(1, "b", False, 4)
     pool = WorkPool(paths(20), [a, b])
-    assert pool.take(a).n == 20                     # calibration: all 20 to a
+    assert pool.take(a).n == 20                     # the lead (most work-items) takes all 20
     got = []
     thief = threading.Thread(target=lambda: got.append(pool.take(b)))
     thief.start()
     while not pool.running[0].wanted:               # b asks a for its rest
         pass
-    assert pool.shrink(0, started=4) == 12          # a keeps its 4 started and half of the 16 others
+    assert pool.shrink(0, started=4) == 16          # b calibrates: one per work-item, from the end
     thief.join(timeout=5)
     [rb] = got
-    assert rb.n == 8 and np.array_equal(rb.paths.ptr, paths(20).block(12, 20).ptr)
-    assert pool.finish(0).n == 12 and pool.shrink(1, started=8) == 8
+    assert rb.n == 4 and np.array_equal(rb.paths.ptr, paths(20).block(16, 20).ptr)
+    assert pool.finish(0).n == 16 and pool.shrink(1, started=4) == 4
 
 
 def test_one_cpu_behind_two_platforms_is_one_device():

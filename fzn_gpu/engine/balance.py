@@ -47,7 +47,8 @@ class RunningBlock:
     paths: Paths
     n: int
     started: int = 0
-    wanted: bool = False       # an idle device asks for the unstarted rest
+    wanted: DeviceShare | None = None   # an idle device asking for part of the unstarted rest
+    t0: float = field(default_factory=time.monotonic)
 
     def kept(self) -> Paths:
         return self.paths if self.n == len(self.paths) else self.paths.block(0, self.n)
@@ -84,7 +85,7 @@ class WorkPool:
                     owners = [rb for i, rb in self.running.items() if i != share.index and rb.n - rb.started >= 2]
                     if not owners:
                         return None
-                    max(owners, key=lambda rb: rb.n - rb.started).wanted = True
+                    max(owners, key=lambda rb: rb.n - rb.started).wanted = share
                     self.changed.wait(timeout=0.25)
                     continue
                 rb = RunningBlock(block, len(block))
@@ -110,13 +111,45 @@ class WorkPool:
         with self.lock:
             rb = self.running[index]
             rb.started = started
-            if rb.wanted and rb.n - started >= 2:
-                keep = started + (rb.n - started + 1) // 2
+            if rb.wanted is not None and rb.n - started >= 2:
+                keep = rb.n - self._steal_size(rb.wanted, rb.n - started)
                 self.returned.append(rb.paths.block(keep, rb.n))
                 rb.n = keep
                 self.changed.notify_all()
-            rb.wanted = False
+            rb.wanted = None
             return rb.n
+
+    def _lead(self) -> DeviceShare:
+        """The device with the most work-items (the GPU): it takes the whole pool and pulls
+        sub-search spaces one by one through its kernel's counter, with no block ends where
+        its tens of thousands of work-items would drain; the others take rank-sized parts of
+        its unstarted rest between its slices."""
+        live = [s for s in self.shares if s.failed is None]
+        return max(live, key=lambda s: (s.items, -s.index))
+
+    def _live_speed(self, share: DeviceShare) -> float | None:
+        """Sub-search spaces per second, the running block's progress included."""
+        rb = self.running.get(share.index)
+        if rb is None:
+            return share.speed()
+        busy = share.busy_s + time.monotonic() - rb.t0
+        done = share.subs + rb.started
+        return done / busy if done and busy > 0 else share.speed()
+
+    def _steal_size(self, thief: DeviceShare, unstarted: int) -> int:
+        """PHACT's block rules applied to the unstarted rest of a running block: one per
+        work-item to calibrate, then half of it times the thief's rank, and in the tail the
+        thief's rank of it, so both finish together."""
+        speed = thief.speed()
+        if speed is None:
+            return max(1, min(thief.items, unstarted // 2))
+        live = [s for s in self.shares if s.failed is None]
+        speeds = [self._live_speed(s) for s in live]
+        total = sum(v for v in speeds if v)
+        rank = speed / total if total else 0.5
+        tail = unstarted <= 2 * sum(s.items for s in live)
+        size = math.ceil(rank * unstarted) if tail else int(rank * unstarted / 2)
+        return max(1, min(unstarted - 1, size))
 
     def finish(self, index: int) -> RunningBlock:
         with self.lock:
@@ -136,6 +169,8 @@ class WorkPool:
         if left <= 0:
             return 0
         speed = share.speed()
+        if self.next == 0 and self._lead() is share:
+            return left                            # the lead device starts on everything
         if speed is None:                          # calibration: one per work-item
             return min(left, share.items)
         if left / speed < ALL_AT_ONCE_S:
