@@ -202,7 +202,7 @@ class BalanceResult:
     shares: list[DeviceShare] = field(default_factory=list)
 
 
-def balance(paths: Paths, shares: list[DeviceShare], search_block, deadline: float | None) -> BalanceResult:
+def balance(paths: Paths, shares: list[DeviceShare], search_block) -> BalanceResult:
     """Search every path on every device. `search_block(i, paths, shrink) -> bool` searches
     one block on device i, calling shrink(started, n) after each slice (runner.run_phase), and
     says whether it finished (False: time limit or stop); it raises DeviceFault when the
