@@ -15,6 +15,7 @@ def test_variants_name_one_column_per_device_set():
     one = variants(["all"], 0)
     assert list(one) == ["gpu-fzn", "gpu-fzn count", "gecode -p1"]
     assert one["gpu-fzn count"][-1] == "--count-only"
+    assert variants(["all"], 0, check=True)["gpu-fzn"][-1] == "--check"
     two = variants(["gpu", "cpu"], 16)
     assert list(two) == ["gpu-fzn gpu", "gpu-fzn gpu count", "gpu-fzn cpu", "gpu-fzn cpu count",
                          "gecode -p1", "gecode -p16"]
@@ -39,7 +40,7 @@ def test_markdown_gives_ratios_against_gecode_and_marks_unfinished_runs():
 def test_small_run_end_to_end(tmp_path):
     out = tmp_path / "bench"
     r = subprocess.run([sys.executable, "-m", "fzn_gpu.bench", "--bench-dir", str(SHARED / "bench"), "--out", str(out),
-                        "--repeats", "1", "--limit", "60", "--only", "nqueens n=8",
+                        "--repeats", "1", "--limit", "60", "--only", "nqueens n=8", "--check",
                         "--variants", "gpu-fzn,gpu-fzn count,gecode -p1"],
                        capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert r.returncode == 0, r.stderr

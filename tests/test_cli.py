@@ -199,7 +199,7 @@ def test_interrupt_prints_the_solutions_so_far(tmp_path):
     """SIGINT (Ctrl-C) or SIGTERM while kernels run: the stream so far stays whole (every
     solution block complete), no `==========`, exit status 130, at once."""
     for sig in (signal.SIGINT, signal.SIGTERM):
-        proc = subprocess.Popen([sys.executable, "-m", "fzn_gpu", "-a", fzn(tmp_path, queens_by_pairs(13))],
+        proc = subprocess.Popen([sys.executable, "-m", "fzn_gpu", "-a", "--check", fzn(tmp_path, queens_by_pairs(13))],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
         first = proc.stdout.readline()            # the first solution has begun: the search runs
         assert first.startswith("q") or first.startswith("----------"), first

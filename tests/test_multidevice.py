@@ -50,7 +50,7 @@ def test_counts_optima_and_limits_agree_with_one_device(tmp_path, two_devices, m
     r = run("-s", "--check", fzn(tmp_path, KNAPSACK, "k.fzn"))
     monkeypatch.delenv("FZN_GPU_CPU_SUBDEVICES")
     monkeypatch.delenv("FZN_GPU_FAIL_DEVICE", raising=False)
-    alone = run("-s", fzn(tmp_path, KNAPSACK, "k1.fzn"))
+    alone = run("-s", "--check", fzn(tmp_path, KNAPSACK, "k1.fzn"))
     assert stat(r.stdout, "objective") == stat(alone.stdout, "objective") and "==========" in r.stdout
     if fault:   # the fault is reported, and only when it fired (a device may finish before its block)
         failed = [stat(r.stdout, f"d{i}_failed") for i in (0, 1)]

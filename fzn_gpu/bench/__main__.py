@@ -244,13 +244,14 @@ def plots(results, solvers, out: Path) -> list[str]:
     return made
 
 
-def variants(device_sets: list[str], gecode_p: int) -> dict[str, list[str]]:
+def variants(device_sets: list[str], gecode_p: int, check: bool = False) -> dict[str, list[str]]:
     """Solver variants by name: fzn-gpu printed and counting per device set (named `gpu-fzn`
-    alone when there is one set), Gecode -p 1 and -p N."""
+    alone when there is one set), Gecode -p 1 and -p N. With `check`, fzn-gpu verifies every
+    solution it prints with the independent checker."""
     out: dict[str, list[str]] = {}
     for d in device_sets:
         name = "gpu-fzn" if len(device_sets) == 1 else f"gpu-fzn {d}"
-        out[name] = ["--solver", "gpu-fzn", "--devices", d]
+        out[name] = ["--solver", "gpu-fzn", "--devices", d] + (["--check"] if check else [])
         out[f"{name} count"] = ["--solver", "gpu-fzn", "--devices", d, "--count-only"]
     out["gecode -p1"] = ["--solver", "gecode", "-p", "1"]
     if gecode_p > 1:
@@ -272,6 +273,8 @@ def main() -> None:
                          "per device set, e.g. --devices gpu --devices cpu")
     ap.add_argument("--variants", default=None,
                     help="only these solver variants (comma-separated names, e.g. 'gpu-fzn cpu count,gecode -p16')")
+    ap.add_argument("--check", action="store_true",
+                    help="fzn-gpu checks every solution it prints (slower: for tests, not timings)")
     ap.add_argument("--machine", default=os.uname().nodename)
     ap.add_argument("--only", default=None, help="only instances whose label contains one of these (comma-separated)")
     ap.add_argument("--mode", choices=["all", "one", "opt"], default=None, help="only instances of this mode")
@@ -279,7 +282,7 @@ def main() -> None:
     bdir = Path(args.bench_dir) if args.bench_dir else bench_dir()
     out = Path(args.out); out.mkdir(parents=True, exist_ok=True)
     device_sets = args.devices or ["all"]
-    solvers = variants(device_sets, args.gecode_p)
+    solvers = variants(device_sets, args.gecode_p, args.check)
     if args.variants:
         wanted = [v.strip() for v in args.variants.split(",")]
         unknown = [v for v in wanted if v not in solvers]
