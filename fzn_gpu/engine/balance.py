@@ -1,14 +1,16 @@
 """PHACT's load balancing (../shared/papers/phact-multi-device-load-balancing.txt): the sub-search
-spaces of one search handed to several devices in blocks sized by each device's measured speed,
-one host thread per device, so that all of them finish together and a slow device never makes
-the search slower.
+spaces of one search shared by several devices, one host thread per device, so that all of
+them finish together and a slow device never makes the search slower.
 
-Rules, as in the paper: a first calibration block of one sub-search space per work-item; then
-half the remaining work times the device's rank (its share of the total speed); the tail
-(less than two blocks' worth of every device's work-items) split by rank so that all finish
-together; a GPU that would get fewer sub-search spaces than half its work-items stops and
-leaves them to the others; a device predicted to finish everything in under a second takes it
-all. A device that fails hands its block back to the pool: nothing is lost."""
+The device with the most work-items (the GPU) starts on the whole pool; the others take parts
+of its unstarted rest between its slices. Part sizes follow the paper's rules: a first
+calibration part of one sub-search space per work-item; then half the remaining work times
+the device's rank (its share of the total speed); the tail (less than two parts' worth of every
+device's work-items) split by rank so that all finish together. Fresh blocks from the pool
+(once the lead device is gone) follow them too, and there a GPU that would get fewer sub-search
+spaces than half its work-items leaves them to a faster device, and a device predicted to finish
+everything in under a second takes it all. A device that fails hands what it kept back to
+the pool: nothing is lost."""
 
 from __future__ import annotations
 
@@ -56,10 +58,10 @@ class RunningBlock:
 
 class WorkPool:
     """The sub-search spaces not yet finished: handed out in blocks, taken back on a fault.
-    When none are left, an idle device takes half of the unstarted paths of a running block
-    (the owner gives them up at its next slice): sub-search spaces differ in size by orders of
-    magnitude, so speeds measured on early blocks mislead, and without this the fast device
-    waits for the slow one's last block."""
+    When none are left, an idle device takes a rank-sized part of the unstarted paths of a
+    running block (the owner gives them up at its next slice): sub-search spaces differ in size
+    by orders of magnitude, so speeds measured on early blocks mislead, and without this the
+    fast device waits for the slow one's last block."""
 
     def __init__(self, paths: Paths, shares: list[DeviceShare], stop: threading.Event | None = None):
         self.paths = paths
@@ -144,12 +146,9 @@ class WorkPool:
         if speed is None:
             return max(1, min(thief.items, unstarted // 2))
         live = [s for s in self.shares if s.failed is None]
-        speeds = [self._live_speed(s) for s in live]
-        total = sum(v for v in speeds if v)
+        total = sum(v for v in map(self._live_speed, live) if v)
         rank = speed / total if total else 0.5
-        tail = unstarted <= 2 * sum(s.items for s in live)
-        size = math.ceil(rank * unstarted) if tail else int(rank * unstarted / 2)
-        return max(1, min(unstarted - 1, size))
+        return max(1, min(unstarted - 1, by_rank(rank, unstarted, live)))
 
     def finish(self, index: int) -> RunningBlock:
         with self.lock:
@@ -181,9 +180,21 @@ class WorkPool:
         faster_left = any(s is not share and (s.speed() or 0) > speed for s in live)
         if self.may_decline and faster_left and share.is_gpu and rank * left < share.items / 2:
             return 0                               # too little to fill the GPU: leave it
-        tail = left <= 2 * sum(s.items for s in live)
-        size = math.ceil(rank * left) if tail else max(share.items, int(rank * left / 2))
+        size = by_rank(rank, left, live)
+        if not in_tail(left, live):
+            size = max(share.items, size)        # a block fills the device at least once
         return min(left, max(1, size))
+
+
+def in_tail(left: int, live: list[DeviceShare]) -> bool:
+    """Under two parts' worth of every live device's work-items are left."""
+    return left <= 2 * sum(s.items for s in live)
+
+
+def by_rank(rank: float, left: int, live: list[DeviceShare]) -> int:
+    """PHACT's part for a device of this rank: half the remaining work times the rank, or in
+    the tail its rank of it all, so that every device finishes together."""
+    return math.ceil(rank * left) if in_tail(left, live) else int(rank * left / 2)
 
 
 def injected_fault(share: DeviceShare) -> bool:
@@ -196,14 +207,9 @@ def injected_fault(share: DeviceShare) -> bool:
     return False
 
 
-@dataclass
-class BalanceResult:
-    finished: bool = True          # every sub-search space searched to the end
-    shares: list[DeviceShare] = field(default_factory=list)
-
-
-def balance(paths: Paths, shares: list[DeviceShare], search_block) -> BalanceResult:
-    """Search every path on every device. `search_block(i, paths, shrink) -> bool` searches
+def balance(paths: Paths, shares: list[DeviceShare], search_block) -> bool:
+    """Search every path on every device; True when every one was searched to the end (not
+    stopped by the time limit or the solution limit). `search_block(i, paths, shrink) -> bool` searches
     one block on device i, calling shrink(started, n) after each slice (runner.run_phase), and
     says whether it finished (False: time limit or stop); it raises DeviceFault when the
     device failed, which hands the block back to the others."""
@@ -260,7 +266,7 @@ def balance(paths: Paths, shares: list[DeviceShare], search_block) -> BalanceRes
             raise errors[0]
         if pool.remaining() and pool.remaining() == before:
             pool.may_decline = False               # nobody took the rest: the next round must
-    return BalanceResult(finished=not stop.is_set() and not pool.remaining(), shares=shares)
+    return not stop.is_set() and not pool.remaining()
 
 
 class DeviceFault(Exception):

@@ -182,8 +182,7 @@ class CompleteSearch:
             other.root_lb, other.root_ub, other.root_bits = r.root_lb.copy(), r.root_ub.copy(), r.root_bits.copy()
             other.set_best(r.best())
         self.shares = [DeviceShare(i, x.device.name, x.device.is_gpu, x.max_items) for i, x in enumerate(self.runners)]
-        result = balance(paths, self.shares, lambda i, block, shrink: self._search_block(i, block, shrink, deadline))
-        return result.finished
+        return balance(paths, self.shares, lambda i, block, shrink: self._search_block(i, block, shrink, deadline))
 
     def _search_block(self, i: int, block: Paths, shrink, deadline: float | None) -> bool:
         """One block on device i. Satisfaction solutions are held until the block is done, so
