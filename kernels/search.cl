@@ -8,6 +8,12 @@
 // With cutoff > 0 the kernel expands instead of solving: every node reached at `cutoff` left
 // decisions below its sub-search space is written out as a new, longer path (the host's
 // splitting of the tree into many sub-search spaces, done on the device).
+//
+// With donate > 0 (re-splitting on the fly, the GPU-backtracking paper's second cut-off taken
+// where the measured tree turned out big): at the start of a slice, up to `donate` busy
+// work-items each give away the right branch of their shallowest open level as a new path
+// (its prefix plus the negated decision), and mark that level so they never take it
+// themselves. The host hands the paths to idle work-items, of this device or another one.
 
 #define S_NEED_SUB 0
 #define S_PROPAGATE 1
@@ -44,6 +50,7 @@
 #define C_OVERFLOW 4    // an emitted path did not fit
 #define C_ERR 5         // a work-item ran out of trail, depth or path capacity
 #define C_ROOT_FAILED 6 // set when root propagation fails (enqueue_all pass)
+#define C_DONATED 7     // paths donated this slice (records in emit)
 
 // decisions: op ^ 1 is the negation
 #define OP_EQ 0
@@ -52,6 +59,7 @@
 #define OP_GT 3
 #define OP_GE 4
 #define OP_LT 5
+#define OP_DONATED 8    // flag on a level whose right branch was given away
 
 // level record (LV)
 #define LV_TRAIL 0
@@ -180,7 +188,8 @@ __kernel void search(
     __global volatile int *ctrl,
     // sizes and settings
     int nv, int nc, int nwords, int tcap, int maxd, int pcap, int ngroups, int use_weights,
-    int obj_var, int obj_sense, int count_only, int enqueue_all, int budget, int n_items, int interleave)
+    int obj_var, int obj_sense, int count_only, int enqueue_all, int budget, int n_items, int interleave,
+    int track, int donate, int sub_base)
 {
     int gid = get_global_id(0);
     if (gid >= n_items) return;
@@ -218,7 +227,28 @@ __kernel void search(
     uint rng = (uint)st[ST_RNG];
     long nodes = 0, fails = 0, sols_found = 0, subs = 0;
     int emitting = cutoff > 0;
+    int tracking = emitting || track;   // keep the path of decisions (bounded by pcap)
     bool fresh = false;   // the next propagation is the first of a new sub-search space
+
+    if (donate > 0 && depth > 0 && status != S_DONE && status != S_NEED_SUB && ctrl[C_DONATED] < donate) {
+        for (int l = 0; l < depth; ++l) {
+            __global int *lvl = lv + l * NLV * x->st;
+            int op = LV_(lvl, LV_OP);
+            if (op & OP_DONATED) continue;
+            int pl = LV_(lvl, LV_PLEN);
+            if (pl + 1 > pcap) break;           // deeper levels have longer paths
+            int idx = atomic_inc(&ctrl[C_DONATED]);
+            if (idx < donate) {
+                __global int *rec = emit + (long)idx * emit_stride;
+                rec[0] = pl + 1;
+                for (int i = 0; i < 3 * pl; ++i) rec[1 + i] = path[i];
+                rec[1 + 3 * pl] = LV_(lvl, LV_VAR); rec[2 + 3 * pl] = op ^ 1; rec[3 + 3 * pl] = LV_(lvl, LV_VAL);
+                rec[emit_stride - 1] = st[ST_SUB];
+                LV_(lvl, LV_OP) = op | OP_DONATED;
+            }
+            break;
+        }
+    }
 
     while (budget > 0 && status != S_DONE) {
         if (status == S_SOLUTION) {
@@ -233,7 +263,7 @@ __kernel void search(
         if (status == S_NEED_SUB) {
             int s = atomic_inc(&ctrl[C_NEXT]);
             if (s >= n_sub) { status = S_DONE; break; }
-            st[ST_SUB] = s;
+            st[ST_SUB] = sub_base + s;   // the phase's index of it (the device holds from sub_base on)
             for (int v = 0; v < nv; ++v) { LB_(x, v) = root_lb[v]; UB_(x, v) = root_ub[v]; STAMP_(x, v) = -1; }
             for (int w = 0; w < nwords; ++w) BITS_(x, w) = root_bits[w];
             x->ttop = 0; depth = 0; plen = 0;
@@ -247,7 +277,7 @@ __kernel void search(
             // did: a right branch x != v is exact only where v is a bound (bounds-only domains).
             for (int i = 0; i < root_len && ok; ++i) {
                 ok = apply_decision(x, p[3 * i], p[3 * i + 1], p[3 * i + 2]) != FAILED && propagate(x);
-                if (emitting) { path[3 * i] = p[3 * i]; path[3 * i + 1] = p[3 * i + 1]; path[3 * i + 2] = p[3 * i + 2]; }
+                if (tracking && i < pcap) { path[3 * i] = p[3 * i]; path[3 * i + 1] = p[3 * i + 1]; path[3 * i + 2] = p[3 * i + 2]; }
             }
             plen = root_len;
             subs += 1;
@@ -318,7 +348,7 @@ __kernel void search(
             LV_(l, LV_PLEN) = plen;
             depth += 1;
             new_epoch(x);
-            if (emitting) { path[3 * plen] = v; path[3 * plen + 1] = op; path[3 * plen + 2] = value; plen += 1; }
+            if (tracking) { if (plen < pcap) { path[3 * plen] = v; path[3 * plen + 1] = op; path[3 * plen + 2] = value; } plen += 1; }
             if (apply_decision(x, v, op, value) == FAILED) { clear_queue(x); fails += 1; status = S_BACKTRACK; }
             else status = S_PROPAGATE;
             continue;
@@ -331,8 +361,9 @@ __kernel void search(
         restore(x, LV_(l, LV_TRAIL));
         plen = LV_(l, LV_PLEN);
         new_epoch(x);
+        if (LV_(l, LV_OP) & OP_DONATED) continue;    // its right branch is another path's now
         int op = LV_(l, LV_OP) ^ 1, var = LV_(l, LV_VAR), value = LV_(l, LV_VAL);
-        if (emitting) { path[3 * plen] = var; path[3 * plen + 1] = op; path[3 * plen + 2] = value; plen += 1; }
+        if (tracking) { if (plen < pcap) { path[3 * plen] = var; path[3 * plen + 1] = op; path[3 * plen + 2] = value; } plen += 1; }
         if (apply_decision(x, var, op, value) == FAILED) { clear_queue(x); fails += 1; }
         else status = S_PROPAGATE;
     }

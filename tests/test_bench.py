@@ -25,15 +25,18 @@ def test_variants_name_one_column_per_device_set():
 def test_markdown_gives_ratios_against_gecode_and_marks_unfinished_runs():
     def run(wall, complete, sols=92):
         return {"wall_s": wall, "complete": complete, "solutions": sols, "stats": {}, "trace": [], "best": None}
-    results = [{"label": "nqueens n=8", "mode": "all",
+    results = [{"label": "nqueens n=8", "mode": "all", "solutions": 92,
                 "runs": {"gpu-fzn": run(0.5, True), "gpu-fzn count": run(0.25, True), "gecode -p1": run(1.0, True)}},
+               {"label": "nqueens n=9", "mode": "all", "solutions": 352,
+                "runs": {"gpu-fzn": run(0.5, True, 350)}},
                {"label": "nqueens n=17", "mode": "all",
                 "runs": {"gpu-fzn": run(10.0, False, 5), "gpu-fzn count": run(10.0, False, 7),
                          "gecode -p1": run(10.0, False, 3)}}]
     md = markdown(results, ["gpu-fzn", "gpu-fzn count", "gecode -p1"], "test machine")
     rows = [line for line in md.splitlines() if line.startswith("| nqueens")]
     assert rows[0].endswith("| 0.50; 0.25 counted |")
-    assert "(not finished)" in rows[1] and rows[1].endswith("| - |")
+    assert "WRONG COUNT (expected 352)" in rows[1]          # a finished run's count is checked
+    assert "(not finished)" in rows[2] and rows[2].endswith("| - |") and "WRONG" not in rows[2]
 
 
 @pytest.mark.skipif(not have_minizinc(), reason="needs minizinc with gpu-fzn registered (README set-up)")

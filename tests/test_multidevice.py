@@ -36,7 +36,9 @@ def test_two_devices_list_and_share_the_search(tmp_path, two_devices):
     assert r.stdout.count("----------") == 724 and "\n==========\n" in r.stdout
     assert stat(r.stdout, "devices") == "2"
     subs = [int(stat(r.stdout, f"d{i}_subSearchSpaces")) for i in (0, 1)]
-    assert sum(subs) == int(stat(r.stdout, "subSearchSpaces")) and min(subs) > 0
+    # every sub-search space of the split, and every path re-split off a busy search, once
+    resplit = int(stat(r.stdout, "resplitPaths"))
+    assert sum(subs) == int(stat(r.stdout, "subSearchSpaces")) + resplit and min(subs) > 0
 
 
 @pytest.mark.parametrize("fault", [None, "0:1", "1:2"])

@@ -175,8 +175,10 @@ def markdown(results: list[dict], solvers: list[str], machine: str) -> str:
                 cells.append(f"best {r['best']}{' (opt)' if r['complete'] else ''}; at 10 s: {at_time(r['trace'], 10.0)}")
             elif res["mode"] == "all":
                 nps = nodes_per_s(r)
+                wrong = r["complete"] and res.get("solutions") not in (None, r["solutions"])
                 cells.append(f"{r['wall_s']:.2f} s, {r['solutions']} sol{'' if r['complete'] else ' (not finished)'}"
-                             + (f", {nps / 1e6:.2f} M nodes/s" if nps else ""))
+                             + (f", {nps / 1e6:.2f} M nodes/s" if nps else "")
+                             + (f", **WRONG COUNT (expected {res['solutions']})**" if wrong else ""))
             else:
                 cells.append(f"{r['wall_s']:.2f} s" if r["solutions"] else "none in limit")
             times[s] = r["wall_s"] if (r["complete"] or (res["mode"] == "one" and r["solutions"])) else None

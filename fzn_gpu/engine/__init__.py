@@ -110,6 +110,7 @@ class SolveRun:
                 "buildTime": total("build_s"), "kernelTime": kernel_s,
                 "hostTime": max(0.0, now - clock.STARTED - kernel_s),
                 "kernelLaunches": total("launches"), "subSearchSpaces": outcome.sub_spaces,
+                "resplitPaths": total("donated"),
                 "splitTime": outcome.split_s, "workItems": total("items"),
                 "devices": len(runners), "device": "; ".join(x.device.name for x in runners)})
             stats.update(device_stats(self.search.shares, self.search.runners))
@@ -168,6 +169,7 @@ def device_stats(shares, runners) -> dict[str, object]:
         out[p + "subSearchSpaces"] = share.subs
         out[p + "blocks"] = share.blocks
         out[p + "nodes"] = runner.stats.nodes
+        out[p + "resplitPaths"] = runner.stats.donated
         out[p + "busyTime"] = share.busy_s
         if end is not None and share.done_at is not None:
             out[p + "idleAtEnd"] = end - share.done_at

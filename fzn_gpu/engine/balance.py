@@ -10,7 +10,11 @@ device's work-items) split by rank so that all finish together. Fresh blocks fro
 (once the lead device is gone) follow them too, and there a GPU that would get fewer sub-search
 spaces than half its work-items leaves them to a faster device, and a device predicted to finish
 everything in under a second takes it all. A device that fails hands what it kept back to
-the pool: nothing is lost."""
+the pool: nothing is lost.
+
+When no unstarted sub-search space is left anywhere, an idle device's wish reaches the busy one,
+whose work-items re-split their searches (resplit.py): the donated paths go to the idle device.
+A failed device's block goes back less what it gave away, so nothing is searched twice."""
 
 from __future__ import annotations
 
@@ -21,7 +25,10 @@ import time
 from dataclasses import dataclass, field
 
 from ..errors import FznError
+import numpy as np
+
 from .paths import Paths
+from .resplit import idle_wish
 
 ALL_AT_ONCE_S = 1.0
 
@@ -50,10 +57,19 @@ class RunningBlock:
     n: int
     started: int = 0
     wanted: DeviceShare | None = None   # an idle device asking for part of the unstarted rest
+    promised: int = 0                   # donations asked for it at the last slice
     t0: float = field(default_factory=time.monotonic)
+    sources: list[np.ndarray] = field(default_factory=list)   # donations: which path gave each
+    given: list[Paths] = field(default_factory=list)
 
     def kept(self) -> Paths:
         return self.paths if self.n == len(self.paths) else self.paths.block(0, self.n)
+
+    def left_to_search(self) -> Paths:
+        """What the block holds less what its searches gave away (for a failed device)."""
+        if not self.sources:
+            return self.kept()
+        return self.kept().without(np.concatenate(self.sources), Paths.concat(self.given))
 
 
 class WorkPool:
@@ -84,10 +100,12 @@ class WorkPool:
                 if block is False:
                     return None                    # declined
                 if block is None:                  # nothing left: ask a running block for its rest
-                    owners = [rb for i, rb in self.running.items() if i != share.index and rb.n - rb.started >= 2]
+                    owners = [rb for i, rb in self.running.items() if i != share.index]
                     if not owners:
                         return None
-                    max(owners, key=lambda rb: rb.n - rb.started).wanted = share
+                    owner = max(owners, key=lambda rb: rb.n - rb.started)
+                    if owner.wanted is None:
+                        owner.wanted = share       # it gives unstarted paths, or re-splits
                     self.changed.wait(timeout=0.25)
                     continue
                 rb = RunningBlock(block, len(block))
@@ -109,17 +127,43 @@ class WorkPool:
         return block
 
     def shrink(self, index: int, started: int) -> int:
-        """Between two slices of device `index`: how many of its block's paths it keeps."""
+        """Between two slices of device `index`: how many of its block's paths it keeps. An
+        idle device gets the donations asked for it, or a PHACT-sized part of the unstarted rest."""
         with self.lock:
             rb = self.running[index]
             rb.started = started
-            if rb.wanted is not None and rb.n - started >= 2:
-                keep = rb.n - self._steal_size(rb.wanted, rb.n - started)
+            unstarted = rb.n - started
+            size = 0
+            if rb.wanted is not None and rb.promised and unstarted:
+                size = min(rb.promised, unstarted)
+            elif rb.wanted is not None and unstarted >= 2:
+                size = self._steal_size(rb.wanted, unstarted)
+            rb.promised = 0
+            if size:
+                keep = rb.n - size
                 self.returned.append(rb.paths.block(keep, rb.n))
                 rb.n = keep
+                rb.wanted = None
                 self.changed.notify_all()
-            rb.wanted = None
             return rb.n
+
+    def donations_wanted(self, index: int, idle_items: int, unstarted: int, items: int) -> int:
+        """Donations device `index` asks of its busy work-items: for its own idle ones, and one
+        per work-item of an idle device waiting on it."""
+        with self.lock:
+            rb = self.running[index]
+            own = idle_wish(idle_items, unstarted, items)
+            if rb.wanted is not None and unstarted < 2:
+                rb.promised = rb.wanted.items
+            return own + rb.promised
+
+    def donated(self, index: int, sources: np.ndarray, paths: Paths) -> None:
+        """Device `index`'s block grew by donations (the tail of `paths`)."""
+        with self.lock:
+            rb = self.running[index]
+            rb.sources.append(sources)
+            rb.given.append(paths.block(rb.n, len(paths)))
+            rb.paths, rb.n = paths, len(paths)
 
     def _lead(self) -> DeviceShare:
         """The device with the most work-items (the GPU): it takes the whole pool and pulls
@@ -160,7 +204,9 @@ class WorkPool:
         """The device failed: what it kept of its block goes back to the others."""
         with self.lock:
             rb = self.running.pop(index)
-            self.returned.append(rb.kept())
+            left = rb.left_to_search()
+            if len(left):
+                self.returned.append(left)
             self.changed.notify_all()
 
     def _block_size(self, share: DeviceShare) -> int:
@@ -197,20 +243,21 @@ def by_rank(rank: float, left: int, live: list[DeviceShare]) -> int:
     return math.ceil(rank * left) if in_tail(left, live) else int(rank * left / 2)
 
 
-def injected_fault(share: DeviceShare) -> bool:
-    """FZN_GPU_FAIL_DEVICE=i:k[,j:l] makes device i fail on its k-th block (tests of fault
-    recovery)."""
+def injected_fault(share: DeviceShare, slice_no: int = 0) -> bool:
+    """FZN_GPU_FAIL_DEVICE=i:k[:s][,...] makes device i fail on its k-th block, before it
+    starts (s = 0, the default) or after its s-th slice, when its searches may have donated
+    paths already (tests of fault recovery)."""
     for spec in filter(None, os.environ.get("FZN_GPU_FAIL_DEVICE", "").split(",")):
-        dev, _, block = spec.partition(":")
-        if dev.isdigit() and int(dev) == share.index and share.blocks == int(block or 1):
+        dev, block, at = (spec.split(":") + ["1", "0"])[:3]
+        if dev.isdigit() and int(dev) == share.index and share.blocks == int(block or 1) and int(at or 0) == slice_no:
             return True
     return False
 
 
 def balance(paths: Paths, shares: list[DeviceShare], search_block) -> bool:
     """Search every path on every device; True when every one was searched to the end (not
-    stopped by the time limit or the solution limit). `search_block(i, paths, shrink) -> bool` searches
-    one block on device i, calling shrink(started, n) after each slice (runner.run_phase), and
+    stopped by the time limit or the solution limit). `search_block(i, paths, resplit) -> bool` searches
+    one block on device i, with a BlockSplit as its Resplit between slices (runner.run_phase), and
     says whether it finished (False: time limit or stop); it raises DeviceFault when the
     device failed, which hands the block back to the others."""
     stop = threading.Event()
@@ -227,8 +274,7 @@ def balance(paths: Paths, shares: list[DeviceShare], search_block) -> bool:
             try:
                 if injected_fault(share):
                     raise DeviceFault(f"fault injected by FZN_GPU_FAIL_DEVICE in block {share.blocks}")
-                finished = search_block(share.index, rb.paths,
-                                        lambda started, n, i=share.index: pool.shrink(i, started))
+                finished = search_block(share.index, rb.paths, BlockSplit(pool, share))
             except DeviceFault as fault:
                 share.failed = str(fault)
                 pool.give_back(share.index)
@@ -267,6 +313,27 @@ def balance(paths: Paths, shares: list[DeviceShare], search_block) -> bool:
         if pool.remaining() and pool.remaining() == before:
             pool.may_decline = False               # nobody took the rest: the next round must
     return not stop.is_set() and not pool.remaining()
+
+
+class BlockSplit:
+    """The balancer's say over device i's running block between its slices (a Resplit)."""
+
+    def __init__(self, pool: WorkPool, share: DeviceShare) -> None:
+        self.pool, self.share, self.index = pool, share, share.index
+        self.slices = 0
+
+    def keep(self, started: int, n: int) -> int:
+        self.slices += 1
+        if injected_fault(self.share, self.slices):
+            raise DeviceFault(f"fault injected by FZN_GPU_FAIL_DEVICE after slice {self.slices} of block "
+                              f"{self.share.blocks}")
+        return self.pool.shrink(self.index, started)
+
+    def wanted(self, idle_items: int, unstarted: int, items: int) -> int:
+        return self.pool.donations_wanted(self.index, idle_items, unstarted, items)
+
+    def donated(self, sources: np.ndarray, paths: Paths) -> None:
+        self.pool.donated(self.index, sources, paths)
 
 
 class DeviceFault(Exception):

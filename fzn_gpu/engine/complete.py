@@ -19,6 +19,7 @@ from .pack import DeviceModel
 from .paths import Paths
 from ..errors import FznError
 from .balance import DeviceFault, DeviceShare, balance
+from .resplit import Resplit, SelfSplit
 from .runner import INT_MAX, CapacityError, Runner
 
 MAX_EXPANSIONS = 12
@@ -175,16 +176,17 @@ class CompleteSearch:
     def _search_all(self, paths: Paths, deadline: float | None) -> bool:
         r = self.runner
         if len(self.runners) == 1:
-            finished, _ = r.run_phase(paths, 0, False, self._take, deadline, count_only=self.count_only)
+            finished, _ = r.run_phase(paths, 0, False, self._take, deadline, count_only=self.count_only,
+                                      resplit=SelfSplit())
             self.counted += r.phase_solutions if self.count_only else 0
             return finished
         for other in self.runners[1:]:     # the root as propagated by the first device, its bound
             other.root_lb, other.root_ub, other.root_bits = r.root_lb.copy(), r.root_ub.copy(), r.root_bits.copy()
             other.set_best(r.best())
         self.shares = [DeviceShare(i, x.device.name, x.device.is_gpu, x.max_items) for i, x in enumerate(self.runners)]
-        return balance(paths, self.shares, lambda i, block, shrink: self._search_block(i, block, shrink, deadline))
+        return balance(paths, self.shares, lambda i, block, resplit: self._search_block(i, block, resplit, deadline))
 
-    def _search_block(self, i: int, block: Paths, shrink, deadline: float | None) -> bool:
+    def _search_block(self, i: int, block: Paths, resplit: Resplit, deadline: float | None) -> bool:
         """One block on device i. Satisfaction solutions are held until the block is done, so
         that a device failing midway (its block searched again elsewhere) prints nothing
         twice; improvements of an optimisation print at once (a repeat is no improvement)."""
@@ -205,7 +207,7 @@ class CompleteSearch:
 
         try:
             finished, _ = runner.run_phase(block, 0, False, on_slice, deadline, count_only=self.count_only,
-                                           shrink=shrink)
+                                           resplit=resplit)
         except FznError as err:
             raise DeviceFault(str(err)) from None
         with self._lock:

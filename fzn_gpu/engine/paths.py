@@ -51,3 +51,58 @@ class Paths:
 
     def max_decisions(self) -> int:
         return int(np.diff(self.ptr).max()) // 3 if len(self) else 0
+
+    @staticmethod
+    def from_list(rows: list[np.ndarray]) -> "Paths":
+        lens = np.array([len(r) for r in rows], np.int64)
+        ptr = np.zeros(len(rows) + 1, np.int64)
+        np.cumsum(lens, out=ptr[1:])
+        data = np.concatenate(rows).astype(np.int32) if rows else np.zeros(0, np.int32)
+        return Paths(ptr.astype(np.int32), data)
+
+    def path(self, i: int) -> np.ndarray:
+        return self.data[self.ptr[i]:self.ptr[i + 1]]
+
+    def without(self, sources: np.ndarray, given: "Paths") -> "Paths":
+        """Paths covering exactly what these cover less the donated paths `given` (given[j] was
+        split off the search of path sources[j]: its decisions extend that path's, and its last
+        one negates a decision that search took). For a failed device: what it kept is searched
+        again, but not what it gave away. Along each donated path, the branch not taken at every
+        decision stays; the donated path itself goes."""
+        by_source: dict[int, list[int]] = {}
+        for j, s in enumerate(np.asarray(sources).tolist()):
+            by_source.setdefault(s, []).append(j)
+        out: list[np.ndarray] = []
+        for i in range(len(self)):
+            root = self.path(i)
+            if i not in by_source:
+                out.append(root)
+                continue
+            trie: dict = {}
+            for j in by_source[i]:
+                d = given.path(j)
+                if len(d) <= len(root) or not np.array_equal(d[:len(root)], root):
+                    raise ValueError(f"donated path {j} does not extend path {i}")
+                node = trie
+                for triple in map(tuple, d[len(root):].reshape(-1, 3).tolist()):
+                    node = node.setdefault(triple, {})
+                node[None] = True                      # given away whole
+            _complement(root.reshape(-1, 3).tolist(), trie, out)
+        return Paths.from_list(out)
+
+
+def _complement(prefix: list, node: dict, out: list[np.ndarray]) -> None:
+    if node.get(None):
+        if len(node) > 1:
+            raise ValueError("a donated path has donations below it from the same search")
+        return
+    edges = list(node)
+    if len(edges) == 2:
+        (v1, op1, x1), (v2, op2, x2) = edges
+        if (v1, x1, op1 ^ 1) != (v2, x2, op2):
+            raise ValueError("donated paths branch on different decisions at one node")
+    elif len(edges) == 1:
+        v, op, x = edges[0]
+        out.append(np.array(prefix + [[v, op ^ 1, x]], np.int32).ravel())
+    for edge in edges:
+        _complement(prefix + [list(edge)], node[edge], out)

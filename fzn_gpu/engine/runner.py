@@ -15,10 +15,13 @@ from ..device import Device, build
 from ..errors import FznError
 from .pack import DeviceModel
 from .paths import Paths
+from .resplit import Resplit
 
 NST, NCNT = 9, 5
 S_DONE, S_SOLUTION = 4, 5
-C_NEXT, C_SOLS, C_EMIT, C_BEST, C_OVERFLOW, C_ERR, C_ROOT_FAILED = range(7)
+C_NEXT, C_SOLS, C_EMIT, C_BEST, C_OVERFLOW, C_ERR, C_ROOT_FAILED, C_DONATED = range(8)
+S_NEED_SUB = 0
+RESPLIT_SLACK = 32   # decisions a donated path may add to the longest path of its phase
 INT_MAX = 2 ** 31 - 1
 SOL_MIN, SOL_MAX_BYTES = 256, 64 << 20    # solution slots per slice: at least, and memory at most
 INDEX_MAX = 2 ** 31 - 1                    # the kernel indexes per-item arrays with 32-bit ints
@@ -88,6 +91,7 @@ class Stats:
     build_s: float = 0.0        # building (or loading from pyopencl's cache) the program
     launches: int = 0
     items: int = 0
+    donated: int = 0            # paths re-split off busy work-items (resplit.py)
 
 
 def path_capacity(paths: Paths, cutoff: int) -> int:
@@ -170,29 +174,37 @@ class Runner:
 
     # ------------------------------------------------------------------ phases
     def run_phase(self, paths: Paths, cutoff: int, enqueue_all: bool, on_slice, deadline: float | None,
-                  count_only: bool = False, emit_cap: int = 0, shrink=None):
+                  count_only: bool = False, emit_cap: int = 0, resplit: Resplit | None = None):
         """Search every sub-search space in `paths` (all of it, or to `cutoff` left decisions,
         emitting the frontier). Calls on_slice(solutions ndarray) after each slice; it returns
         False to stop. Returns (finished, emitted paths or None on overflow); afterwards
         `phase_solutions` holds how many solutions the kernels met (counted or written).
-        shrink(started, n), when given, is asked after each slice how many of the paths to
-        keep (at least `started`, the ones work-items already took): the load balancer gives
-        the unstarted rest to an idle device."""
+        With `resplit` (search phases only), the phase's paths change between slices: busy
+        work-items donate paths when it asks, and it may give the unstarted rest away."""
         cl = self.cl
         dm = self.dm
         mf = cl.mem_flags
         n_sub = len(paths)
         n_items = max(1, min(self.max_items, n_sub))
         self.stats.items = max(self.stats.items, n_items)
-        pcap = path_capacity(paths, cutoff) if cutoff > 0 else 1
-        emit_stride = 1 + 3 * pcap
-        emit_cap = max(emit_cap, 1) if cutoff > 0 else 1
-        sub_ptr, sub_data = paths.ptr, paths.data if len(paths.data) else np.zeros(1, np.int32)
+        if resplit is not None:
+            pcap = paths.max_decisions() + RESPLIT_SLACK
+            emit_stride = 2 + 3 * pcap                   # decisions, triples, source path
+            emit_cap = n_items                           # at most one donation per item and slice
+        else:
+            pcap = path_capacity(paths, cutoff) if cutoff > 0 else 1
+            emit_stride = 1 + 3 * pcap
+            emit_cap = max(emit_cap, 1) if cutoff > 0 else 1
         rw = mf.READ_WRITE
 
         def zeros(nbytes):
             buf = cl.Buffer(self.ctx, rw, size=max(int(nbytes), 4))
             return buf
+
+        def upload(part: Paths):
+            data = part.data if len(part.data) else np.zeros(1, np.int32)
+            return (cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=part.ptr),
+                    cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=data))
 
         LB = zeros(4 * n_items * dm.nv)
         UB = zeros(4 * n_items * dm.nv)
@@ -211,33 +223,33 @@ class Runner:
         ST = cl.Buffer(self.ctx, rw | mf.COPY_HOST_PTR, hostbuf=st)
         cnt = np.zeros((n_items, NCNT), dtype=np.int64)
         CNT = cl.Buffer(self.ctx, rw | mf.COPY_HOST_PTR, hostbuf=cnt)
-        SUBP = cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=sub_ptr)
-        SUBD = cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=sub_data)
+        base = 0                     # the device holds paths base..n_sub-1; C_NEXT counts from base
+        SUBP, SUBD = upload(paths)
         EMIT = zeros(4 * emit_cap * emit_stride)
         root = [cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a if a.size else np.zeros(1, a.dtype))
                 for a in (self.root_lb, self.root_ub, self.root_bits)]
-        self.ctrl[C_NEXT] = 0
-        self.ctrl[C_SOLS] = 0
-        self.ctrl[C_EMIT] = 0
-        self.ctrl[C_OVERFLOW] = 0
+        for k in (C_NEXT, C_SOLS, C_EMIT, C_OVERFLOW, C_DONATED):
+            self.ctrl[k] = 0
         cl.enqueue_copy(self.queue, self.ctrl_buf, self.ctrl)
 
         local = self.tuning.local
         global_size = ((n_items + local - 1) // local) * local
         finished = False
+        donate = 0
         self.budget.begin_phase(n_items)
         while True:
             budget = self.budget.for_slice(deadline)
             args = (*self.model_bufs, *root, *self.plan_bufs,
                     LB, UB, BITS, STAMP, TRAIL, QUEUE, INQ, LV, PATH, WEIGHTS, ST, CNT,
-                    SUBP, SUBD, np.int32(n_sub),
+                    SUBP, SUBD, np.int32(n_sub - base),
                     EMIT, np.int32(emit_cap), np.int32(emit_stride), np.int32(cutoff),
                     self.sol_buf, np.int32(self.sol_cap), *self.root_out, self.ctrl_buf,
                     np.int32(dm.nv), np.int32(dm.nc), np.int32(dm.nwords), np.int32(self.tcap), np.int32(dm.maxd),
                     np.int32(pcap), np.int32(self.ngroups), np.int32(1 if dm.use_weights else 0),
                     np.int32(dm.obj_var), np.int32(dm.obj_sense), np.int32(1 if count_only else 0),
                     np.int32(1 if enqueue_all else 0), np.int32(budget), np.int32(n_items),
-                    np.int32(1 if self.tuning.interleave else 0))
+                    np.int32(1 if self.tuning.interleave else 0),
+                    np.int32(1 if resplit is not None else 0), np.int32(donate), np.int32(base))
             t0 = time.perf_counter()
             try:
                 self.kernel(self.queue, (global_size,), (local,), *args)
@@ -265,11 +277,35 @@ class Runner:
             if self.verbose:
                 done = int((st[:, 0] == S_DONE).sum())
                 print(f"fzn-gpu: slice {self.stats.launches}: {dt * 1000:.1f} ms, budget {budget}, "
-                      f"{done}/{n_items} items done, next sub-space {int(self.ctrl[C_NEXT])}/{n_sub}, "
-                      f"{nsol} solutions, cutoff {cutoff}", file=sys.stderr)
+                      f"{done}/{n_items} items done, next sub-space {base + int(self.ctrl[C_NEXT])}/{n_sub}, "
+                      f"{nsol} solutions, donated {min(int(self.ctrl[C_DONATED]), donate)}, cutoff {cutoff}",
+                      file=sys.stderr)
             keep_going = on_slice(sols)
-            if shrink is not None:
-                n_sub = max(min(shrink(min(int(self.ctrl[C_NEXT]), n_sub), n_sub), n_sub), 0)
+            if resplit is not None:
+                started = base + min(int(self.ctrl[C_NEXT]), n_sub - base)
+                n_donated = min(int(self.ctrl[C_DONATED]), donate)
+                if n_donated:
+                    rec = np.empty((n_donated, emit_stride), dtype=np.int32)
+                    cl.enqueue_copy(self.queue, rec, EMIT)
+                    self.queue.finish()
+                    paths = Paths.concat([paths.block(0, n_sub), Paths.from_records(rec[:, :-1])])
+                    n_sub = len(paths)
+                    self.stats.donated += n_donated
+                    resplit.donated(rec[:, -1].copy(), paths)
+                n_sub = max(min(resplit.keep(started, n_sub), n_sub), started)
+                if n_donated:            # the device now holds the unstarted paths only
+                    SUBP, SUBD = upload(paths.block(started, n_sub))
+                    base, self.ctrl[C_NEXT] = started, 0
+                elif self.ctrl[C_NEXT] > n_sub - base:
+                    self.ctrl[C_NEXT] = n_sub - base
+                idle = st[:, 0] == S_DONE
+                if n_sub > started and idle.any():       # idle work-items take the new paths
+                    st[idle, 0] = S_NEED_SUB
+                    cl.enqueue_copy(self.queue, ST, st)
+                    idle = st[:, 0] == S_DONE
+                donate = min(resplit.wanted(int(idle.sum()), n_sub - started, n_items), n_items) if keep_going else 0
+                self.ctrl[C_DONATED] = 0
+                cl.enqueue_copy(self.queue, self.ctrl_buf, self.ctrl)
             if (st[:, 0] == S_DONE).all():
                 finished = True
                 break

@@ -1,0 +1,52 @@
+"""Re-splitting on the fly (the GPU backtracking paper's second cut-off, decided from the
+measured tree rather than a fixed depth): when work-items of a device sit idle with no
+unstarted sub-search space left, busy ones give away the right branch of their shallowest open
+level as a new path. A `Resplit` is the say over one phase's paths between two slices: how
+many to keep (the rest goes to another device), how many donations to ask for, and a record
+of those that came in (a failed device's work is then handed back without them)."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+
+from .paths import Paths
+
+IDLE_SHARE = 8     # ask for donations once an eighth of the work-items are idle
+
+
+class Resplit(Protocol):
+    def keep(self, started: int, n: int) -> int:
+        """How many of the phase's n paths to keep (at least `started`, those already taken)."""
+
+    def wanted(self, idle_items: int, unstarted: int, items: int) -> int:
+        """How many paths busy work-items should donate at the start of the next slice."""
+
+    def donated(self, sources: np.ndarray, paths: Paths) -> None:
+        """Donations came in: `paths` is the phase's whole list now (the new ones at its end),
+        sources[j] the index of the path whose search gave away new path j."""
+
+
+def idle_wish(idle_items: int, unstarted: int, items: int) -> int:
+    """The device's own need: one path per idle work-item that no unstarted path awaits, once
+    enough of them are idle for a slice of donations to pay."""
+    if idle_items < max(1, items // IDLE_SHARE):
+        return 0
+    return max(0, idle_items - unstarted)
+
+
+class SelfSplit:
+    """One device alone: donations feed its own idle work-items."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def keep(self, started: int, n: int) -> int:
+        return n
+
+    def wanted(self, idle_items: int, unstarted: int, items: int) -> int:
+        return idle_wish(idle_items, unstarted, items)
+
+    def donated(self, sources: np.ndarray, paths: Paths) -> None:
+        self.count += len(sources)

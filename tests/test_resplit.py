@@ -1,0 +1,102 @@
+"""Re-splitting on the fly (resplit.py): busy work-items donate the right branch of their
+shallowest open level. Counts and optima must not change, on one device or several, and a
+device that fails after donating must hand back its block less what it gave away."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from fzn_gpu.engine.balance import DeviceShare, WorkPool
+from fzn_gpu.engine.paths import Paths
+from fzn_gpu.engine.resplit import idle_wish
+from test_cli import fzn, queens_by_pairs, run
+from test_multidevice import KNAPSACK, QUEENS10, stat
+
+EQ, NE, LE, GT = 0, 1, 2, 3
+HOLDS = {EQ: lambda a, b: a == b, NE: lambda a, b: a != b, LE: lambda a, b: a <= b, GT: lambda a, b: a > b}
+
+
+def covers(path: np.ndarray, point: tuple) -> bool:
+    return all(HOLDS[op](point[v], value) for v, op, value in path.reshape(-1, 3).tolist())
+
+
+def test_a_block_less_its_donations_covers_each_point_once_with_them():
+    """Three variables over 0..2. Path 0 is x0 = 1; its search (x1 <= 1, then x2 = 0 ...) gave
+    away x0=1 & x1>1, and x0=1 & x1<=1 & x2!=0 (right branches of two of its levels)."""
+    block = Paths.from_list([np.array([0, EQ, 1]), np.array([0, NE, 1])])
+    given = Paths.from_list([np.array([0, EQ, 1, 1, GT, 1]), np.array([0, EQ, 1, 1, LE, 1, 2, NE, 0])])
+    left = block.without(np.array([0, 0]), given)
+    for point in itertools.product(range(3), repeat=3):
+        in_left = sum(covers(left.path(i), point) for i in range(len(left)))
+        in_given = sum(covers(given.path(i), point) for i in range(len(given)))
+        assert in_left + in_given == 1                  # every point once: nothing lost or repeated
+    assert np.array_equal(left.path(1), block.path(1))  # a path that gave nothing stays whole
+
+
+def test_donations_that_do_not_extend_their_source_are_refused():
+    block = Paths.from_list([np.array([0, EQ, 1])])
+    with pytest.raises(ValueError):
+        block.without(np.array([0]), Paths.from_list([np.array([0, EQ, 2, 1, GT, 1])]))
+
+
+def test_an_idle_device_gets_the_donations_asked_for_it():
+    import threading
+    a, b = DeviceShare(0, "a", False, 8), DeviceShare(1, "b", False, 2)
+    pool = WorkPool(Paths.from_list([np.array([0, EQ, v]) for v in range(4)]), [a, b])
+    assert pool.take(a).n == 4
+    got = []
+    thief = threading.Thread(target=lambda: got.append(pool.take(b)))
+    thief.start()
+    while not pool.running[0].wanted:
+        pass
+    assert pool.shrink(0, started=4) == 4               # nothing unstarted to give
+    assert pool.donations_wanted(0, idle_items=0, unstarted=0, items=8) == 2    # one per b's item
+    grown = Paths.concat([pool.running[0].paths, Paths.from_list([np.array([0, EQ, 0, 1, NE, 0]),
+                                                                   np.array([0, EQ, 1, 1, NE, 0])])])
+    pool.donated(0, np.array([0, 1]), grown)
+    assert pool.shrink(0, started=4) == 4               # the two donations go to b
+    thief.join(timeout=5)
+    assert got[0].n == 2 and np.array_equal(got[0].paths.path(1), grown.path(5))
+    rb = pool.running[0]
+    left = rb.left_to_search()                          # were a to fail now: paths 0 and 1 less
+    assert len(left) == 4 and left.path(0).tolist() == [0, EQ, 0, 1, EQ, 0]    # what b holds
+    assert left.path(2).tolist() == [0, EQ, 2]
+
+
+def test_a_device_asks_once_enough_work_items_are_idle():
+    assert idle_wish(idle_items=0, unstarted=0, items=64) == 0
+    assert idle_wish(idle_items=7, unstarted=0, items=64) == 0          # under an eighth
+    assert idle_wish(idle_items=8, unstarted=3, items=64) == 5
+    assert idle_wish(idle_items=1, unstarted=0, items=4) == 1
+
+
+@pytest.fixture
+def resplit_often(monkeypatch):
+    """Few sub-search spaces and short slices: work-items run dry early and often."""
+    monkeypatch.setenv("FZN_GPU_SUBS_PER_ITEM", "1")
+    monkeypatch.setenv("FZN_GPU_SLICE_BUDGET", "200")
+
+
+def test_re_split_searches_give_the_same_counts_and_optima(tmp_path, resplit_often, monkeypatch):
+    r = run("-a", "-s", "--check", fzn(tmp_path, QUEENS10))
+    assert r.returncode == 0 and r.stdout.count("----------") == 724 and "\n==========\n" in r.stdout
+    assert int(stat(r.stdout, "resplitPaths")) > 0
+    r = run("-a", "--count-only", "-s", fzn(tmp_path, queens_by_pairs(11), "q11.fzn"))
+    assert stat(r.stdout, "nSolutions") == "2680" and int(stat(r.stdout, "resplitPaths")) > 0
+    r = run("-s", "--check", fzn(tmp_path, KNAPSACK, "k.fzn"))
+    monkeypatch.delenv("FZN_GPU_SUBS_PER_ITEM")
+    monkeypatch.delenv("FZN_GPU_SLICE_BUDGET")
+    alone = run("-s", "--check", fzn(tmp_path, KNAPSACK, "k1.fzn"))
+    assert stat(r.stdout, "objective") == stat(alone.stdout, "objective") and "==========" in r.stdout
+
+
+@pytest.mark.parametrize("fault", ["0:1:2", "0:1:4", "1:1:3", "1:1:6", "1:2:1"])
+def test_a_device_failing_after_it_donated_loses_and_repeats_nothing(tmp_path, resplit_often, monkeypatch,
+                                                                      fault):
+    monkeypatch.setenv("FZN_GPU_CPU_SUBDEVICES", "2")
+    monkeypatch.setenv("FZN_GPU_FAIL_DEVICE", fault)
+    r = run("-a", "--count-only", "-s", fzn(tmp_path, queens_by_pairs(11)))
+    assert r.returncode == 0 and stat(r.stdout, "nSolutions") == "2680" and "==========" in r.stdout
+    r = run("-a", "-s", "--check", fzn(tmp_path, QUEENS10, "q10.fzn"))
+    assert r.returncode == 0 and r.stdout.count("----------") == 724 and "\n==========\n" in r.stdout
