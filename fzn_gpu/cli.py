@@ -12,6 +12,7 @@ import sys
 
 from . import __version__, clock  # noqa: F401  (clock first: the time limit counts from here at the latest)
 from .errors import FznError, Unsupported
+from .model import LNS_STRATEGIES
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -34,6 +35,15 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--list-devices", action="store_true", help="list the OpenCL devices and exit")
     p.add_argument("--check", action="store_true", help="verify every solution with the independent checker")
     p.add_argument("--count-only", action="store_true", help="with -a, count solutions without printing them")
+    lns = p.add_argument_group("large neighbourhood search (over the solve item's lns(...) annotation)")
+    lns.add_argument("--lns-strategy", choices=("none",) + LNS_STRATEGIES,
+                     help="search by LNS with this strategy (any optimisation model)")
+    lns.add_argument("--lns-percent", type=int, metavar="P", help="percent of the FD variables released")
+    lns.add_argument("--lns-neighbourhoods", type=int, metavar="T", help="neighbourhoods explored at once")
+    lns.add_argument("--lns-starts", type=int, metavar="M", help="starting points per neighbourhood")
+    lns.add_argument("--lns-steps", type=int, metavar="H", help="improving steps per restart")
+    lns.add_argument("--lns-restarts", type=int, metavar="S", help="restarts from the first solution")
+    lns.add_argument("--lns-timeout", type=float, metavar="SECONDS", help="time-out of the LNS")
     p.add_argument("--build-only", action="store_true",
                    help="build and cache the search kernel for this model, then exit (a later timed run starts at once)")
     p.add_argument("--version", action="version", version=f"fzn-gpu {__version__}")
@@ -54,6 +64,13 @@ def _install_solver_config(argv: list[str]) -> int:
     return 0
 
 
+def _lns_options(args) -> dict | None:
+    keys = ("strategy", "percent", "neighbourhoods", "starts", "steps", "restarts", "timeout")
+    # "none" and 0 are what the solver configuration's flags default to: not given
+    given = {k: getattr(args, f"lns_{k}") for k in keys if getattr(args, f"lns_{k}") not in (None, 0, "none")}
+    return given or None
+
+
 def run(argv: list[str]) -> int:
     if argv and argv[0] == "install-solver-config":
         return _install_solver_config(argv[1:])
@@ -69,7 +86,7 @@ def run(argv: list[str]) -> int:
                         free_search=args.free_search, parallel=args.parallel, seed=args.seed,
                         statistics=args.statistics, time_limit_ms=args.time_limit,
                         intermediate=args.intermediate, verbose=args.verbose, devices=args.devices,
-                        check=args.check, count_only=args.count_only)
+                        check=args.check, count_only=args.count_only, lns=_lns_options(args))
     from .watchdog import Watchdog, unknown_yet
     # started before parsing: a model of 40,000 items takes seconds to read, inside the limit
     with Watchdog(unknown_yet, opts.time_limit_ms) as watchdog:

@@ -16,12 +16,11 @@ import numpy as np
 from . import ast
 from .ast import Call, IntSet
 from .errors import FznError, Unsupported
-from .model import (UNBOUNDED, ConstraintTable, LnsSpec, Model, OutputItem, SearchStep, Solve,
+from .model import (LNS_STRATEGIES, UNBOUNDED, ConstraintTable, LnsSpec, Model, OutputItem, SearchStep, Solve,
                     Variables, VarKind)
 from .registry import ConstraintKind, kinds_named
 
 _BASE_KIND = {"bool": VarKind.BOOL, "int": VarKind.INT, "float": VarKind.FLOAT, "set": VarKind.SET}
-LNS_STRATEGIES = ("random_labeling", "random_permutation", "two_exchange", "gibbs", "icm", "complete_exploration")
 
 
 class VarRef:

@@ -79,6 +79,9 @@ class SearchStep:
     val_select: str
 
 
+LNS_STRATEGIES = ("random_labeling", "random_permutation", "two_exchange", "gibbs", "icm", "complete_exploration")
+
+
 @dataclass
 class LnsSpec:
     """The GPU-LNS paper's solve annotation lns(P, T, M, H, STRATEGY, S, TIMEOUT)."""
@@ -88,7 +91,7 @@ class LnsSpec:
     steps: int
     strategy: str
     restarts: int
-    timeout_s: float
+    timeout_s: float | None      # None: the run's time limit alone
 
 
 @dataclass

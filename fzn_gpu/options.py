@@ -19,6 +19,7 @@ class SolveOptions:
     devices: str = "all"              # --devices
     check: bool = False               # --check
     count_only: bool = False          # --count-only
+    lns: dict | None = None           # --lns-*: LNS settings over the annotation's (engine/lns.py)
 
     def solution_limit(self, optimising: bool) -> int | None:
         """How many solutions a satisfaction search should find (None: all)."""

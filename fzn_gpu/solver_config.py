@@ -21,6 +21,15 @@ EXTRA_FLAGS = [
     ["--devices", "OpenCL devices to use: all, gpu, cpu, or indices from --list-devices (e.g. 0,2)", "string", "all"],
     ["--check", "Verify every solution with the independent checker before printing it", "bool", "false"],
     ["--count-only", "With -a, count solutions without printing each one (the count is nSolutions)", "bool", "false"],
+    # LNS settings override the model's lns(...) annotation; none and 0 leave it (or the default) be
+    ["--lns-strategy", "Large neighbourhood search with this strategy (optimisation models)",
+     "opt:none:complete_exploration:random_labeling:random_permutation:two_exchange:icm:gibbs", "none"],
+    ["--lns-percent", "LNS: percent of the FD variables released per neighbourhood (0: 20)", "int", "0"],
+    ["--lns-neighbourhoods", "LNS: neighbourhoods explored at once (0: fill the device)", "int", "0"],
+    ["--lns-starts", "LNS: starting points per neighbourhood (0: 16)", "int", "0"],
+    ["--lns-steps", "LNS: improving steps per restart (0: 50)", "int", "0"],
+    ["--lns-restarts", "LNS: restarts from the first solution (0: until the time limit)", "int", "0"],
+    ["--lns-timeout", "LNS: time-out in seconds (0: the time limit)", "float", "0"],
 ]
 
 

@@ -32,7 +32,8 @@
 #define ST_ERR 6
 #define ST_RNG 7
 #define ST_QHEAD 8
-#define NST 9
+#define ST_SUBNODES 9   // nodes spent on the current sub-search space (node_limit)
+#define NST 10
 
 // per work-item counters (CNT, long)
 #define CNT_NODES 0
@@ -131,10 +132,10 @@ bool better_var(Ctx *x, int sel, int v, int best, __global const int *deg, __glo
 
 // Choose the next decision; false when every variable of the plan is fixed (a solution).
 bool choose(Ctx *x, __global const int *sg_ptr, __global const int *sg_var, __global const int *sg_sel,
-            int ngroups, __global const int *deg, __global const int *weights, uint *rng,
+            int ngroups, __global const int *deg, __global const int *weights, uint *rng, int random_values,
             int *out_var, int *out_op, int *out_val) {
     for (int g = 0; g < ngroups; ++g) {
-        int vsel = sg_sel[2 * g], valsel = sg_sel[2 * g + 1];
+        int vsel = sg_sel[2 * g], valsel = random_values ? VAL_RANDOM : sg_sel[2 * g + 1];
         int best = -1;
         for (int i = sg_ptr[g]; i < sg_ptr[g + 1]; ++i) {
             int v = sg_var[i];
@@ -189,7 +190,8 @@ __kernel void search(
     // sizes and settings
     int nv, int nc, int nwords, int tcap, int maxd, int pcap, int ngroups, int use_weights,
     int obj_var, int obj_sense, int count_only, int enqueue_all, int budget, int n_items, int interleave,
-    int track, int donate, int sub_base)
+    int track, int donate, int sub_base,
+    int node_limit, int random_values, __global int *results, int use_results)
 {
     int gid = get_global_id(0);
     if (gid >= n_items) return;
@@ -229,6 +231,7 @@ __kernel void search(
     int emitting = cutoff > 0;
     int tracking = emitting || track;   // keep the path of decisions (bounded by pcap)
     bool fresh = false;   // the next propagation is the first of a new sub-search space
+    int sub_nodes = st[ST_SUBNODES];
 
     if (donate > 0 && depth > 0 && status != S_DONE && status != S_NEED_SUB && ctrl[C_DONATED] < donate) {
         for (int l = 0; l < depth; ++l) {
@@ -264,6 +267,7 @@ __kernel void search(
             int s = atomic_inc(&ctrl[C_NEXT]);
             if (s >= n_sub) { status = S_DONE; break; }
             st[ST_SUB] = sub_base + s;   // the phase's index of it (the device holds from sub_base on)
+            sub_nodes = 0;
             for (int v = 0; v < nv; ++v) { LB_(x, v) = root_lb[v]; UB_(x, v) = root_ub[v]; STAMP_(x, v) = -1; }
             for (int w = 0; w < nwords; ++w) BITS_(x, w) = root_bits[w];
             x->ttop = 0; depth = 0; plen = 0;
@@ -287,10 +291,13 @@ __kernel void search(
             continue;
         }
         if (status == S_PROPAGATE) {
+            // LNS: a neighbourhood gets node_limit nodes, then the work-item moves on
+            if (node_limit > 0 && sub_nodes >= node_limit) { clear_queue(x); status = S_NEED_SUB; continue; }
+            sub_nodes += 1;
             nodes += 1;
             budget -= 1;
             bool ok = true;
-            if (obj_var >= 0) {
+            if (obj_var >= 0 && use_results != 2) {   // 2: LNS evaluation, every candidate's own objective
                 int best = ctrl[C_BEST];
                 if (best != INT_MAX) {
                     if (obj_sense > 0) ok = set_max(x, obj_var, (long)best - 1) != FAILED;
@@ -331,10 +338,11 @@ __kernel void search(
                 continue;
             }
             int v, op, value;
-            if (!choose(x, sg_ptr, sg_var, sg_sel, ngroups, deg, weights, &rng, &v, &op, &value)) {
+            if (!choose(x, sg_ptr, sg_var, sg_sel, ngroups, deg, weights, &rng, random_values, &v, &op, &value)) {
                 sols_found += 1;
                 if (obj_var >= 0) {
                     int o = obj_sense * val(x, obj_var);
+                    if (use_results) atomic_min(&results[st[ST_SUB]], o);   // LNS: each candidate's best
                     int old = atomic_min(&ctrl[C_BEST], o);
                     status = (o < old) ? S_SOLUTION : S_BACKTRACK;
                 } else {
@@ -368,7 +376,7 @@ __kernel void search(
         else status = S_PROPAGATE;
     }
 
-    st[ST_STATUS] = status; st[ST_DEPTH] = depth; st[ST_PLEN] = plen;
+    st[ST_STATUS] = status; st[ST_DEPTH] = depth; st[ST_PLEN] = plen; st[ST_SUBNODES] = sub_nodes;
     st[ST_TTOP] = x->ttop; st[ST_EPOCH] = x->epoch; st[ST_QHEAD] = x->qhead; st[ST_RNG] = (int)rng;
     cnt[CNT_NODES] += nodes; cnt[CNT_FAILS] += fails; cnt[CNT_PROPS] += x->props;
     cnt[CNT_SOLS] += sols_found; cnt[CNT_SUBS] += subs;

@@ -128,16 +128,6 @@ def test_unsatisfiable_and_optimum(tmp_path):
     assert r.stdout.startswith("x = 6;") and r.stdout.endswith("----------\n==========\n")
 
 
-def test_lns_annotation_says_it_falls_back_to_complete_search(tmp_path):
-    """Until LNS kernels exist (issue 6) the annotation must not pass silently; the optimum
-    found by branch and bound is still proven and correct."""
-    text = "var 0..10: x :: output_var;\nvar 0..10: y;\nconstraint int_lin_le([2, 3], [x, y], 12);\n" \
-           "solve :: lns(20, 32, 16, 50, random_labeling, 5, 8) maximize x;\n"
-    r = run("--check", fzn(tmp_path, text))
-    assert r.returncode == 0 and r.stdout.endswith("x = 6;\n----------\n==========\n")
-    assert "lns(...) annotation is not supported yet" in r.stderr
-
-
 @pytest.mark.parametrize("args, text, words", [
     (["missing.fzn"], None, "no such file: missing.fzn"),
     ([], "var 1..3: x;\nconstraint int_le(x 3);\nsolve satisfy;\n", "m.fzn:2:21: error: syntax error"),

@@ -114,6 +114,8 @@ class SolveRun:
                 "splitTime": outcome.split_s, "workItems": total("items"),
                 "devices": len(runners), "device": "; ".join(x.device.name for x in runners)})
             stats.update(device_stats(self.search.shares, self.search.runners))
+            if hasattr(self.search, "settings"):
+                stats.update(self.search.stats())
         else:
             stats.update({"nSolutions": outcome.solutions, "initTime": self.t_init, "solveTime": solve_s})
         if outcome.best is not None and self.dm is not None:
@@ -130,6 +132,17 @@ class SolveRun:
             self._end(outcome, interrupted=interrupted)
             return 130 if interrupted else 0
 
+    def _wants_lns(self) -> bool:
+        """LNS when the solve item carries lns(...) or --lns-strategy is given, for optimisation;
+        a satisfaction model has nothing to improve, so complete search answers it."""
+        asked = self.model.solve.lns is not None or bool(self.opts.lns and self.opts.lns.get("strategy"))
+        if asked and not self.optimising:
+            print("fzn-gpu: LNS needs an objective; solving this satisfaction model by complete search",
+                  file=sys.stderr)
+        if asked and self.optimising and len(self.devices) > 1 and self.opts.verbose:
+            print(f"fzn-gpu: LNS runs on one device ({self.devices[0].name})", file=sys.stderr)
+        return asked and self.optimising and self.dm.obj_var >= 0
+
     # -- the run
     def run(self) -> int:
         from ..device import select_devices
@@ -137,13 +150,14 @@ class SolveRun:
         from .pack import pack
 
         deadline = clock.deadline(self.opts.time_limit_ms)
-        if self.model.solve.lns is not None:
-            print("fzn-gpu: the lns(...) annotation is not supported yet (issue 6); solving by complete "
-                  "search with branch and bound instead", file=sys.stderr)
         self.dm = pack(self.model, self.opts)
         self.devices = select_devices(self.opts.devices, self.opts.parallel)
         self.t_init = clock.elapsed()
-        self.search = CompleteSearch(self.model, self.dm, self.devices, self.opts, self.report, self.report_batch)
+        if self._wants_lns():
+            from .lns import LnsSearch
+            self.search = LnsSearch(self.model, self.dm, self.devices, self.opts, self.report, self.model.solve.lns)
+        else:
+            self.search = CompleteSearch(self.model, self.dm, self.devices, self.opts, self.report, self.report_batch)
         interrupted = False
         try:
             outcome = self.search.run(deadline)

@@ -37,6 +37,18 @@ class Outcome:
     split_s: float = 0.0            # wall time of the expansion passes (splitting the root)
 
 
+def report_improvements(outcome: Outcome, sols: np.ndarray, obj_sense: int, report) -> None:
+    """Print the rows (sense-adjusted objective first) that improve on the best so far, worst
+    first, so the stream is a sequence of improvements."""
+    order = np.argsort(-sols[:, 0], kind="stable")
+    for row in sols[order]:
+        obj = int(row[0])
+        if outcome.best is None or obj < outcome.best:
+            outcome.best = obj
+            outcome.solutions += 1
+            report(row[1:], obj * obj_sense)
+
+
 class CompleteSearch:
     def __init__(self, model: Model, dm: DeviceModel, devices: Device | list[Device], opts: SolveOptions, report,
                  report_batch=None):
@@ -69,13 +81,7 @@ class CompleteSearch:
         if sols is None or not len(sols):
             return self._more()
         if self.optimising:
-            order = np.argsort(-sols[:, 0], kind="stable")    # worst first: printed as improvements
-            for row in sols[order]:
-                obj = int(row[0])
-                if self.outcome.best is None or obj < self.outcome.best:
-                    self.outcome.best = obj
-                    self.outcome.solutions += 1
-                    self.report(row[1:], obj * self.dm.obj_sense)
+            report_improvements(self.outcome, sols, self.dm.obj_sense, self.report)
         else:
             if self.limit is not None:
                 sols = sols[:max(0, self.limit - self.outcome.solutions)]

@@ -17,7 +17,7 @@ from .pack import DeviceModel
 from .paths import Paths
 from .resplit import Resplit
 
-NST, NCNT = 9, 5
+NST, NCNT = 10, 5
 S_DONE, S_SOLUTION = 4, 5
 C_NEXT, C_SOLS, C_EMIT, C_BEST, C_OVERFLOW, C_ERR, C_ROOT_FAILED, C_DONATED = range(8)
 S_NEED_SUB = 0
@@ -174,16 +174,20 @@ class Runner:
 
     # ------------------------------------------------------------------ phases
     def run_phase(self, paths: Paths, cutoff: int, enqueue_all: bool, on_slice, deadline: float | None,
-                  count_only: bool = False, emit_cap: int = 0, resplit: Resplit | None = None):
+                  count_only: bool = False, emit_cap: int = 0, resplit: Resplit | None = None,
+                  lns: "Exploration | None" = None):
         """Search every sub-search space in `paths` (all of it, or to `cutoff` left decisions,
         emitting the frontier). Calls on_slice(solutions ndarray) after each slice; it returns
         False to stop. Returns (finished, emitted paths or None on overflow); afterwards
         `phase_solutions` holds how many solutions the kernels met (counted or written).
         With `resplit` (search phases only), the phase's paths change between slices: busy
-        work-items donate paths when it asks, and it may give the unstarted rest away."""
+        work-items donate paths when it asks, and it may give the unstarted rest away.
+        With `lns` (lns.py), each path gets a node budget, values may be chosen at random, and
+        the best objective met below each path lands in lns.results."""
         cl = self.cl
         dm = self.dm
         mf = cl.mem_flags
+        enqueue_all = enqueue_all or lns is not None
         n_sub = len(paths)
         n_items = max(1, min(self.max_items, n_sub))
         self.stats.items = max(self.stats.items, n_items)
@@ -226,6 +230,11 @@ class Runner:
         base = 0                     # the device holds paths base..n_sub-1; C_NEXT counts from base
         SUBP, SUBD = upload(paths)
         EMIT = zeros(4 * emit_cap * emit_stride)
+        if lns is not None:
+            lns.results = np.full(max(n_sub, 1), INT_MAX, dtype=np.int32)
+            RESULTS = cl.Buffer(self.ctx, rw | mf.COPY_HOST_PTR, hostbuf=lns.results)
+        else:
+            RESULTS = zeros(4)
         root = [cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a if a.size else np.zeros(1, a.dtype))
                 for a in (self.root_lb, self.root_ub, self.root_bits)]
         for k in (C_NEXT, C_SOLS, C_EMIT, C_OVERFLOW, C_DONATED):
@@ -249,7 +258,9 @@ class Runner:
                     np.int32(dm.obj_var), np.int32(dm.obj_sense), np.int32(1 if count_only else 0),
                     np.int32(1 if enqueue_all else 0), np.int32(budget), np.int32(n_items),
                     np.int32(1 if self.tuning.interleave else 0),
-                    np.int32(1 if resplit is not None else 0), np.int32(donate), np.int32(base))
+                    np.int32(1 if resplit is not None else 0), np.int32(donate), np.int32(base),
+                    np.int32(lns.node_limit if lns else 0), np.int32(1 if lns and lns.random_values else 0),
+                    RESULTS, np.int32(0 if lns is None else 1 if lns.prune else 2))
             t0 = time.perf_counter()
             try:
                 self.kernel(self.queue, (global_size,), (local,), *args)
@@ -319,7 +330,10 @@ class Runner:
         self.stats.props += int(cnt[:, 2].sum())
         self.stats.subs += int(cnt[:, 4].sum())
         self.root_failed = bool(self.ctrl[C_ROOT_FAILED])
-        if enqueue_all and finished and not self.root_failed:
+        if lns is not None:
+            cl.enqueue_copy(self.queue, lns.results, RESULTS)
+            self.queue.finish()
+        elif enqueue_all and finished and not self.root_failed:    # the root's fixpoint
             for buf, arr in zip(self.root_out, (self.root_lb, self.root_ub, self.root_bits)):
                 cl.enqueue_copy(self.queue, arr, buf)
             self.queue.finish()
@@ -342,6 +356,19 @@ class Runner:
     def set_best(self, value: int) -> None:
         self.ctrl[C_BEST] = value
         self.cl.enqueue_copy(self.queue, self.ctrl_buf, self.ctrl)
+
+
+@dataclass
+class Exploration:
+    """How an LNS phase searches its paths (neighbourhoods or candidate assignments): at most
+    node_limit nodes below each (0: no limit), values at random (random labelling) or by the
+    search plan; results[i] is filled with the best objective (sense-adjusted) met below path
+    i, INT_MAX where none (with prune, only those better than the bound show). With it, every path starts from all constraints queued, and the
+    root fixpoint the kernel writes is not kept (a path's first node is not the root)."""
+    node_limit: int = 0
+    random_values: bool = False
+    prune: bool = True          # False: no bound below the paths, each one's own objective
+    results: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
 
 
 class SliceBudget:

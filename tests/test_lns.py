@@ -1,0 +1,81 @@
+"""Large neighbourhood search (engine/lns.py): every strategy improves a poor first solution
+(the search annotation's) on small knapsack, QAP and TSP models, every printed solution passes
+the checker (--check), time limits and LNS time-outs hold, and nothing claims optimality."""
+
+import re
+import subprocess
+import time
+
+import pytest
+
+from helpers import ROOT, have_minizinc
+from test_cli import fzn, run
+
+pytestmark = pytest.mark.skipif(not have_minizinc(), reason="needs minizinc with gpu-fzn registered (README set-up)")
+
+MODELS = ROOT / "models" / "lns"
+STRATEGIES = ["complete_exploration", "random_labeling", "random_permutation", "two_exchange", "icm", "gibbs"]
+SLACK_S = 1.2
+
+
+def solve(model: str, *args: str) -> subprocess.CompletedProcess:
+    """Through minizinc, as users run it; --check verifies every solution before it is printed."""
+    return subprocess.run(["minizinc", "--solver", "gpu-fzn", "--check", *args, str(MODELS / f"{model}.mzn")],
+                          capture_output=True, text=True, timeout=120)
+
+
+def objectives(stdout: str, name: str) -> list[int]:
+    return [int(v) for v in re.findall(rf"^{name} = (-?\d+)$", stdout, re.M)]
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("model, objective, sense", [("knapsack_30", "value", -1), ("qap_8", "cost", 1),
+                                                     ("tsp_10", "length", 1)])
+def test_every_strategy_improves_a_poor_first_solution(strategy, model, objective, sense):
+    r = solve(model, "--lns-strategy", strategy, "-a", "-s", "-t", "6000")
+    assert r.returncode == 0, r.stderr
+    found = objectives(r.stdout, objective)
+    assert len(found) >= 2, r.stdout[-2000:]                    # the first solution, then improvements
+    assert all(sense * b < sense * a for a, b in zip(found, found[1:]))   # each one strictly better
+    assert f'lnsStrategy="{strategy}"' in r.stdout
+    assert "==========" not in r.stdout                          # LNS proves nothing
+
+
+def test_the_annotation_chooses_lns_and_the_command_line_overrides_it():
+    r = solve("tsp_circuit_10", "-s", "-t", "4000")
+    assert 'lnsStrategy="complete_exploration"' in r.stdout and "lnsPercent=50" in r.stdout
+    r = solve("tsp_circuit_10", "-s", "-t", "4000", "--lns-strategy", "random_labeling", "--lns-starts", "4")
+    assert 'lnsStrategy="random_labeling"' in r.stdout and "lnsStarts=4" in r.stdout
+    assert "lnsPercent=50" in r.stdout                      # what the command line left, from the annotation
+    assert "==========" not in r.stdout and objectives(r.stdout, "length")
+
+
+def test_time_limit_and_lns_time_out_are_honoured(tmp_path):
+    text = (MODELS / "knapsack_30.mzn").read_text()
+    subprocess.run(["minizinc", "-c", "--solver", "gpu-fzn", str(MODELS / "knapsack_30.mzn"), "--fzn",
+                    str(tmp_path / "k.fzn"), "--ozn", str(tmp_path / "k.ozn")], check=True, capture_output=True)
+    assert "maximize value" in text
+    t0 = time.monotonic()
+    r = run("-s", "--lns-strategy", "gibbs", "-t", "3000", str(tmp_path / "k.fzn"))
+    assert r.returncode == 0 and time.monotonic() - t0 < 3.0 + SLACK_S
+    t0 = time.monotonic()
+    r = run("-s", "--lns-strategy", "icm", "--lns-timeout", "1", str(tmp_path / "k.fzn"))
+    init = float(re.search(r"initTime=([\d.]+)", r.stdout).group(1))
+    assert r.returncode == 0 and time.monotonic() - t0 < init + 1.0 + SLACK_S
+    assert "objective=" in r.stdout and "==========" not in r.stdout
+
+
+def test_a_satisfaction_model_with_lns_is_solved_completely(tmp_path):
+    text = "var 0..10: x :: output_var;\nvar 0..10: y;\nconstraint int_lin_le([2, 3], [x, y], 12);\n" \
+           "solve :: lns(20, 32, 16, 50, random_labeling, 5, 8) satisfy;\n"
+    r = run("--check", fzn(tmp_path, text))
+    assert r.returncode == 0 and r.stdout.endswith("----------\n") and "LNS needs an objective" in r.stderr
+
+
+@pytest.mark.parametrize("args, words", [(["--lns-percent", "150"], "over 100"),
+                                         (["--lns-strategy", "tabu"], "invalid choice")])
+def test_bad_lns_settings_are_one_clear_message(tmp_path, args, words):
+    text = "var 0..10: x :: output_var;\nconstraint int_le(x, 7);\nsolve maximize x;\n"
+    r = run("--lns-strategy", "icm", *args, fzn(tmp_path, text)) if "--lns-strategy" not in args else \
+        run(*args, fzn(tmp_path, text))
+    assert r.returncode != 0 and words in r.stderr and "Traceback" not in r.stderr
