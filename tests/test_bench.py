@@ -13,12 +13,13 @@ from helpers import ROOT, SHARED, have_minizinc
 
 def test_variants_name_one_column_per_device_set():
     one = variants(["all"], 0)
-    assert list(one) == ["gpu-fzn", "gpu-fzn count", "gecode -p1"]
+    assert [n for n in one if " lns " not in n] == ["gpu-fzn", "gpu-fzn count", "gecode -p1"]
     assert one["gpu-fzn count"][-1] == "--count-only"
     assert variants(["all"], 0, check=True)["gpu-fzn"][-1] == "--check"
     two = variants(["gpu", "cpu"], 16)
-    assert list(two) == ["gpu-fzn gpu", "gpu-fzn gpu count", "gpu-fzn cpu", "gpu-fzn cpu count",
-                         "gecode -p1", "gecode -p16"]
+    assert [n for n in two if " lns " not in n] == ["gpu-fzn gpu", "gpu-fzn gpu count", "gpu-fzn cpu",
+                                                    "gpu-fzn cpu count", "gecode -p1", "gecode -p16"]
+    assert two["gpu-fzn cpu lns icm"][-2:] == ["--lns-strategy", "icm"] and len(two) == 6 + 2 * 6
     assert two["gpu-fzn cpu"][:4] == ["--solver", "gpu-fzn", "--devices", "cpu"]
 
 

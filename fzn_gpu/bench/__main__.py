@@ -19,6 +19,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from ..model import LNS_STRATEGIES
+
 SMALL = [("nqueens.mzn", {"n": n}) for n in (8, 10, 11, 12)] + [("costas.mzn", {"n": 10})] + \
         [("qap.mzn", "qap_12.dzn"), ("knapsack.mzn", "knapsack_50.dzn"), ("tsp.mzn", "tsp_10.dzn"),
          ("langford.mzn", {"n": 23}), ("magic_square.mzn", {"n": 6})]
@@ -255,6 +257,9 @@ def variants(device_sets: list[str], gecode_p: int, check: bool = False) -> dict
         name = "gpu-fzn" if len(device_sets) == 1 else f"gpu-fzn {d}"
         out[name] = ["--solver", "gpu-fzn", "--devices", d] + (["--check"] if check else [])
         out[f"{name} count"] = ["--solver", "gpu-fzn", "--devices", d, "--count-only"]
+        for strategy in LNS_STRATEGIES:            # optimisation by LNS (engine/lns.py)
+            out[f"{name} lns {strategy}"] = ["--solver", "gpu-fzn", "--devices", d, "--lns-strategy", strategy] + \
+                (["--check"] if check else [])
     out["gecode -p1"] = ["--solver", "gecode", "-p", "1"]
     if gecode_p > 1:
         out[f"gecode -p{gecode_p}"] = ["--solver", "gecode", "-p", str(gecode_p)]
