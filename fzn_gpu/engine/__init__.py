@@ -114,8 +114,7 @@ class SolveRun:
                 "splitTime": outcome.split_s, "workItems": total("items"),
                 "devices": len(runners), "device": "; ".join(x.device.name for x in runners)})
             stats.update(device_stats(self.search.shares, self.search.runners))
-            if hasattr(self.search, "settings"):
-                stats.update(self.search.stats())
+            stats.update(self.search.extra_stats())
         else:
             stats.update({"nSolutions": outcome.solutions, "initTime": self.t_init, "solveTime": solve_s})
         if outcome.best is not None and self.dm is not None:

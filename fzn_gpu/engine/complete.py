@@ -229,6 +229,9 @@ class CompleteSearch:
         if runner.best() > best:
             runner.set_best(best)
 
+    def extra_stats(self) -> dict[str, object]:
+        return {}
+
     def progress(self) -> Outcome:
         """The outcome so far, for a run cut short (interrupt, time limit): never complete."""
         snapshot = replace(self.outcome, complete=False)

@@ -129,23 +129,9 @@ class LnsSearch:
     def _first_solution(self, deadline: float | None):
         """The complete engine's search from the root until its first solution (the best of
         its first slice). If it explores the whole tree, the answer is proven."""
-        rows: list[np.ndarray] = []
-
-        def first(sols) -> bool:
-            if sols is not None and len(sols):
-                rows.append(sols)
-                self._offer(sols)
-                return False
-            return True
-
-        finished, _ = self.runner.run_phase(Paths.root(), 0, True, first, deadline)
-        if finished:
-            self.outcome.complete = True
-        if not rows:
-            return None
-        best = np.concatenate(rows)
-        row = best[np.argmin(best[:, 0])]
-        return int(row[0]), row[1:].copy()
+        finished, best = self._run(Paths.root(), deadline, None, first_only=True)
+        self.outcome.complete = finished
+        return best
 
     def _offer(self, sols: np.ndarray) -> None:
         report_improvements(self.outcome, sols, self.dm.obj_sense, self.report)
@@ -201,41 +187,65 @@ class LnsSearch:
             if deadline is not None and time.monotonic() >= deadline:
                 break
             pos = rel[:, col]
-            cand_vals = [self._values(int(lb[v]), int(ub[v])) for v in self.fd[pos]]
-            counts = np.array([len(c) for c in cand_vals])
-            owner = np.repeat(np.arange(len(chains)), counts)
-            new = np.concatenate(cand_vals)
+            owner, new = self._candidate_values(self.fd[pos], lb, ub)
+            n = len(owner)
             changed = chains[owner]
-            old = changed[np.arange(len(owner)), pos[owner]].copy()
-            changed[np.arange(len(owner)), pos[owner]] = new
+            old = changed[np.arange(n), pos[owner]].copy()
+            changed[np.arange(n), pos[owner]] = new
             swapped = changed.copy()
             holders = rel[owner]                                     # released positions of each chain
-            held = chains[owner[:, None], holders] == new[:, None]
-            held &= holders != pos[owner][:, None]
+            held = (chains[owner[:, None], holders] == new[:, None]) & (holders != pos[owner][:, None])
             r, c = np.nonzero(held)
             swapped[r, holders[r, c]] = old[r]
             assign = np.concatenate([changed, swapped])
-            found = self._explore(self._paths(assign, np.ones_like(assign, dtype=bool)), obj, deadline,
-                                  Exploration(node_limit=len(self.fd) + 16, prune=False), bound=INT_MAX)
+            how = Exploration(node_limit=len(self.fd) + 16, prune=False)
+            found = self._explore(self._paths(assign, np.ones_like(assign, dtype=bool)), obj, deadline, how,
+                                  bound=INT_MAX)
             if found is not None and (best is None or found[0] < best[0]):
                 best = found
-            res = self.last_results.astype(np.float64)
+            plain, swap = how.results[:n], how.results[n:]
+            use_swap = swap < plain                                  # the better of plain and swap
+            res = np.minimum(plain, swap).astype(np.float64)
             res[res >= INT_MAX] = np.inf
-            res = np.minimum(res[:len(owner)], res[len(owner):])     # the better of plain and swap
-            use_swap = self.last_results[len(owner):] < self.last_results[:len(owner)]
-            starts = np.concatenate([[0], np.cumsum(counts)])
-            for c in range(len(chains)):
-                seg = res[starts[c]:starts[c + 1]]
-                if not np.isfinite(seg).any():
-                    continue
-                if gibbs:
-                    w = np.exp(-(seg - seg.min()) / temperature)
-                    pick = int(self.rng.choice(len(seg), p=w / w.sum()))
-                else:
-                    pick = int(np.argmin(seg))
-                k = starts[c] + pick
-                chains[c] = swapped[k] if use_swap[k] else changed[k]
+            pick = self._pick(res, owner, len(chains), temperature if gibbs else None)
+            ok = pick >= 0
+            chains[ok] = np.where(use_swap[pick[ok], None], swapped[pick[ok]], changed[pick[ok]])
         return best
+
+    def _candidate_values(self, variables: np.ndarray, lb: np.ndarray, ub: np.ndarray):
+        """(owner, value) per candidate: every value (up to MAX_VALUES) of each chain's variable,
+        the chains' candidates contiguous and in chain order."""
+        uniq, inv = np.unique(variables, return_inverse=True)
+        per_var = [self._values(int(lb[v]), int(ub[v])) for v in uniq]
+        lens = np.array([len(x) for x in per_var])
+        var_start = np.concatenate([[0], np.cumsum(lens)[:-1]])
+        counts = lens[inv]
+        owner = np.repeat(np.arange(len(variables)), counts)
+        within = np.arange(len(owner)) - np.repeat(np.cumsum(counts) - counts, counts)
+        return owner, np.concatenate(per_var)[var_start[inv[owner]] + within]
+
+    def _pick(self, res: np.ndarray, owner: np.ndarray, chains: int, temperature: float | None) -> np.ndarray:
+        """Per chain, the index of its chosen candidate (-1: none feasible): ICM the best (the
+        first of equals), Gibbs one drawn by exp(-(objective - best) / temperature)."""
+        starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+        mins = np.minimum.reduceat(res, starts)
+        feasible = np.isfinite(mins)
+        with np.errstate(invalid="ignore"):                         # inf - inf where none is feasible
+            gap = res - mins[owner]
+        if temperature is None:
+            score = np.where(gap == 0, np.arange(len(res)), len(res))
+            pick = np.minimum.reduceat(score, starts)
+        else:
+            w = np.where(np.isfinite(gap), np.exp(-gap / temperature), 0.0)
+            cw = np.cumsum(w)
+            before = np.r_[0.0, cw][starts]
+            total = np.add.reduceat(w, starts)
+            target = before + self.rng.random(len(starts)) * total
+            ends = np.r_[starts[1:], len(res)] - 1
+            pick = np.minimum(np.searchsorted(cw, target, side="right"), ends)
+        out = np.full(chains, -1, dtype=np.int64)
+        out[owner[starts][feasible]] = pick[feasible]
+        return out
 
     # ------------------------------------------------------------------ helpers
     def _neighbourhoods(self) -> np.ndarray:
@@ -265,28 +275,33 @@ class LnsSearch:
 
     def _explore(self, paths: Paths, obj: int, deadline, how: Exploration, bound: int | None = None):
         """Run one batch; returns the best (objective, values) that beat `bound` (default: the
-        incumbent's objective), or None."""
+        incumbent's objective), or None. how.results holds each path's best objective."""
+        self.runner.set_best(obj if bound is None else bound)
+        return self._run(paths, deadline, how)[1]
+
+    def _run(self, paths: Paths, deadline, how: Exploration | None, first_only: bool = False):
+        """(finished, best (objective, values) among the solutions met, or None); every
+        improvement on the best so far is printed at once."""
         rows: list[np.ndarray] = []
 
         def on_slice(sols) -> bool:
             if sols is not None and len(sols):
                 rows.append(sols)
                 self._offer(sols)
+                return not first_only
             return True
 
-        self.runner.set_best(obj if bound is None else bound)
-        self.runner.run_phase(paths, 0, True, on_slice, deadline, lns=how)
-        self.last_results = how.results
+        finished, _ = self.runner.run_phase(paths, 0, True, on_slice, deadline, lns=how)
         if not rows:
-            return None
+            return finished, None
         found = np.concatenate(rows)
         row = found[np.argmin(found[:, 0])]
-        return int(row[0]), row[1:].copy()
+        return finished, (int(row[0]), row[1:].copy())
 
     def progress(self) -> Outcome:
         return replace(self.outcome, complete=False)
 
-    def stats(self) -> dict[str, object]:
+    def extra_stats(self) -> dict[str, object]:
         s = self.settings
         return {"lnsStrategy": s.strategy, "lnsSteps": self.steps_done, "lnsImprovingSteps": self.improving_steps,
                 "lnsNeighbourhoods": s.neighbourhoods, "lnsStarts": s.starts, "lnsPercent": s.percent}
