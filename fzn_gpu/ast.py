@@ -5,6 +5,7 @@ the rest get a small class so that lowering can tell an identifier from a string
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field
 from typing import Union
 
@@ -76,6 +77,19 @@ class Call:
     """An annotation, possibly with arguments: `int_search(x, first_fail, ...)`, `output_var`."""
     name: str
     args: tuple = ()
+
+
+class IntList(list):
+    """An array literal of plain ints, read by the parser's fast path (a big model's data
+    arrays are most of its text). Lowering encodes it once, however many constraints use it."""
+    __slots__ = ("_packed",)
+
+    def packed(self) -> array:
+        try:
+            return self._packed
+        except AttributeError:
+            self._packed = array("q", self)
+            return self._packed
 
 
 Expr = Union[int, bool, float, Str, Ident, ArrayAccess, IntSet, FloatRange, Call, list]

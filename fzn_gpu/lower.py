@@ -14,7 +14,7 @@ from typing import Iterable
 import numpy as np
 
 from . import ast
-from .ast import Call, IntSet
+from .ast import Call, IntList, IntSet
 from .errors import FznError, Unsupported
 from .model import (LNS_STRATEGIES, UNBOUNDED, ConstraintTable, LnsSpec, Model, OutputItem, SearchStep, Solve,
                     Variables, VarKind)
@@ -183,6 +183,8 @@ class Lowering:
             except KeyError:
                 raise self._error(f"'{e.name}' is used before it is declared",
                                   fix="declare every parameter and variable before the constraints that use it") from None
+        if type(e) is IntList:          # ints only: nothing to resolve
+            return e
         if isinstance(e, list):
             return [self.resolve(x) for x in e]
         if isinstance(e, ast.ArrayAccess):
@@ -205,7 +207,7 @@ class Lowering:
             out.append(int(value))
         elif field == "int[]":
             out.append(len(value))
-            out.extend(int(v) for v in value)
+            out.extend(value.packed() if type(value) is IntList else (int(v) for v in value))
         elif field == "set":
             out.append(len(value.ranges))
             for lo, hi in value.ranges:
@@ -232,7 +234,7 @@ class Lowering:
         if field == "int":
             return isinstance(value, (int, bool)) and not isinstance(value, VarRef)
         if field == "int[]":
-            return isinstance(value, list) and all(isinstance(v, (int, bool)) for v in value)
+            return type(value) is IntList or isinstance(value, list) and all(isinstance(v, (int, bool)) for v in value)
         if field == "set":
             return isinstance(value, IntSet)
         if field == "set[]":

@@ -22,6 +22,10 @@ from .resources import grammar_file
 
 _ITEM_END = re.compile(r'"(?:[^"\\\n]|\\.)*"|%[^\n]*|;')
 _LEADING_SPACE = re.compile(r'(?:\s+|%[^\n]*)*')
+# Literal arrays of decimal ints skip the LALR parser: each becomes one placeholder name that the
+# transformer swaps back (qap_64's FlatZinc: 16k items, 1.5 MB, mostly such arrays).
+_INT_ARRAY = re.compile(r"\[\s*-?\d+(?:\s*,\s*-?\d+)+\s*\]")
+_PLACEHOLDER = "__fzn_gpu_int_array_"
 
 # Names a user can read, for the tokens the parser says it expected.
 _TOKEN_WORDS = {
@@ -63,8 +67,15 @@ class _ToAst(Transformer):
     def string_lit(self, tok):
         return ast.Str(bytes(str(tok)[1:-1], "utf-8").decode("unicode_escape"))
 
+    def __init__(self):
+        super().__init__()
+        self.literals: list[ast.IntList] = []     # this item's arrays, by placeholder number
+
     def ident(self, tok):
-        return ast.Ident(str(tok))
+        name = str(tok)
+        if name.startswith(_PLACEHOLDER) and self.literals:
+            return self.literals[int(name[len(_PLACEHOLDER):])]
+        return ast.Ident(name)
 
     def array_access(self, name, index):
         return ast.ArrayAccess(str(name), _int(index))
@@ -157,11 +168,36 @@ class _ToAst(Transformer):
 
 
 @lru_cache(maxsize=1)
-def _parser() -> Lark:
+def _parser() -> tuple[Lark, _ToAst]:
     # cache=True keeps the analysed grammar in the temp folder (keyed by the grammar's hash):
     # building it takes most of a second, inside the user's time limit, on every run
-    return Lark(grammar_file().read_text(), parser="lalr", transformer=_ToAst(), maybe_placeholders=True,
-                cache=True)
+    transformer = _ToAst()
+    return Lark(grammar_file().read_text(), parser="lalr", transformer=transformer, maybe_placeholders=True,
+                cache=True), transformer
+
+
+def _parse_item(chunk: str):
+    """One item's AST. Its literal int arrays are cut out first and read by int() (the same
+    values the grammar's INT reads); an item the cut-down text does not parse is parsed again
+    whole, so errors point into the text as written."""
+    parser, transformer = _parser()
+    transformer.literals = []
+    if '"' in chunk or _PLACEHOLDER in chunk:
+        return parser.parse(chunk)
+
+    def stash(m: re.Match) -> str:
+        transformer.literals.append(ast.IntList(map(int, m.group()[1:-1].split(","))))
+        return f"{_PLACEHOLDER}{len(transformer.literals) - 1}"
+
+    short = _INT_ARRAY.sub(stash, chunk)
+    try:
+        return parser.parse(short)
+    except UnexpectedInput:
+        if not transformer.literals:
+            raise
+    finally:
+        transformer.literals = []
+    return parser.parse(chunk)
 
 
 def _syntax_error(err: UnexpectedInput, text: str, filename: str, line: int, col: int) -> FznError:
@@ -183,7 +219,6 @@ def _syntax_error(err: UnexpectedInput, text: str, filename: str, line: int, col
 
 def parse_items(text: str, filename: str = "<string>") -> Iterator[ast.Item]:
     """Yield the items of a FlatZinc text in order, each with its 1-based line number."""
-    parser = _parser()
     start, line, line_start = 0, 1, 0
     for m in _ITEM_END.finditer(text):
         if m.group() != ";":
@@ -193,7 +228,7 @@ def parse_items(text: str, filename: str = "<string>") -> Iterator[ast.Item]:
         first_line = line + text.count("\n", start, lead)
         chunk = text[start:end]
         try:
-            item = parser.parse(chunk)
+            item = _parse_item(chunk)
         except UnexpectedInput as err:
             col = start - line_start + 1
             raise _syntax_error(err, chunk, filename, line, col) from None

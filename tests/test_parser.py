@@ -75,3 +75,45 @@ def test_syntax_errors_name_file_line_and_column(text, line, col, words):
     if col is not None:
         assert e.column == col
     assert "bad.fzn:%d" % line in str(e) and e.fix
+
+
+def _lark_only(text: str, monkeypatch) -> list:
+    """The same text through the grammar alone (the int-array fast path switched off)."""
+    import fzn_gpu.parser as parser
+    monkeypatch.setattr(parser, "_INT_ARRAY", __import__("re").compile(r"(?!)"))
+    return list(parse_items(text, "f.fzn"))
+
+
+ARRAYS = """\
+array [1..5] of int: d = [ 0, -89,124 ,\n 34, 7 ];
+array [1..2] of int: h = [0x1F, 2];
+var 1..5: x;
+var 0..200: y;
+constraint array_int_element(x, [3, 1, 4, 1, 5], y) :: defines_var(y);
+constraint int_lin_le([1, -1], [x, y], 0);
+constraint int_lin_eq([2, 3], [x, y], d[2]);
+constraint set_in(x, {1, 3});
+constraint int_le(x, 5) :: mention("[1,2]");
+"""
+
+
+def test_int_arrays_read_fast_as_the_grammar_reads_them(monkeypatch):
+    fast = list(parse_items(ARRAYS, "f.fzn"))
+    assert isinstance(fast[0].value, ast.IntList) and fast[0].value == [0, -89, 124, 34, 7]
+    assert fast[0].value.packed().tolist() == [0, -89, 124, 34, 7]
+    assert fast[4].args[1] == [3, 1, 4, 1, 5] and isinstance(fast[4].args[1], ast.IntList)
+    assert fast[1].value == [31, 2]                   # hex: the grammar reads it
+    assert [i.line for i in fast] == [1] + list(range(3, 11))
+    assert fast == _lark_only(ARRAYS, monkeypatch)
+
+
+def test_a_syntax_error_beside_an_int_array_points_into_the_text_as_written():
+    with pytest.raises(FznError) as err:
+        list(parse_items("var 1..3: x;\nconstraint int_lin_le([1, 2, 3], [x, x, x] 3);\n", "bad.fzn"))
+    assert err.value.line == 2 and err.value.column == 44 and "unexpected '3'" in err.value.message
+
+
+def test_a_name_like_the_placeholder_stays_a_name():
+    items = list(parse_items("var 1..3: __fzn_gpu_int_array_0;\n"
+                             "constraint int_lin_le([1, 2], [__fzn_gpu_int_array_0, __fzn_gpu_int_array_0], 3);\n"))
+    assert items[1].args[1] == [ast.Ident("__fzn_gpu_int_array_0")] * 2 and items[1].args[0] == [1, 2]
