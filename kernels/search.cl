@@ -279,10 +279,13 @@ __kernel void search(
             bool ok = true;
             // Replay with propagation after every decision, as the search that made the path
             // did: a right branch x != v is exact only where v is a bound (bounds-only domains).
+            // LNS paths hold only x = v: all are applied, and S_PROPAGATE runs one fixpoint.
+            long props_before = x->props;
             for (int i = 0; i < root_len && ok; ++i) {
-                ok = apply_decision(x, p[3 * i], p[3 * i + 1], p[3 * i + 2]) != FAILED && propagate(x);
+                ok = apply_decision(x, p[3 * i], p[3 * i + 1], p[3 * i + 2]) != FAILED && (use_results || propagate(x));
                 if (tracking && i < pcap) { path[3 * i] = p[3 * i]; path[3 * i + 1] = p[3 * i + 1]; path[3 * i + 2] = p[3 * i + 2]; }
             }
+            budget -= (int)min(x->props - props_before, (long)budget);   // a long replay ends the slice sooner
             plen = root_len;
             subs += 1;
             fresh = true;

@@ -79,3 +79,21 @@ def test_bad_lns_settings_are_one_clear_message(tmp_path, args, words):
     r = run("--lns-strategy", "icm", *args, fzn(tmp_path, text)) if "--lns-strategy" not in args else \
         run(*args, fzn(tmp_path, text))
     assert r.returncode != 0 and words in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("fault", [None, "1:2"])
+def test_every_device_runs_its_own_steps_and_a_failed_one_leaves_the_rest(monkeypatch, fault):
+    """Two PoCL sub-devices: each runs LNS steps from the best either has found; a device
+    failing at its second step leaves the other going, and the stream stays improving."""
+    monkeypatch.setenv("FZN_GPU_CPU_SUBDEVICES", "2")
+    if fault:
+        monkeypatch.setenv("FZN_GPU_FAIL_DEVICE", fault)
+    r = solve("qap_8", "--lns-strategy", "random_labeling", "-a", "-s", "-t", "5000")
+    assert r.returncode == 0, r.stderr
+    found = objectives(r.stdout, "cost")
+    assert len(found) >= 2 and all(b < a for a, b in zip(found, found[1:]))
+    steps = [int(re.search(rf"d{i}_lnsSteps=(\d+)", r.stdout).group(1)) for i in (0, 1)]
+    if fault:
+        assert steps[1] == 1 and steps[0] > 2 and "LNS goes on without" in r.stderr
+    else:
+        assert min(steps) > 2 and "==========" not in r.stdout

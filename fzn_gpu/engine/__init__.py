@@ -138,8 +138,6 @@ class SolveRun:
         if asked and not self.optimising:
             print("fzn-gpu: LNS needs an objective; solving this satisfaction model by complete search",
                   file=sys.stderr)
-        if asked and self.optimising and len(self.devices) > 1 and self.opts.verbose:
-            print(f"fzn-gpu: LNS runs on one device ({self.devices[0].name})", file=sys.stderr)
         return asked and self.optimising and self.dm.obj_var >= 0
 
     # -- the run

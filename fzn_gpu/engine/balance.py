@@ -243,13 +243,14 @@ def by_rank(rank: float, left: int, live: list[DeviceShare]) -> int:
     return math.ceil(rank * left) if in_tail(left, live) else int(rank * left / 2)
 
 
-def injected_fault(share: DeviceShare, slice_no: int = 0) -> bool:
-    """FZN_GPU_FAIL_DEVICE=i:k[:s][,...] makes device i fail on its k-th block, before it
-    starts (s = 0, the default) or after its s-th slice, when its searches may have donated
-    paths already (tests of fault recovery)."""
+def injected_fault(device: int, block: int, slice_no: int = 0) -> bool:
+    """FZN_GPU_FAIL_DEVICE=i:k[:s][,...] makes device i fail on its k-th block (LNS: its k-th
+    step), before it starts (s = 0, the default) or after its s-th slice, when its searches
+    may have donated paths already (tests of fault recovery)."""
     for spec in filter(None, os.environ.get("FZN_GPU_FAIL_DEVICE", "").split(",")):
-        dev, block, at = (spec.split(":") + ["1", "0"])[:3]
-        if dev.isdigit() and int(dev) == share.index and share.blocks == int(block or 1) and int(at or 0) == slice_no:
+        parts = spec.split(":")
+        dev, at_block, at = (parts + ["1", "0"][len(parts) - 1:])[:3]
+        if dev.isdigit() and int(dev) == device and block == int(at_block or 1) and int(at or 0) == slice_no:
             return True
     return False
 
@@ -272,7 +273,7 @@ def balance(paths: Paths, shares: list[DeviceShare], search_block) -> bool:
             share.blocks += 1
             t0 = time.monotonic()
             try:
-                if injected_fault(share):
+                if injected_fault(share.index, share.blocks):
                     raise DeviceFault(f"fault injected by FZN_GPU_FAIL_DEVICE in block {share.blocks}")
                 finished = search_block(share.index, rb.paths, BlockSplit(pool, share))
             except DeviceFault as fault:
@@ -324,7 +325,7 @@ class BlockSplit:
 
     def keep(self, started: int, n: int) -> int:
         self.slices += 1
-        if injected_fault(self.share, self.slices):
+        if injected_fault(self.share.index, self.share.blocks, self.slices):
             raise DeviceFault(f"fault injected by FZN_GPU_FAIL_DEVICE after slice {self.slices} of block "
                               f"{self.share.blocks}")
         return self.pool.shrink(self.index, started)

@@ -1,0 +1,232 @@
+"""One device's large neighbourhood search (an island): its own improving steps, at its own
+pace, each a batch of paths built from the incumbent by the chosen strategy and searched by
+the device's search kernel. Islands share improvements through `Incumbent` (lns.py).
+
+The strategies, each a way to turn the incumbent and a neighbourhood into paths:
+- complete_exploration (CE): the other variables fixed, branch and bound below;
+- random_labeling (RL): M random labellings with propagation (CP-built starting points);
+- random_permutation (RP): M random permutations of the released variables' values;
+- two_exchange (2P): M swaps of two released variables' values;
+- icm: iterated conditional modes, one released variable at a time, all its values at once;
+- gibbs: Gibbs sampling, the same candidates, the value drawn by its objective."""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..errors import FznError
+from ..model import LnsSpec
+from .balance import injected_fault
+from .paths import Paths
+from .runner import INT_MAX, Exploration, Runner
+
+if TYPE_CHECKING:
+    from .lns import Incumbent
+
+OP_EQ = 0
+MAX_VALUES = 64          # ICM / Gibbs: values tried per variable and step (sampled beyond)
+CE_NODES = 2000          # complete exploration: nodes per neighbourhood and step
+
+Solution = tuple[int, np.ndarray]      # (sense-adjusted objective, values of every variable)
+
+
+class Island:
+    def __init__(self, index: int, runner: Runner, settings: LnsSpec, fd: np.ndarray, seed: int,
+                 incumbent: "Incumbent"):
+        self.index = index
+        self.runner = runner
+        self.settings = settings
+        self.fd = fd
+        self.rng = np.random.default_rng([seed, index])
+        self.incumbent = incumbent
+        self.steps = 0
+        self.improving_steps = 0
+        self.failed: str | None = None      # why this device stopped, if it failed
+
+    # ------------------------------------------------------------------ the loop
+    def run(self, first: Solution, deadline: float | None) -> None:
+        """H steps per restart, S restarts from the first solution. Each step starts from the
+        best of this island's own and what any island found since its restart."""
+        s = self.settings
+        for _ in range(s.restarts):
+            current = first
+            mark = self.incumbent.stamp()
+            for _ in range(s.steps):
+                if self.incumbent.stopped or deadline is not None and time.monotonic() >= deadline:
+                    return
+                current = self.incumbent.better_since(mark, current)
+                if injected_fault(self.index, self.steps + 1):
+                    raise FznError(f"fault injected by FZN_GPU_FAIL_DEVICE in step {self.steps + 1}")
+                better = self.step(current, deadline)
+                self.steps += 1
+                if better is not None and better[0] < current[0]:
+                    current = better
+                    self.improving_steps += 1
+
+    # ------------------------------------------------------------------ one step
+    def step(self, current: Solution, deadline: float | None) -> Solution | None:
+        obj, values = current
+        releases = self._neighbourhoods()
+        strategy = self.settings.strategy
+        if strategy in ("icm", "gibbs"):
+            return self._conditional_modes(obj, values, releases, deadline, gibbs=strategy == "gibbs")
+        m = self.settings.starts
+        if strategy == "complete_exploration":
+            fixed = ~self._released_mask(releases)
+            return self._explore(self._paths(np.tile(values[self.fd], (len(releases), 1)), fixed),
+                                 obj, deadline, Exploration(node_limit=CE_NODES))
+        if strategy == "random_labeling":
+            fixed = np.repeat(~self._released_mask(releases), m, axis=0)
+            k = releases.shape[1]
+            return self._explore(self._paths(np.tile(values[self.fd], (len(fixed), 1)), fixed), obj, deadline,
+                                 Exploration(node_limit=4 * k + 16, random_values=True))
+        assign = np.tile(values[self.fd], (len(releases) * m, 1))
+        rel = np.repeat(releases, m, axis=0)                      # (T*M, k) positions in fd
+        rows = np.arange(len(rel))[:, None]
+        if strategy == "random_permutation":
+            perm = np.argsort(self.rng.random(rel.shape), axis=1)
+            assign[rows, rel] = assign[rows, rel[rows, perm]]
+        elif strategy == "two_exchange":
+            if rel.shape[1] < 2:
+                return None
+            pick = np.argsort(self.rng.random(rel.shape), axis=1)[:, :2]
+            i, j = rel[rows[:, 0], pick[:, 0]], rel[rows[:, 0], pick[:, 1]]
+            r = rows[:, 0]
+            assign[r, i], assign[r, j] = assign[r, j], assign[r, i].copy()
+        else:
+            raise FznError(f"unknown LNS strategy '{strategy}'")
+        return self._explore(self._paths(assign, np.ones_like(assign, dtype=bool)), obj, deadline,
+                             Exploration(node_limit=len(self.fd) + 16))
+
+    def _conditional_modes(self, obj, values, releases, deadline, gibbs: bool) -> Solution | None:
+        """ICM / Gibbs sampling: T x M chains; at each released position, every value of that
+        variable (up to MAX_VALUES) is evaluated in one launch with the others as they are, and
+        once more with the released variable that held the value taking the old one (a swap,
+        without which no single change keeps a permutation). ICM keeps the best candidate,
+        Gibbs draws one by exp(-(objective - best) / temperature)."""
+        m = self.settings.starts
+        chains = np.tile(values[self.fd], (len(releases) * m, 1))
+        rel = np.repeat(releases, m, axis=0)
+        lb, ub = self.runner.root_lb, self.runner.root_ub
+        temperature = max(1.0, abs(obj) * 0.01)
+        best = None
+        for col in range(rel.shape[1]):
+            if deadline is not None and time.monotonic() >= deadline:
+                break
+            pos = rel[:, col]
+            owner, new = self._candidate_values(self.fd[pos], lb, ub)
+            n = len(owner)
+            changed = chains[owner]
+            old = changed[np.arange(n), pos[owner]].copy()
+            changed[np.arange(n), pos[owner]] = new
+            swapped = changed.copy()
+            holders = rel[owner]                                     # released positions of each chain
+            held = (chains[owner[:, None], holders] == new[:, None]) & (holders != pos[owner][:, None])
+            r, c = np.nonzero(held)
+            swapped[r, holders[r, c]] = old[r]
+            assign = np.concatenate([changed, swapped])
+            how = Exploration(node_limit=len(self.fd) + 16, prune=False)
+            found = self._explore(self._paths(assign, np.ones_like(assign, dtype=bool)), obj, deadline, how,
+                                  bound=INT_MAX)
+            if found is not None and (best is None or found[0] < best[0]):
+                best = found
+            plain, swap = how.results[:n], how.results[n:]
+            use_swap = swap < plain                                  # the better of plain and swap
+            res = np.minimum(plain, swap).astype(np.float64)
+            res[res >= INT_MAX] = np.inf
+            pick = self._pick(res, owner, len(chains), temperature if gibbs else None)
+            ok = pick >= 0
+            chains[ok] = np.where(use_swap[pick[ok], None], swapped[pick[ok]], changed[pick[ok]])
+        return best
+
+    def _candidate_values(self, variables: np.ndarray, lb: np.ndarray, ub: np.ndarray):
+        """(owner, value) per candidate: every value (up to MAX_VALUES) of each chain's variable,
+        the chains' candidates contiguous and in chain order."""
+        uniq, inv = np.unique(variables, return_inverse=True)
+        per_var = [self._values(int(lb[v]), int(ub[v])) for v in uniq]
+        lens = np.array([len(x) for x in per_var])
+        var_start = np.concatenate([[0], np.cumsum(lens)[:-1]])
+        counts = lens[inv]
+        owner = np.repeat(np.arange(len(variables)), counts)
+        within = np.arange(len(owner)) - np.repeat(np.cumsum(counts) - counts, counts)
+        return owner, np.concatenate(per_var)[var_start[inv[owner]] + within]
+
+    def _pick(self, res: np.ndarray, owner: np.ndarray, chains: int, temperature: float | None) -> np.ndarray:
+        """Per chain, the index of its chosen candidate (-1: none feasible): ICM the best (the
+        first of equals), Gibbs one drawn by exp(-(objective - best) / temperature)."""
+        starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+        mins = np.minimum.reduceat(res, starts)
+        feasible = np.isfinite(mins)
+        with np.errstate(invalid="ignore"):                         # inf - inf where none is feasible
+            gap = res - mins[owner]
+        if temperature is None:
+            score = np.where(gap == 0, np.arange(len(res)), len(res))
+            pick = np.minimum.reduceat(score, starts)
+        else:
+            w = np.where(np.isfinite(gap), np.exp(-gap / temperature), 0.0)
+            cw = np.cumsum(w)
+            before = np.r_[0.0, cw][starts]
+            total = np.add.reduceat(w, starts)
+            target = before + self.rng.random(len(starts)) * total
+            ends = np.r_[starts[1:], len(res)] - 1
+            pick = np.minimum(np.searchsorted(cw, target, side="right"), ends)
+        out = np.full(chains, -1, dtype=np.int64)
+        out[owner[starts][feasible]] = pick[feasible]
+        return out
+
+    # ------------------------------------------------------------------ helpers
+    def _neighbourhoods(self) -> np.ndarray:
+        """T rows of k distinct positions in fd: the variables each neighbourhood releases."""
+        n = len(self.fd)
+        k = min(n, max(1, math.ceil(self.settings.percent * n / 100)))
+        return np.argsort(self.rng.random((self.settings.neighbourhoods, n)), axis=1)[:, :k]
+
+    def _released_mask(self, releases: np.ndarray) -> np.ndarray:
+        mask = np.zeros((len(releases), len(self.fd)), dtype=bool)
+        mask[np.arange(len(releases))[:, None], releases] = True
+        return mask
+
+    def _values(self, lo: int, hi: int) -> np.ndarray:
+        if hi - lo + 1 <= MAX_VALUES:
+            return np.arange(lo, hi + 1, dtype=np.int64)
+        return np.unique(self.rng.integers(lo, hi + 1, MAX_VALUES))
+
+    def _paths(self, assign: np.ndarray, fixed: np.ndarray) -> Paths:
+        """One path per row: x = value for the fixed positions, in fd's order."""
+        counts = fixed.sum(axis=1)
+        ptr = np.zeros(len(assign) + 1, np.int64)
+        np.cumsum(3 * counts, out=ptr[1:])
+        rows, cols = np.nonzero(fixed)
+        triples = np.stack([self.fd[cols], np.full(len(cols), OP_EQ), assign[rows, cols]], axis=1)
+        return Paths(ptr.astype(np.int32), triples.astype(np.int32).ravel())
+
+    def _explore(self, paths: Paths, obj: int, deadline, how: Exploration, bound: int | None = None):
+        """Run one batch; returns the best (objective, values) that beat `bound` (default: the
+        incumbent's objective), or None. how.results holds each path's best objective."""
+        self.runner.set_best(obj if bound is None else bound)
+        return run_batch(self.runner, paths, deadline, how, self.incumbent.offer)[1]
+
+
+def run_batch(runner: Runner, paths: Paths, deadline: float | None, how: Exploration | None, offer,
+              first_only: bool = False) -> tuple[bool, Solution | None]:
+    """(finished, best (objective, values) among the solutions met, or None); every solution
+    a slice meets goes to offer() at once (which prints the improvements)."""
+    rows: list[np.ndarray] = []
+
+    def on_slice(sols) -> bool:
+        if sols is not None and len(sols):
+            rows.append(sols)
+            offer(sols)
+            return not first_only
+        return True
+
+    finished, _ = runner.run_phase(paths, 0, True, on_slice, deadline, lns=how)
+    if not rows:
+        return finished, None
+    found = np.concatenate(rows)
+    row = found[np.argmin(found[:, 0])]
+    return finished, (int(row[0]), row[1:].copy())
