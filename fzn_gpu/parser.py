@@ -18,6 +18,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from . import ast
 from .errors import FznError
+from .quickparse import quick_item
 from .resources import grammar_file
 
 _ITEM_END = re.compile(r'"(?:[^"\\\n]|\\.)*"|%[^\n]*|;')
@@ -178,22 +179,27 @@ def _parser() -> tuple[Lark, _ToAst]:
 
 def _parse_item(chunk: str):
     """One item's AST. Its literal int arrays are cut out first and read by int() (the same
-    values the grammar's INT reads); an item the cut-down text does not parse is parsed again
-    whole, so errors point into the text as written."""
+    values the grammar's INT reads); the commonest item shapes are then read by quickparse,
+    the rest by the grammar. An item the cut-down text does not parse is parsed again whole,
+    so errors point into the text as written."""
     parser, transformer = _parser()
-    transformer.literals = []
     if '"' in chunk or _PLACEHOLDER in chunk:
         return parser.parse(chunk)
+    literals: list[ast.IntList] = []
 
     def stash(m: re.Match) -> str:
-        transformer.literals.append(ast.IntList(map(int, m.group()[1:-1].split(","))))
-        return f"{_PLACEHOLDER}{len(transformer.literals) - 1}"
+        literals.append(ast.IntList(map(int, m.group()[1:-1].split(","))))
+        return f"{_PLACEHOLDER}{len(literals) - 1}"
 
     short = _INT_ARRAY.sub(stash, chunk)
+    quick = quick_item(short, literals, _PLACEHOLDER)
+    if quick is not None:
+        return quick
+    transformer.literals = literals
     try:
         return parser.parse(short)
     except UnexpectedInput:
-        if not transformer.literals:
+        if not literals:
             raise
     finally:
         transformer.literals = []

@@ -1,5 +1,7 @@
 """The FlatZinc grammar: every item form MiniZinc 2.6 emits, and syntax errors located."""
 
+import subprocess
+
 import pytest
 
 from fzn_gpu import ast
@@ -117,3 +119,59 @@ def test_a_name_like_the_placeholder_stays_a_name():
     items = list(parse_items("var 1..3: __fzn_gpu_int_array_0;\n"
                              "constraint int_lin_le([1, 2], [__fzn_gpu_int_array_0, __fzn_gpu_int_array_0], 3);\n"))
     assert items[1].args[1] == [ast.Ident("__fzn_gpu_int_array_0")] * 2 and items[1].args[0] == [1, 2]
+
+
+QUICK_EDGES = """\
+var bool: b :: output_var;
+var int: z ::var_is_introduced :: is_defined_var;
+var -5 .. 5 : w;
+array [1..2] of var int: xs = [z, w];
+constraint bool_clause([b, true], [false]);
+constraint int_lin_eq([1, -1], [z, w], 0) :: defines_var(z);
+constraint array_var_int_element(w, xs, xs[1]);
+constraint int_le(w, -3) :: domain;
+constraint int_le(-3 , w);
+constraint bool_clause([], []);
+constraint my_call(1..3, w);
+constraint my_call(1.5, w);
+constraint my_call({1, 2}, w) :: mention(x, y);
+constraint int_le(var, true);
+var 1..3: int;
+solve :: int_search(xs, input_order, indomain_min, complete) satisfy;
+"""
+
+
+def _bench_fzn() -> list[str]:
+    """FlatZinc of a few of the shared benchmark models, compiled with fzn-gpu's library."""
+    from helpers import SHARED, have_minizinc
+    if not have_minizinc():
+        return []
+    bench = SHARED / "bench"
+    texts = []
+    for model, data in [("qap", "qap_12"), ("tsp", "tsp_10"), ("mkcp", "mkcp_20"), ("coins_grid", "coins_grid_8"),
+                        ("knapsack", "knapsack_50"), ("transportation", "transportation")]:
+        r = subprocess.run(["minizinc", "-c", "--solver", "gpu-fzn", str(bench / f"{model}.mzn"),
+                            str(bench / "data" / f"{data}.dzn"), "--fzn", "/dev/stdout", "--ozn", "/dev/null"],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        texts.append(r.stdout)
+    return texts
+
+
+def test_quick_shapes_read_as_the_grammar_reads_them(monkeypatch):
+    texts = [FULL, ARRAYS, QUICK_EDGES] + _bench_fzn()
+    quick = [list(parse_items(t, "f.fzn")) for t in texts]
+    import fzn_gpu.parser as parser
+    monkeypatch.setattr(parser, "quick_item", lambda *args: None)
+    assert quick == [list(parse_items(t, "f.fzn")) for t in texts]
+
+
+@pytest.mark.parametrize("text, col, words", [
+    ("constraint int_le(x, 3,);\n", 24, "unexpected ')'"),
+    ("constraint int_le(x, [3, y,]);\n", 28, "unexpected ']'"),
+    ("var 1..3: x :: ;\n", 13, "unexpected end of item"),
+])
+def test_quick_shapes_leave_errors_to_the_grammar(text, col, words):
+    with pytest.raises(FznError) as err:
+        list(parse_items(text, "bad.fzn"))
+    assert err.value.line == 1 and err.value.column == col and words in err.value.message

@@ -1,0 +1,117 @@
+"""The two commonest FlatZinc item shapes, read by regular expressions: a plain variable
+(`var 1..64: x :: is_defined_var;`) and a constraint whose arguments are names, ints and
+arrays of them (`constraint int_lin_eq([1, -1], [x, y], 0) :: defines_var(x);`). They are most
+of a big model's items (QAP 64: 16,000 of 16,035), and Lark spends about 25 us a token on them.
+Anything else, or anything unusual in these, returns None and goes to the grammar, which
+stays the reference: tests/test_parser.py checks that both read the same items alike."""
+
+from __future__ import annotations
+
+import re
+
+from . import ast
+
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_INT = r"-?[0-9]+"
+_ANNS = rf"((?:\s*::\s*{_NAME}(?:\s*\(\s*{_NAME}\s*\))?)*)"
+_VAR_DECL = re.compile(rf"\s*var\s+(?:(bool|int)|({_INT})\s*\.\.\s*({_INT}))\s*:\s*({_NAME}){_ANNS}\s*\Z")
+_CONSTRAINT = re.compile(rf"\s*constraint\s+({_NAME})\s*\(([^()]*)\){_ANNS}\s*\Z")
+_ANN = re.compile(rf"::\s*({_NAME})(?:\s*\(\s*({_NAME})\s*\))?")
+_ARG = re.compile(rf"\s*(?:\[([^\[\]]*)\]|({_NAME})\s*\[\s*([0-9]+)\s*\]|({_NAME})|({_INT}))\s*(,|\Z)")
+_ELEM = re.compile(rf"\s*(?:({_NAME})\s*\[\s*([0-9]+)\s*\]|({_NAME})|({_INT}))\s*\Z")
+_KEYWORDS = frozenset("predicate constraint solve satisfy minimize maximize array of int bool float set var "
+                      "true false".split())
+
+
+def quick_item(text: str, literals: list, placeholder: str) -> ast.Item | None:
+    """The item, if it has one of the two shapes; else None. `literals` holds the int arrays
+    that the parser cut out of the text, named placeholder + their index."""
+    if "%" in text:
+        return None
+    m = _CONSTRAINT.match(text)
+    if m:
+        args = _args(m.group(2), literals, placeholder)
+        anns = _annotations(m.group(3))
+        if args is None or anns is None or m.group(1) in _KEYWORDS:
+            return None
+        return ast.ConstraintItem(m.group(1), args, anns)
+    m = _VAR_DECL.match(text)
+    if m:
+        base, lo, hi, name, anns_text = m.groups()
+        anns = _annotations(anns_text)
+        if anns is None or name in _KEYWORDS:
+            return None
+        domain = None if base else ast.IntSet.range(int(lo), int(hi))
+        return ast.Decl(ast.Type(is_var=True, base=base or "int", domain=domain), name, anns, None)
+    return None
+
+
+def _annotations(text: str) -> list[ast.Call] | None:
+    anns = []
+    for m in _ANN.finditer(text):
+        name, arg = m.groups()
+        if name in _KEYWORDS or arg in _KEYWORDS:
+            return None
+        anns.append(ast.Call(name, (ast.Ident(arg),)) if arg else ast.Call(name))
+    return anns
+
+
+def _args(text: str, literals: list, placeholder: str) -> list | None:
+    args: list = []
+    pos, more = 0, bool(text.strip())
+    while more:
+        m = _ARG.match(text, pos)
+        if m is None:
+            return None
+        elems, acc_name, acc_index, name, value = m.groups()[:5]
+        if elems is not None:
+            arg = _elements(elems)
+        elif acc_name is not None:
+            arg = None if acc_name in _KEYWORDS else ast.ArrayAccess(acc_name, int(acc_index))
+        elif name is not None:
+            arg = _name(name, literals, placeholder)
+        else:
+            arg = int(value)
+        if arg is None:
+            return None
+        args.append(arg)
+        more = m.group(6) == ","
+        pos = m.end()
+        if more and not text[pos:].strip():
+            return None                     # a trailing comma: the grammar says where
+    return args
+
+
+def _elements(text: str) -> list | None:
+    if not text.strip():
+        return []
+    out: list = []
+    for part in text.split(","):
+        m = _ELEM.match(part)
+        if m is None:
+            return None
+        acc_name, acc_index, name, value = m.groups()
+        if acc_name is not None:
+            if acc_name in _KEYWORDS:
+                return None
+            out.append(ast.ArrayAccess(acc_name, int(acc_index)))
+        elif name is not None:
+            if name in ("true", "false"):
+                out.append(name == "true")
+            elif name in _KEYWORDS:
+                return None
+            else:
+                out.append(ast.Ident(name))
+        else:
+            out.append(int(value))
+    return out
+
+
+def _name(name: str, literals: list, placeholder: str):
+    if name in ("true", "false"):
+        return name == "true"
+    if name in _KEYWORDS:
+        return None
+    if name.startswith(placeholder) and literals:
+        return literals[int(name[len(placeholder):])]
+    return ast.Ident(name)
