@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 OP_EQ = 0
 MAX_VALUES = 64          # ICM / Gibbs: values tried per variable and step (sampled beyond)
 CE_NODES = 2000          # complete exploration: nodes per neighbourhood and step
+ENOUGH = 0.9             # a step ends when this share of its work-items is done (runner.Exploration)
 
 Solution = tuple[int, np.ndarray]      # (sense-adjusted objective, values of every variable)
 
@@ -78,12 +79,12 @@ class Island:
         if strategy == "complete_exploration":
             fixed = ~self._released_mask(releases)
             return self._explore(self._paths(np.tile(values[self.fd], (len(releases), 1)), fixed),
-                                 obj, deadline, Exploration(node_limit=CE_NODES))
+                                 obj, deadline, Exploration(node_limit=CE_NODES, enough=ENOUGH))
         if strategy == "random_labeling":
             fixed = np.repeat(~self._released_mask(releases), m, axis=0)
             k = releases.shape[1]
             return self._explore(self._paths(np.tile(values[self.fd], (len(fixed), 1)), fixed), obj, deadline,
-                                 Exploration(node_limit=4 * k + 16, random_values=True))
+                                 Exploration(node_limit=4 * k + 16, random_values=True, enough=ENOUGH))
         assign = np.tile(values[self.fd], (len(releases) * m, 1))
         rel = np.repeat(releases, m, axis=0)                      # (T*M, k) positions in fd
         rows = np.arange(len(rel))[:, None]
@@ -100,7 +101,7 @@ class Island:
         else:
             raise FznError(f"unknown LNS strategy '{strategy}'")
         return self._explore(self._paths(assign, np.ones_like(assign, dtype=bool)), obj, deadline,
-                             Exploration(node_limit=len(self.fd) + 16))
+                             Exploration(node_limit=len(self.fd) + 16, enough=ENOUGH))
 
     def _conditional_modes(self, obj, values, releases, deadline, gibbs: bool) -> Solution | None:
         """ICM / Gibbs sampling: T x M chains; at each released position, every value of that
@@ -129,7 +130,7 @@ class Island:
             r, c = np.nonzero(held)
             swapped[r, holders[r, c]] = old[r]
             assign = np.concatenate([changed, swapped])
-            how = Exploration(node_limit=len(self.fd) + 16, prune=False)
+            how = Exploration(node_limit=len(self.fd) + 16, prune=False, enough=ENOUGH)
             found = self._explore(self._paths(assign, np.ones_like(assign, dtype=bool)), obj, deadline, how,
                                   bound=INT_MAX)
             if found is not None and (best is None or found[0] < best[0]):
