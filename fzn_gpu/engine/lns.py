@@ -37,16 +37,13 @@ from .paths import Paths
 from .runner import CapacityError, Runner
 
 
-# Without H, no restarts: on the H100 a CPU island took 50 steps in about 1.3 s, and restarting
-# from the first solution that often kept QAP 32 from improving after 4 s of 10.
-DEFAULTS = {"percent": 20, "steps": 1 << 30, "restarts": 1 << 30, "timeout": None}
+DEFAULTS = {"percent": 20, "steps": 50, "restarts": 1 << 30, "timeout": None}
 
 
 def lns_settings(spec: LnsSpec | None, opts: SolveOptions, items: int) -> LnsSpec:
     """lns(P, T, M, H, STRATEGY, S, TIMEOUT): the annotation's values, the command line's over
-    them; what neither gives is the paper's example, but no restarts (H unbounded), with T x M
-    filling each device (about one path per work-item a step). timeout_s None: the run's time
-    limit alone."""
+    them; what neither gives is the paper's example, with T x M filling the device (about one
+    path per work-item a step). timeout_s None: the run's time limit alone."""
     given = dict(zip(("percent", "neighbourhoods", "starts", "steps", "strategy", "restarts", "timeout"),
                      (spec.percent, spec.neighbourhoods, spec.starts, spec.steps, spec.strategy, spec.restarts,
                       spec.timeout_s))) if spec else {}
