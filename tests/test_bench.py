@@ -41,6 +41,24 @@ def test_markdown_gives_ratios_against_gecode_and_marks_unfinished_runs():
 
 
 @pytest.mark.skipif(not have_minizinc(), reason="needs minizinc with gpu-fzn registered (README set-up)")
+def test_merge_joins_split_calls_and_keeps_tagged_runs_apart(tmp_path):
+    from fzn_gpu.bench.merge import merge
+
+    def run(best):
+        return {"wall_s": 10.0, "complete": False, "solutions": 1, "stats": {}, "trace": [[1.0, best]], "best": best}
+    a = [{"label": "qap 15", "mode": "opt", "runs": {"gpu-fzn lns icm": run(5), "gecode -p1": run(7)}}]
+    b = [{"label": "qap 15", "mode": "opt", "runs": {"gpu-fzn lns icm": run(4)}},
+         {"label": "tsp 60", "mode": "opt", "runs": {"gecode -p1": run(9)}}]
+    (tmp_path / "a.json").write_text(json.dumps(a))
+    (tmp_path / "b.json").write_text(json.dumps(b))
+    results, solvers = merge([str(tmp_path / "a.json"), f"{tmp_path / 'b.json'}:(H 9)"])
+    assert solvers == ["gpu-fzn lns icm", "gpu-fzn lns icm (H 9)", "gecode -p1"]
+    assert [r["label"] for r in results] == ["qap 15", "tsp 60"]
+    assert {k: v["best"] for k, v in results[0]["runs"].items()} == {"gpu-fzn lns icm": 5, "gecode -p1": 7,
+                                                                    "gpu-fzn lns icm (H 9)": 4}
+    assert results[1]["runs"]["gecode -p1"]["best"] == 9
+
+
 def test_small_run_end_to_end(tmp_path):
     out = tmp_path / "bench"
     r = subprocess.run([sys.executable, "-m", "fzn_gpu.bench", "--bench-dir", str(SHARED / "bench"), "--out", str(out),

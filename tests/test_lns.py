@@ -93,6 +93,8 @@ def test_every_device_runs_its_own_steps_and_a_failed_one_leaves_the_rest(monkey
     found = objectives(r.stdout, "cost")
     assert len(found) >= 2 and all(b < a for a, b in zip(found, found[1:]))
     steps = [int(re.search(rf"d{i}_lnsSteps=(\d+)", r.stdout).group(1)) for i in (0, 1)]
+    improvements = [int(re.search(rf"d{i}_lnsImprovements=(\d+)", r.stdout).group(1)) for i in (0, 1)]
+    assert len(found) == 1 + sum(improvements)                  # the first solution, then each island's
     if fault:
         assert steps[1] == 1 and steps[0] > 2 and "LNS goes on without" in r.stderr
     else:

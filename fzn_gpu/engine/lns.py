@@ -93,13 +93,16 @@ class Incumbent:
         self._stamp = 0              # how many times best has improved
         self.stopped = False         # set to end every island at its next step
 
-    def offer(self, sols: np.ndarray) -> None:
+    def offer(self, sols: np.ndarray) -> int:
+        """Prints the improvements among `sols`; returns how many it printed."""
         with self._lock:
+            before = self.outcome.solutions
             report_improvements(self.outcome, sols, self.obj_sense, self.report)
             i = int(np.argmin(sols[:, 0]))
             if self.best is None or sols[i, 0] < self.best[0]:
                 self.best = (int(sols[i, 0]), sols[i, 1:].copy())
                 self._stamp += 1
+            return self.outcome.solutions - before
 
     def stamp(self) -> int:
         with self._lock:
@@ -233,6 +236,7 @@ class LnsSearch:
             for i, isl in enumerate(islands):
                 stats[f"d{i}_device"] = isl.runner.device.name
                 stats[f"d{i}_lnsSteps"] = isl.steps
+                stats[f"d{i}_lnsImprovements"] = isl.improvements
                 stats[f"d{i}_lnsNeighbourhoods"] = isl.settings.neighbourhoods
                 stats[f"d{i}_nodes"] = isl.runner.stats.nodes
         return stats

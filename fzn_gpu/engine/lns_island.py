@@ -46,6 +46,7 @@ class Island:
         self.incumbent = incumbent
         self.steps = 0
         self.improving_steps = 0
+        self.improvements = 0               # solutions of this island's that were printed
         self.failed: str | None = None      # why this device stopped, if it failed
 
     # ------------------------------------------------------------------ the loop
@@ -209,7 +210,10 @@ class Island:
         """Run one batch; returns the best (objective, values) that beat `bound` (default: the
         incumbent's objective), or None. how.results holds each path's best objective."""
         self.runner.set_best(obj if bound is None else bound)
-        return run_batch(self.runner, paths, deadline, how, self.incumbent.offer)[1]
+        return run_batch(self.runner, paths, deadline, how, self._offer)[1]
+
+    def _offer(self, sols: np.ndarray) -> None:
+        self.improvements += self.incumbent.offer(sols)
 
 
 def run_batch(runner: Runner, paths: Paths, deadline: float | None, how: Exploration | None, offer,
