@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from . import __version__
+from .model import LNS_STRATEGIES
 from .resources import mznlib_dir
 
 SOLVER_ID = "org.fzn-gpu.gpu-fzn"
@@ -23,7 +24,7 @@ EXTRA_FLAGS = [
     ["--count-only", "With -a, count solutions without printing each one (the count is nSolutions)", "bool", "false"],
     # LNS settings override the model's lns(...) annotation; none and 0 leave it (or the default) be
     ["--lns-strategy", "Large neighbourhood search with this strategy (optimisation models)",
-     "opt:none:complete_exploration:random_labeling:random_permutation:two_exchange:icm:gibbs", "none"],
+     ":".join(("opt", "none") + LNS_STRATEGIES), "none"],
     ["--lns-percent", "LNS: percent of the FD variables released per neighbourhood (0: 20)", "int", "0"],
     ["--lns-neighbourhoods", "LNS: neighbourhoods explored at once (0: fill the device)", "int", "0"],
     ["--lns-starts", "LNS: starting points per neighbourhood (0: 16)", "int", "0"],

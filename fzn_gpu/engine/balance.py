@@ -24,9 +24,9 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from ..errors import FznError
 import numpy as np
 
+from ..errors import FznError
 from .paths import Paths
 from .resplit import idle_wish
 

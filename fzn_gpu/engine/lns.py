@@ -138,6 +138,7 @@ class LnsSearch:
         self.runners = [self.runner]
         self.islands: list[Island] = []
         self.shares: list = []
+        self._bugs: list[BaseException] = []      # unexpected errors of island threads
 
     def _runner(self, i: int) -> Runner:
         return Runner(self.devices[i], self.dm, seed=self.opts.seed, verbose=self.opts.verbose)
@@ -204,6 +205,8 @@ class LnsSearch:
             self.incumbent.stopped = True
             for t in threads:
                 t.join()
+        if self._bugs:                 # not a device's failure: a bug, raised where it can be seen
+            raise self._bugs[0]
         self._raise_if_all_failed()
 
     def _island(self, island: Island, first: Solution, deadline: float | None) -> None:
@@ -215,6 +218,11 @@ class LnsSearch:
             island.failed = err
             if len(self.islands) > 1:
                 print(f"fzn-gpu: LNS goes on without {island.runner.device.name}: {err.message}", file=sys.stderr)
+        except BaseException as err:   # anything else stops every island
+            if len(self.islands) == 1:
+                raise
+            self._bugs.append(err)
+            self.incumbent.stopped = True
 
     def _raise_if_all_failed(self) -> None:
         failed = [isl.failed for isl in self.islands if isl.failed is not None]

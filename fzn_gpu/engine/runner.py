@@ -317,11 +317,12 @@ class Runner:
                 donate = min(resplit.wanted(int(idle.sum()), n_sub - started, n_items), n_items) if keep_going else 0
                 self.ctrl[C_DONATED] = 0
                 cl.enqueue_copy(self.queue, self.ctrl_buf, self.ctrl)
-            if (st[:, 0] == S_DONE).all():
+            done = st[:, 0] == S_DONE
+            if done.all():
                 finished = True
                 break
             if lns is not None and lns.enough < 1 and base + int(self.ctrl[C_NEXT]) >= n_sub and \
-                    (st[:, 0] == S_DONE).mean() >= lns.enough:
+                    done.mean() >= lns.enough:
                 break                    # LNS: the stragglers' neighbourhoods are left unexplored
             if not keep_going or (deadline is not None and time.monotonic() >= deadline):
                 break
