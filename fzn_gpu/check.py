@@ -41,12 +41,11 @@ def _mod(a: int, b: int) -> int:
 
 
 def _pow(a: int, b: int) -> int:
+    """FlatZinc's int_pow: a negative exponent gives 1 div a^-b (0 unless |a| = 1)."""
     if b < 0:
-        if a == 1:
-            return 1
-        if a == -1:
-            return 1 if b % 2 == 0 else -1
-        raise _Undefined
+        if a == 0:
+            raise _Undefined
+        return _div(1, a ** -b)
     return a ** b
 
 

@@ -39,7 +39,7 @@ typedef struct {
     __global int *trail;
     int tcap;
     int ttop;
-    int epoch;
+    int epoch;                      // the current search depth: the trail segment being written
     __global int *queue;
     __global uchar *inq;
     int nc;
@@ -66,6 +66,8 @@ typedef struct {
 #define ERR_TRAIL 1
 #define ERR_DEPTH 2
 #define ERR_PATH 3
+
+#define TRAIL_FIXED 4             // ints of a trail entry besides its bitmap words
 
 inline bool is_fixed(Ctx *x, int v) { return LB_(x, v) == UB_(x, v); }
 inline int val(Ctx *x, int v) { return LB_(x, v); }
@@ -123,19 +125,26 @@ inline int prev_value(Ctx *x, int v, int from) {
     }
 }
 
-// Save v's domain on the trail once per epoch. Entries are [lb, ub, words.., v] so that
-// restore can pop them from the top.
+// The trail is cut into segments, one per search depth: the entries made while the search was
+// at depth d (its decision's propagation, and the right branches taken at depth d after
+// backtracking there). `epoch` is the current depth, and STAMP(v) the deepest live segment
+// holding an entry of v, or -1: so v is saved at most once per segment, and a chain of right
+// branches at one depth (x != 1, x != 2, ... on a bounds-only domain) re-uses its entries
+// instead of growing the trail without end. An entry keeps v's previous stamp, which restore
+// puts back. Entries are [lb, ub, words.., old stamp, v] so that restore pops them from the top.
 inline bool save(Ctx *x, int v) {
-    if (STAMP_(x, v) == x->epoch) return true;
+    int old = STAMP_(x, v);
+    if (old == x->epoch) return true;
     int nw = has_bits(x, v) ? x->bm_nw[v] : 0;
-    if (x->ttop + 3 + nw > x->tcap) { x->err = ERR_TRAIL; return false; }
+    if (x->ttop + TRAIL_FIXED + nw > x->tcap) { x->err = ERR_TRAIL; return false; }
     int t = x->ttop;
     TRAIL_(x, t) = LB_(x, v);
     TRAIL_(x, t + 1) = UB_(x, v);
     int off = x->bm_off[v];
     for (int w = 0; w < nw; ++w) TRAIL_(x, t + 2 + w) = (int)BITS_(x, off + w);
-    TRAIL_(x, t + 2 + nw) = v;
-    x->ttop += 3 + nw;
+    TRAIL_(x, t + 2 + nw) = old;
+    TRAIL_(x, t + 3 + nw) = v;
+    x->ttop += TRAIL_FIXED + nw;
     STAMP_(x, v) = x->epoch;
     return true;
 }
@@ -144,21 +153,13 @@ inline void restore(Ctx *x, int mark) {
     while (x->ttop > mark) {
         int v = TRAIL_(x, x->ttop - 1);
         int nw = has_bits(x, v) ? x->bm_nw[v] : 0;
-        x->ttop -= 3 + nw;
+        x->ttop -= TRAIL_FIXED + nw;
         int t = x->ttop;
         LB_(x, v) = TRAIL_(x, t);
         UB_(x, v) = TRAIL_(x, t + 1);
         int off = x->bm_off[v];
         for (int w = 0; w < nw; ++w) BITS_(x, off + w) = (uint)TRAIL_(x, t + 2 + w);
-        STAMP_(x, v) = -1;
-    }
-}
-
-inline void new_epoch(Ctx *x) {
-    x->epoch += 1;
-    if (x->epoch > 0x3FFFFFFF) {          // never let an old stamp match a new epoch
-        for (int v = 0; v < x->nv; ++v) STAMP_(x, v) = -1;
-        x->epoch = 1;
+        STAMP_(x, v) = TRAIL_(x, t + 2 + nw);
     }
 }
 

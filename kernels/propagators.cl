@@ -44,6 +44,7 @@ PROPAGATOR_FN bool post_eq(Ctx *x, int a, int b) {
 }
 
 PROPAGATOR_FN bool post_rel(Ctx *x, int rel, int a, int b) {
+    if (a == b) return rel == R_EQ || rel == R_LE;      // x = x and x <= x hold, x != x and x < x fail
     switch (rel) {
     case R_EQ: return post_eq(x, a, b);
     case R_NE:
@@ -62,6 +63,7 @@ PROPAGATOR_FN bool post_rel(Ctx *x, int rel, int a, int b) {
 }
 
 int rel_status(Ctx *x, int rel, int a, int b) {
+    if (a == b) return (rel == R_EQ || rel == R_LE) ? ENTAILED : DISENTAILED;
     switch (rel) {
     case R_EQ:
     case R_NE: {
@@ -105,45 +107,80 @@ PROPAGATOR_FN bool reif_rel(Ctx *x, int rel, int a, int b, int r, int imp) {
     return true;
 }
 
-// ---- linear: sum_i sign*coef_i*x_i (+ sign*xc*xv) <= sign*c, over a row's arrays
-typedef struct { long lo, hi; } Span;
+// ---- linear: sum_i coef_i*x_i (+ xc*xv) against bounds, over a row's arrays
+// Every term fits in 63 bits (|coef| < 2^31, |value| < 2^31), but a sum of several need not:
+// sums are kept in 128 bits (Wide), and a bound derived from one is clamped to +-2^62, which
+// divided by any coefficient lies beyond every domain on the same side, as the exact value would.
+typedef struct { ulong lo; long hi; } Wide;
+
+inline Wide w_of(long v) { Wide r; r.lo = (ulong)v; r.hi = v < 0 ? -1 : 0; return r; }
+inline Wide w_add(Wide a, Wide b) {
+    Wide r;
+    r.lo = a.lo + b.lo;
+    r.hi = a.hi + b.hi + (r.lo < a.lo ? 1 : 0);
+    return r;
+}
+inline Wide w_neg(Wide a) {
+    Wide r;
+    r.lo = ~a.lo + 1;
+    r.hi = ~a.hi + (r.lo == 0 ? 1 : 0);
+    return r;
+}
+inline Wide w_sub(Wide a, Wide b) { return w_add(a, w_neg(b)); }
+inline Wide w_addl(Wide a, long b) { return w_add(a, w_of(b)); }
+#define W_LIM (1L << 62)
+// a clamped to [-2^62, 2^62]
+inline long w_clamp(Wide a) {
+    if (a.hi == 0) return a.lo <= (ulong)W_LIM ? (long)a.lo : W_LIM;
+    if (a.hi == -1) return a.lo >= (ulong)(-W_LIM) ? (long)a.lo : -W_LIM;
+    return a.hi < 0 ? -W_LIM : W_LIM;
+}
+inline bool w_lt(Wide a, Wide b) { return a.hi != b.hi ? a.hi < b.hi : a.lo < b.lo; }
+inline bool w_eq(Wide a, Wide b) { return a.hi == b.hi && a.lo == b.lo; }
+
+typedef struct { Wide lo, hi; } Span;
+
+// term i of a row: the arrays' entries, then the extra variable xv (if xv >= 0)
+#define LIN_TERM(i, a, v) \
+    if (i < n) { a = cs[i]; v = vs[i]; } else { if (xv < 0) break; a = xc; v = xv; }
 
 inline Span lin_span(Ctx *x, int n, __global const int *cs, __global const int *vs, int xv, int xc) {
-    Span s = {0, 0};
+    Span s = {w_of(0), w_of(0)};
     for (int i = 0; i <= n; ++i) {
         long a; int v;
-        if (i < n) { a = cs[i]; v = vs[i]; } else { if (xv < 0) break; a = xc; v = xv; }
+        LIN_TERM(i, a, v)
         long l = a * (long)dmin(x, v), u = a * (long)dmax(x, v);
-        s.lo += min(l, u);
-        s.hi += max(l, u);
+        s.lo = w_addl(s.lo, min(l, u));
+        s.hi = w_addl(s.hi, max(l, u));
     }
     return s;
 }
 
-// Bounds propagation of lo <= sum <= hi.
-PROPAGATOR_FN bool lin_bounds(Ctx *x, int n, __global const int *cs, __global const int *vs, int xv, int xc, long lo, long hi) {
+// Bounds propagation of lo <= sum <= hi; a side without a bound is left out (has_lo, has_hi).
+PROPAGATOR_FN bool lin_bounds(Ctx *x, int n, __global const int *cs, __global const int *vs, int xv, int xc,
+                              bool has_lo, long lo, bool has_hi, long hi) {
     Span s = lin_span(x, n, cs, vs, xv, xc);
-    if (s.lo > hi || s.hi < lo) return false;
+    if (has_hi && w_lt(w_of(hi), s.lo)) return false;
+    if (has_lo && w_lt(s.hi, w_of(lo))) return false;
     for (int i = 0; i <= n; ++i) {
         long a; int v;
-        if (i < n) { a = cs[i]; v = vs[i]; } else { if (xv < 0) break; a = xc; v = xv; }
+        LIN_TERM(i, a, v)
         if (a == 0) continue;
         long l = a * (long)dmin(x, v), u = a * (long)dmax(x, v);
         long tmin = min(l, u), tmax = max(l, u);
         // a*x <= hi - (s.lo - tmin) and a*x >= lo - (s.hi - tmax)
-        long up = hi - (s.lo - tmin), dn = lo - (s.hi - tmax);
-        int r;
-        if (a > 0) {
-            if (up < tmax) { r = set_max(x, v, floor_div(up, a)); TRY(r); }
-            if (dn > tmin) { r = set_min(x, v, ceil_div(dn, a)); TRY(r); }
-        } else {
-            if (up < tmax) { r = set_min(x, v, ceil_div(up, a)); TRY(r); }
-            if (dn > tmin) { r = set_max(x, v, floor_div(dn, a)); TRY(r); }
+        if (has_hi) {
+            long up = w_clamp(w_sub(w_of(hi), w_sub(s.lo, w_of(tmin))));
+            if (up < tmax) TRY(a > 0 ? set_max(x, v, floor_div(up, a)) : set_min(x, v, ceil_div(up, a)));
+        }
+        if (has_lo) {
+            long dn = w_clamp(w_sub(w_of(lo), w_sub(s.hi, w_of(tmax))));
+            if (dn > tmin) TRY(a > 0 ? set_min(x, v, ceil_div(dn, a)) : set_max(x, v, floor_div(dn, a)));
         }
         // keep s consistent with the narrowed term
         long l2 = a * (long)dmin(x, v), u2 = a * (long)dmax(x, v);
-        s.lo += min(l2, u2) - tmin;
-        s.hi += max(l2, u2) - tmax;
+        s.lo = w_addl(s.lo, min(l2, u2) - tmin);
+        s.hi = w_addl(s.hi, max(l2, u2) - tmax);
     }
     return true;
 }
@@ -151,17 +188,19 @@ PROPAGATOR_FN bool lin_bounds(Ctx *x, int n, __global const int *cs, __global co
 // sum != c: prune when one variable is left.
 PROPAGATOR_FN bool lin_ne(Ctx *x, int n, __global const int *cs, __global const int *vs, int xv, int xc, long c) {
     int open = -1, nopen = 0;
-    long a_open = 0, fixed_sum = 0;
+    long a_open = 0;
+    Wide fixed_sum = w_of(0);
     for (int i = 0; i <= n; ++i) {
         long a; int v;
-        if (i < n) { a = cs[i]; v = vs[i]; } else { if (xv < 0) break; a = xc; v = xv; }
+        LIN_TERM(i, a, v)
         if (a == 0) continue;
-        if (is_fixed(x, v)) fixed_sum += a * (long)val(x, v);
+        if (is_fixed(x, v)) fixed_sum = w_addl(fixed_sum, a * (long)val(x, v));
         else { nopen++; open = v; a_open = a; if (nopen > 1) return true; }
     }
-    if (nopen == 0) return fixed_sum != c;
-    long rest = c - fixed_sum;
-    if (rest % a_open == 0) TRY(remove_value(x, open, rest / a_open));
+    Wide rest_w = w_sub(w_of(c), fixed_sum);
+    if (nopen == 0) return !w_eq(rest_w, w_of(0));
+    long rest = w_clamp(rest_w);            // beyond +-2^62: a_open * value cannot reach it
+    if (rest != W_LIM && rest != -W_LIM && rest % a_open == 0) TRY(remove_value(x, open, rest / a_open));
     return true;
 }
 
@@ -182,18 +221,19 @@ PROPAGATOR_FN bool post_lin(Ctx *x, int rel, int n, __global const int *cs, __gl
             TRY(keep_shifted(x, vs[0], vs[1], -d));
             return true;
         }
-        return lin_bounds(x, n, cs, vs, xv, xc, c, c);
+        return lin_bounds(x, n, cs, vs, xv, xc, true, c, true, c);
     case L_NE: return lin_ne(x, n, cs, vs, xv, xc, c);
-    case L_LE: return lin_bounds(x, n, cs, vs, xv, xc, LONG_MIN / 4, c);
-    default: return lin_bounds(x, n, cs, vs, xv, xc, c + 1, LONG_MAX / 4);
+    case L_LE: return lin_bounds(x, n, cs, vs, xv, xc, false, 0, true, c);
+    default: return lin_bounds(x, n, cs, vs, xv, xc, true, c + 1, false, 0);
     }
 }
 
 int lin_status(Ctx *x, int rel, int n, __global const int *cs, __global const int *vs, long c) {
     Span s = lin_span(x, n, cs, vs, -1, 0);
+    Wide wc = w_of(c);
     int st;
-    if (rel == L_LE) return s.hi <= c ? ENTAILED : (s.lo > c ? DISENTAILED : UNDECIDED);
-    st = (s.lo == c && s.hi == c) ? ENTAILED : ((c < s.lo || c > s.hi) ? DISENTAILED : UNDECIDED);
+    if (rel == L_LE) return !w_lt(wc, s.hi) ? ENTAILED : (w_lt(wc, s.lo) ? DISENTAILED : UNDECIDED);
+    st = (w_eq(s.lo, wc) && w_eq(s.hi, wc)) ? ENTAILED : ((w_lt(wc, s.lo) || w_lt(s.hi, wc)) ? DISENTAILED : UNDECIDED);
     return rel == L_EQ ? st : -st;
 }
 
@@ -215,7 +255,48 @@ PROPAGATOR_FN bool reif_lin(Ctx *x, int rel, __global const int *row, int imp) {
 }
 
 // ---- arithmetic
+// floor(sqrt(v)) for 0 <= v <= 2^62 in integers: a float estimate, one Newton step, exact fix-up
+// (no double: not every OpenCL device has it).
+inline long isqrt_floor(long v) {
+    if (v < 2) return v;
+    long r = (long)sqrt((float)v);
+    if (r > 0) r = (r + v / r) >> 1;
+    while (r * r > v) r -= 1;
+    while ((r + 1) * (r + 1) <= v) r += 1;
+    return r;
+}
+
+// c = a * a, bounds consistent (Gecode's sqr): c within the squares of a's bounds, and
+// ceil(sqrt(min c)) <= |a| <= floor(sqrt(max c)); on a bitmap the values in between leave a.
+PROPAGATOR_FN bool prop_square(Ctx *x, int a, int c) {
+    long la = dmin(x, a), ua = dmax(x, a);
+    TRY(set_min(x, c, la > 0 ? la * la : (ua < 0 ? ua * ua : 0)));
+    TRY(set_max(x, c, max(la * la, ua * ua)));
+    long s = isqrt_floor(dmax(x, c));
+    TRY(set_min(x, a, -s));
+    TRY(set_max(x, a, s));
+    long lc = dmin(x, c);
+    if (lc > 0) {
+        long r = isqrt_floor(lc);
+        if (r * r < lc) r += 1;                 // the smallest |a| whose square reaches lc
+        if (dmin(x, a) > -r) TRY(set_min(x, a, r));
+        if (dmax(x, a) < r) TRY(set_max(x, a, -r));
+        if (has_bits(x, a))
+            for (long v = max(1 - r, (long)dmin(x, a)); v < r && v <= dmax(x, a); ++v) TRY(remove_value(x, a, v));
+    }
+    if (is_fixed(x, a)) TRY(fix(x, c, (long)val(x, a) * (long)val(x, a)));
+    return true;
+}
+
+// c = a * b, bounds reasoning on the box (sound for any sign); c = a * a and a = a * b
+// (a = 0 or b = 1) get their own, stronger reasoning.
 PROPAGATOR_FN bool prop_times(Ctx *x, int a, int b, int c) {
+    if (a == b) return prop_square(x, a, c);
+    if (a == c || b == c) {
+        int y = a == c ? b : a;                 // c * y = c
+        if (!contains(x, c, 0)) TRY(fix(x, y, 1));
+        if (!contains(x, y, 1)) TRY(fix(x, c, 0));
+    }
     for (int pass = 0; pass < 2; ++pass) {
         long la = dmin(x, a), ua = dmax(x, a), lb = dmin(x, b), ub = dmax(x, b);
         long p1 = la * lb, p2 = la * ub, p3 = ua * lb, p4 = ua * ub;
@@ -260,6 +341,27 @@ PROPAGATOR_FN bool prop_div(Ctx *x, int a, int b, int c) {
     if (lo > hi) return false;
     TRY(set_min(x, c, lo));
     TRY(set_max(x, c, hi));
+    // a from c and b: trunc(a / d) in [lc, uc] for a divisor d > 0 means a in [L(d), U(d)] with
+    // L(d) = lc * d if lc > 0, else (lc - 1) * d + 1, and U(d) = (uc + 1) * d - 1 if uc >= 0,
+    // else uc * d; both are linear in d, so over a range of divisors their extremes lie at its
+    // ends. A negative divisor -d gives the quotients [-uc, -lc] for d.
+    long lc = dmin(x, c), uc = dmax(x, c);
+    lb = dmin(x, b); ub = dmax(x, b);
+    long alo = LONG_MAX, ahi = LONG_MIN;
+    for (int side = 0; side < 2; ++side) {
+        long p = side ? max(lb, 1L) : max(-ub, 1L), q = side ? ub : -lb;    // divisor magnitudes
+        if (p > q) continue;
+        long l = side ? lc : -uc, u = side ? uc : -lc;                       // quotients for d = |b|
+        long lp = l > 0 ? l * p : (l - 1) * p + 1, lq = l > 0 ? l * q : (l - 1) * q + 1;
+        long up = u >= 0 ? (u + 1) * p - 1 : u * p, uq = u >= 0 ? (u + 1) * q - 1 : u * q;
+        long smin = min(lp, lq), smax = max(up, uq);
+        // b < 0: a / b = -(a / |b|), so a's range for |b| is the one for b itself
+        alo = min(alo, smin);
+        ahi = max(ahi, smax);
+    }
+    if (alo > ahi) return false;
+    TRY(set_min(x, a, alo));
+    TRY(set_max(x, a, ahi));
     if (is_fixed(x, a) && is_fixed(x, b)) TRY(fix(x, c, trunc_div(val(x, a), val(x, b))));
     return true;
 }
@@ -336,24 +438,21 @@ PROPAGATOR_FN bool prop_minmax(Ctx *x, int a, int b, int c, int is_max) {
     return true;
 }
 
-// pow with saturation at +-2^40 (beyond every domain); -1 exponent rules as MiniZinc's
+// base^e with saturation at +-2^40 (beyond every domain). A negative exponent gives
+// 1 div base^-e (FlatZinc's int_pow): 1 for base 1, +-1 for base -1, 0 for |base| >= 2, and
+// nothing for base 0 (defined = false).
 inline long ipow_sat(long base, long e, bool *defined) {
-    *defined = true;
-    if (e < 0) {
-        if (base == 1) return 1;
-        if (base == -1) return (e % 2 == 0) ? 1 : -1;
-        *defined = false;
-        return 0;
-    }
-    long r = 1, lim = 1L << 40;
+    *defined = !(base == 0 && e < 0);
+    if (base == 0) return e == 0 ? 1 : 0;
+    if (base == 1) return 1;
+    if (base == -1) return (e % 2 == 0) ? 1 : -1;
+    if (e < 0) return 0;
+    long r = 1, lim = 1L << 40;         // |base| >= 2: past 40 factors r is beyond lim
     for (long i = 0; i < e; ++i) {
         r *= base;
         if (r > lim) return lim;
         if (r < -lim) return -lim;
-        if (r == 0 || r == 1) { if (base == 0 || base == 1) break; }
     }
-    if (base == 1) return 1;
-    if (base == 0) return e == 0 ? 1 : 0;
     return r;
 }
 

@@ -26,7 +26,7 @@
 #define ST_STATUS 0
 #define ST_DEPTH 1
 #define ST_TTOP 2
-#define ST_EPOCH 3
+#define ST_EPOCH 3      // unused: the trail's epoch is the depth (domain.cl)
 #define ST_SUB 4
 #define ST_PLEN 5
 #define ST_ERR 6
@@ -133,7 +133,7 @@ bool better_var(Ctx *x, int sel, int v, int best, __global const int *deg, __glo
 // Choose the next decision; false when every variable of the plan is fixed (a solution).
 bool choose(Ctx *x, __global const int *sg_ptr, __global const int *sg_var, __global const int *sg_sel,
             int ngroups, __global const int *deg, __global const int *weights, uint *rng, int random_values,
-            int *out_var, int *out_op, int *out_val) {
+            bool halve, int *out_var, int *out_op, int *out_val) {
     for (int g = 0; g < ngroups; ++g) {
         int vsel = sg_sel[2 * g], valsel = random_values ? VAL_RANDOM : sg_sel[2 * g + 1];
         int best = -1;
@@ -160,8 +160,12 @@ bool choose(Ctx *x, __global const int *sg_ptr, __global const int *sg_var, __gl
         case VAL_REVERSE_SPLIT: *out_op = OP_GT; *out_val = (int)mid; break;
         case VAL_RANDOM:
             *out_val = kth_value(x, best, rng_next(rng) % (ulong)dsize(x, best));
-            if (!has_bits(x, best) && *out_val != lo && *out_val != hi) *out_op = OP_LE;
-            else *out_op = OP_EQ;
+            if (!has_bits(x, best) && *out_val != lo && *out_val != hi) {
+                // a split at a random inner value may shrink the domain by one value only: past
+                // half the level stack (maxd), splits halve, so the stack cannot overflow
+                *out_op = OP_LE;
+                if (halve) *out_val = (int)mid;
+            } else *out_op = OP_EQ;
             break;
         default: *out_op = OP_EQ; *out_val = lo; break;
         }
@@ -224,7 +228,7 @@ __kernel void search(
 
     int status = st[ST_STATUS], depth = st[ST_DEPTH], plen = st[ST_PLEN];
     x->ttop = st[ST_TTOP];
-    x->epoch = st[ST_EPOCH];
+    x->epoch = depth;
     x->qhead = st[ST_QHEAD];
     uint rng = (uint)st[ST_RNG];
     long nodes = 0, fails = 0, sols_found = 0, subs = 0;
@@ -254,6 +258,9 @@ __kernel void search(
     }
 
     while (budget > 0 && status != S_DONE) {
+        // A mutator that ran out of trail returns FAILED like a wipe-out; the error, not a
+        // failure, must decide: the search stops incomplete (never a false UNSATISFIABLE).
+        if (x->err) { atomic_or(&ctrl[C_ERR], x->err); status = S_DONE; break; }
         if (status == S_SOLUTION) {
             int slot = atomic_inc(&ctrl[C_SOLS]);
             if (slot >= sol_cap) { atomic_dec(&ctrl[C_SOLS]); break; }   // host drains, we retry
@@ -271,8 +278,8 @@ __kernel void search(
             for (int v = 0; v < nv; ++v) { LB_(x, v) = root_lb[v]; UB_(x, v) = root_ub[v]; STAMP_(x, v) = -1; }
             for (int w = 0; w < nwords; ++w) BITS_(x, w) = root_bits[w];
             x->ttop = 0; depth = 0; plen = 0;
+            x->epoch = 0;
             clear_queue(x);
-            new_epoch(x);
             if (enqueue_all) for (int c = 0; c < nc; ++c) enqueue(x, c);
             __global const int *p = sub_data + sub_ptr[s];
             int root_len = (sub_ptr[s + 1] - sub_ptr[s]) / 3;
@@ -341,7 +348,8 @@ __kernel void search(
                 continue;
             }
             int v, op, value;
-            if (!choose(x, sg_ptr, sg_var, sg_sel, ngroups, deg, weights, &rng, random_values, &v, &op, &value)) {
+            if (!choose(x, sg_ptr, sg_var, sg_sel, ngroups, deg, weights, &rng, random_values, 2 * depth >= maxd,
+                        &v, &op, &value)) {
                 sols_found += 1;
                 if (obj_var >= 0) {
                     int o = obj_sense * val(x, obj_var);
@@ -358,7 +366,7 @@ __kernel void search(
             LV_(l, LV_TRAIL) = x->ttop; LV_(l, LV_VAR) = v; LV_(l, LV_VAL) = value; LV_(l, LV_OP) = op;
             LV_(l, LV_PLEN) = plen;
             depth += 1;
-            new_epoch(x);
+            x->epoch = depth;
             if (tracking) { if (plen < pcap) { path[3 * plen] = v; path[3 * plen + 1] = op; path[3 * plen + 2] = value; } plen += 1; }
             if (apply_decision(x, v, op, value) == FAILED) { clear_queue(x); fails += 1; status = S_BACKTRACK; }
             else status = S_PROPAGATE;
@@ -371,7 +379,7 @@ __kernel void search(
         clear_queue(x);
         restore(x, LV_(l, LV_TRAIL));
         plen = LV_(l, LV_PLEN);
-        new_epoch(x);
+        x->epoch = depth;
         if (LV_(l, LV_OP) & OP_DONATED) continue;    // its right branch is another path's now
         int op = LV_(l, LV_OP) ^ 1, var = LV_(l, LV_VAR), value = LV_(l, LV_VAL);
         if (tracking) { if (plen < pcap) { path[3 * plen] = var; path[3 * plen + 1] = op; path[3 * plen + 2] = value; } plen += 1; }
@@ -379,8 +387,9 @@ __kernel void search(
         else status = S_PROPAGATE;
     }
 
+    if (x->err) { atomic_or(&ctrl[C_ERR], x->err); status = S_DONE; }
     st[ST_STATUS] = status; st[ST_DEPTH] = depth; st[ST_PLEN] = plen; st[ST_SUBNODES] = sub_nodes;
-    st[ST_TTOP] = x->ttop; st[ST_EPOCH] = x->epoch; st[ST_QHEAD] = x->qhead; st[ST_RNG] = (int)rng;
+    st[ST_TTOP] = x->ttop; st[ST_QHEAD] = x->qhead; st[ST_RNG] = (int)rng;
     cnt[CNT_NODES] += nodes; cnt[CNT_FAILS] += fails; cnt[CNT_PROPS] += x->props;
     cnt[CNT_SOLS] += sols_found; cnt[CNT_SUBS] += subs;
 }

@@ -31,7 +31,7 @@ CASES = {
     "int_mod": ("a, b, c", dict(a=-7, b=2, c=-1), dict(a=-7, b=2, c=1)),
     "int_min": ("a, b, c", dict(a=4, b=2, c=2), dict(a=4, b=2, c=4)),
     "int_max": ("a, b, c", dict(a=4, b=2, c=4), dict(a=4, b=2, c=2)),
-    "int_pow": ("a, b, c", dict(a=2, b=3, c=8), dict(a=2, b=-1, c=0)),
+    "int_pow": ("a, b, c", dict(a=2, b=-1, c=0), dict(a=2, b=-1, c=1)),
     "int_abs": ("a, b", dict(a=-3, b=3), dict(a=-3, b=-3)),
     "array_int_element": ("a, [5, 6, 7], b", dict(a=2, b=6), dict(a=4, b=7)),
     "array_var_int_element": ("a, [b, c], c", dict(a=2, c=1), dict(a=1, b=1, c=2)),

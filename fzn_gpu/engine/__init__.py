@@ -34,16 +34,18 @@ class SolveRun:
     when the search returns or, from the watchdog's thread, at an interrupt or a slice that
     overran the time limit. A lock keeps the two from interleaving."""
 
-    def __init__(self, model: Model, opts: SolveOptions):
+    def __init__(self, model: Model, opts: SolveOptions, out=None):
+        """`out`: where the stream goes (standard output unless given)."""
         self.model = model
         self.opts = opts
-        self.printer = Printer(model)
+        self.printer = Printer(model, out)
         self.optimising = model.solve.kind != "satisfy"
         self.count_only = opts.count_only and opts.all_solutions and not self.optimising
         self.print_each = (not self.optimising or opts.all_solutions or opts.intermediate) and not self.count_only
         self.best_values: list[np.ndarray] = []
         self.lock = threading.Lock()
         self.ended = False
+        self.outcome: Outcome | None = None     # how the run ended, once it has
         self.search = None
         self.dm = None
         self.devices: list = []
@@ -81,6 +83,7 @@ class SolveRun:
     def _end(self, outcome, interrupted: bool) -> None:
         """The best solution kept back, the status, the statistics (caller holds the lock)."""
         self.ended = True
+        self.outcome = outcome
         if self.best_values and not self.print_each and not self.count_only:
             self.printer.solutions(self.best_values[0][None, :])
         opts = self.opts
@@ -91,7 +94,7 @@ class SolveRun:
             self.printer.status(SEARCH_COMPLETE)
         elif interrupted and outcome.solutions == 0:
             self.printer.status(UNKNOWN)
-        if outcome.error and opts.verbose:
+        if outcome.error:
             print(f"fzn-gpu: search incomplete: {outcome.error}", file=sys.stderr)
         if opts.statistics:
             self.printer.stats(self._stats(outcome))
@@ -142,14 +145,24 @@ class SolveRun:
 
     # -- the run
     def run(self) -> int:
+        """The run under the options' time limit, counted from the process's start."""
+        return self.run_until(clock.deadline(self.opts.time_limit_ms))
+
+    def run_until(self, deadline: float | None) -> int:
+        """The run, ending at `deadline` (time.monotonic()) at the latest; the exit code."""
         from ..device import select_devices
         from .complete import CompleteSearch
         from .pack import pack
 
-        deadline = clock.deadline(self.opts.time_limit_ms)
         self.dm = pack(self.model, self.opts)
         self.devices = select_devices(self.opts.devices, self.opts.parallel)
         self.t_init = clock.elapsed()
+        if self.dm.empty_var >= 0:      # nothing to search: the kernels assume non-empty domains
+            if self.opts.verbose:
+                print(f"fzn-gpu: {self.model.vars.names[self.dm.empty_var]} has an empty domain", file=sys.stderr)
+            with self.lock:
+                self._end(Outcome(complete=True), interrupted=False)
+            return 0
         if self._wants_lns():
             from .lns import LnsSearch
             self.search = LnsSearch(self.model, self.dm, self.devices, self.opts, self.report, self.model.solve.lns)
@@ -161,6 +174,10 @@ class SolveRun:
         except KeyboardInterrupt:     # where the watchdog cannot take signals
             interrupted = True
             outcome = self.search.progress()
+        if not (outcome.complete or outcome.stopped or outcome.error or interrupted
+                or (deadline is not None and time.monotonic() >= deadline)):
+            outcome.error = "the search ended before exploring everything, for no reason it knows " \
+                            "(an internal error in fzn-gpu: please report it with the model)"
         with self.lock:
             if not self.ended:
                 self._end(outcome, interrupted)

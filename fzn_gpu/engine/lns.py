@@ -146,6 +146,7 @@ class LnsSearch:
     # ------------------------------------------------------------------ the run
     def run(self, deadline: float | None) -> Outcome:
         s = self.settings
+        run_deadline = deadline
         if s.timeout_s is not None:
             until = time.monotonic() + s.timeout_s
             deadline = until if deadline is None else min(deadline, until)
@@ -164,11 +165,22 @@ class LnsSearch:
         for t in builders:
             t.join()
         self._keep_built(built)
-        if first is None or self.outcome.complete or not len(self.fd):
+        if first is None or self.outcome.complete:
+            return self.outcome
+        if not len(self.fd):
+            self.incumbent.note_error("LNS has no decision variables to release (every searched variable is "
+                                      "defined by a constraint); the first solution is not proven optimal")
             return self.outcome
         self.islands = [Island(i, r, lns_settings(self.spec, self.opts, r.max_items), self.fd, self.opts.seed,
                                self.incumbent) for i, r in enumerate(self.runners)]
         self._run_islands(first, deadline)
+        if not self.incumbent.stopped and (run_deadline is None or time.monotonic() < run_deadline):
+            # LNS proves nothing: an end before the run's time limit is said, not left silent
+            if deadline is not None and time.monotonic() >= deadline:
+                self.incumbent.note_error(f"LNS reached its time-out of {s.timeout_s:g} s (LNS proves no optimum)")
+            else:
+                self.incumbent.note_error(f"LNS ended after {s.restarts} restarts of {s.steps} steps "
+                                          "(LNS proves no optimum)")
         return self.outcome
 
     def _build(self, i: int, built: dict) -> None:

@@ -40,10 +40,12 @@ class DeviceModel:
     sg_var: np.ndarray
     sg_sel: np.ndarray
     maxd: int
-    trail_entry_total: int    # sum over variables of a trail entry's size
+    trail_entry_total: int    # sum over the variables that can change of a trail entry's size
+    trail_bound: int          # the most trail (ints) one branch of the search can need
     obj_var: int              # -1 for satisfaction
     obj_sense: int            # 1 minimise, -1 maximise
     use_weights: bool
+    empty_var: int = -1       # a variable declared with an empty domain (the model is unsatisfiable)
 
 
 def _var_positions(kind: ConstraintKind, row: np.ndarray) -> list[int]:
@@ -119,6 +121,7 @@ def pack(model: Model, opts: SolveOptions) -> DeviceModel:
     loose = V.is_const & (lb != ub) & ((V.kind == VarKind.INT) | (V.kind == VarKind.BOOL))
     assert not loose.any(), f"constant {V.names[int(np.argmax(loose))]} is not fixed"   # lowering bug
     span = ub.astype(np.int64) - lb + 1
+    empty = np.nonzero(span <= 0)[0]
     want_bits = (span > 2) & (span <= BITMAP_MAX_SPAN) & ~V.is_const
     for v in V.holes:
         if span[v] <= BITMAP_MAX_SPAN:
@@ -191,7 +194,15 @@ def pack(model: Model, opts: SolveOptions) -> DeviceModel:
     sg_ptr, sg_var, sg_sel, use_weights = search_plan(model, opts)
     plan_vars = np.unique(sg_var) if len(sg_var) else np.zeros(0, np.int64)
     bitlen = np.ceil(np.log2(np.maximum(span[plan_vars], 1) + 1)).astype(np.int64) if len(plan_vars) else np.zeros(0)
-    maxd = int((bitlen + 2).sum()) + 1
+    # levels on one branch: a variable takes at most bitlen halving splits and one x = v; the
+    # stack is twice that, since random inner-value splits are allowed on its first half only
+    maxd = 2 * int((bitlen + 2).sum()) + 1
+
+    # the trail holds a variable at most once per depth (kernels/domain.cl), and at most once
+    # per change of its domain, of which it has span - 1 on one branch
+    TRAIL_FIXED = 4
+    entry = TRAIL_FIXED + bm_nw.astype(np.int64)
+    changing = span > 1
 
     obj_var, obj_sense = -1, 1
     if model.solve.kind != "satisfy" and model.solve.objective and model.solve.objective[0] == "var":
@@ -202,18 +213,25 @@ def pack(model: Model, opts: SolveOptions) -> DeviceModel:
         bm_off=bm_off, bm_nw=bm_nw, base=lb.astype(np.int32), ckind=ckind, coff=coff, cd=cd,
         wptr=wptr, wlist=wlist if len(wlist) else np.zeros(1, np.int32), deg=deg,
         sg_ptr=sg_ptr, sg_var=sg_var if len(sg_var) else np.zeros(1, np.int32), sg_sel=sg_sel if len(sg_sel) else np.zeros(2, np.int32),
-        maxd=maxd, trail_entry_total=int((3 + bm_nw).sum()),
-        obj_var=obj_var, obj_sense=obj_sense, use_weights=use_weights)
+        maxd=maxd, trail_entry_total=int(entry[changing].sum()),
+        trail_bound=int((entry[changing] * np.minimum(maxd + 1, span[changing] - 1)).sum()),
+        obj_var=obj_var, obj_sense=obj_sense, use_weights=use_weights,
+        empty_var=int(empty[0]) if len(empty) else -1)
 
 
 def search_plan(model: Model, opts: SolveOptions):
     """Groups of (variables, var selection, value selection) in order: the annotations (unless
     -f), then every other FD variable (first_fail, indomain_min), then the Aux variables that
-    propagation left open (input_order, indomain_split). A solution is a node where all are fixed."""
+    propagation left open (input_order, indomain_split), and last an objective that none of
+    these names, towards better values (as Gecode does): a maximised variable that nothing
+    bounds is labelled with its largest value at once, not raised one solution at a time.
+    A solution is a node where all are fixed."""
     V = model.vars
     searchable = ((V.kind == VarKind.INT) | (V.kind == VarKind.BOOL)) & ~V.is_const
     groups: list[tuple[list[int], int, int]] = []
     seen = np.zeros(len(V), dtype=bool)
+    objective = model.solve.objective
+    obj = int(objective[1]) if model.solve.kind != "satisfy" and objective and objective[0] == "var" else -1
     if not opts.free_search:
         for step in model.solve.search:
             if step.kind not in ("int", "bool"):
@@ -222,12 +240,18 @@ def search_plan(model: Model, opts: SolveOptions):
             if vs:
                 groups.append((vs, var_select_code(step.var_select), val_select_code(step.val_select)))
                 seen[vs] = True
+    last = obj >= 0 and searchable[obj] and not seen[obj]
+    if last:
+        seen[obj] = True
     fd = np.nonzero(searchable & ~seen & ~V.is_aux)[0]
     if len(fd):
         groups.append((fd.tolist(), var_select_code("first_fail"), val_select_code("indomain_min")))
     aux = np.nonzero(searchable & ~seen & V.is_aux)[0]
     if len(aux):
         groups.append((aux.tolist(), var_select_code("input_order"), val_select_code("indomain_split")))
+    if last:
+        better = "indomain_min" if model.solve.kind == "minimize" else "indomain_max"
+        groups.append(([obj], var_select_code("input_order"), val_select_code(better)))
     sizes = [len(g[0]) for g in groups]
     sg_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int32) if groups else np.zeros(1, np.int32)
     sg_var = np.concatenate([np.asarray(g[0], dtype=np.int32) for g in groups]) if groups else np.zeros(0, np.int32)

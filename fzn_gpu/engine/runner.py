@@ -132,8 +132,7 @@ class Runner:
         self.root_lb, self.root_ub, self.root_bits = dm.lb.copy(), dm.ub.copy(), dm.bits.copy()
         self.plan_bufs = [const(dm.sg_ptr), const(dm.sg_var), const(dm.sg_sel)]
         self.ngroups = len(dm.sg_ptr) - 1
-        self.tcap = int(min(max(dm.trail_entry_total * (2 * min(dm.maxd, 64) + 2), 4096),
-                            max(dm.trail_entry_total * 4, 1 << 20)))
+        self.tcap = self._trail_capacity()
         self.ctrl = np.zeros(8, dtype=np.int32)
         self.ctrl[C_BEST] = INT_MAX
         self.ctrl_buf = cl.Buffer(self.ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=self.ctrl)
@@ -145,6 +144,16 @@ class Runner:
         self.budget = SliceBudget(self.tuning.slice_budget)
 
     # ------------------------------------------------------------------ sizing
+    def _trail_capacity(self) -> int:
+        """Ints of trail per work-item: the most one branch can need (pack.trail_bound), unless
+        that would take over half of the memory a work-item of a full device has; then what
+        branches of that many levels typically need, and a branch deeper than that ends the
+        search incomplete, said on stderr (CapacityError)."""
+        dm, d = self.dm, self.device
+        share = int(0.4 * min(d.global_mem, d.max_alloc * 4)) // max(d.compute_units * self.tuning.items_per_cu, 1)
+        typical = dm.trail_entry_total * (2 * min(dm.maxd, 64) + 2)
+        return int(max(min(dm.trail_bound, max(share // 8, typical)), 64))
+
     def per_item_bytes(self, pcap: int) -> int:
         dm = self.dm
         ints = 3 * dm.nv + dm.nwords + self.tcap + dm.nc + dm.maxd * 5 + pcap * 3 + NST + 2 * NCNT
