@@ -229,7 +229,7 @@ class Runner:
         INQ = cl.Buffer(self.ctx, rw | mf.COPY_HOST_PTR, hostbuf=inq)
         LV = zeros(4 * n_items * dm.maxd * 5)
         PATH = zeros(4 * n_items * pcap * 3)
-        weights = np.ones(n_items * dm.nc if dm.use_weights else 1, dtype=np.int32)
+        weights = np.ones(max(n_items * dm.nc, 1) if dm.use_weights else 1, dtype=np.int32)
         WEIGHTS = cl.Buffer(self.ctx, rw | mf.COPY_HOST_PTR, hostbuf=weights)
         st = np.zeros((n_items, NST), dtype=np.int32)
         st[:, 7] = (np.arange(n_items, dtype=np.int64) * 2654435761 + self.seed * 97 + 12345) % (2 ** 31 - 1) + 1
