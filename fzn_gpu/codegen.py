@@ -1,9 +1,10 @@
 """The OpenCL header generated from Python's single source of truth: constraint kind numbers
-(fzn_gpu.registry) and the codes of the search strategies. Prepended to the kernel sources at
-build time, never written by hand."""
+(fzn_gpu.registry), the codes of the search strategies, and the host-kernel interface
+(fzn_gpu.kernel_abi). Prepended to the kernel sources at build time, never written by hand."""
 
 from __future__ import annotations
 
+from . import kernel_abi
 from .registry import KINDS
 
 VAR_SELECT = ["input_order", "first_fail", "anti_first_fail", "smallest", "largest", "occurrence",
@@ -38,4 +39,5 @@ def header(kinds: frozenset[int] | None = None) -> str:
     lines += [f"#define USE_{k.key}(code)" + (" code" if kinds is None or k.id in kinds else "") for k in KINDS]
     lines += [f"#define VS_{name.upper()} {i}" for i, name in enumerate(VAR_SELECT)]
     lines += [f"#define VAL_{_short(name)} {i}" for i, name in enumerate(VAL_SELECT)]
+    lines += kernel_abi.defines()
     return "\n".join(lines) + "\n"

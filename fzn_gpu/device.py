@@ -14,7 +14,10 @@ from .codegen import header
 from .errors import FznError
 from .resources import kernels_dir
 
-KERNEL_FILES = ("domain.cl", "propagators.cl", "search.cl")
+# The program of each execution model (see kernels/domain.cl): one work-item, or one
+# work-group, per sub-search space.
+KERNEL_FILES = {"item": ("domain.cl", "mutate_item.cl", "propagators.cl", "branching.cl", "search.cl"),
+                "group": ("domain.cl", "mutate_group.cl", "propagators.cl", "branching.cl", "search_group.cl")}
 
 NO_DEVICE_FIX = ("install an OpenCL driver: `pip install pocl-binary-distribution` (a CPU device, "
                  "or `pip install 'fzn-gpu[cpu]'`), or Debian's `apt-get install pocl-opencl-icd`; on NVIDIA "
@@ -156,10 +159,11 @@ def describe_devices() -> str:
     return "\n".join(d.describe() for d in devices)
 
 
-def kernel_source(kinds: frozenset[int] | None = None) -> str:
-    """The whole program; specialised to the constraint kinds in `kinds` when given."""
+def kernel_source(kinds: frozenset[int] | None = None, model: str = "item") -> str:
+    """The program of an execution model ("item" or "group"); specialised to the constraint
+    kinds in `kinds` when given."""
     parts = [header(kinds)]
-    for name in KERNEL_FILES:
+    for name in KERNEL_FILES[model]:
         parts.append(f"// ---- {name}\n" + (kernels_dir() / name).read_text())
     return "\n".join(parts)
 
@@ -167,18 +171,24 @@ def kernel_source(kinds: frozenset[int] | None = None) -> str:
 _PROGRAMS: dict[tuple, tuple] = {}
 
 
-def build(device: Device, kinds: frozenset[int] | None = None, outline: bool = False):
+def build(device: Device, kinds: frozenset[int] | None = None, outline: bool = False, model: str = "item",
+          store_global: bool = False):
     """(context, queue, program) for `device`, built once per process (and cached on disk by
-    pyopencl across processes); with `kinds`, a program holding only those propagators."""
+    pyopencl across processes); with `kinds`, a program holding only those propagators;
+    `model` "group" with `store_global` keeps a group's node in global memory (a model too big
+    for local memory)."""
     import pyopencl as cl
-    key = (id(device.cl_device), kinds, outline)
+    key = (id(device.cl_device), kinds, outline, model, store_global)
     if key not in _PROGRAMS:
         ctx = cl.Context([device.cl_device])
         queue = cl.CommandQueue(ctx)
+        options = ["-cl-std=CL1.2"] + (["-DFZN_OUTLINE"] if outline else [])
+        if model == "group":
+            options += ["-DFZN_GROUP"] + (["-DFZN_STORE_GLOBAL"] if store_global else [])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
-                prog = cl.Program(ctx, kernel_source(kinds)).build(options=["-cl-std=CL1.2"] + (["-DFZN_OUTLINE"] if outline else []))
+                prog = cl.Program(ctx, kernel_source(kinds, model)).build(options=options)
             except cl.RuntimeError as err:
                 raise FznError(f"the search kernels did not build on {device.name}: {str(err)[-2000:]}",
                                fix="report this with the device name; meanwhile choose another device with --devices") from None

@@ -1,10 +1,10 @@
-// Domains of one work-item: bounds lb/ub for every variable, plus a bitmap of 32-bit words for
-// variables whose initial span is small (PHACT's representation). Bits outside [lb, ub] are
-// always clear, so a domain's size is the popcount of its words.
+// Domains: bounds lb/ub for every variable, plus a bitmap of 32-bit words for variables whose
+// initial span is small (PHACT's representation). Bits outside [lb, ub] are clear whenever
+// propagation is at rest, so a domain's size is the popcount of its words.
 //
-// Every change goes through the functions below: they save the old domain on the trail once per
-// epoch (copy-on-write), normalise bounds against the bitmap, and wake the constraints that
-// watch the variable. They return CHANGED, UNCHANGED or FAILED.
+// Every change goes through the mutators (set_min, set_max, fix, remove_value, remove_mask,
+// keep_shifted) of the execution model's file: they return CHANGED, UNCHANGED or FAILED, keep
+// bounds and bitmap in step, and wake the constraints that watch the variable.
 
 // Built with -DFZN_OUTLINE (FZN_GPU_OUTLINE=1), the domain mutators and the propagators stay
 // out of line: far less code for a compiler that inlines everything (NVIDIA's).
@@ -20,6 +20,46 @@
 #define UNCHANGED 0
 #define CHANGED 1
 
+// Two execution models share the queries below and the propagators (propagators.cl); each has
+// its own Ctx and its own mutators:
+//  - one work-item per sub-search space (mutate_item.cl, search.cl): the work-item's domains
+//    in global memory, a trail to undo changes, a queue of constraints to run;
+//  - one work-group per sub-search space (built with -DFZN_GROUP; mutate_group.cl,
+//    search_group.cl): the current node's domains in local memory (global with
+//    -DFZN_STORE_GLOBAL), the group's work-items running the woken constraints side by side.
+#ifdef FZN_GROUP
+#ifdef FZN_STORE_GLOBAL
+#define STORE __global
+#else
+#define STORE __local
+#endif
+
+typedef struct {
+    // model (read-only, shared by every group)
+    int nv;
+    __global const int *bm_off;     // first bitmap word of each variable, or -1
+    __global const int *bm_nw;      // its number of words
+    __global const int *base;       // the value of bit 0
+    __global const int *ckind;
+    __global const int *coff;
+    __global const int *cd;         // constraint rows (fzn_gpu.registry encoding)
+    __global const int *wptr;       // variable -> watching constraints (CSR)
+    __global const int *wlist;
+    // the group's node (shared by its work-items)
+    STORE int *lb;
+    STORE int *ub;
+    STORE uint *bits;
+    __local uint *changed;          // variables changed in this pass (a bit each)
+    __local volatile int *failed;   // set by any work-item that meets a wipe-out
+    int nc;
+    int err;                        // ERR_* when a capacity ran out
+    long props;                     // propagations run by this work-item
+} Ctx;
+
+#define LB_(x, v) ((x)->lb[v])
+#define UB_(x, v) ((x)->ub[v])
+#define BITS_(x, w) ((x)->bits[w])
+#else
 typedef struct {
     // model (read-only, shared by all work-items)
     int nv;
@@ -62,6 +102,7 @@ typedef struct {
 #define QUEUE_(x, i) ((x)->queue[(i) * (x)->st])
 #define INQ_(x, c) ((x)->inq[(c) * (x)->st])
 #define TRAIL_(x, i) ((x)->trail[(long)(i) * (x)->st])
+#endif
 
 #define ERR_TRAIL 1
 #define ERR_DEPTH 2
@@ -125,148 +166,14 @@ inline int prev_value(Ctx *x, int v, int from) {
     }
 }
 
-// The trail is cut into segments, one per search depth: the entries made while the search was
-// at depth d (its decision's propagation, and the right branches taken at depth d after
-// backtracking there). `epoch` is the current depth, and STAMP(v) the deepest live segment
-// holding an entry of v, or -1: so v is saved at most once per segment, and a chain of right
-// branches at one depth (x != 1, x != 2, ... on a bounds-only domain) re-uses its entries
-// instead of growing the trail without end. An entry keeps v's previous stamp, which restore
-// puts back. Entries are [lb, ub, words.., old stamp, v] so that restore pops them from the top.
-inline bool save(Ctx *x, int v) {
-    int old = STAMP_(x, v);
-    if (old == x->epoch) return true;
-    int nw = has_bits(x, v) ? x->bm_nw[v] : 0;
-    if (x->ttop + TRAIL_FIXED + nw > x->tcap) { x->err = ERR_TRAIL; return false; }
-    int t = x->ttop;
-    TRAIL_(x, t) = LB_(x, v);
-    TRAIL_(x, t + 1) = UB_(x, v);
-    int off = x->bm_off[v];
-    for (int w = 0; w < nw; ++w) TRAIL_(x, t + 2 + w) = (int)BITS_(x, off + w);
-    TRAIL_(x, t + 2 + nw) = old;
-    TRAIL_(x, t + 3 + nw) = v;
-    x->ttop += TRAIL_FIXED + nw;
-    STAMP_(x, v) = x->epoch;
-    return true;
-}
-
-inline void restore(Ctx *x, int mark) {
-    while (x->ttop > mark) {
-        int v = TRAIL_(x, x->ttop - 1);
-        int nw = has_bits(x, v) ? x->bm_nw[v] : 0;
-        x->ttop -= TRAIL_FIXED + nw;
-        int t = x->ttop;
-        LB_(x, v) = TRAIL_(x, t);
-        UB_(x, v) = TRAIL_(x, t + 1);
-        int off = x->bm_off[v];
-        for (int w = 0; w < nw; ++w) BITS_(x, off + w) = (uint)TRAIL_(x, t + 2 + w);
-        STAMP_(x, v) = TRAIL_(x, t + 2 + nw);
-    }
-}
-
-inline void enqueue(Ctx *x, int c) {
-    if (INQ_(x, c)) return;
-    INQ_(x, c) = 1;
-    int tail = x->qhead + x->qlen;
-    if (tail >= x->nc) tail -= x->nc;
-    QUEUE_(x, tail) = c;
-    x->qlen += 1;
-}
-
-inline void wake(Ctx *x, int v) {
-    for (int i = x->wptr[v]; i < x->wptr[v + 1]; ++i) enqueue(x, x->wlist[i]);
-}
-
-inline void clear_queue(Ctx *x) {
-    while (x->qlen > 0) {
-        INQ_(x, QUEUE_(x, x->qhead)) = 0;
-        x->qhead = (x->qhead + 1 == x->nc) ? 0 : x->qhead + 1;
-        x->qlen -= 1;
-    }
-}
-
-// Clear the bits of v outside [lo, hi] (a range of the current bounds).
-inline void clear_bits_outside(Ctx *x, int v, int lo, int hi) {
-    int off = x->bm_off[v], nw = x->bm_nw[v], b = x->base[v];
-    for (int w = 0; w < nw; ++w) {
-        int w_lo = b + (w << 5), w_hi = w_lo + 31;
-        uint keep = 0xFFFFFFFFu;
-        if (w_hi < lo || w_lo > hi) keep = 0u;
-        else {
-            if (lo > w_lo) keep &= 0xFFFFFFFFu << (lo - w_lo);
-            if (hi < w_hi) keep &= 0xFFFFFFFFu >> (w_hi - hi);
-        }
-        BITS_(x, off + w) &= keep;
-    }
-}
-
-MUTATOR int set_min(Ctx *x, int v, long m) {
-    if (m <= LB_(x, v)) return UNCHANGED;
-    if (m > UB_(x, v)) return FAILED;
-    if (!save(x, v)) return FAILED;
-    int nm = (int)m;
-    if (has_bits(x, v)) {
-        nm = next_value(x, v, nm);
-        if (nm > UB_(x, v)) return FAILED;
-        clear_bits_outside(x, v, nm, UB_(x, v));
-    }
-    LB_(x, v) = nm;
-    wake(x, v);
-    return CHANGED;
-}
-
-MUTATOR int set_max(Ctx *x, int v, long m) {
-    if (m >= UB_(x, v)) return UNCHANGED;
-    if (m < LB_(x, v)) return FAILED;
-    if (!save(x, v)) return FAILED;
-    int nm = (int)m;
-    if (has_bits(x, v)) {
-        nm = prev_value(x, v, nm);
-        if (nm < LB_(x, v)) return FAILED;
-        clear_bits_outside(x, v, LB_(x, v), nm);
-    }
-    UB_(x, v) = nm;
-    wake(x, v);
-    return CHANGED;
-}
-
-MUTATOR int fix(Ctx *x, int v, long value) {
-    if (!contains(x, v, value)) return FAILED;
-    if (LB_(x, v) == UB_(x, v)) return UNCHANGED;
-    if (!save(x, v)) return FAILED;
-    if (has_bits(x, v)) clear_bits_outside(x, v, (int)value, (int)value);
-    LB_(x, v) = (int)value;
-    UB_(x, v) = (int)value;
-    wake(x, v);
-    return CHANGED;
-}
-
-// Remove one value. Without a bitmap only a bound can move (bounds reasoning).
-MUTATOR int remove_value(Ctx *x, int v, long value) {
-    if (value < LB_(x, v) || value > UB_(x, v)) return UNCHANGED;
-    if (LB_(x, v) == UB_(x, v)) return FAILED;
-    if (has_bits(x, v)) {
-        if (!bit_at(x, v, (int)value)) return UNCHANGED;
-        if (!save(x, v)) return FAILED;
-        int i = (int)value - x->base[v];
-        BITS_(x, x->bm_off[v] + (i >> 5)) &= ~(1u << (i & 31));
-        if (value == LB_(x, v)) LB_(x, v) = next_value(x, v, (int)value);
-        else if (value == UB_(x, v)) UB_(x, v) = prev_value(x, v, (int)value);
-        wake(x, v);
-        return CHANGED;
-    }
-    if (value == LB_(x, v)) return set_min(x, v, value + 1);
-    if (value == UB_(x, v)) return set_max(x, v, value - 1);
-    return UNCHANGED;
-}
-
-// After words of v's bitmap were cleared (v saved on the trail): bounds to the bitmap, wake.
-inline int bits_changed(Ctx *x, int v) {
-    int nl = next_value(x, v, LB_(x, v));
-    if (nl > UB_(x, v)) return FAILED;      // emptied: the caller backtracks, the trail restores
-    LB_(x, v) = nl;
-    UB_(x, v) = prev_value(x, v, UB_(x, v));
-    wake(x, v);
-    return CHANGED;
+// The bits of word w of a bitmap based at b that lie inside [lo, hi].
+inline uint keep_mask(int b, int w, int lo, int hi) {
+    int w_lo = b + (w << 5), w_hi = w_lo + 31;
+    if (w_hi < lo || w_lo > hi) return 0u;
+    uint keep = 0xFFFFFFFFu;
+    if (lo > w_lo) keep &= 0xFFFFFFFFu << (lo - w_lo);
+    if (hi < w_hi) keep &= 0xFFFFFFFFu >> (w_hi - hi);
+    return keep;
 }
 
 // Bits s..s+31 of a bitmask of mw words (bits outside it read as 0); s may be negative.
@@ -278,39 +185,6 @@ inline uint mask_bits32(const uint *mask, int mw, long s) {
     return sh ? (a >> sh) | (b << (32 - sh)) : a;
 }
 
-// Remove from v every value lo + i whose bit i is set in mask[0..mw): whole words at a time on
-// a bitmap, bound by bound without one (bounds reasoning).
-MUTATOR int remove_mask(Ctx *x, int v, const uint *mask, int mw, long lo) {
-    if (!has_bits(x, v)) {
-        int r = UNCHANGED;
-        while (LB_(x, v) <= UB_(x, v)) {
-            long i = (long)LB_(x, v) - lo;
-            if (i < 0 || i >= 32L * mw || !((mask[i >> 5] >> (i & 31)) & 1u)) break;
-            if (set_min(x, v, (long)LB_(x, v) + 1) == FAILED) return FAILED;
-            r = CHANGED;
-        }
-        while (true) {
-            long i = (long)UB_(x, v) - lo;
-            if (i < 0 || i >= 32L * mw || !((mask[i >> 5] >> (i & 31)) & 1u)) break;
-            if (set_max(x, v, (long)UB_(x, v) - 1) == FAILED) return FAILED;
-            r = CHANGED;
-        }
-        return r;
-    }
-    int off = x->bm_off[v], nw = x->bm_nw[v];
-    long b = x->base[v];
-    bool changed = false;
-    for (int w = 0; w < nw; ++w) {
-        uint m = mask_bits32(mask, mw, b + 32 * w - lo);
-        uint cur = BITS_(x, off + w);
-        if (!(cur & m)) continue;
-        if (!changed && !save(x, v)) return FAILED;
-        changed = true;
-        BITS_(x, off + w) = cur & ~m;
-    }
-    return changed ? bits_changed(x, v) : UNCHANGED;
-}
-
 // Bits s..s+31 of v's bitmap (bits outside it read as 0); s may be negative.
 inline uint var_bits32(Ctx *x, int v, long s) {
     int off = x->bm_off[v], nw = x->bm_nw[v];
@@ -319,24 +193,6 @@ inline uint var_bits32(Ctx *x, int v, long s) {
     uint a = (wi >= 0 && wi < nw) ? BITS_(x, off + (int)wi) : 0u;
     uint b = (wi + 1 >= 0 && wi + 1 < nw) ? BITS_(x, off + (int)wi + 1) : 0u;
     return sh ? (a >> sh) | (b << (32 - sh)) : a;
-}
-
-// Keep in y (a bitmap variable) only the values v with v + d in the domain of z (a bitmap
-// variable too): y = z - d, domain consistent, a word at a time.
-MUTATOR int keep_shifted(Ctx *x, int y, int z, long d) {
-    int off = x->bm_off[y], nw = x->bm_nw[y];
-    long s0 = (long)x->base[y] + d - x->base[z];
-    bool changed = false;
-    for (int w = 0; w < nw; ++w) {
-        uint cur = BITS_(x, off + w);
-        if (!cur) continue;
-        uint keep = cur & var_bits32(x, z, s0 + 32 * w);
-        if (keep == cur) continue;
-        if (!changed && !save(x, y)) return FAILED;
-        changed = true;
-        BITS_(x, off + w) = keep;
-    }
-    return changed ? bits_changed(x, y) : UNCHANGED;
 }
 
 // Combine results: any FAILED wins.

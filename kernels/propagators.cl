@@ -456,6 +456,18 @@ inline long ipow_sat(long base, long e, bool *defined) {
     return r;
 }
 
+// The next value of v's domain after `value` (INT_MAX past the end), bitmap or bounds.
+inline int next_in(Ctx *x, int v, int value) {
+    if (value >= dmax(x, v)) return INT_MAX;
+    return has_bits(x, v) ? next_value(x, v, value + 1) : value + 1;
+}
+
+#define POW_PAIRS 4096      // base x exponent values enumerated for supports
+
+// c = a^b. With few (base, exponent) pairs: the bounds of a, b and c shrink to the values with
+// a support (bounds consistent, the same variable in two places counted once). Otherwise the
+// box: |c| <= max|a|^max(b) and c >= 0 for a >= 0, with exact bounds for a fixed exponent of a
+// non-negative base.
 PROPAGATOR_FN bool prop_pow(Ctx *x, int a, int b, int c) {
     bool d;
     if (is_fixed(x, a) && is_fixed(x, b)) {
@@ -463,6 +475,27 @@ PROPAGATOR_FN bool prop_pow(Ctx *x, int a, int b, int c) {
         if (!d) return false;
         return fix(x, c, r) != FAILED;
     }
+    if (dsize(x, a) * dsize(x, b) <= POW_PAIRS) {
+        long clo = LONG_MAX, chi = LONG_MIN, alo = LONG_MAX, ahi = LONG_MIN, blo = LONG_MAX, bhi = LONG_MIN;
+        for (int va = dmin(x, a); va != INT_MAX; va = next_in(x, a, va)) {
+            for (int vb = dmin(x, b); vb != INT_MAX; vb = next_in(x, b, vb)) {
+                if (a == b && va != vb) continue;
+                long r = ipow_sat(va, vb, &d);
+                if (!d || (c == a && r != va) || (c == b && r != vb) || !contains(x, c, r)) continue;
+                clo = min(clo, r); chi = max(chi, r);
+                alo = min(alo, (long)va); ahi = max(ahi, (long)va);
+                blo = min(blo, (long)vb); bhi = max(bhi, (long)vb);
+            }
+        }
+        if (clo > chi) return false;
+        TRY(set_min(x, c, clo)); TRY(set_max(x, c, chi));
+        TRY(set_min(x, a, alo)); TRY(set_max(x, a, ahi));
+        TRY(set_min(x, b, blo)); TRY(set_max(x, b, bhi));
+        return true;
+    }
+    long m = ipow_sat(max(-(long)dmin(x, a), (long)dmax(x, a)), max((long)dmax(x, b), 1L), &d);
+    TRY(set_min(x, c, dmin(x, a) >= 0 ? 0 : -max(m, 1L)));
+    TRY(set_max(x, c, max(m, 1L)));
     if (is_fixed(x, b) && dmin(x, a) >= 0 && val(x, b) >= 0) {
         long lo = ipow_sat(dmin(x, a), val(x, b), &d), hi = ipow_sat(dmax(x, a), val(x, b), &d);
         TRY(set_min(x, c, lo));
@@ -884,21 +917,4 @@ bool propagate_one(Ctx *x, int c) {
     default:
         return false;   // unreachable: the host builds a kernel for every kind its model holds
     }
-}
-
-// Run the queue to a fixpoint; false on failure (the queue is then emptied).
-bool propagate(Ctx *x) {
-    while (x->qlen > 0) {
-        int c = QUEUE_(x, x->qhead);
-        x->qhead = (x->qhead + 1 == x->nc) ? 0 : x->qhead + 1;
-        x->qlen -= 1;
-        INQ_(x, c) = 0;
-        x->props += 1;
-        if (!propagate_one(x, c)) {
-            x->failed = c;
-            clear_queue(x);
-            return false;
-        }
-    }
-    return true;
 }

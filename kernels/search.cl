@@ -15,120 +15,24 @@
 // (its prefix plus the negated decision), and mark that level so they never take it
 // themselves. The host hands the paths to idle work-items, of this device or another one.
 
-#define S_NEED_SUB 0
-#define S_PROPAGATE 1
-#define S_BRANCH 2
-#define S_BACKTRACK 3
-#define S_DONE 4
-#define S_SOLUTION 5
+// Run the queue to a fixpoint; false on failure (the queue is then emptied).
+bool propagate(Ctx *x) {
+    while (x->qlen > 0) {
+        int c = QUEUE_(x, x->qhead);
+        x->qhead = (x->qhead + 1 == x->nc) ? 0 : x->qhead + 1;
+        x->qlen -= 1;
+        INQ_(x, c) = 0;
+        x->props += 1;
+        if (!propagate_one(x, c)) {
+            x->failed = c;
+            clear_queue(x);
+            return false;
+        }
+    }
+    return true;
+}
 
-// per work-item scalars (ST)
-#define ST_STATUS 0
-#define ST_DEPTH 1
-#define ST_TTOP 2
-#define ST_EPOCH 3      // unused: the trail's epoch is the depth (domain.cl)
-#define ST_SUB 4
-#define ST_PLEN 5
-#define ST_ERR 6
-#define ST_RNG 7
-#define ST_QHEAD 8
-#define ST_SUBNODES 9   // nodes spent on the current sub-search space (node_limit)
-#define NST 10
-
-// per work-item counters (CNT, long)
-#define CNT_NODES 0
-#define CNT_FAILS 1
-#define CNT_PROPS 2
-#define CNT_SOLS 3
-#define CNT_SUBS 4
-#define NCNT 5
-
-// shared control words (CTRL)
-#define C_NEXT 0        // next sub-search space to take
-#define C_SOLS 1        // solution slots used
-#define C_EMIT 2        // emitted paths
-#define C_BEST 3        // best objective so far, as sense*objective (minimisation)
-#define C_OVERFLOW 4    // an emitted path did not fit
-#define C_ERR 5         // a work-item ran out of trail, depth or path capacity
-#define C_ROOT_FAILED 6 // set when root propagation fails (enqueue_all pass)
-#define C_DONATED 7     // paths donated this slice (records in emit)
-
-// decisions: op ^ 1 is the negation
-#define OP_EQ 0
-#define OP_NE 1
-#define OP_LE 2
-#define OP_GT 3
-#define OP_GE 4
-#define OP_LT 5
-#define OP_DONATED 8    // flag on a level whose right branch was given away
-
-// level record (LV)
-#define LV_TRAIL 0
-#define LV_VAR 1
-#define LV_VAL 2
-#define LV_OP 3
-#define LV_PLEN 4
-#define NLV 5
 #define LV_(l, k) ((l)[(k) * x->st])
-
-inline int apply_decision(Ctx *x, int v, int op, int value) {
-    switch (op) {
-    case OP_EQ: return fix(x, v, value);
-    case OP_NE: return remove_value(x, v, value);
-    case OP_LE: return set_max(x, v, value);
-    case OP_GT: return set_min(x, v, (long)value + 1);
-    case OP_GE: return set_min(x, v, value);
-    default: return set_max(x, v, (long)value - 1);
-    }
-}
-
-inline uint rng_next(uint *s) {
-    uint z = *s;
-    z ^= z << 13; z ^= z >> 17; z ^= z << 5;
-    *s = z ? z : 0x9E3779B9u;
-    return *s;
-}
-
-// The k-th smallest value of v's domain (0-based).
-inline int kth_value(Ctx *x, int v, long k) {
-    if (!has_bits(x, v)) return (int)(dmin(x, v) + k);
-    int value = dmin(x, v);
-    for (long i = 0; i < k; ++i) value = next_value(x, v, value + 1);
-    return value;
-}
-
-inline long wdeg(Ctx *x, __global const int *weights, int v) {
-    long s = 0;
-    for (int i = x->wptr[v]; i < x->wptr[v + 1]; ++i) s += weights[x->wlist[i] * x->st];
-    return s > 0 ? s : 1;
-}
-
-// Is candidate (size a_num/a_den) better than the incumbent under the variable selection?
-// Returns true if v should replace best.
-bool better_var(Ctx *x, int sel, int v, int best, __global const int *deg, __global const int *weights) {
-    if (best < 0) return true;
-    switch (sel) {
-    case VS_FIRST_FAIL: return dsize(x, v) < dsize(x, best);
-    case VS_ANTI_FIRST_FAIL: return dsize(x, v) > dsize(x, best);
-    case VS_SMALLEST: return dmin(x, v) < dmin(x, best);
-    case VS_LARGEST: return dmax(x, v) > dmax(x, best);
-    case VS_OCCURRENCE: return deg[v] > deg[best];
-    case VS_MOST_CONSTRAINED: {
-        long sv = dsize(x, v), sb = dsize(x, best);
-        return sv < sb || (sv == sb && deg[v] > deg[best]);
-    }
-    case VS_MAX_REGRET: {
-        long rv = has_bits(x, v) ? (long)next_value(x, v, dmin(x, v) + 1) - dmin(x, v) : 1;
-        long rb = has_bits(x, best) ? (long)next_value(x, best, dmin(x, best) + 1) - dmin(x, best) : 1;
-        return rv > rb;
-    }
-    case VS_DOM_W_DEG: {
-        // size(v)/wdeg(v) < size(best)/wdeg(best)
-        return dsize(x, v) * wdeg(x, weights, best) < dsize(x, best) * wdeg(x, weights, v);
-    }
-    default: return false;   // input_order: keep the first
-    }
-}
 
 // Choose the next decision; false when every variable of the plan is fixed (a solution).
 bool choose(Ctx *x, __global const int *sg_ptr, __global const int *sg_var, __global const int *sg_sel,
@@ -140,35 +44,14 @@ bool choose(Ctx *x, __global const int *sg_ptr, __global const int *sg_var, __gl
         for (int i = sg_ptr[g]; i < sg_ptr[g + 1]; ++i) {
             int v = sg_var[i];
             if (is_fixed(x, v)) continue;
-            if (better_var(x, vsel, v, best, deg, weights)) {
+            if (better_var(x, vsel, v, best, deg, weights, x->st)) {
                 best = v;
                 if (vsel == VS_INPUT_ORDER) break;
             }
         }
         if (best < 0) continue;
-        int lo = dmin(x, best), hi = dmax(x, best);
-        long mid = ((long)lo + (long)hi) >> 1;     // floor: lo <= mid < hi
         *out_var = best;
-        switch (valsel) {
-        case VAL_MAX: *out_op = OP_EQ; *out_val = hi; break;
-        // x != v needs a bitmap unless v is a bound: without one, an inner value splits instead
-        case VAL_MEDIAN:
-            *out_val = kth_value(x, best, (dsize(x, best) - 1) / 2);
-            *out_op = (has_bits(x, best) || *out_val == lo) ? OP_EQ : OP_LE;
-            break;
-        case VAL_SPLIT: *out_op = OP_LE; *out_val = (int)mid; break;
-        case VAL_REVERSE_SPLIT: *out_op = OP_GT; *out_val = (int)mid; break;
-        case VAL_RANDOM:
-            *out_val = kth_value(x, best, rng_next(rng) % (ulong)dsize(x, best));
-            if (!has_bits(x, best) && *out_val != lo && *out_val != hi) {
-                // a split at a random inner value may shrink the domain by one value only: past
-                // half the level stack (maxd), splits halve, so the stack cannot overflow
-                *out_op = OP_LE;
-                if (halve) *out_val = (int)mid;
-            } else *out_op = OP_EQ;
-            break;
-        default: *out_op = OP_EQ; *out_val = lo; break;
-        }
+        select_value(x, best, valsel, rng, halve, out_op, out_val);
         return true;
     }
     return false;
@@ -249,7 +132,7 @@ __kernel void search(
                 __global int *rec = emit + (long)idx * emit_stride;
                 rec[0] = pl + 1;
                 for (int i = 0; i < 3 * pl; ++i) rec[1 + i] = path[i];
-                rec[1 + 3 * pl] = LV_(lvl, LV_VAR); rec[2 + 3 * pl] = op ^ 1; rec[3 + 3 * pl] = LV_(lvl, LV_VAL);
+                rec[1 + 3 * pl] = LV_(lvl, LV_VAR); rec[2 + 3 * pl] = LV_(lvl, LV_NEG); rec[3 + 3 * pl] = LV_(lvl, LV_VAL);
                 rec[emit_stride - 1] = st[ST_SUB];
                 LV_(lvl, LV_OP) = op | OP_DONATED;
             }
@@ -364,7 +247,7 @@ __kernel void search(
             if (depth >= maxd) { atomic_or(&ctrl[C_ERR], ERR_DEPTH); status = S_DONE; break; }
             __global int *l = lv + depth * NLV * x->st;
             LV_(l, LV_TRAIL) = x->ttop; LV_(l, LV_VAR) = v; LV_(l, LV_VAL) = value; LV_(l, LV_OP) = op;
-            LV_(l, LV_PLEN) = plen;
+            LV_(l, LV_PLEN) = plen; LV_(l, LV_NEG) = negation(x, v, op, value);
             depth += 1;
             x->epoch = depth;
             if (tracking) { if (plen < pcap) { path[3 * plen] = v; path[3 * plen + 1] = op; path[3 * plen + 2] = value; } plen += 1; }
@@ -381,7 +264,7 @@ __kernel void search(
         plen = LV_(l, LV_PLEN);
         x->epoch = depth;
         if (LV_(l, LV_OP) & OP_DONATED) continue;    // its right branch is another path's now
-        int op = LV_(l, LV_OP) ^ 1, var = LV_(l, LV_VAR), value = LV_(l, LV_VAL);
+        int var = LV_(l, LV_VAR), value = LV_(l, LV_VAL), op = LV_(l, LV_NEG);
         if (tracking) { if (plen < pcap) { path[3 * plen] = var; path[3 * plen + 1] = op; path[3 * plen + 2] = value; } plen += 1; }
         if (apply_decision(x, var, op, value) == FAILED) { clear_queue(x); fails += 1; }
         else status = S_PROPAGATE;

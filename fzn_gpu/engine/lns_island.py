@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import FznError
+from ..kernel_abi import Op
 from ..model import LnsSpec
 from .balance import injected_fault
 from .paths import Paths
@@ -27,7 +28,6 @@ from .runner import INT_MAX, Exploration, Runner
 if TYPE_CHECKING:
     from .lns import Incumbent
 
-OP_EQ = 0
 MAX_VALUES = 64          # ICM / Gibbs: values tried per variable and step (sampled beyond)
 CE_NODES = 2000          # complete exploration: nodes per neighbourhood and step
 ENOUGH = 0.9             # a step ends when this share of its work-items is done (runner.Exploration)
@@ -203,7 +203,7 @@ class Island:
         ptr = np.zeros(len(assign) + 1, np.int64)
         np.cumsum(3 * counts, out=ptr[1:])
         rows, cols = np.nonzero(fixed)
-        triples = np.stack([self.fd[cols], np.full(len(cols), OP_EQ), assign[rows, cols]], axis=1)
+        triples = np.stack([self.fd[cols], np.full(len(cols), Op.EQ), assign[rows, cols]], axis=1)
         return Paths(ptr.astype(np.int32), triples.astype(np.int32).ravel())
 
     def _explore(self, paths: Paths, obj: int, deadline, how: Exploration, bound: int | None = None):

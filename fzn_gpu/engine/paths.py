@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..kernel_abi import complementary
+
 
 @dataclass
 class Paths:
@@ -99,7 +101,7 @@ def _complement(prefix: list, node: dict, out: list[np.ndarray]) -> None:
     edges = list(node)
     if len(edges) == 2:
         (v1, op1, x1), (v2, op2, x2) = edges
-        if (v1, x1, op1 ^ 1) != (v2, x2, op2):
+        if (v1, x1) != (v2, x2) or not complementary(op1, op2):
             raise ValueError("donated paths branch on different decisions at one node")
     elif len(edges) == 1:
         v, op, x = edges[0]

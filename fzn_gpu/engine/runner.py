@@ -13,14 +13,11 @@ import numpy as np
 
 from ..device import Device, build
 from ..errors import FznError
+from ..kernel_abi import Cnt, Ctrl, Lv, St, Status
 from .pack import DeviceModel
 from .paths import Paths
 from .resplit import Resplit
 
-NST, NCNT = 10, 5
-S_DONE, S_SOLUTION = 4, 5
-C_NEXT, C_SOLS, C_EMIT, C_BEST, C_OVERFLOW, C_ERR, C_ROOT_FAILED, C_DONATED = range(8)
-S_NEED_SUB = 0
 RESPLIT_SLACK = 32   # decisions a donated path may add to the longest path of its phase
 INT_MAX = 2 ** 31 - 1
 SOL_MIN, SOL_MAX_BYTES = 256, 64 << 20    # solution slots per slice: at least, and memory at most
@@ -133,8 +130,8 @@ class Runner:
         self.plan_bufs = [const(dm.sg_ptr), const(dm.sg_var), const(dm.sg_sel)]
         self.ngroups = len(dm.sg_ptr) - 1
         self.tcap = self._trail_capacity()
-        self.ctrl = np.zeros(8, dtype=np.int32)
-        self.ctrl[C_BEST] = INT_MAX
+        self.ctrl = np.zeros(len(Ctrl), dtype=np.int32)
+        self.ctrl[Ctrl.BEST] = INT_MAX
         self.ctrl_buf = cl.Buffer(self.ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=self.ctrl)
         self.root_out = [cl.Buffer(self.ctx, mf.READ_WRITE, size=4 * max(dm.nv, 1)) for _ in range(2)] + \
                         [cl.Buffer(self.ctx, mf.READ_WRITE, size=4 * dm.nwords)]
@@ -156,7 +153,7 @@ class Runner:
 
     def per_item_bytes(self, pcap: int) -> int:
         dm = self.dm
-        ints = 3 * dm.nv + dm.nwords + self.tcap + dm.nc + dm.maxd * 5 + pcap * 3 + NST + 2 * NCNT
+        ints = 3 * dm.nv + dm.nwords + self.tcap + dm.nc + dm.maxd * len(Lv) + pcap * 3 + len(St) + 2 * len(Cnt)
         ints += dm.nc if dm.use_weights else 0
         return 4 * ints + dm.nc
 
@@ -168,7 +165,7 @@ class Runner:
         biggest = max(self.tcap * 4, self.dm.nv * 4, self.dm.nc * 4, 1)
         by_alloc = int(d.max_alloc) // biggest
         dm = self.dm
-        by_index = INDEX_MAX // max(self.tcap, dm.nv, dm.nwords, dm.nc, dm.maxd * 5, 1)
+        by_index = INDEX_MAX // max(self.tcap, dm.nv, dm.nwords, dm.nc, dm.maxd * len(Lv), 1)
         n = max(1, min(want, by_mem, by_alloc, by_index))
         if n < 1 or by_mem < 1 or by_alloc < 1:
             raise FznError(f"the model needs {per / 2**20:.0f} MiB per search thread, more than {d.name} holds",
@@ -227,16 +224,16 @@ class Runner:
         QUEUE = zeros(4 * n_items * max(dm.nc, 1))
         inq = np.zeros(n_items * max(dm.nc, 1), dtype=np.uint8)
         INQ = cl.Buffer(self.ctx, rw | mf.COPY_HOST_PTR, hostbuf=inq)
-        LV = zeros(4 * n_items * dm.maxd * 5)
+        LV = zeros(4 * n_items * dm.maxd * len(Lv))
         PATH = zeros(4 * n_items * pcap * 3)
         weights = np.ones(max(n_items * dm.nc, 1) if dm.use_weights else 1, dtype=np.int32)
         WEIGHTS = cl.Buffer(self.ctx, rw | mf.COPY_HOST_PTR, hostbuf=weights)
-        st = np.zeros((n_items, NST), dtype=np.int32)
-        st[:, 7] = (np.arange(n_items, dtype=np.int64) * 2654435761 + self.seed * 97 + 12345) % (2 ** 31 - 1) + 1
+        st = np.zeros((n_items, len(St)), dtype=np.int32)
+        st[:, St.RNG] = (np.arange(n_items, dtype=np.int64) * 2654435761 + self.seed * 97 + 12345) % (2 ** 31 - 1) + 1
         ST = cl.Buffer(self.ctx, rw | mf.COPY_HOST_PTR, hostbuf=st)
-        cnt = np.zeros((n_items, NCNT), dtype=np.int64)
+        cnt = np.zeros((n_items, len(Cnt)), dtype=np.int64)
         CNT = cl.Buffer(self.ctx, rw | mf.COPY_HOST_PTR, hostbuf=cnt)
-        base = 0                     # the device holds paths base..n_sub-1; C_NEXT counts from base
+        base = 0                     # the device holds paths base..n_sub-1; Ctrl.NEXT counts from base
         SUBP, SUBD = upload(paths)
         EMIT = zeros(4 * emit_cap * emit_stride)
         if lns is not None:
@@ -246,7 +243,7 @@ class Runner:
             RESULTS = zeros(4)
         root = [cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a if a.size else np.zeros(1, a.dtype))
                 for a in (self.root_lb, self.root_ub, self.root_bits)]
-        for k in (C_NEXT, C_SOLS, C_EMIT, C_OVERFLOW, C_DONATED):
+        for k in (Ctrl.NEXT, Ctrl.SOLS, Ctrl.EMIT, Ctrl.OVERFLOW, Ctrl.DONATED):
             self.ctrl[k] = 0
         cl.enqueue_copy(self.queue, self.ctrl_buf, self.ctrl)
 
@@ -284,26 +281,26 @@ class Runner:
             self.stats.launches += 1
             self.budget.after_slice(budget, dt)
             sols = None
-            nsol = int(self.ctrl[C_SOLS])
+            nsol = int(self.ctrl[Ctrl.SOLS])
             if nsol:
                 sols = np.empty((nsol, dm.nv + 1), dtype=np.int32)
                 cl.enqueue_copy(self.queue, sols, self.sol_buf)
-                self.ctrl[C_SOLS] = 0
+                self.ctrl[Ctrl.SOLS] = 0
                 cl.enqueue_copy(self.queue, self.ctrl_buf, self.ctrl)
             cl.enqueue_copy(self.queue, st, ST)
             self.queue.finish()
-            if self.ctrl[C_ERR]:
-                raise CapacityError(int(self.ctrl[C_ERR]))
+            if self.ctrl[Ctrl.ERR]:
+                raise CapacityError(int(self.ctrl[Ctrl.ERR]))
             if self.verbose:
-                done = int((st[:, 0] == S_DONE).sum())
+                done = int((st[:, St.STATUS] == Status.DONE).sum())
                 print(f"fzn-gpu: slice {self.stats.launches}: {dt * 1000:.1f} ms, budget {budget}, "
-                      f"{done}/{n_items} items done, next sub-space {base + int(self.ctrl[C_NEXT])}/{n_sub}, "
-                      f"{nsol} solutions, donated {min(int(self.ctrl[C_DONATED]), donate)}, cutoff {cutoff}",
+                      f"{done}/{n_items} items done, next sub-space {base + int(self.ctrl[Ctrl.NEXT])}/{n_sub}, "
+                      f"{nsol} solutions, donated {min(int(self.ctrl[Ctrl.DONATED]), donate)}, cutoff {cutoff}",
                       file=sys.stderr)
             keep_going = on_slice(sols)
             if resplit is not None:
-                started = base + min(int(self.ctrl[C_NEXT]), n_sub - base)
-                n_donated = min(int(self.ctrl[C_DONATED]), donate)
+                started = base + min(int(self.ctrl[Ctrl.NEXT]), n_sub - base)
+                n_donated = min(int(self.ctrl[Ctrl.DONATED]), donate)
                 if n_donated:
                     rec = np.empty((n_donated, emit_stride), dtype=np.int32)
                     cl.enqueue_copy(self.queue, rec, EMIT)
@@ -315,34 +312,34 @@ class Runner:
                 n_sub = max(min(resplit.keep(started, n_sub), n_sub), started)
                 if n_donated:            # the device now holds the unstarted paths only
                     SUBP, SUBD = upload(paths.block(started, n_sub))
-                    base, self.ctrl[C_NEXT] = started, 0
-                elif self.ctrl[C_NEXT] > n_sub - base:
-                    self.ctrl[C_NEXT] = n_sub - base
-                idle = st[:, 0] == S_DONE
+                    base, self.ctrl[Ctrl.NEXT] = started, 0
+                elif self.ctrl[Ctrl.NEXT] > n_sub - base:
+                    self.ctrl[Ctrl.NEXT] = n_sub - base
+                idle = st[:, St.STATUS] == Status.DONE
                 if n_sub > started and idle.any():       # idle work-items take the new paths
-                    st[idle, 0] = S_NEED_SUB
+                    st[idle, St.STATUS] = Status.NEED_SUB
                     cl.enqueue_copy(self.queue, ST, st)
-                    idle = st[:, 0] == S_DONE
+                    idle = st[:, St.STATUS] == Status.DONE
                 donate = min(resplit.wanted(int(idle.sum()), n_sub - started, n_items), n_items) if keep_going else 0
-                self.ctrl[C_DONATED] = 0
+                self.ctrl[Ctrl.DONATED] = 0
                 cl.enqueue_copy(self.queue, self.ctrl_buf, self.ctrl)
-            done = st[:, 0] == S_DONE
+            done = st[:, St.STATUS] == Status.DONE
             if done.all():
                 finished = True
                 break
-            if lns is not None and lns.enough < 1 and base + int(self.ctrl[C_NEXT]) >= n_sub and \
+            if lns is not None and lns.enough < 1 and base + int(self.ctrl[Ctrl.NEXT]) >= n_sub and \
                     done.mean() >= lns.enough:
                 break                    # LNS: the stragglers' neighbourhoods are left unexplored
             if not keep_going or (deadline is not None and time.monotonic() >= deadline):
                 break
         cl.enqueue_copy(self.queue, cnt, CNT)
         self.queue.finish()
-        self.phase_solutions = int(cnt[:, 3].sum())
-        self.stats.nodes += int(cnt[:, 0].sum())
-        self.stats.fails += int(cnt[:, 1].sum())
-        self.stats.props += int(cnt[:, 2].sum())
-        self.stats.subs += int(cnt[:, 4].sum())
-        self.root_failed = bool(self.ctrl[C_ROOT_FAILED])
+        self.phase_solutions = int(cnt[:, Cnt.SOLS].sum())
+        self.stats.nodes += int(cnt[:, Cnt.NODES].sum())
+        self.stats.fails += int(cnt[:, Cnt.FAILS].sum())
+        self.stats.props += int(cnt[:, Cnt.PROPS].sum())
+        self.stats.subs += int(cnt[:, Cnt.SUBS].sum())
+        self.root_failed = bool(self.ctrl[Ctrl.ROOT_FAILED])
         if lns is not None:
             cl.enqueue_copy(self.queue, lns.results, RESULTS)
             self.queue.finish()
@@ -352,8 +349,8 @@ class Runner:
             self.queue.finish()
         emitted = None
         if cutoff > 0 and finished:
-            n_emit = int(self.ctrl[C_EMIT])
-            if self.ctrl[C_OVERFLOW]:
+            n_emit = int(self.ctrl[Ctrl.EMIT])
+            if self.ctrl[Ctrl.OVERFLOW]:
                 emitted = None
             else:
                 rec = np.empty((n_emit, emit_stride), dtype=np.int32)
@@ -364,10 +361,10 @@ class Runner:
         return finished, emitted
 
     def best(self) -> int:
-        return int(self.ctrl[C_BEST])
+        return int(self.ctrl[Ctrl.BEST])
 
     def set_best(self, value: int) -> None:
-        self.ctrl[C_BEST] = value
+        self.ctrl[Ctrl.BEST] = value
         self.cl.enqueue_copy(self.queue, self.ctrl_buf, self.ctrl)
 
 

@@ -1,0 +1,104 @@
+// What both search kernels share: the status of a search, the layout of its per-search state and
+// counters, decisions and their negation, and variable and value selection.
+
+// The status codes, state layouts and decision operators (S_*, ST_*, CNT_*, C_*, OP_*, LV_*) come
+// from the generated header (fzn_gpu/kernel_abi.py).
+
+inline int apply_decision(Ctx *x, int v, int op, int value) {
+    switch (op) {
+    case OP_EQ: return fix(x, v, value);
+    case OP_NE: return remove_value(x, v, value);
+    case OP_LE: return set_max(x, v, value);
+    case OP_GT: return set_min(x, v, (long)value + 1);
+    case OP_GE: return set_min(x, v, value);
+    default: return set_max(x, v, (long)value - 1);
+    }
+}
+
+inline uint rng_next(uint *s) {
+    uint z = *s;
+    z ^= z << 13; z ^= z >> 17; z ^= z << 5;
+    *s = z ? z : 0x9E3779B9u;
+    return *s;
+}
+
+// The k-th smallest value of v's domain (0-based).
+inline int kth_value(Ctx *x, int v, long k) {
+    if (!has_bits(x, v)) return (int)(dmin(x, v) + k);
+    int value = dmin(x, v);
+    for (long i = 0; i < k; ++i) value = next_value(x, v, value + 1);
+    return value;
+}
+
+// dom_w_deg's weight of v: the failures of the constraints watching it (weights[c * ws]).
+inline long wdeg(Ctx *x, __global const int *weights, int ws, int v) {
+    long s = 0;
+    for (int i = x->wptr[v]; i < x->wptr[v + 1]; ++i) s += weights[x->wlist[i] * ws];
+    return s > 0 ? s : 1;
+}
+
+// Is candidate (size a_num/a_den) better than the incumbent under the variable selection?
+// Returns true if v should replace best.
+bool better_var(Ctx *x, int sel, int v, int best, __global const int *deg, __global const int *weights, int ws) {
+    if (best < 0) return true;
+    switch (sel) {
+    case VS_FIRST_FAIL: return dsize(x, v) < dsize(x, best);
+    case VS_ANTI_FIRST_FAIL: return dsize(x, v) > dsize(x, best);
+    case VS_SMALLEST: return dmin(x, v) < dmin(x, best);
+    case VS_LARGEST: return dmax(x, v) > dmax(x, best);
+    case VS_OCCURRENCE: return deg[v] > deg[best];
+    case VS_MOST_CONSTRAINED: {
+        long sv = dsize(x, v), sb = dsize(x, best);
+        return sv < sb || (sv == sb && deg[v] > deg[best]);
+    }
+    case VS_MAX_REGRET: {
+        long rv = has_bits(x, v) ? (long)next_value(x, v, dmin(x, v) + 1) - dmin(x, v) : 1;
+        long rb = has_bits(x, best) ? (long)next_value(x, best, dmin(x, best) + 1) - dmin(x, best) : 1;
+        return rv > rb;
+    }
+    case VS_DOM_W_DEG: {
+        // size(v)/wdeg(v) < size(best)/wdeg(best)
+        return dsize(x, v) * wdeg(x, weights, ws, best) < dsize(x, best) * wdeg(x, weights, ws, v);
+    }
+    default: return false;   // input_order: keep the first
+    }
+}
+
+// The decision on `best` that value selection `valsel` makes: x = v, or a split x <= v.
+// x != v needs a bitmap unless v is a bound, so without one an inner value splits instead.
+// `halve`: a split at a random inner value may shrink the domain by one value only, so past
+// half the level stack (maxd) splits halve, and the stack cannot overflow.
+inline void select_value(Ctx *x, int best, int valsel, uint *rng, bool halve, int *out_op, int *out_val) {
+    int lo = dmin(x, best), hi = dmax(x, best);
+    long mid = ((long)lo + (long)hi) >> 1;     // floor: lo <= mid < hi
+    switch (valsel) {
+    case VAL_MAX: *out_op = OP_EQ; *out_val = hi; break;
+    case VAL_MEDIAN:
+        *out_val = kth_value(x, best, (dsize(x, best) - 1) / 2);
+        *out_op = (has_bits(x, best) || *out_val == lo) ? OP_EQ : OP_LE;
+        break;
+    case VAL_SPLIT: *out_op = OP_LE; *out_val = (int)mid; break;
+    case VAL_REVERSE_SPLIT: *out_op = OP_GT; *out_val = (int)mid; break;
+    case VAL_RANDOM:
+        *out_val = kth_value(x, best, rng_next(rng) % (ulong)dsize(x, best));
+        if (!has_bits(x, best) && *out_val != lo && *out_val != hi) {
+            *out_op = OP_LE;
+            if (halve) *out_val = (int)mid;
+        } else *out_op = OP_EQ;
+        break;
+    default: *out_op = OP_EQ; *out_val = lo; break;
+    }
+}
+
+// The right branch of decision (var, op, value), on the domains it was taken from. x != v on a
+// bounds-only domain is exact only because v was a bound there: it becomes x > v or x < v, so
+// that a path holding it replays exactly in any order (several devices, donated paths).
+inline int negation(Ctx *x, int var, int op, int value) {
+    int neg = op ^ 1;
+    if (neg == OP_NE && !has_bits(x, var)) {
+        if (value == dmin(x, var)) return OP_GT;
+        if (value == dmax(x, var)) return OP_LT;
+    }
+    return neg;
+}
+

@@ -1,0 +1,149 @@
+// The mutators of the one-work-group-per-sub-search-space model. The group's work-items run
+// woken constraints side by side on one node, so every change is an atomic, monotone update (a
+// bound only moves inwards, a bitmap only loses bits): their order does not matter, and a
+// propagator that reads a domain while another work-item narrows it sees a superset of the
+// final domain, from which its deductions stay sound. A change marks its variable in the
+// group's changed set, which wakes the watching constraints for the next pass. Between two
+// passes the group brings the changed variables' bounds and bitmaps back into agreement and
+// checks them for wipe-outs (settle() in search_group.cl): a mutator's own FAILED is an early
+// exit, never the only report of a failure.
+
+inline void mark(Ctx *x, int v) { atomic_or(&x->changed[v >> 5], 1u << (v & 31)); }
+
+inline int wipe_out(Ctx *x) {
+    *x->failed = 1;
+    return FAILED;
+}
+
+// Clear the bits of v outside [lo, hi], touching only the words that hold such bits.
+inline void clear_outside(Ctx *x, int v, int lo, int hi) {
+    int off = x->bm_off[v], nw = x->bm_nw[v], b = x->base[v];
+    for (int w = 0; w < nw; ++w) {
+        uint keep = keep_mask(b, w, lo, hi);
+        if (BITS_(x, off + w) & ~keep) atomic_and(&BITS_(x, off + w), keep);
+    }
+}
+
+MUTATOR int set_min(Ctx *x, int v, long m) {
+    if (m <= LB_(x, v)) return UNCHANGED;
+    if (m > UB_(x, v)) return wipe_out(x);
+    int nm = (int)m;
+    if (has_bits(x, v)) {
+        nm = next_value(x, v, nm);
+        if (nm > UB_(x, v)) return wipe_out(x);
+        clear_outside(x, v, nm, INT_MAX);
+    }
+    if (atomic_max(&LB_(x, v), nm) >= nm) return UNCHANGED;
+    mark(x, v);
+    return CHANGED;
+}
+
+MUTATOR int set_max(Ctx *x, int v, long m) {
+    if (m >= UB_(x, v)) return UNCHANGED;
+    if (m < LB_(x, v)) return wipe_out(x);
+    int nm = (int)m;
+    if (has_bits(x, v)) {
+        nm = prev_value(x, v, nm);
+        if (nm < LB_(x, v)) return wipe_out(x);
+        clear_outside(x, v, INT_MIN, nm);
+    }
+    if (atomic_min(&UB_(x, v), nm) <= nm) return UNCHANGED;
+    mark(x, v);
+    return CHANGED;
+}
+
+MUTATOR int fix(Ctx *x, int v, long value) {
+    if (!contains(x, v, value)) return wipe_out(x);
+    if (LB_(x, v) == UB_(x, v)) return UNCHANGED;
+    if (has_bits(x, v)) clear_outside(x, v, (int)value, (int)value);
+    atomic_max(&LB_(x, v), (int)value);
+    atomic_min(&UB_(x, v), (int)value);
+    mark(x, v);
+    return CHANGED;
+}
+
+// Remove one value. Without a bitmap only a bound can move (bounds reasoning).
+MUTATOR int remove_value(Ctx *x, int v, long value) {
+    if (value < LB_(x, v) || value > UB_(x, v)) return UNCHANGED;
+    if (LB_(x, v) == UB_(x, v)) return wipe_out(x);
+    if (has_bits(x, v)) {
+        int i = (int)value - x->base[v];
+        uint bit = 1u << (i & 31);
+        if (!(atomic_and(&BITS_(x, x->bm_off[v] + (i >> 5)), ~bit) & bit)) return UNCHANGED;
+        if (value == LB_(x, v)) {
+            int n = next_value(x, v, (int)value);
+            if (n > UB_(x, v)) return wipe_out(x);
+            atomic_max(&LB_(x, v), n);
+        }
+        if (value == UB_(x, v)) {
+            int p = prev_value(x, v, (int)value);
+            if (p < LB_(x, v)) return wipe_out(x);
+            atomic_min(&UB_(x, v), p);
+        }
+        mark(x, v);
+        return CHANGED;
+    }
+    if (value == LB_(x, v)) return set_min(x, v, value + 1);
+    if (value == UB_(x, v)) return set_max(x, v, value - 1);
+    return UNCHANGED;
+}
+
+// After words of v's bitmap were cleared: bounds to the bitmap, mark.
+inline int bits_changed(Ctx *x, int v) {
+    int nl = next_value(x, v, LB_(x, v));
+    if (nl > UB_(x, v)) return wipe_out(x);
+    atomic_max(&LB_(x, v), nl);
+    int nu = prev_value(x, v, UB_(x, v));
+    if (nu < LB_(x, v)) return wipe_out(x);
+    atomic_min(&UB_(x, v), nu);
+    mark(x, v);
+    return CHANGED;
+}
+
+// Remove from v every value lo + i whose bit i is set in mask[0..mw): whole words at a time on
+// a bitmap, bound by bound without one (bounds reasoning).
+MUTATOR int remove_mask(Ctx *x, int v, const uint *mask, int mw, long lo) {
+    if (!has_bits(x, v)) {
+        int r = UNCHANGED;
+        while (LB_(x, v) <= UB_(x, v)) {
+            long i = (long)LB_(x, v) - lo;
+            if (i < 0 || i >= 32L * mw || !((mask[i >> 5] >> (i & 31)) & 1u)) break;
+            if (set_min(x, v, (long)LB_(x, v) + 1) == FAILED) return FAILED;
+            r = CHANGED;
+        }
+        while (true) {
+            long i = (long)UB_(x, v) - lo;
+            if (i < 0 || i >= 32L * mw || !((mask[i >> 5] >> (i & 31)) & 1u)) break;
+            if (set_max(x, v, (long)UB_(x, v) - 1) == FAILED) return FAILED;
+            r = CHANGED;
+        }
+        return r;
+    }
+    int off = x->bm_off[v], nw = x->bm_nw[v];
+    long b = x->base[v];
+    bool changed = false;
+    for (int w = 0; w < nw; ++w) {
+        uint m = mask_bits32(mask, mw, b + 32 * w - lo);
+        if (!(BITS_(x, off + w) & m)) continue;
+        atomic_and(&BITS_(x, off + w), ~m);
+        changed = true;
+    }
+    return changed ? bits_changed(x, v) : UNCHANGED;
+}
+
+// Keep in y (a bitmap variable) only the values v with v + d in the domain of z (a bitmap
+// variable too): y = z - d, domain consistent, a word at a time.
+MUTATOR int keep_shifted(Ctx *x, int y, int z, long d) {
+    int off = x->bm_off[y], nw = x->bm_nw[y];
+    long s0 = (long)x->base[y] + d - x->base[z];
+    bool changed = false;
+    for (int w = 0; w < nw; ++w) {
+        uint cur = BITS_(x, off + w);
+        if (!cur) continue;
+        uint keep = cur & var_bits32(x, z, s0 + 32 * w);
+        if (keep == cur) continue;
+        atomic_and(&BITS_(x, off + w), keep);
+        changed = true;
+    }
+    return changed ? bits_changed(x, y) : UNCHANGED;
+}

@@ -1,0 +1,190 @@
+// The mutators of the one-work-item-per-sub-search-space model: the old domain goes on the
+// work-item's trail before the first change of each search depth, and a change queues the
+// constraints that watch the variable.
+
+// The trail is cut into segments, one per search depth: the entries made while the search was
+// at depth d (its decision's propagation, and the right branches taken at depth d after
+// backtracking there). `epoch` is the current depth, and STAMP(v) the deepest live segment
+// holding an entry of v, or -1: so v is saved at most once per segment, and a chain of right
+// branches at one depth (x != 1, x != 2, ... on a bounds-only domain) re-uses its entries
+// instead of growing the trail without end. An entry keeps v's previous stamp, which restore
+// puts back. Entries are [lb, ub, words.., old stamp, v] so that restore pops them from the top.
+inline bool save(Ctx *x, int v) {
+    int old = STAMP_(x, v);
+    if (old == x->epoch) return true;
+    int nw = has_bits(x, v) ? x->bm_nw[v] : 0;
+    if (x->ttop + TRAIL_FIXED + nw > x->tcap) { x->err = ERR_TRAIL; return false; }
+    int t = x->ttop;
+    TRAIL_(x, t) = LB_(x, v);
+    TRAIL_(x, t + 1) = UB_(x, v);
+    int off = x->bm_off[v];
+    for (int w = 0; w < nw; ++w) TRAIL_(x, t + 2 + w) = (int)BITS_(x, off + w);
+    TRAIL_(x, t + 2 + nw) = old;
+    TRAIL_(x, t + 3 + nw) = v;
+    x->ttop += TRAIL_FIXED + nw;
+    STAMP_(x, v) = x->epoch;
+    return true;
+}
+
+inline void restore(Ctx *x, int mark) {
+    while (x->ttop > mark) {
+        int v = TRAIL_(x, x->ttop - 1);
+        int nw = has_bits(x, v) ? x->bm_nw[v] : 0;
+        x->ttop -= TRAIL_FIXED + nw;
+        int t = x->ttop;
+        LB_(x, v) = TRAIL_(x, t);
+        UB_(x, v) = TRAIL_(x, t + 1);
+        int off = x->bm_off[v];
+        for (int w = 0; w < nw; ++w) BITS_(x, off + w) = (uint)TRAIL_(x, t + 2 + w);
+        STAMP_(x, v) = TRAIL_(x, t + 2 + nw);
+    }
+}
+
+inline void enqueue(Ctx *x, int c) {
+    if (INQ_(x, c)) return;
+    INQ_(x, c) = 1;
+    int tail = x->qhead + x->qlen;
+    if (tail >= x->nc) tail -= x->nc;
+    QUEUE_(x, tail) = c;
+    x->qlen += 1;
+}
+
+inline void wake(Ctx *x, int v) {
+    for (int i = x->wptr[v]; i < x->wptr[v + 1]; ++i) enqueue(x, x->wlist[i]);
+}
+
+inline void clear_queue(Ctx *x) {
+    while (x->qlen > 0) {
+        INQ_(x, QUEUE_(x, x->qhead)) = 0;
+        x->qhead = (x->qhead + 1 == x->nc) ? 0 : x->qhead + 1;
+        x->qlen -= 1;
+    }
+}
+
+// Clear the bits of v outside [lo, hi] (a range of the current bounds).
+inline void clear_bits_outside(Ctx *x, int v, int lo, int hi) {
+    int off = x->bm_off[v], nw = x->bm_nw[v], b = x->base[v];
+    for (int w = 0; w < nw; ++w) BITS_(x, off + w) &= keep_mask(b, w, lo, hi);
+}
+
+MUTATOR int set_min(Ctx *x, int v, long m) {
+    if (m <= LB_(x, v)) return UNCHANGED;
+    if (m > UB_(x, v)) return FAILED;
+    if (!save(x, v)) return FAILED;
+    int nm = (int)m;
+    if (has_bits(x, v)) {
+        nm = next_value(x, v, nm);
+        if (nm > UB_(x, v)) return FAILED;
+        clear_bits_outside(x, v, nm, UB_(x, v));
+    }
+    LB_(x, v) = nm;
+    wake(x, v);
+    return CHANGED;
+}
+
+MUTATOR int set_max(Ctx *x, int v, long m) {
+    if (m >= UB_(x, v)) return UNCHANGED;
+    if (m < LB_(x, v)) return FAILED;
+    if (!save(x, v)) return FAILED;
+    int nm = (int)m;
+    if (has_bits(x, v)) {
+        nm = prev_value(x, v, nm);
+        if (nm < LB_(x, v)) return FAILED;
+        clear_bits_outside(x, v, LB_(x, v), nm);
+    }
+    UB_(x, v) = nm;
+    wake(x, v);
+    return CHANGED;
+}
+
+MUTATOR int fix(Ctx *x, int v, long value) {
+    if (!contains(x, v, value)) return FAILED;
+    if (LB_(x, v) == UB_(x, v)) return UNCHANGED;
+    if (!save(x, v)) return FAILED;
+    if (has_bits(x, v)) clear_bits_outside(x, v, (int)value, (int)value);
+    LB_(x, v) = (int)value;
+    UB_(x, v) = (int)value;
+    wake(x, v);
+    return CHANGED;
+}
+
+// Remove one value. Without a bitmap only a bound can move (bounds reasoning).
+MUTATOR int remove_value(Ctx *x, int v, long value) {
+    if (value < LB_(x, v) || value > UB_(x, v)) return UNCHANGED;
+    if (LB_(x, v) == UB_(x, v)) return FAILED;
+    if (has_bits(x, v)) {
+        if (!bit_at(x, v, (int)value)) return UNCHANGED;
+        if (!save(x, v)) return FAILED;
+        int i = (int)value - x->base[v];
+        BITS_(x, x->bm_off[v] + (i >> 5)) &= ~(1u << (i & 31));
+        if (value == LB_(x, v)) LB_(x, v) = next_value(x, v, (int)value);
+        else if (value == UB_(x, v)) UB_(x, v) = prev_value(x, v, (int)value);
+        wake(x, v);
+        return CHANGED;
+    }
+    if (value == LB_(x, v)) return set_min(x, v, value + 1);
+    if (value == UB_(x, v)) return set_max(x, v, value - 1);
+    return UNCHANGED;
+}
+
+// After words of v's bitmap were cleared (v saved on the trail): bounds to the bitmap, wake.
+inline int bits_changed(Ctx *x, int v) {
+    int nl = next_value(x, v, LB_(x, v));
+    if (nl > UB_(x, v)) return FAILED;      // emptied: the caller backtracks, the trail restores
+    LB_(x, v) = nl;
+    UB_(x, v) = prev_value(x, v, UB_(x, v));
+    wake(x, v);
+    return CHANGED;
+}
+
+// Remove from v every value lo + i whose bit i is set in mask[0..mw): whole words at a time on
+// a bitmap, bound by bound without one (bounds reasoning).
+MUTATOR int remove_mask(Ctx *x, int v, const uint *mask, int mw, long lo) {
+    if (!has_bits(x, v)) {
+        int r = UNCHANGED;
+        while (LB_(x, v) <= UB_(x, v)) {
+            long i = (long)LB_(x, v) - lo;
+            if (i < 0 || i >= 32L * mw || !((mask[i >> 5] >> (i & 31)) & 1u)) break;
+            if (set_min(x, v, (long)LB_(x, v) + 1) == FAILED) return FAILED;
+            r = CHANGED;
+        }
+        while (true) {
+            long i = (long)UB_(x, v) - lo;
+            if (i < 0 || i >= 32L * mw || !((mask[i >> 5] >> (i & 31)) & 1u)) break;
+            if (set_max(x, v, (long)UB_(x, v) - 1) == FAILED) return FAILED;
+            r = CHANGED;
+        }
+        return r;
+    }
+    int off = x->bm_off[v], nw = x->bm_nw[v];
+    long b = x->base[v];
+    bool changed = false;
+    for (int w = 0; w < nw; ++w) {
+        uint m = mask_bits32(mask, mw, b + 32 * w - lo);
+        uint cur = BITS_(x, off + w);
+        if (!(cur & m)) continue;
+        if (!changed && !save(x, v)) return FAILED;
+        changed = true;
+        BITS_(x, off + w) = cur & ~m;
+    }
+    return changed ? bits_changed(x, v) : UNCHANGED;
+}
+
+// Keep in y (a bitmap variable) only the values v with v + d in the domain of z (a bitmap
+// variable too): y = z - d, domain consistent, a word at a time.
+MUTATOR int keep_shifted(Ctx *x, int y, int z, long d) {
+    int off = x->bm_off[y], nw = x->bm_nw[y];
+    long s0 = (long)x->base[y] + d - x->base[z];
+    bool changed = false;
+    for (int w = 0; w < nw; ++w) {
+        uint cur = BITS_(x, off + w);
+        if (!cur) continue;
+        uint keep = cur & var_bits32(x, z, s0 + 32 * w);
+        if (keep == cur) continue;
+        if (!changed && !save(x, y)) return FAILED;
+        changed = true;
+        BITS_(x, off + w) = keep;
+    }
+    return changed ? bits_changed(x, y) : UNCHANGED;
+}
+
