@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import re
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from .codegen import header
@@ -35,6 +35,7 @@ class Device:
     compute_units: int
     global_mem: int
     max_alloc: int
+    local_mem: int = 32768          # bytes of local memory a work-group may use
 
     def describe(self) -> str:
         kind = "GPU" if self.is_gpu else "CPU"
@@ -93,11 +94,11 @@ def all_devices() -> tuple[Device, ...]:
             for part, cl_dev in enumerate(_cpu_parts(d, is_gpu)):
                 name = d.name.strip() + (f" [part {part + 1}]" if cl_dev is not d else "")
                 found.append(Device(len(found), cl_dev, name, p.name.strip(), is_gpu,
-                                    cl_dev.max_compute_units, d.global_mem_size, d.max_mem_alloc_size))
+                                    cl_dev.max_compute_units, d.global_mem_size, d.max_mem_alloc_size,
+                                    d.local_mem_size))
     # GPUs first: they are the reason to run fzn-gpu
     found.sort(key=lambda dv: (not dv.is_gpu, dv.index))
-    return tuple(Device(i, d.cl_device, d.name, d.platform, d.is_gpu, d.compute_units, d.global_mem, d.max_alloc)
-                 for i, d in enumerate(found))
+    return tuple(replace(d, index=i) for i, d in enumerate(found))
 
 
 def select_devices(spec: str = "all", limit: int | None = None) -> list[Device]:
@@ -147,8 +148,7 @@ def _leave_cores_for_gpus(chosen: list[Device]) -> list[Device]:
         except cl.Error:
             out.append(d)             # cannot be split: use it whole
             continue
-        out.append(Device(d.index, part, f"{d.name} ({keep} of {d.compute_units} cores)", d.platform, False,
-                          keep, d.global_mem, d.max_alloc))
+        out.append(replace(d, cl_device=part, name=f"{d.name} ({keep} of {d.compute_units} cores)", compute_units=keep))
     return out
 
 

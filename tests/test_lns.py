@@ -31,7 +31,7 @@ def objectives(stdout: str, name: str) -> list[int]:
 @pytest.mark.parametrize("strategy", STRATEGIES)
 @pytest.mark.parametrize("model, objective, sense", [("knapsack_30", "value", -1), ("qap_8", "cost", 1),
                                                      ("tsp_10", "length", 1)])
-def test_every_strategy_improves_a_poor_first_solution(strategy, model, objective, sense):
+def test_every_strategy_improves_a_poor_first_solution(strategy, model, objective, sense, kernel):
     r = solve(model, "--lns-strategy", strategy, "-a", "-s", "-t", "6000")
     assert r.returncode == 0, r.stderr
     found = objectives(r.stdout, objective)
@@ -82,7 +82,7 @@ def test_bad_lns_settings_are_one_clear_message(tmp_path, args, words):
 
 
 @pytest.mark.parametrize("fault", [None, "1:2"])
-def test_every_device_runs_its_own_steps_and_a_failed_one_leaves_the_rest(monkeypatch, fault):
+def test_every_device_runs_its_own_steps_and_a_failed_one_leaves_the_rest(monkeypatch, fault, kernel):
     """Two PoCL sub-devices: each runs LNS steps from the best either has found; a device
     failing at its second step leaves the other going, and the stream stays improving."""
     monkeypatch.setenv("FZN_GPU_CPU_SUBDEVICES", "2")

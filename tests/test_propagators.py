@@ -89,14 +89,21 @@ def instance(kind, rng: random.Random) -> tuple[str, dict[str, list[int]]]:
     return text, domains
 
 
-@pytest.mark.parametrize("bitmaps,layout", [(True, "blocked"), (False, "blocked"), (True, "interleaved")],
-                         ids=["bitmaps", "bounds", "interleaved"])
+@pytest.mark.parametrize("bitmaps,layout", [(True, "blocked"), (False, "blocked"), (True, "interleaved"),
+                                            (True, "group"), (False, "group")],
+                         ids=["bitmaps", "bounds", "interleaved", "group-bitmaps", "group-bounds"])
 @pytest.mark.parametrize("kind", INT_KINDS, ids=[k.key for k in INT_KINDS])
 def test_propagator_matches_brute_force(kind, bitmaps, layout, monkeypatch):
-    """The interleaved layout (the GPU's) must find exactly what the blocked one (PoCL's) finds."""
+    """The interleaved layout (the GPU's work-item kernel) and the work-group kernel (the
+    GPU's default, its work-items propagating one node side by side) must find exactly what
+    the blocked work-item kernel (PoCL's) finds."""
     if not bitmaps:
         monkeypatch.setattr(pack_module, "BITMAP_MAX_SPAN", 0)
-    monkeypatch.setenv("FZN_GPU_LAYOUT", layout)
+    if layout == "group":
+        monkeypatch.setenv("FZN_GPU_KERNEL", "group")
+    else:
+        monkeypatch.setenv("FZN_GPU_KERNEL", "item")
+        monkeypatch.setenv("FZN_GPU_LAYOUT", layout)
     rng = random.Random(hash((kind.key, bitmaps)) & 0xFFFF)
     for _ in range(6):
         text, domains = instance(kind, rng)
@@ -115,7 +122,7 @@ def _holey(rng: random.Random, lo: int, hi: int) -> list[int]:
 
 
 @pytest.mark.parametrize("seed", range(8))
-def test_shifted_equality_and_alldifferent_fast_paths(seed):
+def test_shifted_equality_and_alldifferent_fast_paths(seed, kernel):
     """The word-at-a-time paths: x - y = c on two bitmaps (domain consistent), and
     all_different with a narrow hull (bitmask) or a wide one (pairwise), with holes and
     bitmaps whose bases differ, against brute force."""

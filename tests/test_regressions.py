@@ -49,7 +49,7 @@ def judge(path: Path, stream: str, objective_name: str | None) -> None:
 
 
 @pytest.mark.parametrize("path", [p for p in CASES if p.suffix == ".fzn"], ids=lambda p: p.name)
-def test_flatzinc_regression(path):
+def test_flatzinc_regression(path, kernel):
     text = path.read_text()
     model = lower(parse_items(text, path.name), path.name)
     out = io.StringIO()
@@ -78,8 +78,10 @@ def test_minizinc_regression(path):
 def test_capacity_error_is_said_never_a_failure(monkeypatch, capsys):
     """A work-item whose trail runs out must end the search incomplete with the reason on
     stderr: the overflow looks like a failed propagation to the kernel's mutators, and counting
-    it as one once printed UNSATISFIABLE for satisfiable models."""
+    it as one once printed UNSATISFIABLE for satisfiable models. (The work-group kernel keeps no
+    trail: it copies nodes.)"""
     from fzn_gpu.engine import runner
+    monkeypatch.setenv("FZN_GPU_KERNEL", "item")
     monkeypatch.setattr(runner.Runner, "_trail_capacity", lambda self: 12)
     text = (HERE / "lin_le_no_lower_bound.fzn").read_text().replace("constraint int_eq(y, -1073741824);\n", "")
     model = lower(parse_items(text, "t.fzn"), "t.fzn")

@@ -73,12 +73,14 @@ def test_a_device_asks_once_enough_work_items_are_idle():
 
 @pytest.fixture
 def resplit_often(monkeypatch):
-    """Few sub-search spaces and short slices: work-items run dry early and often."""
+    """Few sub-search spaces and short slices: searches run dry early and often (eight of them
+    on this 2-core machine, work-items or work-groups)."""
+    monkeypatch.setenv("FZN_GPU_ITEMS_PER_CU", "4")
     monkeypatch.setenv("FZN_GPU_SUBS_PER_ITEM", "1")
     monkeypatch.setenv("FZN_GPU_SLICE_BUDGET", "200")
 
 
-def test_re_split_searches_give_the_same_counts_and_optima(tmp_path, resplit_often, monkeypatch):
+def test_re_split_searches_give_the_same_counts_and_optima(tmp_path, resplit_often, monkeypatch, kernel):
     r = run("-a", "-s", "--check", fzn(tmp_path, QUEENS10))
     assert r.returncode == 0 and r.stdout.count("----------") == 724 and "\n==========\n" in r.stdout
     assert int(stat(r.stdout, "resplitPaths")) > 0
@@ -93,7 +95,7 @@ def test_re_split_searches_give_the_same_counts_and_optima(tmp_path, resplit_oft
 
 @pytest.mark.parametrize("fault", ["0:1:2", "0:1:4", "1:1:3", "1:1:6", "1:2:1"])
 def test_a_device_failing_after_it_donated_loses_and_repeats_nothing(tmp_path, resplit_often, monkeypatch,
-                                                                      fault):
+                                                                      fault, kernel):
     monkeypatch.setenv("FZN_GPU_CPU_SUBDEVICES", "2")
     monkeypatch.setenv("FZN_GPU_FAIL_DEVICE", fault)
     r = run("-a", "--count-only", "-s", fzn(tmp_path, queens_by_pairs(11)))

@@ -206,7 +206,7 @@ class CompleteSearch:
             if sols is not None and len(sols):
                 held.append(sols)
             with self._lock:
-                if self.limit is not None and self.outcome.solutions + sum(map(len, held)) >= self.limit:
+                if held and self.limit is not None and self.outcome.solutions + sum(map(len, held)) >= self.limit:
                     self._take_locked(np.concatenate(held))      # enough to stop everyone
                     held.clear()
                 return self._more()

@@ -192,11 +192,8 @@ def pack(model: Model, opts: SolveOptions) -> DeviceModel:
     wlist = pairs[:, 1].astype(np.int32)
 
     sg_ptr, sg_var, sg_sel, use_weights = search_plan(model, opts)
-    plan_vars = np.unique(sg_var) if len(sg_var) else np.zeros(0, np.int64)
-    bitlen = np.ceil(np.log2(np.maximum(span[plan_vars], 1) + 1)).astype(np.int64) if len(plan_vars) else np.zeros(0)
-    # levels on one branch: a variable takes at most bitlen halving splits and one x = v; the
-    # stack is twice that, since random inner-value splits are allowed on its first half only
-    maxd = 2 * int((bitlen + 2).sum()) + 1
+    optimising = model.solve.kind != "satisfy"
+    maxd = max_levels(sg_ptr, sg_var, sg_sel, span, want_bits, random_possible=optimising)
 
     # the trail holds a variable at most once per depth (kernels/domain.cl), and at most once
     # per change of its domain, of which it has span - 1 on one branch
@@ -219,13 +216,38 @@ def pack(model: Model, opts: SolveOptions) -> DeviceModel:
         empty_var=int(empty[0]) if len(empty) else -1)
 
 
+def max_levels(sg_ptr, sg_var, sg_sel, span, has_bits, random_possible: bool) -> int:
+    """The most levels (left decisions) one branch can hold. A left decision x = v fixes x, so a
+    variable labelled by value (min, max; median and random on a bitmap) takes one level; a
+    split (x <= m) halves its domain, so one labelled by splits takes its bit length plus one.
+    Random values split bounds-only domains at a random inner value, which may shrink them by
+    one value only, so where they can occur (a random value selection, or LNS's random
+    labelling of an optimisation model) the stack is twice as deep and its second half splits
+    in halves (search kernels' `halve`)."""
+    levels = 1
+    random = random_possible
+    for g in range(len(sg_ptr) - 1):
+        vs = np.asarray(sg_var[sg_ptr[g]:sg_ptr[g + 1]], dtype=np.int64)
+        val = int(sg_sel[2 * g + 1])
+        random = random or val == val_select_code("indomain_random")
+        bitlen = np.ceil(np.log2(np.maximum(span[vs], 1) + 1)).astype(np.int64)
+        by_value = val in (val_select_code("indomain_min"), val_select_code("indomain_max"))
+        by_value_on_bits = val in (val_select_code("indomain_median"), val_select_code("indomain_random"))
+        one = np.full(len(vs), by_value) | (by_value_on_bits & has_bits[vs])
+        levels += int(np.where(one, 1, bitlen + 1).sum())
+    if random:
+        split_all = int((np.ceil(np.log2(np.maximum(span[np.asarray(sg_var, dtype=np.int64)], 1) + 1)) + 1).sum())
+        levels = 2 * max(levels, split_all + 1)
+    return levels
+
+
 def search_plan(model: Model, opts: SolveOptions):
     """Groups of (variables, var selection, value selection) in order: the annotations (unless
-    -f), then every other FD variable (first_fail, indomain_min), then the Aux variables that
-    propagation left open (input_order, indomain_split), and last an objective that none of
+    -f), then every other FD variable (first_fail, indomain_min), then an objective that none of
     these names, towards better values (as Gecode does): a maximised variable that nothing
-    bounds is labelled with its largest value at once, not raised one solution at a time.
-    A solution is a node where all are fixed."""
+    bounds is labelled with its largest value at once, not raised one solution at a time; last
+    the Aux variables that propagation left open (input_order; indomain_min on small domains,
+    indomain_split on large ones). A solution is a node where all are fixed."""
     V = model.vars
     searchable = ((V.kind == VarKind.INT) | (V.kind == VarKind.BOOL)) & ~V.is_const
     groups: list[tuple[list[int], int, int]] = []
@@ -246,12 +268,15 @@ def search_plan(model: Model, opts: SolveOptions):
     fd = np.nonzero(searchable & ~seen & ~V.is_aux)[0]
     if len(fd):
         groups.append((fd.tolist(), var_select_code("first_fail"), val_select_code("indomain_min")))
-    aux = np.nonzero(searchable & ~seen & V.is_aux)[0]
-    if len(aux):
-        groups.append((aux.tolist(), var_select_code("input_order"), val_select_code("indomain_split")))
     if last:
         better = "indomain_min" if model.solve.kind == "minimize" else "indomain_max"
         groups.append(([obj], var_select_code("input_order"), val_select_code(better)))
+    # Aux variables left open by propagation: by value on small domains, by halves on large ones
+    aux = searchable & ~seen & V.is_aux
+    small = (V.ub - V.lb) < BITMAP_MAX_SPAN
+    for part, value in ((aux & small, "indomain_min"), (aux & ~small, "indomain_split")):
+        if part.any():
+            groups.append((np.nonzero(part)[0].tolist(), var_select_code("input_order"), val_select_code(value)))
     sizes = [len(g[0]) for g in groups]
     sg_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int32) if groups else np.zeros(1, np.int32)
     sg_var = np.concatenate([np.asarray(g[0], dtype=np.int32) for g in groups]) if groups else np.zeros(0, np.int32)

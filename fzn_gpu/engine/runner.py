@@ -22,14 +22,16 @@ RESPLIT_SLACK = 32   # decisions a donated path may add to the longest path of i
 INT_MAX = 2 ** 31 - 1
 SOL_MIN, SOL_MAX_BYTES = 256, 64 << 20    # solution slots per slice: at least, and memory at most
 INDEX_MAX = 2 ** 31 - 1                    # the kernel indexes per-item arrays with 32-bit ints
+POISON = os.environ.get("FZN_GPU_POISON") == "1"   # fill fresh buffers with a pattern (debugging)
 
 
 @dataclass(frozen=True)
 class Tuning:
     """Launch shape. Defaults suit NVIDIA GPUs and PoCL; the FZN_GPU_* environment variables
     override them for tuning runs (see docs/BENCHMARKS.md)."""
-    items_per_cu: int
-    local: int
+    model: str           # "group": a work-group per sub-search space; "item": a work-item each
+    items_per_cu: int    # searches per compute unit (work-items, or work-groups)
+    local: int           # the work-group size (group: the work-items sharing one search)
     interleave: bool
     specialise: bool     # build a kernel with only the model's propagators (fast NVIDIA builds)
     subs_per_item: int   # sub-search spaces to split the root into, per work-item (PHACT: 50)
@@ -44,8 +46,13 @@ class Tuning:
         layout = env.get("FZN_GPU_LAYOUT", "interleaved" if gpu else "blocked")
         if layout not in ("interleaved", "blocked"):
             raise FznError(f"FZN_GPU_LAYOUT={layout!r} is not a layout", fix="use interleaved or blocked")
-        return Tuning(items_per_cu=_env_int("FZN_GPU_ITEMS_PER_CU", 512 if gpu else 4),
-                      local=_env_int("FZN_GPU_LOCAL", 64 if gpu else 1),
+        model = env.get("FZN_GPU_KERNEL", "group" if gpu else "item")
+        if model not in ("group", "item"):
+            raise FznError(f"FZN_GPU_KERNEL={model!r} is not an execution model", fix="use group or item")
+        group = model == "group"
+        return Tuning(model=model,
+                      items_per_cu=_env_int("FZN_GPU_ITEMS_PER_CU", (32 if group else 512) if gpu else (1 if group else 4)),
+                      local=_env_int("FZN_GPU_LOCAL", 32 if group else (64 if gpu else 1)),
                       interleave=layout == "interleaved",
                       specialise=_env_flag("FZN_GPU_SPECIALISE", gpu),
                       # measured on the H100 (docs/BENCHMARKS.md): with 67,584 work-items, 2 per
@@ -108,11 +115,14 @@ class Runner:
         self.dm = dm
         self.stats = Stats()
         self.tuning = Tuning.for_device(device)
+        self.group = self.tuning.model == "group"
+        self.store_global = self.group and self._group_local_bytes(with_store=True) > device.local_mem
         kinds = frozenset(int(k) for k in np.unique(dm.ckind)) if self.tuning.specialise else None
         t_build = time.perf_counter()
-        self.ctx, self.queue, self.prog = build(device, kinds, self.tuning.outline)
+        self.ctx, self.queue, self.prog = build(device, kinds, self.tuning.outline, self.tuning.model,
+                                                self.store_global)
         self.stats.build_s = time.perf_counter() - t_build
-        self.kernel = self.cl.Kernel(self.prog, "search")
+        self.kernel = self.cl.Kernel(self.prog, "search_group" if self.group else "search")
         self.seed = seed
         self.verbose = verbose
         mf = cl.mem_flags
@@ -151,10 +161,22 @@ class Runner:
         typical = dm.trail_entry_total * (2 * min(dm.maxd, 64) + 2)
         return int(max(min(dm.trail_bound, max(share // 8, typical)), 64))
 
-    def per_item_bytes(self, pcap: int) -> int:
+    def store_ints(self) -> int:
+        """One node of a work-group search: lower bounds, upper bounds, bitmap words."""
+        return 2 * self.dm.nv + self.dm.nwords
+
+    def _group_local_bytes(self, with_store: bool) -> int:
         dm = self.dm
-        ints = 3 * dm.nv + dm.nwords + self.tcap + dm.nc + dm.maxd * len(Lv) + pcap * 3 + len(St) + 2 * len(Cnt)
-        ints += dm.nc if dm.use_weights else 0
+        ints = (self.store_ints() if with_store else 1) + (dm.nv + 31) // 32 + 1 + (dm.nc + 31) // 32 + 1
+        return 4 * (ints + 2 * self.tuning.local + 8)
+
+    def per_item_bytes(self, pcap: int) -> int:
+        """Global memory of one search (a work-item's, or a work-group's)."""
+        dm = self.dm
+        common = dm.maxd * len(Lv) + pcap * 3 + len(St) + 2 * len(Cnt) + (dm.nc if dm.use_weights else 0)
+        if self.group:
+            return 4 * (common + (dm.maxd + 2) * self.store_ints() + 2 * max(dm.nc, 1))
+        ints = 3 * dm.nv + dm.nwords + self.tcap + dm.nc + common
         return 4 * ints + dm.nc
 
     def _default_items(self) -> int:
@@ -162,10 +184,14 @@ class Runner:
         want = d.compute_units * self.tuning.items_per_cu
         per = self.per_item_bytes(64)
         by_mem = int(0.4 * d.global_mem) // per
-        biggest = max(self.tcap * 4, self.dm.nv * 4, self.dm.nc * 4, 1)
-        by_alloc = int(d.max_alloc) // biggest
         dm = self.dm
-        by_index = INDEX_MAX // max(self.tcap, dm.nv, dm.nwords, dm.nc, dm.maxd * len(Lv), 1)
+        if self.group:
+            biggest = 4 * (dm.maxd + 1) * self.store_ints()
+            by_index = INDEX_MAX // max((dm.maxd + 1) * self.store_ints(), 2 * dm.nc, dm.maxd * len(Lv), 1)
+        else:
+            biggest = max(self.tcap * 4, dm.nv * 4, dm.nc * 4, 1)
+            by_index = INDEX_MAX // max(self.tcap, dm.nv, dm.nwords, dm.nc, dm.maxd * len(Lv), 1)
+        by_alloc = int(d.max_alloc) // max(biggest, 1)
         n = max(1, min(want, by_mem, by_alloc, by_index))
         if n < 1 or by_mem < 1 or by_alloc < 1:
             raise FznError(f"the model needs {per / 2**20:.0f} MiB per search thread, more than {d.name} holds",
@@ -209,6 +235,8 @@ class Runner:
 
         def zeros(nbytes):
             buf = cl.Buffer(self.ctx, rw, size=max(int(nbytes), 4))
+            if POISON:       # debugging: what a kernel reads before writing shows up
+                cl.enqueue_fill_buffer(self.queue, buf, np.int32(0x5A5A5A5A), 0, max(int(nbytes), 4))
             return buf
 
         def upload(part: Paths):
@@ -216,14 +244,13 @@ class Runner:
             return (cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=part.ptr),
                     cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=data))
 
-        LB = zeros(4 * n_items * dm.nv)
-        UB = zeros(4 * n_items * dm.nv)
-        BITS = zeros(4 * n_items * dm.nwords)
-        STAMP = zeros(4 * n_items * dm.nv)
-        TRAIL = zeros(4 * n_items * self.tcap)
-        QUEUE = zeros(4 * n_items * max(dm.nc, 1))
-        inq = np.zeros(n_items * max(dm.nc, 1), dtype=np.uint8)
-        INQ = cl.Buffer(self.ctx, rw | mf.COPY_HOST_PTR, hostbuf=inq)
+        if self.group:     # a node between slices, the stack of nodes, two active lists
+            state = [zeros(4 * n_items * self.store_ints()), zeros(4 * n_items * (dm.maxd + 1) * self.store_ints())]
+        else:              # domains, trail stamps, trail, queue, queued flags
+            inq = np.zeros(n_items * max(dm.nc, 1), dtype=np.uint8)
+            state = [zeros(4 * n_items * dm.nv), zeros(4 * n_items * dm.nv), zeros(4 * n_items * dm.nwords),
+                     zeros(4 * n_items * dm.nv), zeros(4 * n_items * self.tcap), zeros(4 * n_items * max(dm.nc, 1)),
+                     cl.Buffer(self.ctx, rw | mf.COPY_HOST_PTR, hostbuf=inq)]
         LV = zeros(4 * n_items * dm.maxd * len(Lv))
         PATH = zeros(4 * n_items * pcap * 3)
         weights = np.ones(max(n_items * dm.nc, 1) if dm.use_weights else 1, dtype=np.int32)
@@ -248,25 +275,47 @@ class Runner:
         cl.enqueue_copy(self.queue, self.ctrl_buf, self.ctrl)
 
         local = self.tuning.local
-        global_size = ((n_items + local - 1) // local) * local
+        if self.group:      # a work-group per search
+            global_size = n_items * local
+            ACT = zeros(4 * n_items * 2 * max(dm.nc, 1))
+            words = lambda n: 4 * ((n + 31) // 32 + 1)      # noqa: E731
+            local_mem = (cl.LocalMemory(4 * (1 if self.store_global else self.store_ints())),
+                         cl.LocalMemory(words(dm.nv)), cl.LocalMemory(words(dm.nc)),
+                         cl.LocalMemory(4 * 2 * local), cl.LocalMemory(4 * 8))
+        else:
+            global_size = ((n_items + local - 1) // local) * local
         finished = False
         donate = 0
         self.budget.begin_phase(n_items)
         while True:
             budget = self.budget.for_slice(deadline)
-            args = (*self.model_bufs, *root, *self.plan_bufs,
-                    LB, UB, BITS, STAMP, TRAIL, QUEUE, INQ, LV, PATH, WEIGHTS, ST, CNT,
-                    SUBP, SUBD, np.int32(n_sub - base),
-                    EMIT, np.int32(emit_cap), np.int32(emit_stride), np.int32(cutoff),
-                    self.sol_buf, np.int32(self.sol_cap), *self.root_out, self.ctrl_buf,
-                    np.int32(dm.nv), np.int32(dm.nc), np.int32(dm.nwords), np.int32(self.tcap), np.int32(dm.maxd),
-                    np.int32(pcap), np.int32(self.ngroups), np.int32(1 if dm.use_weights else 0),
-                    np.int32(dm.obj_var), np.int32(dm.obj_sense), np.int32(1 if count_only else 0),
-                    np.int32(1 if enqueue_all else 0), np.int32(budget), np.int32(n_items),
-                    np.int32(1 if self.tuning.interleave else 0),
-                    np.int32(1 if resplit is not None else 0), np.int32(donate), np.int32(base),
-                    np.int32(lns.node_limit if lns else 0), np.int32(1 if lns and lns.random_values else 0),
-                    RESULTS, np.int32(0 if lns is None else 1 if lns.prune else 2))
+            if self.group:
+                args = (*self.model_bufs, *root, *self.plan_bufs,
+                        *state, LV, PATH, WEIGHTS, ST, CNT, ACT,
+                        SUBP, SUBD, np.int32(n_sub - base),
+                        EMIT, np.int32(emit_cap), np.int32(emit_stride), np.int32(cutoff),
+                        self.sol_buf, np.int32(self.sol_cap), *self.root_out, self.ctrl_buf,
+                        np.int32(dm.nv), np.int32(dm.nc), np.int32(dm.nwords), np.int32(dm.maxd), np.int32(pcap),
+                        np.int32(self.ngroups), np.int32(1 if dm.use_weights else 0),
+                        np.int32(dm.obj_var), np.int32(dm.obj_sense), np.int32(1 if count_only else 0),
+                        np.int32(1 if enqueue_all else 0), np.int32(budget), np.int32(n_items),
+                        np.int32(donate), np.int32(base),
+                        np.int32(lns.node_limit if lns else 0), np.int32(1 if lns and lns.random_values else 0),
+                        RESULTS, np.int32(0 if lns is None else 1 if lns.prune else 2), *local_mem)
+            else:
+                args = (*self.model_bufs, *root, *self.plan_bufs,
+                        *state, LV, PATH, WEIGHTS, ST, CNT,
+                        SUBP, SUBD, np.int32(n_sub - base),
+                        EMIT, np.int32(emit_cap), np.int32(emit_stride), np.int32(cutoff),
+                        self.sol_buf, np.int32(self.sol_cap), *self.root_out, self.ctrl_buf,
+                        np.int32(dm.nv), np.int32(dm.nc), np.int32(dm.nwords), np.int32(self.tcap), np.int32(dm.maxd),
+                        np.int32(pcap), np.int32(self.ngroups), np.int32(1 if dm.use_weights else 0),
+                        np.int32(dm.obj_var), np.int32(dm.obj_sense), np.int32(1 if count_only else 0),
+                        np.int32(1 if enqueue_all else 0), np.int32(budget), np.int32(n_items),
+                        np.int32(1 if self.tuning.interleave else 0),
+                        np.int32(1 if resplit is not None else 0), np.int32(donate), np.int32(base),
+                        np.int32(lns.node_limit if lns else 0), np.int32(1 if lns and lns.random_values else 0),
+                        RESULTS, np.int32(0 if lns is None else 1 if lns.prune else 2))
             t0 = time.perf_counter()
             try:
                 self.kernel(self.queue, (global_size,), (local,), *args)

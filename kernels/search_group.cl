@@ -1,0 +1,428 @@
+// Depth-first search with propagation, one sub-search space at a time per work-group (Turbo's
+// design, kept event-driven): the group's work-items share one node, its domains in local
+// memory, and run its propagation together.
+//
+// Propagation runs in passes. A pass runs every constraint woken by the previous one, spread
+// over the group's work-items; their changes are atomic and monotone (mutate_group.cl) and mark
+// the changed variables. Between passes, settle() brings each changed variable's bounds and
+// bitmap back into agreement, fails the node on a wipe-out, and collects the constraints that
+// watch it into the next pass's list (once each). The fixpoint is a pass that changed nothing.
+//
+// Backtracking copies: before each left decision the node's store (lower bounds, upper
+// bounds, bitmap words: one array) goes to the group's stack in global memory, and coming back
+// copies it in again, every work-item a slice of it. Everything else (sub-search spaces taken
+// from a shared counter, paths replayed, levels and their exact right branches, expansion at a
+// cutoff, donations for re-splitting, solution slots, branch and bound, LNS node limits and
+// results) works as in the one-work-item kernel (search.cl), decided by work-item 0 and shared
+// through local memory.
+
+// local control words (L_ctl)
+#define L_BCAST 0       // a value work-item 0 shares with the group
+#define L_OP 1
+#define L_VAL 2
+#define L_FAILED 3      // a wipe-out in this pass
+#define L_COUNT 4       // L_COUNT + k: the length of active list k (two, used in turn)
+#define L_ERR 6
+#define L_CTL 8
+
+inline void sync_group(void) { barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE); }
+
+// Work-item 0's `value` for the whole group. Between two barriers no work-item writes a local
+// word that another reads: the barrier after the read lets the word be reused at once.
+inline int share(__local int *ctl, int k, int value, int lid) {
+    if (lid == 0) ctl[k] = value;
+    sync_group();
+    int v = ctl[k];
+    sync_group();
+    return v;
+}
+
+// Store <-> global copies, every work-item a slice.
+inline void store_from(STORE int *dst, __global const int *src, int n, int lid, int w) {
+    for (int i = lid; i < n; i += w) dst[i] = src[i];
+}
+inline void store_to(__global int *dst, STORE const int *src, int n, int lid, int w) {
+    for (int i = lid; i < n; i += w) dst[i] = src[i];
+}
+
+// After a pass: every changed variable (this work-item's share of the changed set) gets its
+// bounds onto its bitmap and bits outside its bounds cleared, the node fails if one is empty,
+// and with `wake` the constraints watching it go on the next list (queued: a bit per constraint).
+void settle(Ctx *x, bool wake, __global int *next, __local uint *queued, __local int *ctl, int count_slot,
+            int lid, int w) {
+    int words = (x->nv + 31) >> 5;
+    for (int k = lid; k < words; k += w) {
+        uint bits = x->changed[k];
+        if (!bits) continue;
+        x->changed[k] = 0u;
+        while (bits) {
+            int v = (k << 5) + (31 - clz(bits & (~bits + 1u)));
+            bits &= bits - 1u;
+            int lo = LB_(x, v), hi = UB_(x, v);
+            if (lo > hi) { ctl[L_FAILED] = 1; continue; }
+            if (has_bits(x, v)) {
+                int nl = next_value(x, v, lo);
+                if (nl > hi) { ctl[L_FAILED] = 1; continue; }
+                int nu = prev_value(x, v, hi);
+                int off = x->bm_off[v], nw = x->bm_nw[v], b = x->base[v];
+                for (int i = 0; i < nw; ++i) BITS_(x, off + i) &= keep_mask(b, i, nl, nu);
+                LB_(x, v) = nl;
+                UB_(x, v) = nu;
+            }
+            if (!wake) continue;
+            for (int i = x->wptr[v]; i < x->wptr[v + 1]; ++i) {
+                int c = x->wlist[i];
+                uint bit = 1u << (c & 31);
+                if (!(atomic_or(&queued[c >> 5], bit) & bit)) next[atomic_inc(&ctl[count_slot])] = c;
+            }
+        }
+    }
+}
+
+// A failed node leaves constraints queued and variables marked: clear both for the next one.
+inline void clear_marks(Ctx *x, __local uint *queued, int lid, int w) {
+    for (int k = lid; k < ((x->nv + 31) >> 5); k += w) x->changed[k] = 0u;
+    for (int k = lid; k < ((x->nc + 31) >> 5); k += w) queued[k] = 0u;
+}
+
+// Propagate the node to a fixpoint, the whole group together; false on a wipe-out. `all`: the
+// first pass runs every constraint (a sub-search space's root), else those watching the
+// variables changed since the last fixpoint. `passes` counts the passes run.
+bool fixpoint(Ctx *x, bool all, __global int *act, __local uint *queued, __local int *ctl,
+              __global int *weights, int use_weights, int *passes, int lid, int w) {
+    int nc = x->nc, cur = 0;
+    if (lid == 0) ctl[L_COUNT] = all ? nc : 0;
+    sync_group();
+    settle(x, !all, act, queued, ctl, L_COUNT, lid, w);
+    if (all) for (int c = lid; c < nc; c += w) act[c] = c;
+    sync_group();
+    while (true) {
+        // every work-item reads the flag and the count before any may write them again
+        bool failed = ctl[L_FAILED];
+        int n = ctl[L_COUNT + cur];
+        sync_group();
+        if (failed) {
+            clear_marks(x, queued, lid, w);
+            sync_group();
+            return false;
+        }
+        if (n == 0) return true;
+        *passes += 1;
+        __global int *list = act + cur * nc, *next = act + (1 - cur) * nc;
+        if (lid == 0) ctl[L_COUNT + 1 - cur] = 0;
+        for (int i = lid; i < n; i += w) {
+            int c = list[i];
+            if (!all) atomic_and(&queued[c >> 5], ~(1u << (c & 31)));
+            x->props += 1;
+            if (!propagate_one(x, c)) {
+                ctl[L_FAILED] = 1;
+                if (use_weights) atomic_inc(&weights[c]);       // dom_w_deg
+            }
+        }
+        all = false;
+        sync_group();
+        settle(x, true, next, queued, ctl, L_COUNT + 1 - cur, lid, w);
+        sync_group();
+        cur = 1 - cur;
+    }
+}
+
+// The next decision, the group choosing the variable together (each work-item the best of its
+// share of a group of the plan, then work-item 0 the best of theirs, earlier ones winning
+// ties, so the choice is the one the one-work-item kernel makes). False at a solution.
+bool choose_group(Ctx *x, __global const int *sg_ptr, __global const int *sg_var, __global const int *sg_sel,
+                  int ngroups, __global const int *deg, __global const int *weights, uint *rng, int random_values,
+                  bool halve, __local int *red, __local int *ctl, int lid, int w, int *out_var, int *out_op,
+                  int *out_val) {
+    for (int g = 0; g < ngroups; ++g) {
+        int vsel = sg_sel[2 * g];
+        int best = -1, best_pos = INT_MAX;
+        for (int i = sg_ptr[g] + lid; i < sg_ptr[g + 1]; i += w) {
+            int v = sg_var[i];
+            if (is_fixed(x, v)) continue;
+            if (better_var(x, vsel, v, best, deg, weights, 1)) { best = v; best_pos = i; if (vsel == VS_INPUT_ORDER) break; }
+        }
+        red[2 * lid] = best;
+        red[2 * lid + 1] = best_pos;
+        sync_group();
+        if (lid == 0) {
+            int b = -1, bp = INT_MAX;
+            for (int k = 0; k < w; ++k) {
+                int v = red[2 * k], p = red[2 * k + 1];
+                if (v < 0) continue;
+                if (b < 0 || better_var(x, vsel, v, b, deg, weights, 1) ||
+                    (!better_var(x, vsel, b, v, deg, weights, 1) && p < bp)) { b = v; bp = p; }
+            }
+            ctl[L_BCAST] = b;
+            if (b >= 0) {
+                int op, value;
+                select_value(x, b, random_values ? VAL_RANDOM : sg_sel[2 * g + 1], rng, halve, &op, &value);
+                ctl[L_OP] = op;
+                ctl[L_VAL] = value;
+            }
+        }
+        sync_group();
+        int b = ctl[L_BCAST];
+        *out_var = b; *out_op = ctl[L_OP]; *out_val = ctl[L_VAL];
+        sync_group();               // everyone has read before the words are reused
+        if (b >= 0) return true;
+    }
+    return false;
+}
+
+__kernel void search_group(
+    // model
+    __global const int *bm_off, __global const int *bm_nw, __global const int *base,
+    __global const int *ckind, __global const int *coff, __global const int *cd,
+    __global const int *wptr, __global const int *wlist, __global const int *deg,
+    __global const int *root_lb, __global const int *root_ub, __global const uint *root_bits,
+    __global const int *sg_ptr, __global const int *sg_var, __global const int *sg_sel,
+    // per search (one per work-group): node between slices, stack of nodes, levels, path,
+    // dom_w_deg weights, scalars, counters, active constraint lists
+    __global int *CUR, __global int *STACK, __global int *LV, __global int *PATH, __global int *WEIGHTS,
+    __global int *ST, __global long *CNT, __global int *ACT,
+    // work in, work out
+    __global const int *sub_ptr, __global const int *sub_data, int n_sub,
+    __global int *emit, int emit_cap, int emit_stride, int cutoff,
+    __global int *sols, int sol_cap,
+    __global int *root_out_lb, __global int *root_out_ub, __global uint *root_out_bits,
+    __global volatile int *ctrl,
+    // sizes and settings
+    int nv, int nc, int nwords, int maxd, int pcap, int ngroups, int use_weights,
+    int obj_var, int obj_sense, int count_only, int enqueue_all, int budget, int n_items,
+    int donate, int sub_base, int node_limit, int random_values, __global int *results, int use_results,
+    // local memory
+    __local int *L_store, __local uint *L_changed, __local uint *L_queued, __local int *L_red, __local int *ctl)
+{
+    int g = get_group_id(0), lid = get_local_id(0), w = get_local_size(0);
+    if (g >= n_items) return;
+    int ssize = 2 * nv + nwords;                       // one node: lb, ub, bitmap words
+#ifdef FZN_STORE_GLOBAL
+    __global int *store = CUR + (long)g * ssize;
+#else
+    __local int *store = L_store;
+#endif
+    Ctx cx;
+    Ctx *x = &cx;
+    x->nv = nv; x->nc = nc;
+    x->bm_off = bm_off; x->bm_nw = bm_nw; x->base = base;
+    x->ckind = ckind; x->coff = coff; x->cd = cd; x->wptr = wptr; x->wlist = wlist;
+    x->lb = store; x->ub = store + nv; x->bits = (STORE uint *)(store + 2 * nv);
+    x->changed = L_changed;
+    x->failed = &ctl[L_FAILED];
+    x->err = 0;
+    x->props = 0;
+    __global int *st = ST + g * NST;
+    __global long *cnt = CNT + g * NCNT;
+    __global int *lv = LV + (long)g * maxd * NLV;
+    __global int *path = PATH + (long)g * pcap * 3;
+    __global int *stack = STACK + (long)g * (maxd + 1) * ssize;
+    __global int *weights = WEIGHTS + (use_weights ? (long)g * nc : 0);
+    __global int *act = ACT + (long)g * 2 * nc;
+
+    int status = st[ST_STATUS], depth = st[ST_DEPTH], plen = st[ST_PLEN], sub_nodes = st[ST_SUBNODES];
+    uint rng = (uint)st[ST_RNG];
+    long nodes = 0, fails = 0, sols_found = 0, subs = 0;
+    int passes = 0;
+    bool emitting = cutoff > 0, fresh = false;
+    if (lid == 0) { ctl[L_FAILED] = 0; ctl[L_ERR] = 0; }
+    clear_marks(x, L_queued, lid, w);
+#ifndef FZN_STORE_GLOBAL
+    if (status == S_PROPAGATE || status == S_BRANCH || status == S_SOLUTION)
+        store_from(store, CUR + (long)g * ssize, ssize, lid, w);
+#endif
+    if (lid == 0 && donate > 0 && depth > 0 && status != S_DONE && status != S_NEED_SUB && ctrl[C_DONATED] < donate) {
+        for (int l = 0; l < depth; ++l) {          // the right branch of the shallowest open level
+            __global int *lvl = lv + l * NLV;
+            int op = lvl[LV_OP];
+            if (op & OP_DONATED) continue;
+            int pl = lvl[LV_PLEN];
+            if (pl + 1 > pcap) break;
+            int idx = atomic_inc(&ctrl[C_DONATED]);
+            if (idx < donate) {
+                __global int *rec = emit + (long)idx * emit_stride;
+                rec[0] = pl + 1;
+                for (int i = 0; i < 3 * pl; ++i) rec[1 + i] = path[i];
+                rec[1 + 3 * pl] = lvl[LV_VAR]; rec[2 + 3 * pl] = lvl[LV_NEG]; rec[3 + 3 * pl] = lvl[LV_VAL];
+                rec[emit_stride - 1] = st[ST_SUB];
+                lvl[LV_OP] = op | OP_DONATED;
+            }
+            break;
+        }
+    }
+    sync_group();
+
+    while (budget > 0 && status != S_DONE) {
+        if (status == S_SOLUTION) {
+            int slot = -1;
+            if (lid == 0) {
+                slot = atomic_inc(&ctrl[C_SOLS]);
+                if (slot >= sol_cap) { atomic_dec(&ctrl[C_SOLS]); slot = -1; }   // host drains, we retry
+            }
+            slot = share(ctl, L_BCAST, slot, lid);
+            if (slot < 0) break;
+            __global int *out = sols + (long)slot * (nv + 1);
+            if (lid == 0) out[0] = obj_var >= 0 ? obj_sense * val(x, obj_var) : 0;
+            for (int v = lid; v < nv; v += w) out[1 + v] = LB_(x, v);
+            status = S_BACKTRACK;
+            sync_group();                            // the node is read before it is replaced
+            continue;
+        }
+        if (status == S_NEED_SUB) {
+            int s = share(ctl, L_BCAST, lid == 0 ? atomic_inc(&ctrl[C_NEXT]) : 0, lid);
+            if (s >= n_sub) { status = S_DONE; break; }
+            if (lid == 0) st[ST_SUB] = sub_base + s;
+            sub_nodes = 0; depth = 0; plen = 0;
+            store_from(store, root_lb, nv, lid, w);
+            store_from(store + nv, root_ub, nv, lid, w);
+            store_from(store + 2 * nv, (__global const int *)root_bits, nwords, lid, w);
+            sync_group();
+            __global const int *p = sub_data + sub_ptr[s];
+            int root_len = (sub_ptr[s + 1] - sub_ptr[s]) / 3;
+            bool ok = true;
+            // Replay with propagation after every decision, as the search that made the path
+            // did (x != v on a bounds-only domain of an older path is exact only on the node it
+            // was taken at). LNS paths hold only x = v: all are applied, then one fixpoint.
+            for (int i = 0; i < root_len && ok; ++i) {
+                if (lid == 0) {
+                    apply_decision(x, p[3 * i], p[3 * i + 1], p[3 * i + 2]);
+                    if (i < pcap) { path[3 * i] = p[3 * i]; path[3 * i + 1] = p[3 * i + 1]; path[3 * i + 2] = p[3 * i + 2]; }
+                }
+                if (!use_results) ok = fixpoint(x, false, act, L_queued, ctl, weights, 0, &passes, lid, w);
+            }
+            sync_group();
+            if (ok && ctl[L_FAILED]) { ok = false; clear_marks(x, L_queued, lid, w); }
+            sync_group();                            // all have read the flag before it is reset
+            if (lid == 0) ctl[L_FAILED] = 0;
+            sync_group();
+            budget -= min(passes, budget);
+            passes = 0;
+            plen = root_len;
+            subs += 1;
+            fresh = true;
+            if (!ok) { fails += 1; continue; }
+            status = S_PROPAGATE;
+            continue;
+        }
+        if (status == S_PROPAGATE) {
+            // LNS: a neighbourhood gets node_limit nodes, then the group moves on
+            if (node_limit > 0 && sub_nodes >= node_limit) {
+                clear_marks(x, L_queued, lid, w);
+                if (lid == 0) ctl[L_FAILED] = 0;
+                sync_group();
+                status = S_NEED_SUB;
+                continue;
+            }
+            sub_nodes += 1;
+            nodes += 1;
+            budget -= 1;
+            if (lid == 0 && obj_var >= 0 && use_results != 2) {   // 2: LNS evaluation, every candidate's own objective
+                int best = ctrl[C_BEST];
+                if (best != INT_MAX) {
+                    if (obj_sense > 0) set_max(x, obj_var, (long)best - 1);
+                    else set_min(x, obj_var, -(long)best + 1);
+                }
+            }
+            bool ok = fixpoint(x, fresh && (enqueue_all || use_results), act, L_queued, ctl, weights, use_weights,
+                               &passes, lid, w);
+            budget -= min(passes, budget);
+            passes = 0;
+            if (!ok) {
+                if (lid == 0) ctl[L_FAILED] = 0;     // fixpoint returned after a barrier
+                if (lid == 0 && fresh && enqueue_all) atomic_or(&ctrl[C_ROOT_FAILED], 1);
+                fresh = false;
+                fails += 1;
+                status = S_BACKTRACK;
+                sync_group();
+                continue;
+            }
+            if (fresh && enqueue_all && !use_results) {    // the root's fixpoint: later passes start from it
+                store_to(root_out_lb, store, nv, lid, w);
+                store_to(root_out_ub, store + nv, nv, lid, w);
+                store_to((__global int *)root_out_bits, store + 2 * nv, nwords, lid, w);
+            }
+            fresh = false;
+            status = S_BRANCH;
+            sync_group();
+            continue;
+        }
+        if (status == S_BRANCH) {
+            if (emitting && (depth >= cutoff || plen + 2 > pcap)) {
+                if (lid == 0) {
+                    int idx = atomic_inc(&ctrl[C_EMIT]);
+                    if (idx >= emit_cap) atomic_or(&ctrl[C_OVERFLOW], 1);
+                    else {
+                        __global int *rec = emit + (long)idx * emit_stride;
+                        rec[0] = plen;
+                        for (int i = 0; i < 3 * plen; ++i) rec[1 + i] = path[i];
+                    }
+                }
+                status = S_BACKTRACK;
+                continue;
+            }
+            int v, op, value;
+            if (!choose_group(x, sg_ptr, sg_var, sg_sel, ngroups, deg, weights, &rng, random_values, 2 * depth >= maxd,
+                              L_red, ctl, lid, w, &v, &op, &value)) {
+                sols_found += 1;
+                if (obj_var >= 0) {
+                    int o = obj_sense * val(x, obj_var), better = 0;
+                    if (lid == 0) {
+                        if (use_results) atomic_min(&results[st[ST_SUB]], o);   // LNS: each candidate's best
+                        better = o < atomic_min(&ctrl[C_BEST], o);
+                    }
+                    status = share(ctl, L_BCAST, better, lid) ? S_SOLUTION : S_BACKTRACK;
+                } else {
+                    status = count_only ? S_BACKTRACK : S_SOLUTION;
+                }
+                continue;
+            }
+            if (depth >= maxd) { if (lid == 0) atomic_or(&ctrl[C_ERR], ERR_DEPTH); status = S_DONE; break; }
+            store_to(stack + (long)depth * ssize, store, ssize, lid, w);
+            sync_group();                           // the snapshot is whole before the decision
+            if (lid == 0) {
+                __global int *l = lv + depth * NLV;
+                l[LV_VAR] = v; l[LV_VAL] = value; l[LV_OP] = op; l[LV_PLEN] = plen;
+                l[LV_NEG] = negation(x, v, op, value);
+                if (plen < pcap) { path[3 * plen] = v; path[3 * plen + 1] = op; path[3 * plen + 2] = value; }
+                apply_decision(x, v, op, value);
+            }
+            plen += 1;
+            depth += 1;
+            status = S_PROPAGATE;
+            sync_group();
+            continue;
+        }
+        // S_BACKTRACK
+        if (depth == 0) { status = S_NEED_SUB; continue; }
+        depth -= 1;
+        __global int *l = lv + depth * NLV;
+        store_from(store, stack + (long)depth * ssize, ssize, lid, w);
+        sync_group();
+        plen = l[LV_PLEN];
+        if (l[LV_OP] & OP_DONATED) continue;      // its right branch is another path's now
+        if (lid == 0) {
+            int var = l[LV_VAR], value = l[LV_VAL], op = l[LV_NEG];
+            if (plen < pcap) { path[3 * plen] = var; path[3 * plen + 1] = op; path[3 * plen + 2] = value; }
+            apply_decision(x, var, op, value);
+        }
+        plen += 1;
+        status = S_PROPAGATE;
+        sync_group();
+    }
+
+    sync_group();
+#ifndef FZN_STORE_GLOBAL
+    if (status == S_PROPAGATE || status == S_BRANCH || status == S_SOLUTION)
+        store_to(CUR + (long)g * ssize, store, ssize, lid, w);
+#endif
+    L_red[lid] = (int)min(x->props, (long)INT_MAX);
+    sync_group();
+    if (lid == 0) {
+        long props = 0;
+        for (int k = 0; k < w; ++k) props += L_red[k];
+        st[ST_STATUS] = status; st[ST_DEPTH] = depth; st[ST_PLEN] = plen; st[ST_SUBNODES] = sub_nodes;
+        st[ST_RNG] = (int)rng;
+        cnt[CNT_NODES] += nodes; cnt[CNT_FAILS] += fails; cnt[CNT_PROPS] += props;
+        cnt[CNT_SOLS] += sols_found; cnt[CNT_SUBS] += subs;
+    }
+}
