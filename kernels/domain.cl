@@ -50,6 +50,8 @@ typedef struct {
     STORE int *ub;
     STORE uint *bits;
     __local uint *changed;          // variables changed in this pass (a bit each)
+    STORE int *clist;               // ... and the same variables listed, once each
+    __local volatile int *nchanged; // the length of that list
     __local volatile int *failed;   // set by any work-item that meets a wipe-out
     int nc;
     int err;                        // ERR_* when a capacity ran out

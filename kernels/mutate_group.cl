@@ -8,7 +8,11 @@
 // checks them for wipe-outs (settle() in search_group.cl): a mutator's own FAILED is an early
 // exit, never the only report of a failure.
 
-inline void mark(Ctx *x, int v) { atomic_or(&x->changed[v >> 5], 1u << (v & 31)); }
+// v changed: the first change of a pass lists it, for settle() to share out among the group.
+inline void mark(Ctx *x, int v) {
+    uint bit = 1u << (v & 31);
+    if (!(atomic_or(&x->changed[v >> 5], bit) & bit)) x->clist[atomic_inc(x->nchanged)] = v;
+}
 
 inline int wipe_out(Ctx *x) {
     *x->failed = 1;

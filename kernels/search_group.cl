@@ -23,9 +23,17 @@
 #define L_FAILED 3      // a wipe-out in this pass
 #define L_COUNT 4       // L_COUNT + k: the length of active list k (two, used in turn)
 #define L_ERR 6
+#define L_NCHANGED 7    // variables listed as changed in this pass (Ctx.clist)
 #define L_CTL 8
 
+// A barrier of the group. With the node in local memory, what work-items share through global
+// memory is each one's own slice (stack, saved node) or work-item 0's alone (levels, path), so
+// a local fence does; with the node in global memory the fence covers global memory too.
+#ifdef FZN_STORE_GLOBAL
 inline void sync_group(void) { barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE); }
+#else
+inline void sync_group(void) { barrier(CLK_LOCAL_MEM_FENCE); }
+#endif
 
 // Work-item 0's `value` for the whole group. Between two barriers no work-item writes a local
 // word that another reads: the barrier after the read lets the word be reused at once.
@@ -45,50 +53,47 @@ inline void store_to(__global int *dst, STORE const int *src, int n, int lid, in
     for (int i = lid; i < n; i += w) dst[i] = src[i];
 }
 
-// After a pass: every changed variable (this work-item's share of the changed set) gets its
-// bounds onto its bitmap and bits outside its bounds cleared, the node fails if one is empty,
-// and with `wake` the constraints watching it go on the next list (queued: a bit per constraint).
-void settle(Ctx *x, bool wake, __global int *next, __local uint *queued, __local int *ctl, int count_slot,
+// After a pass: every changed variable (the list the mutators made, shared out among the group)
+// gets its bounds onto its bitmap and bits outside its bounds cleared, the node fails if one is
+// empty, and with `wake` the constraints watching it go on the next list (queued: a bit per
+// constraint). No mutator runs meanwhile; the list's length is reset before the next pass.
+void settle(Ctx *x, bool wake, STORE int *next, __local uint *queued, __local int *ctl, int count_slot,
             int lid, int w) {
-    int words = (x->nv + 31) >> 5;
-    for (int k = lid; k < words; k += w) {
-        uint bits = x->changed[k];
-        if (!bits) continue;
-        x->changed[k] = 0u;
-        while (bits) {
-            int v = (k << 5) + (31 - clz(bits & (~bits + 1u)));
-            bits &= bits - 1u;
-            int lo = LB_(x, v), hi = UB_(x, v);
-            if (lo > hi) { ctl[L_FAILED] = 1; continue; }
-            if (has_bits(x, v)) {
-                int nl = next_value(x, v, lo);
-                if (nl > hi) { ctl[L_FAILED] = 1; continue; }
-                int nu = prev_value(x, v, hi);
-                int off = x->bm_off[v], nw = x->bm_nw[v], b = x->base[v];
-                for (int i = 0; i < nw; ++i) BITS_(x, off + i) &= keep_mask(b, i, nl, nu);
-                LB_(x, v) = nl;
-                UB_(x, v) = nu;
-            }
-            if (!wake) continue;
-            for (int i = x->wptr[v]; i < x->wptr[v + 1]; ++i) {
-                int c = x->wlist[i];
-                uint bit = 1u << (c & 31);
-                if (!(atomic_or(&queued[c >> 5], bit) & bit)) next[atomic_inc(&ctl[count_slot])] = c;
-            }
+    int n = *x->nchanged;
+    for (int i = lid; i < n; i += w) {
+        int v = x->clist[i];
+        atomic_and(&x->changed[v >> 5], ~(1u << (v & 31)));
+        int lo = LB_(x, v), hi = UB_(x, v);
+        if (lo > hi) { ctl[L_FAILED] = 1; continue; }
+        if (has_bits(x, v)) {
+            int nl = next_value(x, v, lo);
+            if (nl > hi) { ctl[L_FAILED] = 1; continue; }
+            int nu = prev_value(x, v, hi);
+            int off = x->bm_off[v], nw = x->bm_nw[v], b = x->base[v];
+            for (int k = 0; k < nw; ++k) BITS_(x, off + k) &= keep_mask(b, k, nl, nu);
+            LB_(x, v) = nl;
+            UB_(x, v) = nu;
+        }
+        if (!wake) continue;
+        for (int k = x->wptr[v]; k < x->wptr[v + 1]; ++k) {
+            int c = x->wlist[k];
+            uint bit = 1u << (c & 31);
+            if (!(atomic_or(&queued[c >> 5], bit) & bit)) next[atomic_inc(&ctl[count_slot])] = c;
         }
     }
 }
 
 // A failed node leaves constraints queued and variables marked: clear both for the next one.
-inline void clear_marks(Ctx *x, __local uint *queued, int lid, int w) {
+inline void clear_marks(Ctx *x, __local uint *queued, __local int *ctl, int lid, int w) {
     for (int k = lid; k < ((x->nv + 31) >> 5); k += w) x->changed[k] = 0u;
     for (int k = lid; k < ((x->nc + 31) >> 5); k += w) queued[k] = 0u;
+    if (lid == 0) ctl[L_NCHANGED] = 0;
 }
 
 // Propagate the node to a fixpoint, the whole group together; false on a wipe-out. `all`: the
 // first pass runs every constraint (a sub-search space's root), else those watching the
 // variables changed since the last fixpoint. `passes` counts the passes run.
-bool fixpoint(Ctx *x, bool all, __global int *act, __local uint *queued, __local int *ctl,
+bool fixpoint(Ctx *x, bool all, STORE int *act, __local uint *queued, __local int *ctl,
               __global int *weights, int use_weights, int *passes, int lid, int w) {
     int nc = x->nc, cur = 0;
     if (lid == 0) ctl[L_COUNT] = all ? nc : 0;
@@ -100,15 +105,16 @@ bool fixpoint(Ctx *x, bool all, __global int *act, __local uint *queued, __local
         // every work-item reads the flag and the count before any may write them again
         bool failed = ctl[L_FAILED];
         int n = ctl[L_COUNT + cur];
+        if (lid == 0) ctl[L_NCHANGED] = 0;          // settle has read it: a fresh list for this pass
         sync_group();
         if (failed) {
-            clear_marks(x, queued, lid, w);
+            clear_marks(x, queued, ctl, lid, w);
             sync_group();
             return false;
         }
         if (n == 0) return true;
         *passes += 1;
-        __global int *list = act + cur * nc, *next = act + (1 - cur) * nc;
+        STORE int *list = act + cur * nc, *next = act + (1 - cur) * nc;
         if (lid == 0) ctl[L_COUNT + 1 - cur] = 0;
         for (int i = lid; i < n; i += w) {
             int c = list[i];
@@ -192,15 +198,21 @@ __kernel void search_group(
     int obj_var, int obj_sense, int count_only, int enqueue_all, int budget, int n_items,
     int donate, int sub_base, int node_limit, int random_values, __global int *results, int use_results,
     // local memory
-    __local int *L_store, __local uint *L_changed, __local uint *L_queued, __local int *L_red, __local int *ctl)
+    __local int *L_store, __local uint *L_changed, __local uint *L_queued, __local int *L_clist, __local int *L_act,
+    __local int *L_red, __local int *ctl)
 {
     int g = get_group_id(0), lid = get_local_id(0), w = get_local_size(0);
     if (g >= n_items) return;
     int ssize = 2 * nv + nwords;                       // one node: lb, ub, bitmap words
 #ifdef FZN_STORE_GLOBAL
+    // too big for local memory: the node, the changed list and the active lists in global memory
     __global int *store = CUR + (long)g * ssize;
+    __global int *act = ACT + (long)g * (2 * nc + nv);
+    __global int *clist = act + 2 * nc;
 #else
     __local int *store = L_store;
+    __local int *act = L_act;
+    __local int *clist = L_clist;
 #endif
     Ctx cx;
     Ctx *x = &cx;
@@ -209,6 +221,8 @@ __kernel void search_group(
     x->ckind = ckind; x->coff = coff; x->cd = cd; x->wptr = wptr; x->wlist = wlist;
     x->lb = store; x->ub = store + nv; x->bits = (STORE uint *)(store + 2 * nv);
     x->changed = L_changed;
+    x->clist = clist;
+    x->nchanged = &ctl[L_NCHANGED];
     x->failed = &ctl[L_FAILED];
     x->err = 0;
     x->props = 0;
@@ -218,15 +232,16 @@ __kernel void search_group(
     __global int *path = PATH + (long)g * pcap * 3;
     __global int *stack = STACK + (long)g * (maxd + 1) * ssize;
     __global int *weights = WEIGHTS + (use_weights ? (long)g * nc : 0);
-    __global int *act = ACT + (long)g * 2 * nc;
 
     int status = st[ST_STATUS], depth = st[ST_DEPTH], plen = st[ST_PLEN], sub_nodes = st[ST_SUBNODES];
     uint rng = (uint)st[ST_RNG];
     long nodes = 0, fails = 0, sols_found = 0, subs = 0;
     int passes = 0;
     bool emitting = cutoff > 0, fresh = false;
+    // marks do not outlive a slice: a search resumed at S_PROPAGATE propagates every constraint
+    bool resume_all = status == S_PROPAGATE;
     if (lid == 0) { ctl[L_FAILED] = 0; ctl[L_ERR] = 0; }
-    clear_marks(x, L_queued, lid, w);
+    clear_marks(x, L_queued, ctl, lid, w);
 #ifndef FZN_STORE_GLOBAL
     if (status == S_PROPAGATE || status == S_BRANCH || status == S_SOLUTION)
         store_from(store, CUR + (long)g * ssize, ssize, lid, w);
@@ -291,7 +306,7 @@ __kernel void search_group(
                 if (!use_results) ok = fixpoint(x, false, act, L_queued, ctl, weights, 0, &passes, lid, w);
             }
             sync_group();
-            if (ok && ctl[L_FAILED]) { ok = false; clear_marks(x, L_queued, lid, w); }
+            if (ok && ctl[L_FAILED]) { ok = false; clear_marks(x, L_queued, ctl, lid, w); }
             sync_group();                            // all have read the flag before it is reset
             if (lid == 0) ctl[L_FAILED] = 0;
             sync_group();
@@ -307,7 +322,7 @@ __kernel void search_group(
         if (status == S_PROPAGATE) {
             // LNS: a neighbourhood gets node_limit nodes, then the group moves on
             if (node_limit > 0 && sub_nodes >= node_limit) {
-                clear_marks(x, L_queued, lid, w);
+                clear_marks(x, L_queued, ctl, lid, w);
                 if (lid == 0) ctl[L_FAILED] = 0;
                 sync_group();
                 status = S_NEED_SUB;
@@ -323,8 +338,9 @@ __kernel void search_group(
                     else set_min(x, obj_var, -(long)best + 1);
                 }
             }
-            bool ok = fixpoint(x, fresh && (enqueue_all || use_results), act, L_queued, ctl, weights, use_weights,
-                               &passes, lid, w);
+            bool ok = fixpoint(x, resume_all || (fresh && (enqueue_all || use_results)), act, L_queued, ctl, weights,
+                               use_weights, &passes, lid, w);
+            resume_all = false;
             budget -= min(passes, budget);
             passes = 0;
             if (!ok) {
@@ -396,10 +412,12 @@ __kernel void search_group(
         if (depth == 0) { status = S_NEED_SUB; continue; }
         depth -= 1;
         __global int *l = lv + depth * NLV;
-        store_from(store, stack + (long)depth * ssize, ssize, lid, w);
-        sync_group();
-        plen = l[LV_PLEN];
-        if (l[LV_OP] & OP_DONATED) continue;      // its right branch is another path's now
+        store_from(store, stack + (long)depth * ssize, ssize, lid, w);   // each its own slice, as pushed
+        // work-item 0 reads the level (it wrote it) and shares what the group needs of it
+        int level = lid == 0 ? ((l[LV_OP] & OP_DONATED) ? -1 - l[LV_PLEN] : l[LV_PLEN]) : 0;
+        level = share(ctl, L_BCAST, level, lid);
+        if (level < 0) { plen = -1 - level; continue; }   // its right branch is another path's now
+        plen = level;
         if (lid == 0) {
             int var = l[LV_VAR], value = l[LV_VAL], op = l[LV_NEG];
             if (plen < pcap) { path[3 * plen] = var; path[3 * plen + 1] = op; path[3 * plen + 2] = value; }

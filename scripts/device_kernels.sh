@@ -3,7 +3,8 @@
 # kernel (registers, stack, spills), then all-solution counts (--count-only, GPU alone, kernels
 # built beforehand) of n-queens and Costas arrays under each setting.
 # Usage there: bash scripts/device_kernels.sh OUT LIMIT_S CASE...
-# CASE is MODEL:N:KERNEL[:SEARCHES_PER_CU[:GROUP_SIZE]], e.g. nqueens:16:group:16:32 or costas:13:item
+# CASE is MODEL:N:KERNEL[:SEARCHES_PER_CU[:GROUP_SIZE[:NAME=VALUE,...]]], e.g. nqueens:16:group:16:32,
+# costas:13:item or nqueens:15:group:16:32:FZN_GPU_OUTLINE=0 (more FZN_GPU_* settings, comma-separated)
 set -uo pipefail
 out=${1:?usage: $0 OUT LIMIT_S CASE...}; limit=${2:?}; shift 2
 source scripts/device_env.sh
@@ -14,16 +15,17 @@ fzn_of() {  # MODEL N -> path of its FlatZinc, compiled once
   [ -f "$f" ] || minizinc -c --solver gpu-fzn ".carry/bench/$1.mzn" -D "n=$2;" --fzn "$f" --ozn "$work/$1_$2.ozn" >/dev/null
   echo "$f"
 }
-python3 tools/kernel_report.py "$(fzn_of nqueens 16)" --devices gpu 2>&1 | tee "$out/kernel_report.txt"
+[ -n "${REPORT:-}" ] && python3 tools/kernel_report.py "$(fzn_of nqueens 16)" --devices gpu 2>&1 | tee "$out/kernel_report.txt"
 stat() { grep -oE "(nSolutions|nodes|propagations|buildTime|splitTime|kernelTime|hostTime|solveTime|workItems|subSearchSpaces|kernelLaunches)=[0-9.e+-]+" | tr '\n' ' '; }
 echo "| case | wall s | statistics |" | tee "$out/kernels.md"
 echo "|---|---|---|" | tee -a "$out/kernels.md"
 for c in "$@"; do
-  IFS=: read -r model n kernel per group <<<"$c"
+  IFS=: read -r model n kernel per group extra <<<"$c"
   f=$(fzn_of "$model" "$n")
   envs=(FZN_GPU_KERNEL="$kernel")
   [ -n "${per:-}" ] && envs+=(FZN_GPU_ITEMS_PER_CU="$per")
   [ -n "${group:-}" ] && envs+=(FZN_GPU_LOCAL="$group")
+  [ -n "${extra:-}" ] && IFS=, read -r -a more <<<"$extra" && envs+=("${more[@]}")
   env "${envs[@]}" fzn-gpu --devices gpu --build-only "$f" 2>/dev/null
   t0=$EPOCHREALTIME
   line=$(env "${envs[@]}" timeout $((limit + 30)) fzn-gpu --devices gpu -a --count-only -s -t $((limit * 1000)) "$f" 2>&1 | stat)

@@ -90,17 +90,19 @@ def instance(kind, rng: random.Random) -> tuple[str, dict[str, list[int]]]:
 
 
 @pytest.mark.parametrize("bitmaps,layout", [(True, "blocked"), (False, "blocked"), (True, "interleaved"),
-                                            (True, "group"), (False, "group")],
-                         ids=["bitmaps", "bounds", "interleaved", "group-bitmaps", "group-bounds"])
+                                            (True, "group"), (False, "group"), (True, "group-global")],
+                         ids=["bitmaps", "bounds", "interleaved", "group-bitmaps", "group-bounds", "group-global"])
 @pytest.mark.parametrize("kind", INT_KINDS, ids=[k.key for k in INT_KINDS])
 def test_propagator_matches_brute_force(kind, bitmaps, layout, monkeypatch):
     """The interleaved layout (the GPU's work-item kernel) and the work-group kernel (the
-    GPU's default, its work-items propagating one node side by side) must find exactly what
-    the blocked work-item kernel (PoCL's) finds."""
+    GPU's default, its work-items propagating one node side by side; its node in local memory,
+    or in global memory for big models) must find exactly what the blocked work-item kernel
+    (PoCL's) finds."""
     if not bitmaps:
         monkeypatch.setattr(pack_module, "BITMAP_MAX_SPAN", 0)
-    if layout == "group":
+    if layout.startswith("group"):
         monkeypatch.setenv("FZN_GPU_KERNEL", "group")
+        monkeypatch.setenv("FZN_GPU_STORE_GLOBAL", "1" if layout == "group-global" else "0")
     else:
         monkeypatch.setenv("FZN_GPU_KERNEL", "item")
         monkeypatch.setenv("FZN_GPU_LAYOUT", layout)

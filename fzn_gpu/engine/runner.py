@@ -116,7 +116,9 @@ class Runner:
         self.stats = Stats()
         self.tuning = Tuning.for_device(device)
         self.group = self.tuning.model == "group"
-        self.store_global = self.group and self._group_local_bytes(with_store=True) > device.local_mem
+        # a node too big for local memory stays in global memory (FZN_GPU_STORE_GLOBAL=1 forces it)
+        self.store_global = self.group and (self._group_local_bytes(with_store=True) > device.local_mem
+                                            or _env_flag("FZN_GPU_STORE_GLOBAL", False))
         kinds = frozenset(int(k) for k in np.unique(dm.ckind)) if self.tuning.specialise else None
         t_build = time.perf_counter()
         self.ctx, self.queue, self.prog = build(device, kinds, self.tuning.outline, self.tuning.model,
@@ -166,8 +168,10 @@ class Runner:
         return 2 * self.dm.nv + self.dm.nwords
 
     def _group_local_bytes(self, with_store: bool) -> int:
+        """Local memory of one work-group: with_store, the node and its changed and active
+        lists too (else those live in global memory, kernels/search_group.cl)."""
         dm = self.dm
-        ints = (self.store_ints() if with_store else 1) + (dm.nv + 31) // 32 + 1 + (dm.nc + 31) // 32 + 1
+        ints = (self.store_ints() + dm.nv + 2 * dm.nc if with_store else 3) + (dm.nv + 31) // 32 + 1 + (dm.nc + 31) // 32 + 1
         return 4 * (ints + 2 * self.tuning.local + 8)
 
     def per_item_bytes(self, pcap: int) -> int:
@@ -175,7 +179,7 @@ class Runner:
         dm = self.dm
         common = dm.maxd * len(Lv) + pcap * 3 + len(St) + 2 * len(Cnt) + (dm.nc if dm.use_weights else 0)
         if self.group:
-            return 4 * (common + (dm.maxd + 2) * self.store_ints() + 2 * max(dm.nc, 1))
+            return 4 * (common + (dm.maxd + 2) * self.store_ints() + 2 * max(dm.nc, 1) + dm.nv)
         ints = 3 * dm.nv + dm.nwords + self.tcap + dm.nc + common
         return 4 * ints + dm.nc
 
@@ -277,10 +281,15 @@ class Runner:
         local = self.tuning.local
         if self.group:      # a work-group per search
             global_size = n_items * local
-            ACT = zeros(4 * n_items * 2 * max(dm.nc, 1))
             words = lambda n: 4 * ((n + 31) // 32 + 1)      # noqa: E731
-            local_mem = (cl.LocalMemory(4 * (1 if self.store_global else self.store_ints())),
-                         cl.LocalMemory(words(dm.nv)), cl.LocalMemory(words(dm.nc)),
+            big = (self.store_ints(), max(dm.nv, 1), 2 * max(dm.nc, 1))      # node, changed list, active lists
+            if self.store_global:
+                ACT = zeros(4 * n_items * (2 * max(dm.nc, 1) + max(dm.nv, 1)))
+                big = (1, 1, 1)
+            else:
+                ACT = zeros(4)
+            local_mem = (cl.LocalMemory(4 * big[0]), cl.LocalMemory(words(dm.nv)), cl.LocalMemory(words(dm.nc)),
+                         cl.LocalMemory(4 * big[1]), cl.LocalMemory(4 * big[2]),
                          cl.LocalMemory(4 * 2 * local), cl.LocalMemory(4 * 8))
         else:
             global_size = ((n_items + local - 1) // local) * local
