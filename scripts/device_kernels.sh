@@ -4,13 +4,15 @@
 # built beforehand) of n-queens and Costas arrays under each setting.
 # Usage there: bash scripts/device_kernels.sh OUT LIMIT_S CASE...
 # CASE is MODEL:N:KERNEL[:SEARCHES_PER_CU[:GROUP_SIZE[:NAME=VALUE,...]]], e.g. nqueens:16:group:16:32,
-# costas:13:item or nqueens:15:group:16:32:FZN_GPU_OUTLINE=0 (more FZN_GPU_* settings, comma-separated)
+# costas:13:item or nqueens:15:group:16:32:FZN_GPU_OUTLINE=0 (more FZN_GPU_* settings, comma-separated);
+# MODEL fzn takes N as the path of a FlatZinc file
 set -uo pipefail
 out=${1:?usage: $0 OUT LIMIT_S CASE...}; limit=${2:?}; shift 2
 source scripts/device_env.sh
 mkdir -p "$out"
 work=$(mktemp -d)
-fzn_of() {  # MODEL N -> path of its FlatZinc, compiled once
+fzn_of() {  # MODEL N -> path of its FlatZinc, compiled once (MODEL fzn: N is a FlatZinc file's path)
+  [ "$1" = fzn ] && { echo "$2"; return; }
   local f="$work/$1_$2.fzn"
   [ -f "$f" ] || minizinc -c --solver gpu-fzn ".carry/bench/$1.mzn" -D "n=$2;" --fzn "$f" --ozn "$work/$1_$2.ozn" >/dev/null
   echo "$f"
