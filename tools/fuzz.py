@@ -497,8 +497,15 @@ def run_gecode(case: Case, time_limit_s: float, all_solutions: bool = True) -> A
         os.unlink(path)
 
 
+def kernel_of(seed: int) -> str:
+    """The execution model a seed runs under: even seeds a work-item per sub-search space,
+    odd ones a work-group (the GPU's), both on PoCL."""
+    return "group" if seed % 2 else "item"
+
+
 def run_fzn_gpu(case: Case, time_limit_s: float, all_solutions: bool = True) -> Answer:
     """fzn-gpu in this process (PoCL): the same stream the command line prints."""
+    os.environ["FZN_GPU_KERNEL"] = kernel_of(case.seed)
     from fzn_gpu.engine import SolveRun
     from fzn_gpu.errors import FznError
     from fzn_gpu.lower import lower
@@ -661,6 +668,14 @@ def _summary(a: Answer) -> dict:
             "last": a.solutions[-1] if a.solutions else None}
 
 
+def _commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              cwd=ROOT).stdout.strip()
+    except OSError:
+        return ""
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", default="0:200", help="A:B, the seeds A..B-1")
@@ -694,7 +709,8 @@ def main(argv: list[str] | None = None) -> int:
                 (out / f"seed-{seed}.txt").write_text(
                     f"{detail}\n\nfzn-gpu: {json.dumps(mine)}\nGecode: {json.dumps(ref)}\n\nGecode's model:\n{case.gecode_text}")
                 print(f"seed {seed}: DISAGREE: {detail}", flush=True)
-    summary = {"seeds": f"{a}:{b}", "models": b - a, **counts, "seconds": round(time.monotonic() - t0, 1)}
+    summary = {"seeds": f"{a}:{b}", "models": b - a, **counts, "seconds": round(time.monotonic() - t0, 1),
+               "commit": _commit()}
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     print(json.dumps(summary))
     return 1 if counts["DISAGREE"] else 0
