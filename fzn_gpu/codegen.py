@@ -11,6 +11,9 @@ VAR_SELECT = ["input_order", "first_fail", "anti_first_fail", "smallest", "large
               "most_constrained", "max_regret", "dom_w_deg"]
 VAL_SELECT = ["indomain_min", "indomain_max", "indomain_median", "indomain_split",
               "indomain_reverse_split", "indomain_random"]
+# set_search's value selections: which undecided element, and included or excluded first
+SET_VAL_SELECT = ["indomain_min", "indomain_max", "outdomain_min", "outdomain_max"]
+SET_VAL_BASE = 16       # set selections' codes start here, apart from the int ones
 # MiniZinc names that mean the same as one above
 VAL_ALIASES = {"indomain": "indomain_min", "indomain_middle": "indomain_median",
                "indomain_interval": "indomain_split", "outdomain_min": "indomain_max",
@@ -28,6 +31,12 @@ def val_select_code(name: str) -> int:
     return VAL_SELECT.index(name) if name in VAL_SELECT else 0
 
 
+def set_val_select_code(name: str) -> int:
+    """A set_search value selection (unknown ones: the smallest undecided element, included)."""
+    name = {"indomain": "indomain_min"}.get(name, name)
+    return SET_VAL_BASE + (SET_VAL_SELECT.index(name) if name in SET_VAL_SELECT else 0)
+
+
 def _short(name: str) -> str:
     return name.replace("indomain_", "").upper()
 
@@ -39,5 +48,8 @@ def header(kinds: frozenset[int] | None = None) -> str:
     lines += [f"#define USE_{k.key}(code)" + (" code" if kinds is None or k.id in kinds else "") for k in KINDS]
     lines += [f"#define VS_{name.upper()} {i}" for i, name in enumerate(VAR_SELECT)]
     lines += [f"#define VAL_{_short(name)} {i}" for i, name in enumerate(VAL_SELECT)]
+    lines += [f"#define VAL_SET_{name.replace('domain', '').upper()} {SET_VAL_BASE + i}"
+              for i, name in enumerate(SET_VAL_SELECT)]
+    lines.append(f"#define VAL_SET_BASE {SET_VAL_BASE}")
     lines += kernel_abi.defines()
     return "\n".join(lines) + "\n"

@@ -16,8 +16,9 @@ from .resources import kernels_dir
 
 # The program of each execution model (see kernels/domain.cl): one work-item, or one
 # work-group, per sub-search space.
-KERNEL_FILES = {"item": ("domain.cl", "mutate_item.cl", "propagators.cl", "branching.cl", "search.cl"),
-                "group": ("domain.cl", "mutate_group.cl", "propagators.cl", "branching.cl", "search_group.cl")}
+PROPAGATOR_FILES = ("propagators.cl", "propagators_set.cl", "dispatch.cl")
+KERNEL_FILES = {"item": ("domain.cl", "mutate_item.cl", *PROPAGATOR_FILES, "branching.cl", "search.cl"),
+                "group": ("domain.cl", "mutate_group.cl", *PROPAGATOR_FILES, "branching.cl", "search_group.cl")}
 
 NO_DEVICE_FIX = ("install an OpenCL driver: `pip install pocl-binary-distribution` (a CPU device, "
                  "or `pip install 'fzn-gpu[cpu]'`), or Debian's `apt-get install pocl-opencl-icd`; on NVIDIA "

@@ -55,13 +55,17 @@ class Ctrl(IntEnum):
 
 class Op(IntEnum):
     """Decisions (var, op, value). The right branch of x = v is x != v, or on a bounds-only
-    domain (where v is a bound) x > v or x < v, so that a path replays exactly."""
+    domain (where v is a bound) x > v or x < v, so that a path replays exactly. A set variable
+    (its device variable P, the possible elements) takes SET_IN (v required) and SET_OUT (v
+    excluded), each the other's negation."""
     EQ = 0
     NE = 1
     LE = 2
     GT = 3
     GE = 4
     LT = 5
+    SET_IN = 6
+    SET_OUT = 7
 
 
 OP_DONATED = 8          # flag on a level whose right branch was given away

@@ -126,9 +126,19 @@ class Printer:
         self.model = model
         self.out = out or sys.stdout
         self._template: SolutionTemplate | None = None
+        # row -> {variable: IntSet}, for models with set variables (engine/sets.py)
+        self.set_decoder: Callable[[np.ndarray], dict[int, IntSet]] | None = None
 
     def solutions(self, rows: np.ndarray) -> None:
         """Print solutions (rows of every variable's value) with one write and one flush."""
+        if self.set_decoder is not None:     # one solution at a time: sets come from bitmap words
+            parts = []
+            for row in rows:
+                sets = self.set_decoder(row)
+                parts.append(format_solution(self.model, lambda v: sets[v] if v in sets else int(row[v])))
+            self.out.write("".join(parts))
+            self.out.flush()
+            return
         if self._template is None:
             self._template = SolutionTemplate(self.model)
         self.out.write(self._template.format(rows))

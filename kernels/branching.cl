@@ -11,8 +11,50 @@ inline int apply_decision(Ctx *x, int v, int op, int value) {
     case OP_LE: return set_max(x, v, value);
     case OP_GT: return set_min(x, v, (long)value + 1);
     case OP_GE: return set_min(x, v, value);
-    default: return set_max(x, v, (long)value - 1);
+    case OP_LT: return set_max(x, v, (long)value - 1);
+    case OP_SET_IN: return remove_value(x, x->compan[v], value);     // required: out of N
+    default: return remove_value(x, v, value);                       // OP_SET_OUT: out of P
     }
+}
+
+// A set variable's undecided elements (in both P and N, the sentinel aside), by its P.
+inline long set_open(Ctx *x, int p) {
+    int n = x->compan[p], op = x->bm_off[p], on = x->bm_off[n], nw = x->bm_nw[p];
+    long c = 0;
+    for (int w = 0; w < nw; ++w) c += popcount(BITS_(x, op + w) & BITS_(x, on + w));
+    return c - 1;
+}
+
+// Whether v, of a plan group labelled by `valsel`, still needs a decision.
+inline bool open_var(Ctx *x, int v, int valsel) {
+    return valsel >= VAL_SET_BASE ? set_open(x, v) > 0 : !is_fixed(x, v);
+}
+
+// set_search's variable selection: by undecided elements (first_fail, anti_first_fail), else in order.
+inline bool better_set(Ctx *x, int sel, int v, int best) {
+    if (best < 0) return true;
+    if (sel == VS_FIRST_FAIL) return set_open(x, v) < set_open(x, best);
+    if (sel == VS_ANTI_FIRST_FAIL) return set_open(x, v) > set_open(x, best);
+    return false;
+}
+
+// The decision on set variable p: its smallest or largest undecided element, in or out first.
+inline void select_set_value(Ctx *x, int p, int valsel, int *out_op, int *out_val) {
+    int n = x->compan[p], op = x->bm_off[p], on = x->bm_off[n], nw = x->bm_nw[p], b = x->base[p];
+    int top = dmax(x, p);                                 // the sentinel
+    bool largest = valsel == VAL_SET_IN_MAX || valsel == VAL_SET_OUT_MAX;
+    int u = top;
+    for (int k = 0; k < nw; ++k) {
+        int w = largest ? nw - 1 - k : k;
+        uint both = BITS_(x, op + w) & BITS_(x, on + w);
+        int si = top - b - 32 * w;
+        if (si >= 0 && si < 32) both &= ~(1u << si);
+        if (!both) continue;
+        u = b + 32 * w + (largest ? 31 - clz(both) : 31 - clz(both & (~both + 1u)));
+        break;
+    }
+    *out_val = u;
+    *out_op = (valsel == VAL_SET_IN_MIN || valsel == VAL_SET_IN_MAX) ? OP_SET_IN : OP_SET_OUT;
 }
 
 inline uint rng_next(uint *s) {

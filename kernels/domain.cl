@@ -45,6 +45,8 @@ typedef struct {
     __global const int *cd;         // constraint rows (fzn_gpu.registry encoding)
     __global const int *wptr;       // variable -> watching constraints (CSR)
     __global const int *wlist;
+    __global const uint *ubits;     // the bitmaps as declared (a set variable's universe)
+    __global const int *compan;     // a set variable's P -> its N (engine/sets.py), else -1
     // the group's node (shared by its work-items)
     STORE int *lb;
     STORE int *ub;
@@ -73,6 +75,8 @@ typedef struct {
     __global const int *cd;         // constraint rows (fzn_gpu.registry encoding)
     __global const int *wptr;       // variable -> watching constraints (CSR)
     __global const int *wlist;
+    __global const uint *ubits;     // the bitmaps as declared (a set variable's universe)
+    __global const int *compan;     // a set variable's P -> its N (engine/sets.py), else -1
     // this work-item's state
     __global int *lb;
     __global int *ub;

@@ -837,21 +837,6 @@ PROPAGATOR_FN bool prop_clause(Ctx *x, __global const int *row, int mode) {
     return true;
 }
 
-// ---- dispatch
-// One PROPAGATOR(kind, call) line per constraint kind. The generated header defines
-// USE_<kind>(code) as `code` for the kinds the kernel is built for and as nothing for the
-// others, so a kernel specialised to a model holds only the propagators it runs (NVIDIA's
-// compiler inlines everything: the full switch takes over a minute to build there).
-#define PROPAGATOR(KEY, CALL) USE_##KEY(case KIND_##KEY: return CALL;)
-#define REL3(NAME, REL) \
-    PROPAGATOR(NAME, post_rel(x, REL, row[0], row[1])) \
-    PROPAGATOR(NAME##_reif, reif_rel(x, REL, row[0], row[1], row[2], 0)) \
-    PROPAGATOR(NAME##_imp, reif_rel(x, REL, row[0], row[1], row[2], 1))
-#define LIN3(NAME, REL) \
-    PROPAGATOR(NAME, post_lin(x, REL, row[0], row + 1, row + 2 + row[0], -1, 0, row[2 + 2 * row[0]])) \
-    PROPAGATOR(NAME##_reif, reif_lin(x, REL, row, 0)) \
-    PROPAGATOR(NAME##_imp, reif_lin(x, REL, row, 1))
-
 PROPAGATOR_FN bool prop_int_plus(Ctx *x, int a, int b, int c) {
     TRY(set_min(x, c, (long)dmin(x, a) + dmin(x, b)));
     TRY(set_max(x, c, (long)dmax(x, a) + dmax(x, b)));
@@ -860,61 +845,4 @@ PROPAGATOR_FN bool prop_int_plus(Ctx *x, int a, int b, int c) {
     TRY(set_min(x, b, (long)dmin(x, c) - dmax(x, a)));
     TRY(set_max(x, b, (long)dmax(x, c) - dmin(x, a)));
     return true;
-}
-
-bool propagate_one(Ctx *x, int c) {
-    __global const int *row = x->cd + x->coff[c];
-    switch (x->ckind[c]) {
-    REL3(int_eq, R_EQ)
-    REL3(int_ne, R_NE)
-    REL3(int_le, R_LE)
-    REL3(int_lt, R_LT)
-    REL3(bool_eq, R_EQ)
-    REL3(bool_le, R_LE)
-    REL3(bool_lt, R_LT)
-    LIN3(int_lin_eq, L_EQ)
-    LIN3(int_lin_ne, L_NE)
-    LIN3(int_lin_le, L_LE)
-    PROPAGATOR(int_plus, prop_int_plus(x, row[0], row[1], row[2]))
-    PROPAGATOR(int_times, prop_times(x, row[0], row[1], row[2]))
-    PROPAGATOR(int_div, prop_div(x, row[0], row[1], row[2]))
-    PROPAGATOR(int_mod, prop_mod(x, row[0], row[1], row[2]))
-    PROPAGATOR(int_min, prop_minmax(x, row[0], row[1], row[2], 0))
-    PROPAGATOR(int_max, prop_minmax(x, row[0], row[1], row[2], 1))
-    PROPAGATOR(int_pow, prop_pow(x, row[0], row[1], row[2]))
-    PROPAGATOR(int_abs, prop_abs(x, row[0], row[1]))
-    PROPAGATOR(array_int_element, prop_element_const(x, row))
-    PROPAGATOR(array_bool_element, prop_element_const(x, row))
-    PROPAGATOR(array_var_int_element, prop_element_var(x, row))
-    PROPAGATOR(array_var_bool_element, prop_element_var(x, row))
-    PROPAGATOR(array_int_maximum, prop_array_extremum(x, row, 1))
-    PROPAGATOR(array_int_minimum, prop_array_extremum(x, row, 0))
-    PROPAGATOR(set_in, post_in_set(x, row[0], row + 1))
-    PROPAGATOR(set_in_reif, reif_in_set(x, row, 0))
-    PROPAGATOR(set_in_imp, reif_in_set(x, row, 1))
-    PROPAGATOR(fzn_all_different_int, prop_alldiff(x, row))
-    PROPAGATOR(bool2int, post_eq(x, row[0], row[1]))
-    PROPAGATOR(bool_not, post_rel(x, R_NE, row[0], row[1]))
-    PROPAGATOR(bool_ne, post_rel(x, R_NE, row[0], row[1]))
-    PROPAGATOR(bool_xor_2, post_rel(x, R_NE, row[0], row[1]))
-    PROPAGATOR(bool_ne_reif, reif_rel(x, R_NE, row[0], row[1], row[2], 0))
-    PROPAGATOR(bool_and, prop_bool_and(x, row[0], row[1], row[2], 0))
-    PROPAGATOR(bool_and_imp, prop_bool_and(x, row[0], row[1], row[2], 1))
-    PROPAGATOR(bool_or, prop_bool_or(x, row[0], row[1], row[2], 0))
-    PROPAGATOR(bool_or_imp, prop_bool_or(x, row[0], row[1], row[2], 1))
-    PROPAGATOR(bool_xor, prop_bool_xor(x, row[0], row[1], row[2], 0))
-    PROPAGATOR(bool_xor_imp, prop_bool_xor(x, row[0], row[1], row[2], 1))
-    PROPAGATOR(array_bool_and, prop_array_bool(x, row, 1, 0))
-    PROPAGATOR(array_bool_and_imp, prop_array_bool(x, row, 1, 1))
-    PROPAGATOR(array_bool_or, prop_array_bool(x, row, 0, 0))
-    PROPAGATOR(array_bool_or_imp, prop_array_bool(x, row, 0, 1))
-    PROPAGATOR(array_bool_xor, prop_array_bool_xor(x, row))
-    PROPAGATOR(bool_clause, prop_clause(x, row, 0))
-    PROPAGATOR(bool_clause_reif, prop_clause(x, row, 1))
-    PROPAGATOR(bool_clause_imp, prop_clause(x, row, 2))
-    PROPAGATOR(bool_lin_eq, post_lin(x, L_EQ, row[0], row + 1, row + 2 + row[0], row[2 + 2 * row[0]], -1, 0))
-    PROPAGATOR(bool_lin_le, post_lin(x, L_LE, row[0], row + 1, row + 2 + row[0], -1, 0, row[2 + 2 * row[0]]))
-    default:
-        return false;   // unreachable: the host builds a kernel for every kind its model holds
-    }
 }

@@ -39,19 +39,22 @@ bool choose(Ctx *x, __global const int *sg_ptr, __global const int *sg_var, __gl
             int ngroups, __global const int *deg, __global const int *weights, uint *rng, int random_values,
             bool halve, int *out_var, int *out_op, int *out_val) {
     for (int g = 0; g < ngroups; ++g) {
-        int vsel = sg_sel[2 * g], valsel = random_values ? VAL_RANDOM : sg_sel[2 * g + 1];
+        int vsel = sg_sel[2 * g], valsel = sg_sel[2 * g + 1];
+        bool sets = valsel >= VAL_SET_BASE;
+        if (random_values && !sets) valsel = VAL_RANDOM;
         int best = -1;
         for (int i = sg_ptr[g]; i < sg_ptr[g + 1]; ++i) {
             int v = sg_var[i];
-            if (is_fixed(x, v)) continue;
-            if (better_var(x, vsel, v, best, deg, weights, x->st)) {
+            if (!open_var(x, v, valsel)) continue;
+            if (sets ? better_set(x, vsel, v, best) : better_var(x, vsel, v, best, deg, weights, x->st)) {
                 best = v;
                 if (vsel == VS_INPUT_ORDER) break;
             }
         }
         if (best < 0) continue;
         *out_var = best;
-        select_value(x, best, valsel, rng, halve, out_op, out_val);
+        if (sets) select_set_value(x, best, valsel, out_op, out_val);
+        else select_value(x, best, valsel, rng, halve, out_op, out_val);
         return true;
     }
     return false;
@@ -62,6 +65,7 @@ __kernel void search(
     __global const int *bm_off, __global const int *bm_nw, __global const int *base,
     __global const int *ckind, __global const int *coff, __global const int *cd,
     __global const int *wptr, __global const int *wlist, __global const int *deg,
+    __global const uint *ubits, __global const int *compan,
     __global const int *root_lb, __global const int *root_ub, __global const uint *root_bits,
     __global const int *sg_ptr, __global const int *sg_var, __global const int *sg_sel,
     // per work-item state
@@ -71,7 +75,7 @@ __kernel void search(
     // work in, work out
     __global const int *sub_ptr, __global const int *sub_data, int n_sub,
     __global int *emit, int emit_cap, int emit_stride, int cutoff,
-    __global int *sols, int sol_cap,
+    __global int *sols, int sol_cap, int sol_words,
     __global int *root_out_lb, __global int *root_out_ub, __global uint *root_out_bits,
     __global volatile int *ctrl,
     // sizes and settings
@@ -88,6 +92,7 @@ __kernel void search(
     x->nv = nv; x->nc = nc;
     x->bm_off = bm_off; x->bm_nw = bm_nw; x->base = base;
     x->ckind = ckind; x->coff = coff; x->cd = cd; x->wptr = wptr; x->wlist = wlist;
+    x->ubits = ubits; x->compan = compan;
     // interleaved: entry i of work-item gid at i * n_items + gid; blocked: at gid * size + i
     long first = interleave ? (long)gid : 0;
     x->st = interleave ? n_items : 1;
@@ -147,9 +152,10 @@ __kernel void search(
         if (status == S_SOLUTION) {
             int slot = atomic_inc(&ctrl[C_SOLS]);
             if (slot >= sol_cap) { atomic_dec(&ctrl[C_SOLS]); break; }   // host drains, we retry
-            __global int *out = sols + (long)slot * (nv + 1);
+            __global int *out = sols + (long)slot * (nv + 1 + sol_words);
             out[0] = obj_var >= 0 ? obj_sense * val(x, obj_var) : 0;
             for (int v = 0; v < nv; ++v) out[1 + v] = LB_(x, v);
+            for (int k = 0; k < sol_words; ++k) out[1 + nv + k] = (int)BITS_(x, k);   // set variables
             status = S_BACKTRACK;
             continue;
         }

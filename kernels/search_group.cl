@@ -141,12 +141,16 @@ bool choose_group(Ctx *x, __global const int *sg_ptr, __global const int *sg_var
                   bool halve, __local int *red, __local int *ctl, int lid, int w, int *out_var, int *out_op,
                   int *out_val) {
     for (int g = 0; g < ngroups; ++g) {
-        int vsel = sg_sel[2 * g];
+        int vsel = sg_sel[2 * g], valsel = sg_sel[2 * g + 1];
+        bool sets = valsel >= VAL_SET_BASE;
         int best = -1, best_pos = INT_MAX;
         for (int i = sg_ptr[g] + lid; i < sg_ptr[g + 1]; i += w) {
             int v = sg_var[i];
-            if (is_fixed(x, v)) continue;
-            if (better_var(x, vsel, v, best, deg, weights, 1)) { best = v; best_pos = i; if (vsel == VS_INPUT_ORDER) break; }
+            if (!open_var(x, v, valsel)) continue;
+            if (sets ? better_set(x, vsel, v, best) : better_var(x, vsel, v, best, deg, weights, 1)) {
+                best = v; best_pos = i;
+                if (vsel == VS_INPUT_ORDER) break;
+            }
         }
         red[2 * lid] = best;
         red[2 * lid + 1] = best_pos;
@@ -156,13 +160,15 @@ bool choose_group(Ctx *x, __global const int *sg_ptr, __global const int *sg_var
             for (int k = 0; k < w; ++k) {
                 int v = red[2 * k], p = red[2 * k + 1];
                 if (v < 0) continue;
-                if (b < 0 || better_var(x, vsel, v, b, deg, weights, 1) ||
-                    (!better_var(x, vsel, b, v, deg, weights, 1) && p < bp)) { b = v; bp = p; }
+                bool better = sets ? better_set(x, vsel, v, b) : better_var(x, vsel, v, b, deg, weights, 1);
+                bool worse = b >= 0 && (sets ? better_set(x, vsel, b, v) : better_var(x, vsel, b, v, deg, weights, 1));
+                if (b < 0 || better || (!worse && p < bp)) { b = v; bp = p; }
             }
             ctl[L_BCAST] = b;
             if (b >= 0) {
                 int op, value;
-                select_value(x, b, random_values ? VAL_RANDOM : sg_sel[2 * g + 1], rng, halve, &op, &value);
+                if (sets) select_set_value(x, b, valsel, &op, &value);
+                else select_value(x, b, random_values ? VAL_RANDOM : valsel, rng, halve, &op, &value);
                 ctl[L_OP] = op;
                 ctl[L_VAL] = value;
             }
@@ -181,6 +187,7 @@ __kernel void search_group(
     __global const int *bm_off, __global const int *bm_nw, __global const int *base,
     __global const int *ckind, __global const int *coff, __global const int *cd,
     __global const int *wptr, __global const int *wlist, __global const int *deg,
+    __global const uint *ubits, __global const int *compan,
     __global const int *root_lb, __global const int *root_ub, __global const uint *root_bits,
     __global const int *sg_ptr, __global const int *sg_var, __global const int *sg_sel,
     // per search (one per work-group): node between slices, stack of nodes, levels, path,
@@ -190,7 +197,7 @@ __kernel void search_group(
     // work in, work out
     __global const int *sub_ptr, __global const int *sub_data, int n_sub,
     __global int *emit, int emit_cap, int emit_stride, int cutoff,
-    __global int *sols, int sol_cap,
+    __global int *sols, int sol_cap, int sol_words,
     __global int *root_out_lb, __global int *root_out_ub, __global uint *root_out_bits,
     __global volatile int *ctrl,
     // sizes and settings
@@ -219,6 +226,7 @@ __kernel void search_group(
     x->nv = nv; x->nc = nc;
     x->bm_off = bm_off; x->bm_nw = bm_nw; x->base = base;
     x->ckind = ckind; x->coff = coff; x->cd = cd; x->wptr = wptr; x->wlist = wlist;
+    x->ubits = ubits; x->compan = compan;
     x->lb = store; x->ub = store + nv; x->bits = (STORE uint *)(store + 2 * nv);
     x->changed = L_changed;
     x->clist = clist;
@@ -276,9 +284,10 @@ __kernel void search_group(
             }
             slot = share(ctl, L_BCAST, slot, lid);
             if (slot < 0) break;
-            __global int *out = sols + (long)slot * (nv + 1);
+            __global int *out = sols + (long)slot * (nv + 1 + sol_words);
             if (lid == 0) out[0] = obj_var >= 0 ? obj_sense * val(x, obj_var) : 0;
             for (int v = lid; v < nv; v += w) out[1 + v] = LB_(x, v);
+            for (int k = lid; k < sol_words; k += w) out[1 + nv + k] = (int)BITS_(x, k);   // set variables
             status = S_BACKTRACK;
             sync_group();                            // the node is read before it is replaced
             continue;

@@ -15,6 +15,7 @@ from fzn_gpu.device import select_devices
 from fzn_gpu.engine import assignment
 from fzn_gpu.engine.complete import CompleteSearch
 from fzn_gpu.engine.pack import pack
+from fzn_gpu.engine.sets import decoder
 from fzn_gpu.lower import lower
 from fzn_gpu.options import SolveOptions
 from fzn_gpu.parser import parse_items
@@ -30,10 +31,11 @@ def solve_text(text: str, **opts) -> tuple[list[dict], object]:
     options = SolveOptions(**opts)
     checker = Checker(parse_items(text, "test.fzn"))
     dm = pack(model, options)
+    decode = decoder(dm)
     found: list[dict] = []
 
     def report(values: np.ndarray, objective) -> None:
-        a = assignment(model, values)
+        a = assignment(model, values, decode(values) if decode else None)
         bad = checker.check(a)
         assert not bad, f"engine reported a non-solution: {bad[0]}\n{text}"
         found.append(a)
@@ -55,7 +57,7 @@ def brute_force(text: str, domains: dict[str, list[int]]) -> set[tuple]:
 
 
 def as_tuples(found: list[dict], names: list[str]) -> set[tuple]:
-    return {tuple(int(s[n]) for n in names) for s in found}
+    return {tuple(s[n] if isinstance(s[n], frozenset) else int(s[n]) for n in names) for s in found}
 
 
 def have_minizinc() -> bool:

@@ -18,11 +18,15 @@ from ..watchdog import Watchdog
 from .complete import Outcome
 
 
-def assignment(model: Model, values: np.ndarray) -> dict[str, object]:
-    """Every declared variable's value by name, for the independent checker."""
+def assignment(model: Model, values: np.ndarray, sets: dict | None = None) -> dict[str, object]:
+    """Every declared variable's value by name, for the independent checker; `sets` holds the
+    set variables' values (engine/sets.py's decoder)."""
     out: dict[str, object] = {}
     for i, name in enumerate(model.vars.names):
         if name.startswith("_const_"):
+            continue
+        if sets is not None and i in sets:
+            out[name] = frozenset(sets[i].values())
             continue
         x = int(values[i])
         out[name] = bool(x) if model.vars.kind[i] == VarKind.BOOL else x
@@ -59,7 +63,8 @@ class SolveRun:
 
     # -- the stream
     def _check(self, values: np.ndarray) -> None:
-        bad = self.checker.check(assignment(self.model, values))
+        decode = self.printer.set_decoder
+        bad = self.checker.check(assignment(self.model, values, decode(values) if decode else None))
         if bad:
             self.printer.status(ERROR)
             raise FznError(f"the solver produced a solution that violates {bad[0]} (a bug in fzn-gpu)",
@@ -155,6 +160,8 @@ class SolveRun:
         from .pack import pack
 
         self.dm = pack(self.model, self.opts)
+        from .sets import decoder
+        self.printer.set_decoder = decoder(self.dm)
         self.devices = select_devices(self.opts.devices, self.opts.parallel)
         self.t_init = clock.elapsed()
         if self.dm.empty_var >= 0:      # nothing to search: the kernels assume non-empty domains

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..device import Device
 from ..errors import FznError
-from ..model import LnsSpec, Model
+from ..model import LnsSpec, Model, VarKind
 from ..options import SolveOptions
 from .complete import Outcome, report_improvements
 from .lns_island import Island, Solution, run_batch
@@ -70,7 +70,8 @@ def lns_variables(model: Model, dm: DeviceModel, free_search: bool) -> np.ndarra
     model declared itself (not MiniZinc's X_INTRODUCED_ ones, which fixing breaks: a QAP's
     element indices); else every searched non-Aux variable."""
     V = model.vars
-    branched = [v for v in dict.fromkeys(dm.sg_var.tolist()) if not V.is_aux[v]]
+    # set variables take no x = v: a neighbourhood fixes the int and bool ones, sets follow
+    branched = [v for v in dict.fromkeys(dm.sg_var.tolist()) if not V.is_aux[v] and V.kind[v] != VarKind.SET]
     if not free_search:
         annotated = {v for step in model.solve.search for v in step.vars}
         chosen = [v for v in branched if v in annotated]

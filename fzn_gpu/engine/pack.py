@@ -4,16 +4,17 @@ no kernel runs, so the engine never guesses."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..ast import IntSet
-from ..codegen import val_select_code, var_select_code
+from ..codegen import SET_VAL_BASE, set_val_select_code, val_select_code, var_select_code
 from ..errors import Unsupported
 from ..model import UNBOUNDED, Model, VarKind
 from ..options import SolveOptions
 from ..registry import BY_KEY, ConstraintKind
+from . import sets
 
 LIMIT = 2 ** 31 - 2          # |value| of any int variable on the device (Gecode's limit too)
 BITMAP_MAX_SPAN = 1024       # variables with a smaller initial span get a bitmap
@@ -46,6 +47,9 @@ class DeviceModel:
     obj_sense: int            # 1 minimise, -1 maximise
     use_weights: bool
     empty_var: int = -1       # a variable declared with an empty domain (the model is unsatisfiable)
+    compan: np.ndarray = field(default_factory=lambda: np.full(1, -1, np.int32))   # set var's P -> N (sets.py)
+    set_vars: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))   # the set variables' P
+    sol_words: int = 0        # bitmap words a solution carries (set models: all of them)
 
 
 def _var_positions(kind: ConstraintKind, row: np.ndarray) -> list[int]:
@@ -76,31 +80,31 @@ def _fixed_width(kind: ConstraintKind) -> bool:
 
 def check_supported(model: Model) -> None:
     for key, table in model.tables.items():
-        if len(table) and table.kind.domain != "int":
+        if len(table) and table.kind.domain == "float":
             raise Unsupported(f"{table.kind.name} ({table.kind.domain} constraints) has no kernel yet",
                               file=model.source, line=int(table.lines[0]),
-                              fix=f"fzn-gpu solves int and bool models; use another solver for {table.kind.domain} variables")
+                              fix=f"fzn-gpu solves int, bool and set models; use another solver for {table.kind.domain} variables")
     kinds = model.vars.kind
-    bad = np.nonzero(((kinds == VarKind.FLOAT) | (kinds == VarKind.SET)) & ~model.vars.is_const)[0]
+    bad = np.nonzero((kinds == VarKind.FLOAT) & ~model.vars.is_const)[0]
     if len(bad):
         v = int(bad[0])
         raise Unsupported(f"variable {model.vars.names[v]} is a {VarKind(kinds[v]).name.lower()} variable",
-                          file=model.source, fix="fzn-gpu solves int and bool models; use another solver for this one")
+                          file=model.source, fix="fzn-gpu solves int, bool and set models; use another solver for this one")
 
 
-def _domain_bits(V, want_bits, lb, ub, bm_off, bm_nw, nwords: int) -> np.ndarray:
+def _domain_bits(holes, want_bits, lb, ub, bm_off, bm_nw, nwords: int) -> np.ndarray:
     """The root bitmaps: every value of lb..ub, less the declared holes (a per-value loop in
     Python took seconds on QAP 64's thousands of 1..4096 index variables)."""
     bits = np.zeros(max(nwords, 1), dtype=np.uint32)
     full = want_bits.copy()
-    full[list(V.holes)] = False
+    full[list(holes)] = False
     for v in np.nonzero(full)[0]:               # whole words, then the last word's low bits
         span = int(ub[v]) - int(lb[v]) + 1
         words = bits[bm_off[v]:bm_off[v] + bm_nw[v]]
         words[:span >> 5] = 0xFFFFFFFF
         if span & 31:
             words[span >> 5] = (1 << (span & 31)) - 1
-    for v, dom in V.holes.items():
+    for v, dom in holes.items():
         if want_bits[v]:
             i = np.asarray(dom.values(), dtype=np.int64) - int(lb[v])
             np.bitwise_or.at(bits, bm_off[v] + (i >> 5), (1 << (i & 31)).astype(np.uint32))
@@ -120,16 +124,24 @@ def pack(model: Model, opts: SolveOptions) -> DeviceModel:
                           fix="scale the model's numbers down; fzn-gpu (like Gecode) works with 32-bit integers")
     loose = V.is_const & (lb != ub) & ((V.kind == VarKind.INT) | (V.kind == VarKind.BOOL))
     assert not loose.any(), f"constant {V.names[int(np.argmax(loose))]} is not fixed"   # lowering bug
+    # the device's variables: the model's, with each set variable's N and C appended (sets.py)
+    layout = sets.expand(model, lb, ub) if (V.kind == VarKind.SET).any() else None
+    if layout is not None:
+        lb, ub, holes, is_const = layout.lb, layout.ub, layout.holes, layout.is_const
+        need_bits = layout.need_bits
+    else:
+        holes, is_const, need_bits = V.holes, V.is_const, np.zeros(nv, dtype=bool)
+    nv = len(lb)
     span = ub.astype(np.int64) - lb + 1
     empty = np.nonzero(span <= 0)[0]
-    want_bits = (span > 2) & (span <= BITMAP_MAX_SPAN) & ~V.is_const
-    for v in V.holes:
+    want_bits = ((span > 2) & (span <= BITMAP_MAX_SPAN) & ~is_const) | need_bits
+    for v in holes:
         if span[v] <= BITMAP_MAX_SPAN:
             want_bits[v] = True
     bm_nw = np.where(want_bits, (span + 31) // 32, 0).astype(np.int32)
     bm_off = np.where(want_bits, np.cumsum(bm_nw) - bm_nw, -1).astype(np.int32)
     nwords = int(bm_nw.sum())
-    bits = _domain_bits(V, want_bits, lb, ub, bm_off, bm_nw, nwords)
+    bits = _domain_bits(holes, want_bits, lb, ub, bm_off, bm_nw, nwords)
 
     # constraint rows, with set_in rows added for holes that no bitmap can hold
     rows_kind: list[np.ndarray] = []
@@ -139,7 +151,7 @@ def pack(model: Model, opts: SolveOptions) -> DeviceModel:
     next_c = 0
     for key, table in model.tables.items():
         n = len(table)
-        if n == 0:
+        if n == 0 or table.kind.domain == "set":      # set rows: sets.encode, below
             continue
         kind = table.kind
         if np.abs(table.data).max(initial=0) > LIMIT + 1:
@@ -164,8 +176,18 @@ def pack(model: Model, opts: SolveOptions) -> DeviceModel:
                 vs.extend(pos)
             watches.append((np.asarray(cs, dtype=np.int64), np.asarray(vs, dtype=np.int64)))
         next_c += n
+    if layout is not None:
+        skinds, srows, spairs = sets.encode(model, layout, next_c)
+        for k, row in zip(skinds, srows):
+            rows_kind.append(np.array([k], dtype=np.int32))
+            rows_data.append(np.asarray(row, dtype=np.int32))
+            rows_len.append(np.array([len(row)]))
+        if spairs:
+            pairs_arr = np.asarray(spairs, dtype=np.int64)
+            watches.append((pairs_arr[:, 0], pairs_arr[:, 1]))
+        next_c += len(skinds)
     set_in = BY_KEY["set_in"]
-    for v, dom in V.holes.items():
+    for v, dom in holes.items():
         if not want_bits[v]:
             row = [v, len(dom.ranges)] + [b for r in dom.ranges for b in r]
             rows_kind.append(np.array([set_in.id], dtype=np.int32))
@@ -185,7 +207,7 @@ def pack(model: Model, opts: SolveOptions) -> DeviceModel:
         wv = np.concatenate([w[1] for w in watches]).astype(np.int64)
     else:
         wc = wv = np.zeros(0, np.int64)
-    keep = ~V.is_const[wv] if len(wv) else np.zeros(0, bool)
+    keep = ~is_const[wv] if len(wv) else np.zeros(0, bool)
     pairs = np.unique(np.stack([wv[keep], wc[keep]], axis=1), axis=0) if keep.any() else np.zeros((0, 2), np.int64)
     deg = np.bincount(pairs[:, 0], minlength=nv).astype(np.int32) if len(pairs) else np.zeros(nv, np.int32)
     wptr = np.concatenate([[0], np.cumsum(deg)]).astype(np.int32)
@@ -201,6 +223,11 @@ def pack(model: Model, opts: SolveOptions) -> DeviceModel:
     entry = TRAIL_FIXED + bm_nw.astype(np.int64)
     changing = span > 1
 
+    compan = np.full(nv, -1, dtype=np.int32)
+    if layout is not None:
+        for p_, n_, _ in layout.triple.values():
+            compan[p_] = n_
+
     obj_var, obj_sense = -1, 1
     if model.solve.kind != "satisfy" and model.solve.objective and model.solve.objective[0] == "var":
         obj_var = int(model.solve.objective[1])
@@ -213,32 +240,36 @@ def pack(model: Model, opts: SolveOptions) -> DeviceModel:
         maxd=maxd, trail_entry_total=int(entry[changing].sum()),
         trail_bound=int((entry[changing] * np.minimum(maxd + 1, span[changing] - 1)).sum()),
         obj_var=obj_var, obj_sense=obj_sense, use_weights=use_weights,
-        empty_var=int(empty[0]) if len(empty) else -1)
+        empty_var=int(empty[0]) if len(empty) else -1, compan=compan,
+        set_vars=layout.set_vars if layout is not None else np.zeros(0, np.int64),
+        sol_words=max(nwords, 1) if layout is not None else 0)
 
 
 def max_levels(sg_ptr, sg_var, sg_sel, span, has_bits, random_possible: bool) -> int:
     """The most levels (left decisions) one branch can hold. A left decision x = v fixes x, so a
     variable labelled by value (min, max; median and random on a bitmap) takes one level; a
-    split (x <= m) halves its domain, so one labelled by splits takes its bit length plus one.
-    Random values split bounds-only domains at a random inner value, which may shrink them by
-    one value only, so where they can occur (a random value selection, or LNS's random
-    labelling of an optimisation model) the stack is twice as deep and its second half splits
-    in halves (search kernels' `halve`)."""
-    levels = 1
-    random = random_possible
+    split (x <= m) halves its domain, so one labelled by splits takes its bit length plus one; a
+    set variable takes one per element of its universe. Random values split bounds-only
+    domains at a random inner value, which may shrink them by one value only, so where they can
+    occur (a random value selection, or LNS's random labelling of an optimisation model) the
+    stack is twice as deep and its second half splits in halves (search kernels' `halve`)."""
+    levels, split_all, random = 1, 1, random_possible
     for g in range(len(sg_ptr) - 1):
         vs = np.asarray(sg_var[sg_ptr[g]:sg_ptr[g + 1]], dtype=np.int64)
         val = int(sg_sel[2 * g + 1])
+        if val >= SET_VAL_BASE:
+            universe = int(np.maximum(span[vs] - 1, 0).sum())      # less the sentinel (sets.py)
+            levels += universe
+            split_all += universe
+            continue
         random = random or val == val_select_code("indomain_random")
         bitlen = np.ceil(np.log2(np.maximum(span[vs], 1) + 1)).astype(np.int64)
         by_value = val in (val_select_code("indomain_min"), val_select_code("indomain_max"))
         by_value_on_bits = val in (val_select_code("indomain_median"), val_select_code("indomain_random"))
         one = np.full(len(vs), by_value) | (by_value_on_bits & has_bits[vs])
         levels += int(np.where(one, 1, bitlen + 1).sum())
-    if random:
-        split_all = int((np.ceil(np.log2(np.maximum(span[np.asarray(sg_var, dtype=np.int64)], 1) + 1)) + 1).sum())
-        levels = 2 * max(levels, split_all + 1)
-    return levels
+        split_all += int((bitlen + 1).sum())
+    return 2 * max(levels, split_all) if random else levels
 
 
 def search_plan(model: Model, opts: SolveOptions):
@@ -254,11 +285,17 @@ def search_plan(model: Model, opts: SolveOptions):
     seen = np.zeros(len(V), dtype=bool)
     objective = model.solve.objective
     obj = int(objective[1]) if model.solve.kind != "satisfy" and objective and objective[0] == "var" else -1
+    sets_open = (V.kind == VarKind.SET) & ~V.is_const
     if not opts.free_search:
         for step in model.solve.search:
+            if step.kind == "set":
+                vs = [v for v in step.vars if sets_open[v] and not seen[v]]
+                if vs:
+                    groups.append((vs, var_select_code(step.var_select), set_val_select_code(step.val_select)))
+                    seen[vs] = True
             if step.kind not in ("int", "bool"):
                 continue
-            vs = [v for v in step.vars if searchable[v]]
+            vs = [v for v in step.vars if searchable[v] and not seen[v]]
             if vs:
                 groups.append((vs, var_select_code(step.var_select), val_select_code(step.val_select)))
                 seen[vs] = True
@@ -268,6 +305,9 @@ def search_plan(model: Model, opts: SolveOptions):
     fd = np.nonzero(searchable & ~seen & ~V.is_aux)[0]
     if len(fd):
         groups.append((fd.tolist(), var_select_code("first_fail"), val_select_code("indomain_min")))
+    set_fd = np.nonzero(sets_open & ~seen)[0]       # set variables: the smallest undecided element in
+    if len(set_fd):
+        groups.append((set_fd.tolist(), var_select_code("input_order"), set_val_select_code("indomain_min")))
     if last:
         better = "indomain_min" if model.solve.kind == "minimize" else "indomain_max"
         groups.append(([obj], var_select_code("input_order"), val_select_code(better)))

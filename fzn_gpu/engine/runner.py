@@ -137,7 +137,8 @@ class Runner:
             return cl.Buffer(self.ctx, ro, hostbuf=a)
 
         self.model_bufs = [const(dm.bm_off), const(dm.bm_nw), const(dm.base), const(dm.ckind), const(dm.coff),
-                           const(dm.cd), const(dm.wptr), const(dm.wlist), const(dm.deg)]
+                           const(dm.cd), const(dm.wptr), const(dm.wlist), const(dm.deg), const(dm.bits),
+                           const(dm.compan)]
         self.root_lb, self.root_ub, self.root_bits = dm.lb.copy(), dm.ub.copy(), dm.bits.copy()
         self.plan_bufs = [const(dm.sg_ptr), const(dm.sg_var), const(dm.sg_sel)]
         self.ngroups = len(dm.sg_ptr) - 1
@@ -148,8 +149,10 @@ class Runner:
         self.root_out = [cl.Buffer(self.ctx, mf.READ_WRITE, size=4 * max(dm.nv, 1)) for _ in range(2)] + \
                         [cl.Buffer(self.ctx, mf.READ_WRITE, size=4 * dm.nwords)]
         self.max_items = max_items or self._default_items()
-        self.sol_cap = int(max(SOL_MIN, min(2 * self.max_items, SOL_MAX_BYTES // (4 * (dm.nv + 1)))))
-        self.sol_buf = cl.Buffer(self.ctx, mf.READ_WRITE, size=4 * self.sol_cap * (dm.nv + 1))
+        # a solution: the objective, every variable's value, and with set variables the bitmap words
+        self.sol_row = dm.nv + 1 + dm.sol_words
+        self.sol_cap = int(max(SOL_MIN, min(2 * self.max_items, SOL_MAX_BYTES // (4 * self.sol_row))))
+        self.sol_buf = cl.Buffer(self.ctx, mf.READ_WRITE, size=4 * self.sol_cap * self.sol_row)
         self.budget = SliceBudget(self.tuning.slice_budget)
 
     # ------------------------------------------------------------------ sizing
@@ -303,7 +306,7 @@ class Runner:
                         *state, LV, PATH, WEIGHTS, ST, CNT, ACT,
                         SUBP, SUBD, np.int32(n_sub - base),
                         EMIT, np.int32(emit_cap), np.int32(emit_stride), np.int32(cutoff),
-                        self.sol_buf, np.int32(self.sol_cap), *self.root_out, self.ctrl_buf,
+                        self.sol_buf, np.int32(self.sol_cap), np.int32(dm.sol_words), *self.root_out, self.ctrl_buf,
                         np.int32(dm.nv), np.int32(dm.nc), np.int32(dm.nwords), np.int32(dm.maxd), np.int32(pcap),
                         np.int32(self.ngroups), np.int32(1 if dm.use_weights else 0),
                         np.int32(dm.obj_var), np.int32(dm.obj_sense), np.int32(1 if count_only else 0),
@@ -316,7 +319,7 @@ class Runner:
                         *state, LV, PATH, WEIGHTS, ST, CNT,
                         SUBP, SUBD, np.int32(n_sub - base),
                         EMIT, np.int32(emit_cap), np.int32(emit_stride), np.int32(cutoff),
-                        self.sol_buf, np.int32(self.sol_cap), *self.root_out, self.ctrl_buf,
+                        self.sol_buf, np.int32(self.sol_cap), np.int32(dm.sol_words), *self.root_out, self.ctrl_buf,
                         np.int32(dm.nv), np.int32(dm.nc), np.int32(dm.nwords), np.int32(self.tcap), np.int32(dm.maxd),
                         np.int32(pcap), np.int32(self.ngroups), np.int32(1 if dm.use_weights else 0),
                         np.int32(dm.obj_var), np.int32(dm.obj_sense), np.int32(1 if count_only else 0),
@@ -341,7 +344,7 @@ class Runner:
             sols = None
             nsol = int(self.ctrl[Ctrl.SOLS])
             if nsol:
-                sols = np.empty((nsol, dm.nv + 1), dtype=np.int32)
+                sols = np.empty((nsol, self.sol_row), dtype=np.int32)
                 cl.enqueue_copy(self.queue, sols, self.sol_buf)
                 self.ctrl[Ctrl.SOLS] = 0
                 cl.enqueue_copy(self.queue, self.ctrl_buf, self.ctrl)
