@@ -70,6 +70,9 @@ class Op(IntEnum):
 
 OP_DONATED = 8          # flag on a level whose right branch was given away
 
+DEC = 4                 # ints of a decision in a path: variable, op, value, and the high word of a
+                        # 64-bit value (a float's bits; 0 for ints)
+
 
 class Lv(IntEnum):
     """A level record: a left decision of the current branch."""
@@ -79,6 +82,7 @@ class Lv(IntEnum):
     OP = 3              # the decision (with OP_DONATED once its right branch is given away)
     PLEN = 4            # path length before the decision
     NEG = 5             # its exact right branch, decided on the domains it was taken from
+    VAL_HI = 6          # the value's high word (a float's bits)
 
 
 def defines() -> list[str]:
@@ -90,6 +94,7 @@ def defines() -> list[str]:
         if size:
             lines.append(f"#define {size} {len(enum)}")
     lines.append(f"#define OP_DONATED {OP_DONATED}")
+    lines.append(f"#define DEC {DEC}")
     return lines
 
 

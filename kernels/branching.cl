@@ -4,7 +4,12 @@
 // The status codes, state layouts and decision operators (S_*, ST_*, CNT_*, C_*, OP_*, LV_*) come
 // from the generated header (fzn_gpu/kernel_abi.py).
 
-inline int apply_decision(Ctx *x, int v, int op, int value) {
+// A decision into a path (or an emitted record).
+inline void put_decision(__global int *d, int var, int op, int value, int value_hi) {
+    d[0] = var; d[1] = op; d[2] = value; d[3] = value_hi;
+}
+
+inline int apply_decision(Ctx *x, int v, int op, int value, int value_hi) {
     switch (op) {
     case OP_EQ: return fix(x, v, value);
     case OP_NE: return remove_value(x, v, value);

@@ -37,7 +37,7 @@ bool propagate(Ctx *x) {
 // Choose the next decision; false when every variable of the plan is fixed (a solution).
 bool choose(Ctx *x, __global const int *sg_ptr, __global const int *sg_var, __global const int *sg_sel,
             int ngroups, __global const int *deg, __global const int *weights, uint *rng, int random_values,
-            bool halve, int *out_var, int *out_op, int *out_val) {
+            bool halve, int *out_var, int *out_op, int *out_val, int *out_hi) {
     for (int g = 0; g < ngroups; ++g) {
         int vsel = sg_sel[2 * g], valsel = sg_sel[2 * g + 1];
         bool sets = valsel >= VAL_SET_BASE;
@@ -53,6 +53,7 @@ bool choose(Ctx *x, __global const int *sg_ptr, __global const int *sg_var, __gl
         }
         if (best < 0) continue;
         *out_var = best;
+        *out_hi = 0;
         if (sets) select_set_value(x, best, valsel, out_op, out_val);
         else select_value(x, best, valsel, rng, halve, out_op, out_val);
         return true;
@@ -111,7 +112,7 @@ __kernel void search(
     __global int *st = ST + gid * NST;
     __global long *cnt = CNT + gid * NCNT;
     __global int *lv = LV + (interleave ? first : (long)gid * maxd * NLV);
-    __global int *path = PATH + (long)gid * pcap * 3;
+    __global int *path = PATH + (long)gid * pcap * DEC;
     __global int *weights = WEIGHTS + (use_weights ? (interleave ? first : (long)gid * nc) : 0);
 
     int status = st[ST_STATUS], depth = st[ST_DEPTH], plen = st[ST_PLEN];
@@ -136,8 +137,9 @@ __kernel void search(
             if (idx < donate) {
                 __global int *rec = emit + (long)idx * emit_stride;
                 rec[0] = pl + 1;
-                for (int i = 0; i < 3 * pl; ++i) rec[1 + i] = path[i];
-                rec[1 + 3 * pl] = LV_(lvl, LV_VAR); rec[2 + 3 * pl] = LV_(lvl, LV_NEG); rec[3 + 3 * pl] = LV_(lvl, LV_VAL);
+                for (int i = 0; i < DEC * pl; ++i) rec[1 + i] = path[i];
+                __global int *d = rec + 1 + DEC * pl;
+                d[0] = LV_(lvl, LV_VAR); d[1] = LV_(lvl, LV_NEG); d[2] = LV_(lvl, LV_VAL); d[3] = LV_(lvl, LV_VAL_HI);
                 rec[emit_stride - 1] = st[ST_SUB];
                 LV_(lvl, LV_OP) = op | OP_DONATED;
             }
@@ -171,15 +173,16 @@ __kernel void search(
             clear_queue(x);
             if (enqueue_all) for (int c = 0; c < nc; ++c) enqueue(x, c);
             __global const int *p = sub_data + sub_ptr[s];
-            int root_len = (sub_ptr[s + 1] - sub_ptr[s]) / 3;
+            int root_len = (sub_ptr[s + 1] - sub_ptr[s]) / DEC;
             bool ok = true;
             // Replay with propagation after every decision, as the search that made the path
             // did: a right branch x != v is exact only where v is a bound (bounds-only domains).
             // LNS paths hold only x = v: all are applied, and S_PROPAGATE runs one fixpoint.
             long props_before = x->props;
             for (int i = 0; i < root_len && ok; ++i) {
-                ok = apply_decision(x, p[3 * i], p[3 * i + 1], p[3 * i + 2]) != FAILED && (use_results || propagate(x));
-                if (tracking && i < pcap) { path[3 * i] = p[3 * i]; path[3 * i + 1] = p[3 * i + 1]; path[3 * i + 2] = p[3 * i + 2]; }
+                __global const int *d = p + DEC * i;
+                ok = apply_decision(x, d[0], d[1], d[2], d[3]) != FAILED && (use_results || propagate(x));
+                if (tracking && i < pcap) for (int k = 0; k < DEC; ++k) path[DEC * i + k] = d[k];
             }
             budget -= (int)min(x->props - props_before, (long)budget);   // a long replay ends the slice sooner
             plen = root_len;
@@ -231,14 +234,14 @@ __kernel void search(
                 else {
                     __global int *rec = emit + (long)idx * emit_stride;
                     rec[0] = plen;
-                    for (int i = 0; i < 3 * plen; ++i) rec[1 + i] = path[i];
+                    for (int i = 0; i < DEC * plen; ++i) rec[1 + i] = path[i];
                 }
                 status = S_BACKTRACK;
                 continue;
             }
-            int v, op, value;
+            int v, op, value, value_hi = 0;
             if (!choose(x, sg_ptr, sg_var, sg_sel, ngroups, deg, weights, &rng, random_values, 2 * depth >= maxd,
-                        &v, &op, &value)) {
+                        &v, &op, &value, &value_hi)) {
                 sols_found += 1;
                 if (obj_var >= 0) {
                     int o = obj_sense * val(x, obj_var);
@@ -253,11 +256,11 @@ __kernel void search(
             if (depth >= maxd) { atomic_or(&ctrl[C_ERR], ERR_DEPTH); status = S_DONE; break; }
             __global int *l = lv + depth * NLV * x->st;
             LV_(l, LV_TRAIL) = x->ttop; LV_(l, LV_VAR) = v; LV_(l, LV_VAL) = value; LV_(l, LV_OP) = op;
-            LV_(l, LV_PLEN) = plen; LV_(l, LV_NEG) = negation(x, v, op, value);
+            LV_(l, LV_PLEN) = plen; LV_(l, LV_NEG) = negation(x, v, op, value); LV_(l, LV_VAL_HI) = value_hi;
             depth += 1;
             x->epoch = depth;
-            if (tracking) { if (plen < pcap) { path[3 * plen] = v; path[3 * plen + 1] = op; path[3 * plen + 2] = value; } plen += 1; }
-            if (apply_decision(x, v, op, value) == FAILED) { clear_queue(x); fails += 1; status = S_BACKTRACK; }
+            if (tracking) { if (plen < pcap) put_decision(path + DEC * plen, v, op, value, value_hi); plen += 1; }
+            if (apply_decision(x, v, op, value, value_hi) == FAILED) { clear_queue(x); fails += 1; status = S_BACKTRACK; }
             else status = S_PROPAGATE;
             continue;
         }
@@ -270,9 +273,9 @@ __kernel void search(
         plen = LV_(l, LV_PLEN);
         x->epoch = depth;
         if (LV_(l, LV_OP) & OP_DONATED) continue;    // its right branch is another path's now
-        int var = LV_(l, LV_VAR), value = LV_(l, LV_VAL), op = LV_(l, LV_NEG);
-        if (tracking) { if (plen < pcap) { path[3 * plen] = var; path[3 * plen + 1] = op; path[3 * plen + 2] = value; } plen += 1; }
-        if (apply_decision(x, var, op, value) == FAILED) { clear_queue(x); fails += 1; }
+        int var = LV_(l, LV_VAR), value = LV_(l, LV_VAL), op = LV_(l, LV_NEG), value_hi = LV_(l, LV_VAL_HI);
+        if (tracking) { if (plen < pcap) put_decision(path + DEC * plen, var, op, value, value_hi); plen += 1; }
+        if (apply_decision(x, var, op, value, value_hi) == FAILED) { clear_queue(x); fails += 1; }
         else status = S_PROPAGATE;
     }
 

@@ -24,7 +24,8 @@
 #define L_COUNT 4       // L_COUNT + k: the length of active list k (two, used in turn)
 #define L_ERR 6
 #define L_NCHANGED 7    // variables listed as changed in this pass (Ctx.clist)
-#define L_CTL 8
+#define L_VAL_HI 8      // a shared decision value's high word
+#define L_CTL 9
 
 // A barrier of the group. With the node in local memory, what work-items share through global
 // memory is each one's own slice (stack, saved node) or work-item 0's alone (levels, path), so
@@ -139,7 +140,7 @@ bool fixpoint(Ctx *x, bool all, STORE int *act, __local uint *queued, __local in
 bool choose_group(Ctx *x, __global const int *sg_ptr, __global const int *sg_var, __global const int *sg_sel,
                   int ngroups, __global const int *deg, __global const int *weights, uint *rng, int random_values,
                   bool halve, __local int *red, __local int *ctl, int lid, int w, int *out_var, int *out_op,
-                  int *out_val) {
+                  int *out_val, int *out_hi) {
     for (int g = 0; g < ngroups; ++g) {
         int vsel = sg_sel[2 * g], valsel = sg_sel[2 * g + 1];
         bool sets = valsel >= VAL_SET_BASE;
@@ -166,16 +167,17 @@ bool choose_group(Ctx *x, __global const int *sg_ptr, __global const int *sg_var
             }
             ctl[L_BCAST] = b;
             if (b >= 0) {
-                int op, value;
+                int op, value, hi = 0;
                 if (sets) select_set_value(x, b, valsel, &op, &value);
                 else select_value(x, b, random_values ? VAL_RANDOM : valsel, rng, halve, &op, &value);
                 ctl[L_OP] = op;
                 ctl[L_VAL] = value;
+                ctl[L_VAL_HI] = hi;
             }
         }
         sync_group();
         int b = ctl[L_BCAST];
-        *out_var = b; *out_op = ctl[L_OP]; *out_val = ctl[L_VAL];
+        *out_var = b; *out_op = ctl[L_OP]; *out_val = ctl[L_VAL]; *out_hi = ctl[L_VAL_HI];
         sync_group();               // everyone has read before the words are reused
         if (b >= 0) return true;
     }
@@ -237,7 +239,7 @@ __kernel void search_group(
     __global int *st = ST + g * NST;
     __global long *cnt = CNT + g * NCNT;
     __global int *lv = LV + (long)g * maxd * NLV;
-    __global int *path = PATH + (long)g * pcap * 3;
+    __global int *path = PATH + (long)g * pcap * DEC;
     __global int *stack = STACK + (long)g * (maxd + 1) * ssize;
     __global int *weights = WEIGHTS + (use_weights ? (long)g * nc : 0);
 
@@ -265,8 +267,8 @@ __kernel void search_group(
             if (idx < donate) {
                 __global int *rec = emit + (long)idx * emit_stride;
                 rec[0] = pl + 1;
-                for (int i = 0; i < 3 * pl; ++i) rec[1 + i] = path[i];
-                rec[1 + 3 * pl] = lvl[LV_VAR]; rec[2 + 3 * pl] = lvl[LV_NEG]; rec[3 + 3 * pl] = lvl[LV_VAL];
+                for (int i = 0; i < DEC * pl; ++i) rec[1 + i] = path[i];
+                put_decision(rec + 1 + DEC * pl, lvl[LV_VAR], lvl[LV_NEG], lvl[LV_VAL], lvl[LV_VAL_HI]);
                 rec[emit_stride - 1] = st[ST_SUB];
                 lvl[LV_OP] = op | OP_DONATED;
             }
@@ -302,15 +304,16 @@ __kernel void search_group(
             store_from(store + 2 * nv, (__global const int *)root_bits, nwords, lid, w);
             sync_group();
             __global const int *p = sub_data + sub_ptr[s];
-            int root_len = (sub_ptr[s + 1] - sub_ptr[s]) / 3;
+            int root_len = (sub_ptr[s + 1] - sub_ptr[s]) / DEC;
             bool ok = true;
             // Replay with propagation after every decision, as the search that made the path
             // did (x != v on a bounds-only domain of an older path is exact only on the node it
             // was taken at). LNS paths hold only x = v: all are applied, then one fixpoint.
             for (int i = 0; i < root_len && ok; ++i) {
                 if (lid == 0) {
-                    apply_decision(x, p[3 * i], p[3 * i + 1], p[3 * i + 2]);
-                    if (i < pcap) { path[3 * i] = p[3 * i]; path[3 * i + 1] = p[3 * i + 1]; path[3 * i + 2] = p[3 * i + 2]; }
+                    __global const int *d = p + DEC * i;
+                    apply_decision(x, d[0], d[1], d[2], d[3]);
+                    if (i < pcap) for (int k = 0; k < DEC; ++k) path[DEC * i + k] = d[k];
                 }
                 if (!use_results) ok = fixpoint(x, false, act, L_queued, ctl, weights, 0, &passes, lid, w);
             }
@@ -379,15 +382,15 @@ __kernel void search_group(
                     else {
                         __global int *rec = emit + (long)idx * emit_stride;
                         rec[0] = plen;
-                        for (int i = 0; i < 3 * plen; ++i) rec[1 + i] = path[i];
+                        for (int i = 0; i < DEC * plen; ++i) rec[1 + i] = path[i];
                     }
                 }
                 status = S_BACKTRACK;
                 continue;
             }
-            int v, op, value;
+            int v, op, value, value_hi;
             if (!choose_group(x, sg_ptr, sg_var, sg_sel, ngroups, deg, weights, &rng, random_values, 2 * depth >= maxd,
-                              L_red, ctl, lid, w, &v, &op, &value)) {
+                              L_red, ctl, lid, w, &v, &op, &value, &value_hi)) {
                 sols_found += 1;
                 if (obj_var >= 0) {
                     int o = obj_sense * val(x, obj_var), better = 0;
@@ -407,9 +410,9 @@ __kernel void search_group(
             if (lid == 0) {
                 __global int *l = lv + depth * NLV;
                 l[LV_VAR] = v; l[LV_VAL] = value; l[LV_OP] = op; l[LV_PLEN] = plen;
-                l[LV_NEG] = negation(x, v, op, value);
-                if (plen < pcap) { path[3 * plen] = v; path[3 * plen + 1] = op; path[3 * plen + 2] = value; }
-                apply_decision(x, v, op, value);
+                l[LV_NEG] = negation(x, v, op, value); l[LV_VAL_HI] = value_hi;
+                if (plen < pcap) put_decision(path + DEC * plen, v, op, value, value_hi);
+                apply_decision(x, v, op, value, value_hi);
             }
             plen += 1;
             depth += 1;
@@ -428,9 +431,9 @@ __kernel void search_group(
         if (level < 0) { plen = -1 - level; continue; }   // its right branch is another path's now
         plen = level;
         if (lid == 0) {
-            int var = l[LV_VAR], value = l[LV_VAL], op = l[LV_NEG];
-            if (plen < pcap) { path[3 * plen] = var; path[3 * plen + 1] = op; path[3 * plen + 2] = value; }
-            apply_decision(x, var, op, value);
+            int var = l[LV_VAR], value = l[LV_VAL], op = l[LV_NEG], value_hi = l[LV_VAL_HI];
+            if (plen < pcap) put_decision(path + DEC * plen, var, op, value, value_hi);
+            apply_decision(x, var, op, value, value_hi);
         }
         plen += 1;
         status = S_PROPAGATE;

@@ -5,6 +5,8 @@ one device, and a device that fails (FZN_GPU_FAIL_DEVICE) must lose nothing."""
 import re
 
 import numpy as np
+
+from fzn_gpu.kernel_abi import DEC
 import pytest
 
 from fzn_gpu.engine.balance import DeviceShare, WorkPool
@@ -67,7 +69,7 @@ def test_every_device_failing_is_an_error_not_an_answer(tmp_path, two_devices, m
 
 
 def paths(n: int) -> Paths:
-    return Paths(np.arange(n + 1, dtype=np.int32) * 3, np.zeros(3 * n, np.int32))
+    return Paths(np.arange(n + 1, dtype=np.int32) * DEC, np.zeros(DEC * n, np.int32))
 
 
 def test_block_sizes_follow_phact_rules():

@@ -9,23 +9,30 @@ import pytest
 
 from fzn_gpu.engine.balance import DeviceShare, WorkPool
 from fzn_gpu.engine.paths import Paths
+from fzn_gpu.kernel_abi import DEC
 from fzn_gpu.engine.resplit import idle_wish
 from test_cli import fzn, queens_by_pairs, run
 from test_multidevice import KNAPSACK, QUEENS10, stat
 
 EQ, NE, LE, GT = 0, 1, 2, 3
+
+
+def d(*triples: int) -> np.ndarray:
+    """A path from (variable, op, value) triples, as the kernels write it (DEC ints a decision)."""
+    t = np.asarray(triples, dtype=np.int32).reshape(-1, 3)
+    return np.concatenate([t, np.zeros((len(t), DEC - 3), np.int32)], axis=1).ravel()
 HOLDS = {EQ: lambda a, b: a == b, NE: lambda a, b: a != b, LE: lambda a, b: a <= b, GT: lambda a, b: a > b}
 
 
 def covers(path: np.ndarray, point: tuple) -> bool:
-    return all(HOLDS[op](point[v], value) for v, op, value in path.reshape(-1, 3).tolist())
+    return all(HOLDS[op](point[v], value) for v, op, value, _ in path.reshape(-1, DEC).tolist())
 
 
 def test_a_block_less_its_donations_covers_each_point_once_with_them():
     """Three variables over 0..2. Path 0 is x0 = 1; its search (x1 <= 1, then x2 = 0 ...) gave
     away x0=1 & x1>1, and x0=1 & x1<=1 & x2!=0 (right branches of two of its levels)."""
-    block = Paths.from_list([np.array([0, EQ, 1]), np.array([0, NE, 1])])
-    given = Paths.from_list([np.array([0, EQ, 1, 1, GT, 1]), np.array([0, EQ, 1, 1, LE, 1, 2, NE, 0])])
+    block = Paths.from_list([d(0, EQ, 1), d(0, NE, 1)])
+    given = Paths.from_list([d(0, EQ, 1, 1, GT, 1), d(0, EQ, 1, 1, LE, 1, 2, NE, 0)])
     left = block.without(np.array([0, 0]), given)
     for point in itertools.product(range(3), repeat=3):
         in_left = sum(covers(left.path(i), point) for i in range(len(left)))
@@ -35,15 +42,15 @@ def test_a_block_less_its_donations_covers_each_point_once_with_them():
 
 
 def test_donations_that_do_not_extend_their_source_are_refused():
-    block = Paths.from_list([np.array([0, EQ, 1])])
+    block = Paths.from_list([d(0, EQ, 1)])
     with pytest.raises(ValueError):
-        block.without(np.array([0]), Paths.from_list([np.array([0, EQ, 2, 1, GT, 1])]))
+        block.without(np.array([0]), Paths.from_list([d(0, EQ, 2, 1, GT, 1)]))
 
 
 def test_an_idle_device_gets_the_donations_asked_for_it():
     import threading
     a, b = DeviceShare(0, "a", False, 8), DeviceShare(1, "b", False, 2)
-    pool = WorkPool(Paths.from_list([np.array([0, EQ, v]) for v in range(4)]), [a, b])
+    pool = WorkPool(Paths.from_list([d(0, EQ, v) for v in range(4)]), [a, b])
     assert pool.take(a).n == 4
     got = []
     thief = threading.Thread(target=lambda: got.append(pool.take(b)))
@@ -52,16 +59,16 @@ def test_an_idle_device_gets_the_donations_asked_for_it():
         pass
     assert pool.shrink(0, started=4) == 4               # nothing unstarted to give
     assert pool.donations_wanted(0, idle_items=0, unstarted=0, items=8) == 2    # one per b's item
-    grown = Paths.concat([pool.running[0].paths, Paths.from_list([np.array([0, EQ, 0, 1, NE, 0]),
-                                                                   np.array([0, EQ, 1, 1, NE, 0])])])
+    grown = Paths.concat([pool.running[0].paths, Paths.from_list([d(0, EQ, 0, 1, NE, 0),
+                                                                   d(0, EQ, 1, 1, NE, 0)])])
     pool.donated(0, np.array([0, 1]), grown)
     assert pool.shrink(0, started=4) == 4               # the two donations go to b
     thief.join(timeout=5)
     assert got[0].n == 2 and np.array_equal(got[0].paths.path(1), grown.path(5))
     rb = pool.running[0]
     left = rb.left_to_search()                          # were a to fail now: paths 0 and 1 less
-    assert len(left) == 4 and left.path(0).tolist() == [0, EQ, 0, 1, EQ, 0]    # what b holds
-    assert left.path(2).tolist() == [0, EQ, 2]
+    assert len(left) == 4 and left.path(0).tolist() == d(0, EQ, 0, 1, EQ, 0).tolist()    # what b holds
+    assert left.path(2).tolist() == d(0, EQ, 2).tolist()
 
 
 def test_a_device_asks_once_enough_work_items_are_idle():

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import FznError
-from ..kernel_abi import Op
+from ..kernel_abi import DEC, Op
 from ..model import LnsSpec
 from .balance import injected_fault
 from .paths import Paths
@@ -201,10 +201,11 @@ class Island:
         """One path per row: x = value for the fixed positions, in fd's order."""
         counts = fixed.sum(axis=1)
         ptr = np.zeros(len(assign) + 1, np.int64)
-        np.cumsum(3 * counts, out=ptr[1:])
+        np.cumsum(DEC * counts, out=ptr[1:])
         rows, cols = np.nonzero(fixed)
-        triples = np.stack([self.fd[cols], np.full(len(cols), Op.EQ), assign[rows, cols]], axis=1)
-        return Paths(ptr.astype(np.int32), triples.astype(np.int32).ravel())
+        decisions = np.stack([self.fd[cols], np.full(len(cols), Op.EQ), assign[rows, cols],
+                              np.zeros(len(cols), np.int64)], axis=1)
+        return Paths(ptr.astype(np.int32), decisions.astype(np.int32).ravel())
 
     def _explore(self, paths: Paths, obj: int, deadline, how: Exploration, bound: int | None = None):
         """Run one batch; returns the best (objective, values) that beat `bound` (default: the

@@ -7,12 +7,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..kernel_abi import complementary
+from ..kernel_abi import DEC, complementary
 
 
 @dataclass
 class Paths:
-    """Path i is data[ptr[i]:ptr[i + 1]]: (variable, op, value) triples from the root."""
+    """Path i is data[ptr[i]:ptr[i + 1]]: decisions from the root, DEC ints each (variable, op,
+    value, the value's high word: fzn_gpu.kernel_abi)."""
     ptr: np.ndarray      # int32, one more entry than there are paths
     data: np.ndarray     # int32
 
@@ -25,7 +26,7 @@ class Paths:
     def from_records(records: np.ndarray) -> "Paths":
         """Paths from the kernel's emit records: row = [decisions, triples..., padding]."""
         n = len(records)
-        lens = 3 * records[:, 0].astype(np.int64) if n else np.zeros(0, np.int64)
+        lens = DEC * records[:, 0].astype(np.int64) if n else np.zeros(0, np.int64)
         ptr = np.zeros(n + 1, np.int64)
         np.cumsum(lens, out=ptr[1:])
         if ptr[-1] >= 2 ** 31:
@@ -52,7 +53,7 @@ class Paths:
         return len(self.ptr) - 1
 
     def max_decisions(self) -> int:
-        return int(np.diff(self.ptr).max()) // 3 if len(self) else 0
+        return int(np.diff(self.ptr).max()) // DEC if len(self) else 0
 
     @staticmethod
     def from_list(rows: list[np.ndarray]) -> "Paths":
@@ -86,10 +87,10 @@ class Paths:
                 if len(d) <= len(root) or not np.array_equal(d[:len(root)], root):
                     raise ValueError(f"donated path {j} does not extend path {i}")
                 node = trie
-                for triple in map(tuple, d[len(root):].reshape(-1, 3).tolist()):
-                    node = node.setdefault(triple, {})
+                for decision in map(tuple, d[len(root):].reshape(-1, DEC).tolist()):
+                    node = node.setdefault(decision, {})
                 node[None] = True                      # given away whole
-            _complement(root.reshape(-1, 3).tolist(), trie, out)
+            _complement(root.reshape(-1, DEC).tolist(), trie, out)
         return Paths.from_list(out)
 
 
@@ -100,11 +101,11 @@ def _complement(prefix: list, node: dict, out: list[np.ndarray]) -> None:
         return
     edges = list(node)
     if len(edges) == 2:
-        (v1, op1, x1), (v2, op2, x2) = edges
-        if (v1, x1) != (v2, x2) or not complementary(op1, op2):
+        (v1, op1, x1, h1), (v2, op2, x2, h2) = edges
+        if (v1, x1, h1) != (v2, x2, h2) or not complementary(op1, op2):
             raise ValueError("donated paths branch on different decisions at one node")
     elif len(edges) == 1:
-        v, op, x = edges[0]
-        out.append(np.array(prefix + [[v, op ^ 1, x]], np.int32).ravel())
+        v, op, x, h = edges[0]
+        out.append(np.array(prefix + [[v, op ^ 1, x, h]], np.int32).ravel())
     for edge in edges:
         _complement(prefix + [list(edge)], node[edge], out)

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..device import Device, build
 from ..errors import FznError
-from ..kernel_abi import Cnt, Ctrl, Lv, St, Status
+from ..kernel_abi import DEC, Cnt, Ctrl, Lv, St, Status
 from .pack import DeviceModel
 from .paths import Paths
 from .resplit import Resplit
@@ -180,7 +180,7 @@ class Runner:
     def per_item_bytes(self, pcap: int) -> int:
         """Global memory of one search (a work-item's, or a work-group's)."""
         dm = self.dm
-        common = dm.maxd * len(Lv) + pcap * 3 + len(St) + 2 * len(Cnt) + (dm.nc if dm.use_weights else 0)
+        common = dm.maxd * len(Lv) + pcap * DEC + len(St) + 2 * len(Cnt) + (dm.nc if dm.use_weights else 0)
         if self.group:
             return 4 * (common + (dm.maxd + 2) * self.store_ints() + 2 * max(dm.nc, 1) + dm.nv)
         ints = 3 * dm.nv + dm.nwords + self.tcap + dm.nc + common
@@ -209,7 +209,7 @@ class Runner:
         """The most paths an expansion pass may emit: its buffer gets a fifth of the memory
         that one allocation may take."""
         room = int(0.2 * min(self.device.max_alloc, self.device.global_mem))
-        return max(1024, room // (4 * (1 + 3 * path_capacity(paths, cutoff))))
+        return max(1024, room // (4 * (1 + DEC * path_capacity(paths, cutoff))))
 
     # ------------------------------------------------------------------ phases
     def run_phase(self, paths: Paths, cutoff: int, enqueue_all: bool, on_slice, deadline: float | None,
@@ -232,11 +232,11 @@ class Runner:
         self.stats.items = max(self.stats.items, n_items)
         if resplit is not None:
             pcap = paths.max_decisions() + RESPLIT_SLACK
-            emit_stride = 2 + 3 * pcap                   # decisions, triples, source path
+            emit_stride = 2 + DEC * pcap                 # length, decisions, source path
             emit_cap = n_items                           # at most one donation per item and slice
         else:
             pcap = path_capacity(paths, cutoff) if cutoff > 0 else 1
-            emit_stride = 1 + 3 * pcap
+            emit_stride = 1 + DEC * pcap
             emit_cap = max(emit_cap, 1) if cutoff > 0 else 1
         rw = mf.READ_WRITE
 
@@ -259,7 +259,7 @@ class Runner:
                      zeros(4 * n_items * dm.nv), zeros(4 * n_items * self.tcap), zeros(4 * n_items * max(dm.nc, 1)),
                      cl.Buffer(self.ctx, rw | mf.COPY_HOST_PTR, hostbuf=inq)]
         LV = zeros(4 * n_items * dm.maxd * len(Lv))
-        PATH = zeros(4 * n_items * pcap * 3)
+        PATH = zeros(4 * n_items * pcap * DEC)
         weights = np.ones(max(n_items * dm.nc, 1) if dm.use_weights else 1, dtype=np.int32)
         WEIGHTS = cl.Buffer(self.ctx, rw | mf.COPY_HOST_PTR, hostbuf=weights)
         st = np.zeros((n_items, len(St)), dtype=np.int32)
@@ -293,7 +293,7 @@ class Runner:
                 ACT = zeros(4)
             local_mem = (cl.LocalMemory(4 * big[0]), cl.LocalMemory(words(dm.nv)), cl.LocalMemory(words(dm.nc)),
                          cl.LocalMemory(4 * big[1]), cl.LocalMemory(4 * big[2]),
-                         cl.LocalMemory(4 * 2 * local), cl.LocalMemory(4 * 8))
+                         cl.LocalMemory(4 * 2 * local), cl.LocalMemory(4 * 16))     # search_group.cl's L_* words
         else:
             global_size = ((n_items + local - 1) // local) * local
         finished = False
