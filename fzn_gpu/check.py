@@ -55,16 +55,80 @@ def _elem(idx: int, arr: list):
     return arr[idx - 1]
 
 
-def _feq(a: float, b: float) -> bool:
-    return abs(a - b) <= FLOAT_TOL * max(1.0, abs(a), abs(b))
+def _feq(a: float, b: float, tol: float = FLOAT_TOL, mag: float = 0.0) -> bool:
+    return abs(a - b) <= tol * max(1.0, abs(a), abs(b), mag)
 
 
-def _fle(a: float, b: float) -> bool:
-    return a <= b + FLOAT_TOL * max(1.0, abs(a), abs(b))
+def _fle(a: float, b: float, tol: float = FLOAT_TOL, mag: float = 0.0) -> bool:
+    return a <= b + tol * max(1.0, abs(a), abs(b), mag)
 
 
 def _lin(cs, xs) -> float:
     return sum(c * x for c, x in zip(cs, xs))
+
+
+def _float_builtins(tol: float) -> dict[str, Callable[..., bool]]:
+    """The float builtins, each relation true within `tol` (relative to the magnitudes
+    involved), and so is its negation: a printed float is the shortest decimal of a box
+    within the search's precision, so x < y and x >= y may both be within reach of it."""
+    C: dict[str, Callable[..., bool]] = {}
+
+    def eq(a, b, mag=0.0):
+        return _feq(a, b, tol, mag)
+
+    def le(a, b, mag=0.0):
+        return _fle(a, b, tol, mag)
+
+    def reified(name: str, holds: Callable[..., bool], fails: Callable[..., bool]) -> None:
+        C[name] = holds
+        C[name + "_reif"] = lambda *a: holds(*a[:-1]) if _b(a[-1]) else fails(*a[:-1])
+        C[name + "_imp"] = lambda *a: (not _b(a[-1])) or holds(*a[:-1])
+
+    def mag(cs, xs, c) -> float:
+        return sum(abs(k * x) for k, x in zip(cs, xs)) + abs(c)
+
+    reified("float_eq", eq, lambda a, b: a != b)
+    reified("float_ne", lambda a, b: a != b, eq)
+    reified("float_le", le, lambda a, b: le(b, a))
+    reified("float_lt", le, lambda a, b: le(b, a))
+    reified("float_lin_eq", lambda cs, xs, c: eq(_lin(cs, xs), c, mag(cs, xs, c)), lambda cs, xs, c: _lin(cs, xs) != c)
+    reified("float_lin_ne", lambda cs, xs, c: _lin(cs, xs) != c, lambda cs, xs, c: eq(_lin(cs, xs), c, mag(cs, xs, c)))
+    for name in ("float_lin_le", "float_lin_lt"):
+        reified(name, lambda cs, xs, c: le(_lin(cs, xs), c, mag(cs, xs, c)),
+                lambda cs, xs, c: le(c, _lin(cs, xs), mag(cs, xs, c)))
+    reified("float_in", lambda x, lo, hi: le(lo, x) and le(x, hi), lambda x, lo, hi: le(x, lo) or le(hi, x))
+    C["float_plus"] = lambda a, b, c: eq(a + b, c, abs(a) + abs(b))
+    C["float_times"] = lambda a, b, c: eq(a * b, c)
+    C["float_div"] = lambda a, b, c: b != 0 and eq(a / b, c)
+    C["float_min"] = lambda a, b, c: eq(min(a, b), c)
+    C["float_max"] = lambda a, b, c: eq(max(a, b), c)
+    C["float_pow"] = lambda a, b, c: eq(math.pow(a, b), c)
+    for fn, impl in (("abs", abs), ("sqrt", math.sqrt), ("exp", math.exp), ("ln", math.log),
+                     ("log10", math.log10), ("log2", math.log2), ("sin", math.sin), ("cos", math.cos),
+                     ("tan", math.tan), ("asin", math.asin), ("acos", math.acos), ("atan", math.atan),
+                     ("sinh", math.sinh), ("cosh", math.cosh), ("tanh", math.tanh), ("asinh", math.asinh),
+                     ("acosh", math.acosh), ("atanh", math.atanh)):
+        C[f"float_{fn}"] = (lambda f: lambda a, b: eq(f(a), b))(impl)
+    C["int2float"] = lambda a, b: eq(float(a), b)
+    C["float_dom"] = lambda x, pairs: any(le(pairs[i], x) and le(x, pairs[i + 1]) for i in range(0, len(pairs), 2))
+    C["array_float_element"] = lambda i, arr, v: eq(_elem(i, arr), v)
+    C["array_var_float_element"] = C["array_float_element"]
+    C["array_float_maximum"] = lambda m, xs: len(xs) > 0 and eq(m, max(xs))
+    C["array_float_minimum"] = lambda m, xs: len(xs) > 0 and eq(m, min(xs))
+    return C
+
+
+def _float_precision(anns) -> float:
+    """The coarsest precision any float_search in the solve annotations asks for (0: none)."""
+    best = 0.0
+    for a in anns:
+        if isinstance(a, list):
+            best = max(best, _float_precision(a))
+        elif isinstance(a, ast.Call):
+            if a.name == "float_search" and len(a.args) > 1 and isinstance(a.args[1], (int, float)):
+                best = max(best, float(a.args[1]))
+            best = max(best, _float_precision(a.args))
+    return best
 
 
 def _in(v, s) -> bool:
@@ -134,34 +198,6 @@ def _build() -> dict[str, Callable[..., bool]]:
     reified("bool_clause", clause)
     C["bool_lin_eq"] = lambda cs, xs, c: _lin(cs, map(int, map(_b, xs))) == c
     C["bool_lin_le"] = lambda cs, xs, c: _lin(cs, map(int, map(_b, xs))) <= c
-    # float
-    reified("float_eq", _feq)
-    reified("float_ne", lambda a, b: not _feq(a, b))
-    reified("float_le", _fle)
-    reified("float_lt", lambda a, b: a < b)
-    reified("float_lin_eq", lambda cs, xs, c: _feq(_lin(cs, xs), c))
-    reified("float_lin_ne", lambda cs, xs, c: not _feq(_lin(cs, xs), c))
-    reified("float_lin_le", lambda cs, xs, c: _fle(_lin(cs, xs), c))
-    reified("float_lin_lt", lambda cs, xs, c: _lin(cs, xs) < c)
-    C["float_plus"] = lambda a, b, c: _feq(a + b, c)
-    C["float_times"] = lambda a, b, c: _feq(a * b, c)
-    C["float_div"] = lambda a, b, c: b != 0 and _feq(a / b, c)
-    C["float_min"] = lambda a, b, c: _feq(min(a, b), c)
-    C["float_max"] = lambda a, b, c: _feq(max(a, b), c)
-    C["float_pow"] = lambda a, b, c: _feq(math.pow(a, b), c)
-    for fn, impl in (("abs", abs), ("sqrt", math.sqrt), ("exp", math.exp), ("ln", math.log),
-                     ("log10", math.log10), ("log2", math.log2), ("sin", math.sin), ("cos", math.cos),
-                     ("tan", math.tan), ("asin", math.asin), ("acos", math.acos), ("atan", math.atan),
-                     ("sinh", math.sinh), ("cosh", math.cosh), ("tanh", math.tanh), ("asinh", math.asinh),
-                     ("acosh", math.acosh), ("atanh", math.atanh)):
-        C[f"float_{fn}"] = (lambda f: lambda a, b: _feq(f(a), b))(impl)
-    C["int2float"] = lambda a, b: _feq(float(a), b)
-    C["float_in"] = lambda x, lo, hi: _fle(lo, x) and _fle(x, hi)
-    C["float_dom"] = lambda x, pairs, lo, hi: any(_fle(pairs[i], x) and _fle(x, pairs[i + 1]) for i in range(0, len(pairs), 2))
-    C["array_float_element"] = lambda i, arr, v: _feq(_elem(i, arr), v)
-    C["array_var_float_element"] = C["array_float_element"]
-    C["array_float_maximum"] = lambda m, xs: _feq(m, max(xs))
-    C["array_float_minimum"] = lambda m, xs: _feq(m, min(xs))
     # set
     reified("set_eq", lambda a, b: _set(a) == _set(b))
     reified("set_ne", lambda a, b: _set(a) != _set(b))
@@ -184,10 +220,10 @@ def _set_le(a: frozenset, b: frozenset) -> bool:
     return sorted(a) <= sorted(b)
 
 
-BUILTINS = _build()
+BUILTINS = {**_build(), **_float_builtins(FLOAT_TOL)}
 
 
-def _in_domain(value, t: ast.Type) -> bool:
+def _in_domain(value, t: ast.Type, tol: float = FLOAT_TOL) -> bool:
     if t.base == "bool":
         return value in (0, 1, True, False)
     if t.domain is None:
@@ -195,7 +231,7 @@ def _in_domain(value, t: ast.Type) -> bool:
     if t.base == "int":
         return value in t.domain
     if t.base == "float":
-        return _fle(t.domain.lo, value) and _fle(value, t.domain.hi)
+        return _fle(t.domain.lo, value, tol) and _fle(value, t.domain.hi, tol)
     if t.base == "set":
         return all(v in t.domain for v in _set(value))
     return True
@@ -209,6 +245,9 @@ class Checker:
         self.decls = [i for i in self.items if isinstance(i, ast.Decl)]
         self.constraints = [i for i in self.items if isinstance(i, ast.ConstraintItem)]
         self.solve = next((i for i in self.items if isinstance(i, ast.SolveItem)), None)
+        # floats: the checker's tolerance, or the search's precision where that is coarser
+        self.tol = max(FLOAT_TOL, _float_precision(self.solve.annotations) if self.solve else 0.0)
+        self.builtins = {**BUILTINS, **_float_builtins(self.tol)}
 
     def check(self, assignment: dict[str, object]) -> list[Violation]:
         """Every violated constraint, domain and definition; an empty list means a solution.
@@ -231,7 +270,7 @@ class Checker:
                     [assignment[f"{d.name}[{i + 1}]"] for i in range(_size(d.type.dims))]
                 if d.type.is_var and d.type.domain is not None:
                     for k, v in enumerate(env[d.name]):
-                        if not _in_domain(v, d.type):
+                        if not _in_domain(v, d.type, self.tol):
                             bad.append(Violation(d.line, f"{d.name}[{k + 1}] = {v} is outside its domain"))
                 continue
             if not d.type.is_var:
@@ -246,12 +285,12 @@ class Checker:
             else:
                 bad.append(Violation(d.line, f"{d.name} has no value"))
                 continue
-            if not _in_domain(env[d.name], d.type):
+            if not _in_domain(env[d.name], d.type, self.tol):
                 bad.append(Violation(d.line, f"{d.name} = {env[d.name]} is outside its domain"))
         if bad and any("has no value" in v.what for v in bad):
             return bad
         for c in self.constraints:
-            f = BUILTINS.get(c.name)
+            f = self.builtins.get(c.name)
             if f is None:
                 bad.append(Violation(c.line, f"the checker does not know '{c.name}'"))
                 continue

@@ -14,6 +14,12 @@ VAL_SELECT = ["indomain_min", "indomain_max", "indomain_median", "indomain_split
 # set_search's value selections: which undecided element, and included or excluded first
 SET_VAL_SELECT = ["indomain_min", "indomain_max", "outdomain_min", "outdomain_max"]
 SET_VAL_BASE = 16       # set selections' codes start here, apart from the int ones
+# float value selections (kernel names): float_search's lower half first or upper half first,
+# each ending in a point where one fits; SETTLE: lower half first, the box accepted once within
+# the precision, no point tried (the Aux floats of the default search: engine/pack.py)
+FLOAT_VAL_SELECT = ["LOW", "HIGH", "SETTLE"]
+FLOAT_VAL_BASE = 32
+FLOAT_VAL_SETTLE = FLOAT_VAL_BASE + FLOAT_VAL_SELECT.index("SETTLE")
 # MiniZinc names that mean the same as one above
 VAL_ALIASES = {"indomain": "indomain_min", "indomain_middle": "indomain_median",
                "indomain_interval": "indomain_split", "outdomain_min": "indomain_max",
@@ -37,6 +43,12 @@ def set_val_select_code(name: str) -> int:
     return SET_VAL_BASE + (SET_VAL_SELECT.index(name) if name in SET_VAL_SELECT else 0)
 
 
+def float_val_select_code(name: str) -> int:
+    """A float_search value selection: reverse split and max go high first, the rest low first."""
+    high = name in ("indomain_reverse_split", "indomain_max", "outdomain_min")
+    return FLOAT_VAL_BASE + (1 if high else 0)
+
+
 def _short(name: str) -> str:
     return name.replace("indomain_", "").upper()
 
@@ -51,5 +63,7 @@ def header(kinds: frozenset[int] | None = None) -> str:
     lines += [f"#define VAL_SET_{name.replace('domain', '').upper()} {SET_VAL_BASE + i}"
               for i, name in enumerate(SET_VAL_SELECT)]
     lines.append(f"#define VAL_SET_BASE {SET_VAL_BASE}")
+    lines += [f"#define VAL_FLOAT_{name} {FLOAT_VAL_BASE + i}" for i, name in enumerate(FLOAT_VAL_SELECT)]
+    lines.append(f"#define VAL_FLOAT_BASE {FLOAT_VAL_BASE}")
     lines += kernel_abi.defines()
     return "\n".join(lines) + "\n"

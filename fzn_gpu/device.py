@@ -15,10 +15,12 @@ from .errors import FznError
 from .resources import kernels_dir
 
 # The program of each execution model (see kernels/domain.cl): one work-item, or one
-# work-group, per sub-search space.
-PROPAGATOR_FILES = ("propagators.cl", "propagators_set.cl", "dispatch.cl")
-KERNEL_FILES = {"item": ("domain.cl", "mutate_item.cl", *PROPAGATOR_FILES, "branching.cl", "search.cl"),
-                "group": ("domain.cl", "mutate_group.cl", *PROPAGATOR_FILES, "branching.cl", "search_group.cl")}
+# work-group, per sub-search space. Float variables (floats.cl, built with -DFZN_FLOATS) run in
+# the work-item model only.
+KERNEL_FILES = {"item": ("domain.cl", "mutate_item.cl", "propagators.cl", "propagators_set.cl", "floats.cl",
+                         "dispatch.cl", "branching.cl", "search.cl"),
+                "group": ("domain.cl", "mutate_group.cl", "propagators.cl", "propagators_set.cl",
+                          "dispatch.cl", "branching.cl", "search_group.cl")}
 
 NO_DEVICE_FIX = ("install an OpenCL driver: `pip install pocl-binary-distribution` (a CPU device, "
                  "or `pip install 'fzn-gpu[cpu]'`), or Debian's `apt-get install pocl-opencl-icd`; on NVIDIA "
@@ -172,18 +174,27 @@ def kernel_source(kinds: frozenset[int] | None = None, model: str = "item") -> s
 _PROGRAMS: dict[tuple, tuple] = {}
 
 
+def supports_floats(device: Device) -> bool:
+    """Double precision and 64-bit atomic min (a float objective's bound)."""
+    ext = device.cl_device.extensions.split()
+    return bool(device.cl_device.double_fp_config) and "cl_khr_int64_extended_atomics" in ext
+
+
 def build(device: Device, kinds: frozenset[int] | None = None, outline: bool = False, model: str = "item",
-          store_global: bool = False):
+          store_global: bool = False, floats: bool = False):
     """(context, queue, program) for `device`, built once per process (and cached on disk by
     pyopencl across processes); with `kinds`, a program holding only those propagators;
     `model` "group" with `store_global` keeps a group's node in global memory (a model too big
-    for local memory)."""
+    for local memory); `floats` builds the float variables' propagators and search (item only)."""
     import pyopencl as cl
-    key = (id(device.cl_device), kinds, outline, model, store_global)
+    key = (id(device.cl_device), kinds, outline, model, store_global, floats)
     if key not in _PROGRAMS:
+        if floats and not supports_floats(device):
+            raise FznError(f"{device.name} has no double precision (or no 64-bit atomics): float variables "
+                           f"need both", fix="choose another device with --devices (see --list-devices)")
         ctx = cl.Context([device.cl_device])
         queue = cl.CommandQueue(ctx)
-        options = ["-cl-std=CL1.2"] + (["-DFZN_OUTLINE"] if outline else [])
+        options = ["-cl-std=CL1.2"] + (["-DFZN_OUTLINE"] if outline else []) + (["-DFZN_FLOATS"] if floats else [])
         if model == "group":
             options += ["-DFZN_GROUP"] + (["-DFZN_STORE_GLOBAL"] if store_global else [])
         with warnings.catch_warnings():

@@ -57,7 +57,8 @@ class Op(IntEnum):
     """Decisions (var, op, value). The right branch of x = v is x != v, or on a bounds-only
     domain (where v is a bound) x > v or x < v, so that a path replays exactly. A set variable
     (its device variable P, the possible elements) takes SET_IN (v required) and SET_OUT (v
-    excluded), each the other's negation."""
+    excluded), each the other's negation; a float variable FLE/FGT (a split) and FPOINT/FACCEPT
+    (a point within its precision, or the box as it is: engine/floats.py)."""
     EQ = 0
     NE = 1
     LE = 2
@@ -66,9 +67,14 @@ class Op(IntEnum):
     LT = 5
     SET_IN = 6
     SET_OUT = 7
+    FLE = 10            # a float variable <= value (value, value_hi: the double's bits)
+    FGT = 11            # its negation: > value
+    FPOINT = 12         # a float variable narrowed to a point within its precision: = value
+    FACCEPT = 13        # its negation: the box is accepted as it is (the int slot's flag set)
 
 
-OP_DONATED = 8          # flag on a level whose right branch was given away
+OP_DONATED = 256        # flag on a level whose right branch was given away: above every Op
+assert max(Op) < OP_DONATED and OP_DONATED & (OP_DONATED - 1) == 0
 
 DEC = 4                 # ints of a decision in a path: variable, op, value, and the high word of a
                         # 64-bit value (a float's bits; 0 for ints)

@@ -151,6 +151,9 @@ class Lowering:
 
     def _narrow(self, idx: int, domain) -> None:
         """Intersect variable idx's domain with a declared domain (aliases, array elements)."""
+        if domain is not None and self.kind[idx] == VarKind.FLOAT and isinstance(domain, ast.FloatRange):
+            self.flb[idx], self.fub[idx] = max(self.flb[idx], domain.lo), min(self.fub[idx], domain.hi)
+            return
         if domain is None or self.kind[idx] not in (VarKind.INT, VarKind.BOOL):
             return
         if isinstance(domain, ast.FloatRange):
@@ -372,7 +375,12 @@ class Lowering:
         elif name in ("int_search", "bool_search", "set_search") and len(ann.args) >= 3:
             out.append(SearchStep(name[:-7], self._vars_of(ann.args[0]), _word(ann.args[1]), _word(ann.args[2])))
         elif name == "float_search" and len(ann.args) >= 4:
-            out.append(SearchStep("float", self._vars_of(ann.args[0]), _word(ann.args[2]), _word(ann.args[3])))
+            precision = self.resolve(ann.args[1])
+            if not isinstance(precision, (int, float)) or isinstance(precision, bool) or not precision > 0:
+                raise self._error(f"float_search's precision {precision!r} is not a positive number",
+                                  fix="give a precision such as 0.0001")
+            out.append(SearchStep("float", self._vars_of(ann.args[0]), _word(ann.args[2]), _word(ann.args[3]),
+                                  float(precision)))
         elif name == "lns":
             lns = self._lns(ann)
         return lns

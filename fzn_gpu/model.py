@@ -77,6 +77,7 @@ class SearchStep:
     vars: list[int]
     var_select: str
     val_select: str
+    precision: float | None = None      # float_search's: split a variable until this narrow
 
 
 LNS_STRATEGIES = ("random_labeling", "random_permutation", "two_exchange", "gibbs", "icm", "complete_exploration")

@@ -110,7 +110,9 @@ def format_stats(stats: dict[str, object]) -> str:
     """`%%%mzn-stat: name=value` lines and the closing `%%%mzn-stat-end`."""
     lines = []
     for name, value in stats.items():
-        if isinstance(value, float):
+        if isinstance(value, float) and name == "objective":
+            value = f"{value:.12g}"                    # a float objective, to its precision
+        elif isinstance(value, float):
             value = f"{value:.6f}".rstrip("0").rstrip(".") if value == value else "nan"
         elif isinstance(value, str):
             value = f'"{value}"'
@@ -126,16 +128,16 @@ class Printer:
         self.model = model
         self.out = out or sys.stdout
         self._template: SolutionTemplate | None = None
-        # row -> {variable: IntSet}, for models with set variables (engine/sets.py)
-        self.set_decoder: Callable[[np.ndarray], dict[int, IntSet]] | None = None
+        # row -> {variable: IntSet or float}, for models with set or float variables (engine/decode.py)
+        self.decoder: Callable[[np.ndarray], dict[int, object]] | None = None
 
     def solutions(self, rows: np.ndarray) -> None:
         """Print solutions (rows of every variable's value) with one write and one flush."""
-        if self.set_decoder is not None:     # one solution at a time: sets come from bitmap words
+        if self.decoder is not None:     # one solution at a time: sets and floats are decoded
             parts = []
             for row in rows:
-                sets = self.set_decoder(row)
-                parts.append(format_solution(self.model, lambda v: sets[v] if v in sets else int(row[v])))
+                decoded = self.decoder(row)
+                parts.append(format_solution(self.model, lambda v: decoded[v] if v in decoded else int(row[v])))
             self.out.write("".join(parts))
             self.out.flush()
             return

@@ -85,7 +85,7 @@ def _build() -> list[tuple[str, str, tuple[str, ...], str]]:
     add("bool_clause_imp", (_VA, _VA, _V), "int")
     add("bool_lin_eq", (_IA, _VA, _V), "int")
     add("bool_lin_le", (_IA, _VA, _I), "int")
-    # ---- float (parsed, lowered and checked; no kernel yet)
+    # ---- float (kernels/floats.cl)
     for rel in ("eq", "ne", "le", "lt"):
         for n, s in _reified(f"float_{rel}", (_V, _V)):
             add(n, s, "float")
@@ -97,13 +97,14 @@ def _build() -> list[tuple[str, str, tuple[str, ...], str]]:
                "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh"):
         add(f"float_{op}", (_V, _V), "float")
     add("int2float", (_V, _V), "float")
-    add("float_in", (_V, _F, _F), "float")
-    add("float_dom", (_V, _FA, _F, _F), "float")
+    for n, s in _reified("float_in", (_V, _F, _F)):
+        add(n, s, "float")
+    add("float_dom", (_V, _FA), "float")
     add("array_float_element", (_V, _FA, _V), "float")
     add("array_var_float_element", (_V, _VA, _V), "float")
     add("array_float_maximum", (_V, _VA), "float")
     add("array_float_minimum", (_V, _VA), "float")
-    # ---- set (parsed, lowered and checked; no kernel yet)
+    # ---- set (kernels/propagators_set.cl, engine/sets.py)
     for n, s in _reified("set_in", (_V, _V)):
         add(n, s, "set", key=n + "_var")
     for rel in ("eq", "ne", "le", "lt", "subset", "superset"):

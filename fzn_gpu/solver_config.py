@@ -53,7 +53,7 @@ def config() -> dict:
         "version": __version__,
         "mznlib": str(mznlib_dir()),
         "executable": executable(),
-        "tags": ["gpu-fzn", "cp", "int", "set", "gpu", "opencl"],
+        "tags": ["gpu-fzn", "cp", "int", "set", "float", "gpu", "opencl"],
         "stdFlags": STD_FLAGS,
         "extraFlags": EXTRA_FLAGS,
         "supportsMzn": False,

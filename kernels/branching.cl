@@ -10,6 +10,9 @@ inline void put_decision(__global int *d, int var, int op, int value, int value_
 }
 
 inline int apply_decision(Ctx *x, int v, int op, int value, int value_hi) {
+#ifdef FZN_FLOATS
+    if (op >= OP_FLE) return apply_float_decision(x, v, op, value, value_hi);
+#endif
     switch (op) {
     case OP_EQ: return fix(x, v, value);
     case OP_NE: return remove_value(x, v, value);
@@ -30,9 +33,16 @@ inline long set_open(Ctx *x, int p) {
     return c - 1;
 }
 
+// Which kind of variable a plan group labels, by its value selection's code (codegen.py).
+inline bool set_group(int valsel) { return valsel >= VAL_SET_BASE && valsel < VAL_FLOAT_BASE; }
+inline bool float_group(int valsel) { return valsel >= VAL_FLOAT_BASE; }
+
 // Whether v, of a plan group labelled by `valsel`, still needs a decision.
 inline bool open_var(Ctx *x, int v, int valsel) {
-    return valsel >= VAL_SET_BASE ? set_open(x, v) > 0 : !is_fixed(x, v);
+#ifdef FZN_FLOATS
+    if (float_group(valsel)) return float_open(x, v);
+#endif
+    return set_group(valsel) ? set_open(x, v) > 0 : !is_fixed(x, v);
 }
 
 // set_search's variable selection: by undecided elements (first_fail, anti_first_fail), else in order.

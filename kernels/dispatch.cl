@@ -19,6 +19,15 @@
     PROPAGATOR(NAME##_reif, reif_lin(x, REL, row, 0)) \
     PROPAGATOR(NAME##_imp, reif_lin(x, REL, row, 1))
 
+#define FREL3(NAME, REL) \
+    PROPAGATOR(NAME, post_frel(x, REL, row[0], row[1])) \
+    PROPAGATOR(NAME##_reif, reif_frel(x, REL, row[0], row[1], row[2], 0)) \
+    PROPAGATOR(NAME##_imp, reif_frel(x, REL, row[0], row[1], row[2], 1))
+#define FLIN3(NAME, REL) \
+    PROPAGATOR(NAME, prop_flin(x, row, REL, 0, 0)) \
+    PROPAGATOR(NAME##_reif, prop_flin(x, row, REL, 1, 0)) \
+    PROPAGATOR(NAME##_imp, prop_flin(x, row, REL, 1, 1))
+
 bool propagate_one(Ctx *x, int c) {
     __global const int *row = x->cd + x->coff[c];
     switch (x->ckind[c]) {
@@ -87,6 +96,49 @@ bool propagate_one(Ctx *x, int c) {
     PROPAGATOR(set_symdiff, prop_set_op(x, row, SO_SYMDIFF))
     PROPAGATOR(array_set_element, prop_set_element_const(x, row))
     PROPAGATOR(array_var_set_element, prop_set_element_var(x, row))
+#ifdef FZN_FLOATS
+    FREL3(float_eq, FR_EQ)
+    FREL3(float_ne, FR_NE)
+    FREL3(float_le, FR_LE)
+    FREL3(float_lt, FR_LT)
+    FLIN3(float_lin_eq, FL_EQ)
+    FLIN3(float_lin_ne, FL_NE)
+    FLIN3(float_lin_le, FL_LE)
+    FLIN3(float_lin_lt, FL_LT)
+    PROPAGATOR(float_plus, prop_fplus(x, row[0], row[1], row[2]))
+    PROPAGATOR(float_times, prop_ftimes(x, row[0], row[1], row[2]))
+    PROPAGATOR(float_div, prop_fdiv(x, row[0], row[1], row[2]))
+    PROPAGATOR(float_min, prop_fminmax(x, row[0], row[1], row[2], 0))
+    PROPAGATOR(float_max, prop_fminmax(x, row[0], row[1], row[2], 1))
+    PROPAGATOR(float_pow, prop_fpow(x, row[0], row[1], row[2]))
+    PROPAGATOR(float_abs, prop_fabs(x, row[0], row[1]))
+    PROPAGATOR(float_sqrt, prop_fsqrt_exact(x, row[0], row[1]))
+    PROPAGATOR(float_exp, prop_fexp(x, row[0], row[1]))
+    PROPAGATOR(float_ln, prop_fln(x, row[0], row[1]))
+    PROPAGATOR(float_log10, prop_flog10(x, row[0], row[1]))
+    PROPAGATOR(float_log2, prop_flog2(x, row[0], row[1]))
+    PROPAGATOR(float_sin, prop_ftrig(x, row[0], row[1], 0))
+    PROPAGATOR(float_cos, prop_ftrig(x, row[0], row[1], 1))
+    PROPAGATOR(float_tan, prop_ftrig(x, row[0], row[1], 2))
+    PROPAGATOR(float_asin, prop_fasin(x, row[0], row[1]))
+    PROPAGATOR(float_acos, prop_facos(x, row[0], row[1]))
+    PROPAGATOR(float_atan, prop_fatan(x, row[0], row[1]))
+    PROPAGATOR(float_sinh, prop_fsinh(x, row[0], row[1]))
+    PROPAGATOR(float_cosh, prop_fcosh(x, row[0], row[1]))
+    PROPAGATOR(float_tanh, prop_ftanh(x, row[0], row[1]))
+    PROPAGATOR(float_asinh, prop_fasinh(x, row[0], row[1]))
+    PROPAGATOR(float_acosh, prop_facosh(x, row[0], row[1]))
+    PROPAGATOR(float_atanh, prop_fatanh(x, row[0], row[1]))
+    PROPAGATOR(int2float, prop_int2float(x, row[0], row[1]))
+    PROPAGATOR(float_in, prop_fin(x, row, 0, 0))
+    PROPAGATOR(float_in_reif, prop_fin(x, row, 1, 0))
+    PROPAGATOR(float_in_imp, prop_fin(x, row, 1, 1))
+    PROPAGATOR(float_dom, prop_fdom(x, row[0], row[1], row + 2))
+    PROPAGATOR(array_float_element, prop_felement_const(x, row))
+    PROPAGATOR(array_var_float_element, prop_felement_var(x, row))
+    PROPAGATOR(array_float_maximum, prop_fextremum(x, row, 1))
+    PROPAGATOR(array_float_minimum, prop_fextremum(x, row, 0))
+#endif
     default:
         return false;   // unreachable: the host builds a kernel for every kind its model holds
     }

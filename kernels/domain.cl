@@ -77,10 +77,12 @@ typedef struct {
     __global const int *wlist;
     __global const uint *ubits;     // the bitmaps as declared (a set variable's universe)
     __global const int *compan;     // a set variable's P -> its N (engine/sets.py), else -1
+    __global const int *fslot;      // a float variable's slot (engine/floats.py), else -1
     // this work-item's state
     __global int *lb;
     __global int *ub;
     __global uint *bits;
+    __global long *fb;              // float bounds as ordinals: 2 per slot (floats.cl)
     __global int *stamp;
     __global int *trail;
     int tcap;
@@ -104,6 +106,7 @@ typedef struct {
 #define LB_(x, v) ((x)->lb[(v) * (x)->st])
 #define UB_(x, v) ((x)->ub[(v) * (x)->st])
 #define BITS_(x, w) ((x)->bits[(w) * (x)->st])
+#define FB_(x, i) ((x)->fb[(i) * (x)->st])
 #define STAMP_(x, v) ((x)->stamp[(v) * (x)->st])
 #define QUEUE_(x, i) ((x)->queue[(i) * (x)->st])
 #define INQ_(x, c) ((x)->inq[(c) * (x)->st])
@@ -122,6 +125,11 @@ inline int dmin(Ctx *x, int v) { return LB_(x, v); }
 inline int dmax(Ctx *x, int v) { return UB_(x, v); }
 
 inline bool has_bits(Ctx *x, int v) { return x->bm_off[v] >= 0; }
+#ifdef FZN_FLOATS
+inline bool is_float(Ctx *x, int v) { return x->fslot[v] >= 0; }
+#else
+inline bool is_float(Ctx *x, int v) { return false; }     // floats run in the work-item kernel only
+#endif
 
 inline bool bit_at(Ctx *x, int v, int value) {
     int i = value - x->base[v];

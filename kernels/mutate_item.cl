@@ -9,16 +9,28 @@
 // branches at one depth (x != 1, x != 2, ... on a bounds-only domain) re-uses its entries
 // instead of growing the trail without end. An entry keeps v's previous stamp, which restore
 // puts back. Entries are [lb, ub, words.., old stamp, v] so that restore pops them from the top.
+// The ints of v's entry besides TRAIL_FIXED: its bitmap words, or a float's two ordinals.
+inline int entry_words(Ctx *x, int v) { return has_bits(x, v) ? x->bm_nw[v] : (is_float(x, v) ? 4 : 0); }
+
 inline bool save(Ctx *x, int v) {
     int old = STAMP_(x, v);
     if (old == x->epoch) return true;
-    int nw = has_bits(x, v) ? x->bm_nw[v] : 0;
+    int nw = entry_words(x, v);
     if (x->ttop + TRAIL_FIXED + nw > x->tcap) { x->err = ERR_TRAIL; return false; }
     int t = x->ttop;
     TRAIL_(x, t) = LB_(x, v);
     TRAIL_(x, t + 1) = UB_(x, v);
-    int off = x->bm_off[v];
-    for (int w = 0; w < nw; ++w) TRAIL_(x, t + 2 + w) = (int)BITS_(x, off + w);
+    if (has_bits(x, v)) {
+        int off = x->bm_off[v];
+        for (int w = 0; w < nw; ++w) TRAIL_(x, t + 2 + w) = (int)BITS_(x, off + w);
+    } else if (nw) {                     // a float: its two ordinals as four ints
+        int f = 2 * x->fslot[v];
+        for (int k = 0; k < 2; ++k) {
+            long o = FB_(x, f + k);
+            TRAIL_(x, t + 2 + 2 * k) = (int)o;
+            TRAIL_(x, t + 3 + 2 * k) = (int)(o >> 32);
+        }
+    }
     TRAIL_(x, t + 2 + nw) = old;
     TRAIL_(x, t + 3 + nw) = v;
     x->ttop += TRAIL_FIXED + nw;
@@ -29,13 +41,19 @@ inline bool save(Ctx *x, int v) {
 inline void restore(Ctx *x, int mark) {
     while (x->ttop > mark) {
         int v = TRAIL_(x, x->ttop - 1);
-        int nw = has_bits(x, v) ? x->bm_nw[v] : 0;
+        int nw = entry_words(x, v);
         x->ttop -= TRAIL_FIXED + nw;
         int t = x->ttop;
         LB_(x, v) = TRAIL_(x, t);
         UB_(x, v) = TRAIL_(x, t + 1);
-        int off = x->bm_off[v];
-        for (int w = 0; w < nw; ++w) BITS_(x, off + w) = (uint)TRAIL_(x, t + 2 + w);
+        if (has_bits(x, v)) {
+            int off = x->bm_off[v];
+            for (int w = 0; w < nw; ++w) BITS_(x, off + w) = (uint)TRAIL_(x, t + 2 + w);
+        } else if (nw) {
+            int f = 2 * x->fslot[v];
+            for (int k = 0; k < 2; ++k)
+                FB_(x, f + k) = (long)(uint)TRAIL_(x, t + 2 + 2 * k) | ((long)TRAIL_(x, t + 3 + 2 * k) << 32);
+        }
         STAMP_(x, v) = TRAIL_(x, t + 2 + nw);
     }
 }
@@ -188,3 +206,25 @@ MUTATOR int keep_shifted(Ctx *x, int y, int z, long d) {
     return changed ? bits_changed(x, y) : UNCHANGED;
 }
 
+// Float bounds (ordinals, floats.cl): narrowed like int bounds, trailed the same way.
+#ifdef FZN_FLOATS
+MUTATOR int fset_lo(Ctx *x, int v, long o) {
+    int f = 2 * x->fslot[v];
+    if (o <= FB_(x, f)) return UNCHANGED;
+    if (o > FB_(x, f + 1)) return FAILED;
+    if (!save(x, v)) return FAILED;
+    FB_(x, f) = o;
+    wake(x, v);
+    return CHANGED;
+}
+
+MUTATOR int fset_hi(Ctx *x, int v, long o) {
+    int f = 2 * x->fslot[v];
+    if (o >= FB_(x, f + 1)) return UNCHANGED;
+    if (o < FB_(x, f)) return FAILED;
+    if (!save(x, v)) return FAILED;
+    FB_(x, f + 1) = o;
+    wake(x, v);
+    return CHANGED;
+}
+#endif

@@ -34,19 +34,27 @@ bool propagate(Ctx *x) {
 
 #define LV_(l, k) ((l)[(k) * x->st])
 
-// Choose the next decision; false when every variable of the plan is fixed (a solution).
+// Choose the next decision; false when every variable of the plan is decided (a solution).
 bool choose(Ctx *x, __global const int *sg_ptr, __global const int *sg_var, __global const int *sg_sel,
-            int ngroups, __global const int *deg, __global const int *weights, uint *rng, int random_values,
-            bool halve, int *out_var, int *out_op, int *out_val, int *out_hi) {
+            __global const long *sg_prec, int ngroups, __global const int *deg, __global const int *weights,
+            uint *rng, int random_values, bool halve, int *out_var, int *out_op, int *out_val, int *out_hi) {
     for (int g = 0; g < ngroups; ++g) {
         int vsel = sg_sel[2 * g], valsel = sg_sel[2 * g + 1];
-        bool sets = valsel >= VAL_SET_BASE;
-        if (random_values && !sets) valsel = VAL_RANDOM;
+        bool sets = set_group(valsel), floats = float_group(valsel);
+        if (random_values && !sets && !floats) valsel = VAL_RANDOM;
         int best = -1;
         for (int i = sg_ptr[g]; i < sg_ptr[g + 1]; ++i) {
             int v = sg_var[i];
             if (!open_var(x, v, valsel)) continue;
-            if (sets ? better_set(x, vsel, v, best) : better_var(x, vsel, v, best, deg, weights, x->st)) {
+#ifdef FZN_FLOATS
+            if (floats && !float_needs(x, v, valsel, as_double(sg_prec[g]))) continue;
+#endif
+            bool better;
+#ifdef FZN_FLOATS
+            if (floats) better = better_float(x, vsel, v, best); else
+#endif
+            better = sets ? better_set(x, vsel, v, best) : better_var(x, vsel, v, best, deg, weights, x->st);
+            if (better) {
                 best = v;
                 if (vsel == VS_INPUT_ORDER) break;
             }
@@ -54,6 +62,9 @@ bool choose(Ctx *x, __global const int *sg_ptr, __global const int *sg_var, __gl
         if (best < 0) continue;
         *out_var = best;
         *out_hi = 0;
+#ifdef FZN_FLOATS
+        if (floats) { select_float(x, best, valsel, as_double(sg_prec[g]), out_op, out_val, out_hi); return true; }
+#endif
         if (sets) select_set_value(x, best, valsel, out_op, out_val);
         else select_value(x, best, valsel, rng, halve, out_op, out_val);
         return true;
@@ -66,11 +77,12 @@ __kernel void search(
     __global const int *bm_off, __global const int *bm_nw, __global const int *base,
     __global const int *ckind, __global const int *coff, __global const int *cd,
     __global const int *wptr, __global const int *wlist, __global const int *deg,
-    __global const uint *ubits, __global const int *compan,
+    __global const uint *ubits, __global const int *compan, __global const int *fslot,
     __global const int *root_lb, __global const int *root_ub, __global const uint *root_bits,
-    __global const int *sg_ptr, __global const int *sg_var, __global const int *sg_sel,
+    __global const long *root_fb,
+    __global const int *sg_ptr, __global const int *sg_var, __global const int *sg_sel, __global const long *sg_prec,
     // per work-item state
-    __global int *LB, __global int *UB, __global uint *BITS, __global int *STAMP,
+    __global int *LB, __global int *UB, __global uint *BITS, __global long *FB, __global int *STAMP,
     __global int *TRAIL, __global int *QUEUE, __global uchar *INQ, __global int *LV,
     __global int *PATH, __global int *WEIGHTS, __global int *ST, __global long *CNT,
     // work in, work out
@@ -78,9 +90,9 @@ __kernel void search(
     __global int *emit, int emit_cap, int emit_stride, int cutoff,
     __global int *sols, int sol_cap, int sol_words,
     __global int *root_out_lb, __global int *root_out_ub, __global uint *root_out_bits,
-    __global volatile int *ctrl,
+    __global long *root_out_fb, __global volatile int *ctrl, __global long *fbest,
     // sizes and settings
-    int nv, int nc, int nwords, int tcap, int maxd, int pcap, int ngroups, int use_weights,
+    int nv, int nc, int nwords, int nf, int tcap, int maxd, int pcap, int ngroups, int use_weights,
     int obj_var, int obj_sense, int count_only, int enqueue_all, int budget, int n_items, int interleave,
     int track, int donate, int sub_base,
     int node_limit, int random_values, __global int *results, int use_results)
@@ -93,13 +105,14 @@ __kernel void search(
     x->nv = nv; x->nc = nc;
     x->bm_off = bm_off; x->bm_nw = bm_nw; x->base = base;
     x->ckind = ckind; x->coff = coff; x->cd = cd; x->wptr = wptr; x->wlist = wlist;
-    x->ubits = ubits; x->compan = compan;
+    x->ubits = ubits; x->compan = compan; x->fslot = fslot;
     // interleaved: entry i of work-item gid at i * n_items + gid; blocked: at gid * size + i
     long first = interleave ? (long)gid : 0;
     x->st = interleave ? n_items : 1;
     x->lb = LB + (interleave ? first : (long)gid * nv);
     x->ub = UB + (interleave ? first : (long)gid * nv);
     x->bits = BITS + (interleave ? first : (long)gid * nwords);
+    x->fb = FB + (interleave ? first : (long)gid * 2 * nf);
     x->stamp = STAMP + (interleave ? first : (long)gid * nv);
     x->trail = TRAIL + (interleave ? first : (long)gid * tcap);
     x->tcap = tcap;
@@ -107,6 +120,11 @@ __kernel void search(
     x->inq = INQ + (interleave ? first : (long)gid * nc);
     x->qlen = 0;
     x->err = 0;
+#ifdef FZN_FLOATS
+    bool obj_float = obj_var >= 0 && fslot[obj_var] >= 0;
+#else
+    bool obj_float = false;
+#endif
     x->failed = -1;
     x->props = 0;
     __global int *st = ST + gid * NST;
@@ -154,10 +172,15 @@ __kernel void search(
         if (status == S_SOLUTION) {
             int slot = atomic_inc(&ctrl[C_SOLS]);
             if (slot >= sol_cap) { atomic_dec(&ctrl[C_SOLS]); break; }   // host drains, we retry
-            __global int *out = sols + (long)slot * (nv + 1 + sol_words);
-            out[0] = obj_var >= 0 ? obj_sense * val(x, obj_var) : 0;
+            __global int *out = sols + (long)slot * (nv + 1 + sol_words + 4 * nf);
+            out[0] = obj_var >= 0 && !obj_float ? obj_sense * val(x, obj_var) : 0;
             for (int v = 0; v < nv; ++v) out[1 + v] = LB_(x, v);
             for (int k = 0; k < sol_words; ++k) out[1 + nv + k] = (int)BITS_(x, k);   // set variables
+            for (int k = 0; k < 2 * nf; ++k) {                                          // float boxes
+                long o = FB_(x, k);
+                out[1 + nv + sol_words + 2 * k] = (int)o;
+                out[2 + nv + sol_words + 2 * k] = (int)(o >> 32);
+            }
             status = S_BACKTRACK;
             continue;
         }
@@ -168,6 +191,7 @@ __kernel void search(
             sub_nodes = 0;
             for (int v = 0; v < nv; ++v) { LB_(x, v) = root_lb[v]; UB_(x, v) = root_ub[v]; STAMP_(x, v) = -1; }
             for (int w = 0; w < nwords; ++w) BITS_(x, w) = root_bits[w];
+            for (int k = 0; k < 2 * nf; ++k) FB_(x, k) = root_fb[k];
             x->ttop = 0; depth = 0; plen = 0;
             x->epoch = 0;
             clear_queue(x);
@@ -199,6 +223,9 @@ __kernel void search(
             nodes += 1;
             budget -= 1;
             bool ok = true;
+#ifdef FZN_FLOATS
+            if (obj_float) ok = float_bound(x, obj_var, obj_sense, *fbest) != FAILED; else
+#endif
             if (obj_var >= 0 && use_results != 2) {   // 2: LNS evaluation, every candidate's own objective
                 int best = ctrl[C_BEST];
                 if (best != INT_MAX) {
@@ -222,6 +249,7 @@ __kernel void search(
             if (fresh && enqueue_all) {   // the root's fixpoint: later passes start from it
                 for (int v = 0; v < nv; ++v) { root_out_lb[v] = LB_(x, v); root_out_ub[v] = UB_(x, v); }
                 for (int w = 0; w < nwords; ++w) root_out_bits[w] = BITS_(x, w);
+                for (int k = 0; k < 2 * nf; ++k) root_out_fb[k] = FB_(x, k);
             }
             fresh = false;
             status = S_BRANCH;
@@ -240,9 +268,16 @@ __kernel void search(
                 continue;
             }
             int v, op, value, value_hi = 0;
-            if (!choose(x, sg_ptr, sg_var, sg_sel, ngroups, deg, weights, &rng, random_values, 2 * depth >= maxd,
-                        &v, &op, &value, &value_hi)) {
+            if (!choose(x, sg_ptr, sg_var, sg_sel, sg_prec, ngroups, deg, weights, &rng, random_values,
+                        2 * depth >= maxd, &v, &op, &value, &value_hi)) {
                 sols_found += 1;
+#ifdef FZN_FLOATS
+                if (obj_float) {
+                    long o = float_objective(x, obj_var, obj_sense);
+                    status = o < atom_min(fbest, o) ? S_SOLUTION : S_BACKTRACK;
+                    continue;
+                }
+#endif
                 if (obj_var >= 0) {
                     int o = obj_sense * val(x, obj_var);
                     if (use_results) atomic_min(&results[st[ST_SUB]], o);   // LNS: each candidate's best

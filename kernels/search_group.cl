@@ -143,7 +143,7 @@ bool choose_group(Ctx *x, __global const int *sg_ptr, __global const int *sg_var
                   int *out_val, int *out_hi) {
     for (int g = 0; g < ngroups; ++g) {
         int vsel = sg_sel[2 * g], valsel = sg_sel[2 * g + 1];
-        bool sets = valsel >= VAL_SET_BASE;
+        bool sets = set_group(valsel);
         int best = -1, best_pos = INT_MAX;
         for (int i = sg_ptr[g] + lid; i < sg_ptr[g + 1]; i += w) {
             int v = sg_var[i];

@@ -15,7 +15,7 @@ from fzn_gpu.device import select_devices
 from fzn_gpu.engine import assignment
 from fzn_gpu.engine.complete import CompleteSearch
 from fzn_gpu.engine.pack import pack
-from fzn_gpu.engine.sets import decoder
+from fzn_gpu.engine.decode import decoder
 from fzn_gpu.lower import lower
 from fzn_gpu.options import SolveOptions
 from fzn_gpu.parser import parse_items

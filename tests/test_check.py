@@ -58,12 +58,12 @@ CASES = {
     "bool_lin_le": ("[2, 3], [p, q], 3", dict(p=False, q=True), dict(p=True, q=True)),
     "float_eq": ("f, g", dict(f=1.5, g=1.5), dict(f=1.5, g=1.6)),
     "float_ne": ("f, g", dict(f=1.5, g=1.6), dict(f=1.5, g=1.5)),
-    "float_le": ("f, g", dict(f=1.5, g=1.5), dict(f=1.6, g=1.5)),
-    "float_lt": ("f, g", dict(f=1.4, g=1.5), dict(f=1.5, g=1.5)),
+    "float_le": ("f, g", dict(f=1.4, g=1.5), dict(f=1.6, g=1.5)),
+    "float_lt": ("f, g", dict(f=1.4, g=1.5), dict(f=1.6, g=1.5)),
     "float_lin_eq": ("[2.0, 1.0], [f, g], 3.0", dict(f=1.0, g=1.0), dict(f=1.0, g=2.0)),
     "float_lin_ne": ("[2.0, 1.0], [f, g], 3.0", dict(f=1.0, g=2.0), dict(f=1.0, g=1.0)),
-    "float_lin_le": ("[2.0, 1.0], [f, g], 3.0", dict(f=1.0, g=1.0), dict(f=1.0, g=2.0)),
-    "float_lin_lt": ("[2.0, 1.0], [f, g], 3.0", dict(f=1.0, g=0.5), dict(f=1.0, g=1.0)),
+    "float_lin_le": ("[2.0, 1.0], [f, g], 3.0", dict(f=1.0, g=0.5), dict(f=1.0, g=2.0)),
+    "float_lin_lt": ("[2.0, 1.0], [f, g], 3.0", dict(f=1.0, g=0.5), dict(f=1.0, g=2.0)),
     "float_plus": ("f, g, h", dict(f=1.0, g=2.0, h=3.0), dict(f=1.0, g=2.0, h=4.0)),
     "float_times": ("f, g, h", dict(f=1.5, g=2.0, h=3.0), dict(f=1.0, g=2.0, h=3.0)),
     "float_div": ("f, g, h", dict(f=3.0, g=2.0, h=1.5), dict(f=3.0, g=0.0, h=1.5)),
@@ -72,7 +72,7 @@ CASES = {
     "float_pow": ("f, g, h", dict(f=2.0, g=0.5, h=math.sqrt(2)), dict(f=2.0, g=2.0, h=5.0)),
     "int2float": ("a, f", dict(a=2, f=2.0), dict(a=2, f=2.5)),
     "float_in": ("f, 0.0, 1.0", dict(f=0.5), dict(f=1.5)),
-    "float_dom": ("f, [0.0, 1.0, 2.0, 3.0], 0.0, 3.0", dict(f=2.5), dict(f=1.5)),
+    "float_dom": ("f, [0.0, 1.0, 2.0, 3.0]", dict(f=2.5), dict(f=1.5)),
     "array_float_element": ("a, [0.5, 1.5], f", dict(a=2, f=1.5), dict(a=1, f=1.5)),
     "array_var_float_element": ("a, [f, g], h", dict(a=2, g=1.0, h=1.0), dict(a=1, f=2.0, h=1.0)),
     "array_float_maximum": ("f, [g, h]", dict(f=2.0, g=2.0, h=1.0), dict(f=1.0, g=2.0, h=1.0)),
@@ -101,7 +101,7 @@ for fn, (x, y) in UNARY_FLOAT.items():
 BASE = dict(a=0, b=0, c=0, p=False, q=False, r=False, f=0.0, g=0.0, h=0.0, s=set(), t=set(), u=set())
 RELATIONS = {"int_eq", "int_ne", "int_le", "int_lt", "int_lin_eq", "int_lin_ne", "int_lin_le", "set_in",
              "bool_eq", "bool_le", "bool_lt", "float_eq", "float_ne", "float_le", "float_lt", "float_lin_eq",
-             "float_lin_ne", "float_lin_le", "float_lin_lt", "set_eq", "set_ne", "set_le", "set_lt",
+             "float_lin_ne", "float_lin_le", "float_lin_lt", "float_in", "set_eq", "set_ne", "set_le", "set_lt",
              "set_subset", "set_superset"}
 
 
@@ -134,6 +134,18 @@ def test_builtin_satisfied_and_violated(name, args, sat, viol):
     assert verdict(name, args, sat) == [], f"{name} rejects a solution"
     bad = verdict(name, args, viol)
     assert len(bad) == 1 and name in bad[0].what and bad[0].line == 5
+
+
+def test_float_relations_hold_within_the_tolerance_both_ways():
+    """A printed float is a box's shortest decimal: at a boundary, a relation and its negation
+    both pass; beyond the tolerance, or the search's coarser precision, one fails."""
+    assert verdict("float_lt", "f, g", dict(f=1.5, g=1.5)) == []
+    assert verdict("float_le_reif", "f, g, r", dict(f=1.5, g=1.5, r=False)) == []
+    assert verdict("float_lt", "f, g", dict(f=1.5 + 1e-3, g=1.5)) != []
+    text = DECLS + "constraint float_lt(f, g);\nsolve :: float_search([f, g], 0.01, input_order, indomain_split) satisfy;\n"
+    coarse = Checker(parse_items(text, "c.fzn"))
+    assert coarse.check({**BASE, "f": 1.5 + 1e-3, "g": 1.5}) == []
+    assert coarse.check({**BASE, "f": 1.6, "g": 1.5}) != []
 
 
 def test_every_registered_builtin_has_a_case():

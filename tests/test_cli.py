@@ -132,7 +132,8 @@ def test_unsatisfiable_and_optimum(tmp_path):
     (["missing.fzn"], None, "no such file: missing.fzn"),
     ([], "var 1..3: x;\nconstraint int_le(x 3);\nsolve satisfy;\n", "m.fzn:2:21: error: syntax error"),
     ([], "var 1..3: x;\nconstraint foo(x);\nsolve satisfy;\n", "m.fzn:2: error: unknown constraint 'foo'"),
-    ([], "var 0.0..1.0: f;\nconstraint float_le(f, 0.5);\nsolve satisfy;\n", "has no kernel yet"),
+    ([], "var 0.0..1.0: f;\nsolve :: float_search([f], -1.0, input_order, indomain_split, complete) satisfy;\n",
+     "m.fzn:2: error: float_search's precision -1.0 is not a positive number"),
     (["--devices", "7"], "var 1..3: x;\nsolve satisfy;\n", "no OpenCL device with index 7"),
 ])
 def test_bad_input_is_one_clear_message(tmp_path, args, text, words):
@@ -141,6 +142,24 @@ def test_bad_input_is_one_clear_message(tmp_path, args, text, words):
     assert r.returncode != 0
     assert words in r.stderr and "fix:" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_float_model_prints_shortest_decimals(tmp_path):
+    """A float solution prints each variable's shortest decimal within its box (a point where
+    it has one), and a float objective's statistic too."""
+    text = ("var 0.0..10.0: x :: output_var;\nvar 0.0..10.0: y :: output_var;\n"
+            "constraint float_lin_le([1.0, 2.0], [x, y], 7.5);\nvar 0.0..100.0: p;\n"
+            "constraint float_times(x, y, p);\nconstraint float_le(2.0, p);\nvar 0.0..20.0: s :: output_var;\n"
+            "constraint float_lin_eq([1.0, 1.0, -1.0], [x, y, s], 0.0);\nsolve maximize s;\n")
+    r = run("--check", "-s", fzn(tmp_path, text))
+    assert r.returncode == 0 and "==========" in r.stdout, r.stderr
+    values = dict(line.rstrip(";").split(" = ") for line in r.stdout.splitlines() if " = " in line)
+    assert abs(float(values["s"]) - 7.21107219255619) < 1e-6
+    assert abs(float(values["x"]) + float(values["y"]) - float(values["s"])) < 1e-6
+    objective = [line for line in r.stdout.splitlines() if line.startswith("%%%mzn-stat: objective=")]
+    assert abs(float(objective[-1].split("=")[1]) - 7.21107219255619) < 1e-6
+    point = "var 0.0..10.0: x :: output_var;\nconstraint float_lin_eq([2.0], [x], 5.0);\nsolve satisfy;\n"
+    assert run(fzn(tmp_path, point, "p.fzn")).stdout == "x = 2.5;\n----------\n"
 
 
 def queens_by_pairs(n: int) -> str:

@@ -38,6 +38,7 @@ def compile_and_check(model, data, cwd, extra=()):
     ("send_more_money.mzn", "9567 + 1085 = 10652"),
     ("knapsack.mzn", "value = 309"),
     ("unsat.mzn", "=====UNSATISFIABLE====="),
+    ("two_circles.mzn", "distance = 6.0000"),
 ])
 def test_bundled_models(model, expect, tmp_path):
     r = minizinc(str(ROOT / "models" / model))

@@ -15,6 +15,8 @@ from regress import classify  # noqa: E402
 SAT = {"name": "s", "kind": "sat", "status": "SATISFIED", "all_solutions": 2}
 UNSAT = {"name": "u", "kind": "sat", "status": "UNSATISFIABLE"}
 MIN = {"name": "m", "kind": "min", "status": "OPTIMAL", "objective": 10}
+FMIN = {"name": "f", "kind": "min", "status": "OPTIMAL", "objective": 7.2111, "tags": ["float-vars"]}
+TRUNCATED = {"name": "t", "kind": "min", "status": "OPTIMAL", "objective": 144, "tags": ["float-vars"]}
 SOL = "x = 1;\n----------\n"
 
 
@@ -31,11 +33,15 @@ def stats(obj):
     (SAT, 0, "=====UNKNOWN=====\n", "", False, "timeout"),
     (SAT, None, "", "", False, "timeout"),                          # killed, nothing printed
     (UNSAT, 0, "=====UNSATISFIABLE=====\n", "", False, "pass"),
-    (UNSAT, 0, SOL, "", False, "WRONG"),
+    (UNSAT, 0, SOL, "", False, "reference-wrong"),                 # a checked solution refutes it
     (MIN, 0, SOL + "==========\n" + stats(10), "", False, "pass"),
     (MIN, 0, SOL + "==========\n" + stats(12), "", False, "WRONG"),  # false optimum
     (MIN, 0, SOL + stats(9), "", False, "WRONG"),                    # beyond the optimum
     (MIN, 0, SOL + stats(12), "", False, "timeout"),                 # not proven
+    (FMIN, 0, SOL + "==========\n" + stats(7.21110001), "", False, "pass"),     # within 1e-6
+    (FMIN, 0, SOL + "==========\n" + stats(7.2112), "", False, "WRONG"),
+    (TRUNCATED, 0, SOL + "==========\n" + stats(144.4), "", False, "pass"),   # the manifest's integer part
+    (TRUNCATED, 0, SOL + "==========\n" + stats(145.5), "", False, "WRONG"),
     (SAT, 0, "=====ERROR=====\n", "fzn-gpu: error: the solver produced a solution that violates c", False, "WRONG"),
     (SAT, 1, "", "fzn-gpu: m.fzn:3: error: variable f is a float variable\n  fix: ...", False, "unsupported"),
     (SAT, 1, "", "Traceback (most recent call last):\n  ...\nValueError: x", False, "error"),

@@ -18,15 +18,16 @@ from ..watchdog import Watchdog
 from .complete import Outcome
 
 
-def assignment(model: Model, values: np.ndarray, sets: dict | None = None) -> dict[str, object]:
-    """Every declared variable's value by name, for the independent checker; `sets` holds the
-    set variables' values (engine/sets.py's decoder)."""
+def assignment(model: Model, values: np.ndarray, decoded: dict | None = None) -> dict[str, object]:
+    """Every declared variable's value by name, for the independent checker; `decoded` holds the
+    set and float variables' values (engine/decode.py)."""
     out: dict[str, object] = {}
     for i, name in enumerate(model.vars.names):
         if name.startswith("_const_"):
             continue
-        if sets is not None and i in sets:
-            out[name] = frozenset(sets[i].values())
+        if decoded is not None and i in decoded:
+            value = decoded[i]
+            out[name] = value if isinstance(value, float) else frozenset(value.values())
             continue
         x = int(values[i])
         out[name] = bool(x) if model.vars.kind[i] == VarKind.BOOL else x
@@ -63,7 +64,7 @@ class SolveRun:
 
     # -- the stream
     def _check(self, values: np.ndarray) -> None:
-        decode = self.printer.set_decoder
+        decode = self.printer.decoder
         bad = self.checker.check(assignment(self.model, values, decode(values) if decode else None))
         if bad:
             self.printer.status(ERROR)
@@ -146,7 +147,10 @@ class SolveRun:
         if asked and not self.optimising:
             print("fzn-gpu: LNS needs an objective; solving this satisfaction model by complete search",
                   file=sys.stderr)
-        return asked and self.optimising and self.dm.obj_var >= 0
+        elif asked and self.dm.nf:
+            print("fzn-gpu: LNS works on int, bool and set models; solving this float model by complete search",
+                  file=sys.stderr)
+        return asked and self.optimising and self.dm.obj_var >= 0 and not self.dm.nf
 
     # -- the run
     def run(self) -> int:
@@ -160,8 +164,8 @@ class SolveRun:
         from .pack import pack
 
         self.dm = pack(self.model, self.opts)
-        from .sets import decoder
-        self.printer.set_decoder = decoder(self.dm)
+        from .decode import decoder
+        self.printer.decoder = decoder(self.dm)
         self.devices = select_devices(self.opts.devices, self.opts.parallel)
         self.t_init = clock.elapsed()
         if self.dm.empty_var >= 0:      # nothing to search: the kernels assume non-empty domains

@@ -15,6 +15,7 @@ import numpy as np
 from ..device import Device
 from ..model import Model
 from ..options import SolveOptions
+from .floats import objective_keys
 from .pack import DeviceModel
 from .paths import Paths
 from ..errors import FznError
@@ -37,16 +38,19 @@ class Outcome:
     split_s: float = 0.0            # wall time of the expansion passes (splitting the root)
 
 
-def report_improvements(outcome: Outcome, sols: np.ndarray, obj_sense: int, report) -> None:
-    """Print the rows (sense-adjusted objective first) that improve on the best so far, worst
-    first, so the stream is a sequence of improvements."""
-    order = np.argsort(-sols[:, 0], kind="stable")
-    for row in sols[order]:
-        obj = int(row[0])
+def report_improvements(outcome: Outcome, sols: np.ndarray, obj_sense: int, report,
+                        keys: np.ndarray | None = None) -> None:
+    """Print the rows that improve on the best so far, worst first, so the stream is a sequence
+    of improvements. A row's sense-adjusted objective is its first int, or keys[i] (a float
+    objective's, floats.objective_keys)."""
+    keys = sols[:, 0] if keys is None else keys
+    order = np.argsort(-keys, kind="stable")
+    for i in order:
+        obj = keys[i].item()
         if outcome.best is None or obj < outcome.best:
             outcome.best = obj
             outcome.solutions += 1
-            report(row[1:], obj * obj_sense)
+            report(sols[i, 1:], obj * obj_sense)
 
 
 class CompleteSearch:
@@ -81,7 +85,8 @@ class CompleteSearch:
         if sols is None or not len(sols):
             return self._more()
         if self.optimising:
-            report_improvements(self.outcome, sols, self.dm.obj_sense, self.report)
+            keys = objective_keys(self.dm, sols) if self.runner.float_objective else None
+            report_improvements(self.outcome, sols, self.dm.obj_sense, self.report, keys)
         else:
             if self.limit is not None:
                 sols = sols[:max(0, self.limit - self.outcome.solutions)]
@@ -188,6 +193,7 @@ class CompleteSearch:
             return finished
         for other in self.runners[1:]:     # the root as propagated by the first device, its bound
             other.root_lb, other.root_ub, other.root_bits = r.root_lb.copy(), r.root_ub.copy(), r.root_bits.copy()
+            other.root_fb = r.root_fb.copy()
             other.set_best(r.best())
         self.shares = [DeviceShare(i, x.device.name, x.device.is_gpu, x.max_items) for i, x in enumerate(self.runners)]
         return balance(paths, self.shares, lambda i, block, resplit: self._search_block(i, block, resplit, deadline))

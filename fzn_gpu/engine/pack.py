@@ -9,15 +9,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..ast import IntSet
-from ..codegen import SET_VAL_BASE, set_val_select_code, val_select_code, var_select_code
+from ..codegen import (FLOAT_VAL_BASE, FLOAT_VAL_SETTLE, SET_VAL_BASE, float_val_select_code, set_val_select_code, val_select_code,
+                       var_select_code)
 from ..errors import Unsupported
 from ..model import UNBOUNDED, Model, VarKind
 from ..options import SolveOptions
 from ..registry import BY_KEY, ConstraintKind
-from . import sets
+from . import floats, sets
 
 LIMIT = 2 ** 31 - 2          # |value| of any int variable on the device (Gecode's limit too)
 BITMAP_MAX_SPAN = 1024       # variables with a smaller initial span get a bitmap
+FLOAT_LEVELS = 66            # levels one float variable can take: 64 splits, a point, slack
 
 
 @dataclass
@@ -50,6 +52,10 @@ class DeviceModel:
     compan: np.ndarray = field(default_factory=lambda: np.full(1, -1, np.int32))   # set var's P -> N (sets.py)
     set_vars: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))   # the set variables' P
     sol_words: int = 0        # bitmap words a solution carries (set models: all of them)
+    nf: int = 0               # float variables (engine/floats.py)
+    fslot: np.ndarray = field(default_factory=lambda: np.full(1, -1, np.int32))    # device var -> float slot, or -1
+    froot: np.ndarray = field(default_factory=lambda: np.zeros(2, np.int64))       # root float bounds (ordinals)
+    sg_prec: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))     # a float group's precision (bits)
 
 
 def _var_positions(kind: ConstraintKind, row: np.ndarray) -> list[int]:
@@ -79,17 +85,11 @@ def _fixed_width(kind: ConstraintKind) -> bool:
 
 
 def check_supported(model: Model) -> None:
-    for key, table in model.tables.items():
-        if len(table) and table.kind.domain == "float":
-            raise Unsupported(f"{table.kind.name} ({table.kind.domain} constraints) has no kernel yet",
-                              file=model.source, line=int(table.lines[0]),
-                              fix=f"fzn-gpu solves int, bool and set models; use another solver for {table.kind.domain} variables")
-    kinds = model.vars.kind
-    bad = np.nonzero((kinds == VarKind.FLOAT) & ~model.vars.is_const)[0]
-    if len(bad):
-        v = int(bad[0])
-        raise Unsupported(f"variable {model.vars.names[v]} is a {VarKind(kinds[v]).name.lower()} variable",
-                          file=model.source, fix="fzn-gpu solves int, bool and set models; use another solver for this one")
+    """Every kind has a kernel; what is left to refuse is a kind no table knows (a lowering bug)."""
+    for table in model.tables.values():
+        if len(table) and table.kind.domain not in ("int", "float", "set"):
+            raise Unsupported(f"{table.kind.name} has no kernel", file=model.source, line=int(table.lines[0]),
+                              fix="use another solver for this model")
 
 
 def _domain_bits(holes, want_bits, lb, ub, bm_off, bm_nw, nwords: int) -> np.ndarray:
@@ -124,6 +124,10 @@ def pack(model: Model, opts: SolveOptions) -> DeviceModel:
                           fix="scale the model's numbers down; fzn-gpu (like Gecode) works with 32-bit integers")
     loose = V.is_const & (lb != ub) & ((V.kind == VarKind.INT) | (V.kind == VarKind.BOOL))
     assert not loose.any(), f"constant {V.names[int(np.argmax(loose))]} is not fixed"   # lowering bug
+    # a float variable's int slot is a flag: set when search accepts its box (floats.py)
+    is_float = V.kind == VarKind.FLOAT
+    lb = np.where(is_float, np.where(V.is_const, 1, 0), lb)
+    ub = np.where(is_float, 1, ub)
     # the device's variables: the model's, with each set variable's N and C appended (sets.py)
     layout = sets.expand(model, lb, ub) if (V.kind == VarKind.SET).any() else None
     if layout is not None:
@@ -132,8 +136,9 @@ def pack(model: Model, opts: SolveOptions) -> DeviceModel:
     else:
         holes, is_const, need_bits = V.holes, V.is_const, np.zeros(nv, dtype=bool)
     nv = len(lb)
+    flayout = floats.layout(model, nv)
     span = ub.astype(np.int64) - lb + 1
-    empty = np.nonzero(span <= 0)[0]
+    empty = np.nonzero((span <= 0) | (flayout.slot >= 0) & _float_empty(flayout))[0]
     want_bits = ((span > 2) & (span <= BITMAP_MAX_SPAN) & ~is_const) | need_bits
     for v in holes:
         if span[v] <= BITMAP_MAX_SPAN:
@@ -151,7 +156,7 @@ def pack(model: Model, opts: SolveOptions) -> DeviceModel:
     next_c = 0
     for key, table in model.tables.items():
         n = len(table)
-        if n == 0 or table.kind.domain == "set":      # set rows: sets.encode, below
+        if n == 0 or table.kind.domain in ("set", "float"):      # sets.encode and floats.encode, below
             continue
         kind = table.kind
         if np.abs(table.data).max(initial=0) > LIMIT + 1:
@@ -176,16 +181,23 @@ def pack(model: Model, opts: SolveOptions) -> DeviceModel:
                 vs.extend(pos)
             watches.append((np.asarray(cs, dtype=np.int64), np.asarray(vs, dtype=np.int64)))
         next_c += n
-    if layout is not None:
-        skinds, srows, spairs = sets.encode(model, layout, next_c)
-        for k, row in zip(skinds, srows):
+
+    def append_rows(encoded) -> int:
+        """Rows encoded apart (set and float kinds: (kind ids, rows, watched pairs)); their count."""
+        ekinds, erows, epairs = encoded
+        for k, row in zip(ekinds, erows):
             rows_kind.append(np.array([k], dtype=np.int32))
             rows_data.append(np.asarray(row, dtype=np.int32))
             rows_len.append(np.array([len(row)]))
-        if spairs:
-            pairs_arr = np.asarray(spairs, dtype=np.int64)
+        if epairs:
+            pairs_arr = np.asarray(epairs, dtype=np.int64)
             watches.append((pairs_arr[:, 0], pairs_arr[:, 1]))
-        next_c += len(skinds)
+        return len(ekinds)
+
+    if layout is not None:
+        next_c += append_rows(sets.encode(model, layout, next_c))
+    if flayout.nf or any(len(t) and t.kind.domain == "float" for t in model.tables.values()):
+        next_c += append_rows(floats.encode(model, next_c))
     set_in = BY_KEY["set_in"]
     for v, dom in holes.items():
         if not want_bits[v]:
@@ -213,15 +225,17 @@ def pack(model: Model, opts: SolveOptions) -> DeviceModel:
     wptr = np.concatenate([[0], np.cumsum(deg)]).astype(np.int32)
     wlist = pairs[:, 1].astype(np.int32)
 
-    sg_ptr, sg_var, sg_sel, use_weights = search_plan(model, opts)
+    sg_ptr, sg_var, sg_sel, sg_prec, use_weights = search_plan(model, opts)
     optimising = model.solve.kind != "satisfy"
     maxd = max_levels(sg_ptr, sg_var, sg_sel, span, want_bits, random_possible=optimising)
 
     # the trail holds a variable at most once per depth (kernels/domain.cl), and at most once
-    # per change of its domain, of which it has span - 1 on one branch
+    # per change of its domain, of which it has span - 1 on one branch (a float: any number)
     TRAIL_FIXED = 4
-    entry = TRAIL_FIXED + bm_nw.astype(np.int64)
+    fvar = flayout.slot >= 0
+    entry = TRAIL_FIXED + bm_nw.astype(np.int64) + np.where(fvar, 4, 0)
     changing = span > 1
+    changes = np.where(fvar, maxd + 1, span - 1)
 
     compan = np.full(nv, -1, dtype=np.int32)
     if layout is not None:
@@ -238,18 +252,31 @@ def pack(model: Model, opts: SolveOptions) -> DeviceModel:
         wptr=wptr, wlist=wlist if len(wlist) else np.zeros(1, np.int32), deg=deg,
         sg_ptr=sg_ptr, sg_var=sg_var if len(sg_var) else np.zeros(1, np.int32), sg_sel=sg_sel if len(sg_sel) else np.zeros(2, np.int32),
         maxd=maxd, trail_entry_total=int(entry[changing].sum()),
-        trail_bound=int((entry[changing] * np.minimum(maxd + 1, span[changing] - 1)).sum()),
+        trail_bound=int((entry[changing] * np.minimum(maxd + 1, changes[changing])).sum()),
         obj_var=obj_var, obj_sense=obj_sense, use_weights=use_weights,
         empty_var=int(empty[0]) if len(empty) else -1, compan=compan,
         set_vars=layout.set_vars if layout is not None else np.zeros(0, np.int64),
-        sol_words=max(nwords, 1) if layout is not None else 0)
+        sol_words=max(nwords, 1) if layout is not None else 0,
+        nf=flayout.nf, fslot=flayout.slot, froot=flayout.root if flayout.nf else np.zeros(2, np.int64),
+        sg_prec=sg_prec)
+
+
+def _float_empty(flayout) -> np.ndarray:
+    """Per device variable: a float variable declared with lower bound above its upper."""
+    out = np.zeros(len(flayout.slot), dtype=bool)
+    fv = np.nonzero(flayout.slot >= 0)[0]
+    if len(fv):
+        lo, hi = flayout.root[0::2], flayout.root[1::2]
+        out[fv] = lo[flayout.slot[fv]] > hi[flayout.slot[fv]]
+    return out
 
 
 def max_levels(sg_ptr, sg_var, sg_sel, span, has_bits, random_possible: bool) -> int:
     """The most levels (left decisions) one branch can hold. A left decision x = v fixes x, so a
     variable labelled by value (min, max; median and random on a bitmap) takes one level; a
     split (x <= m) halves its domain, so one labelled by splits takes its bit length plus one; a
-    set variable takes one per element of its universe. Random values split bounds-only
+    set variable takes one per element of its universe; a float variable at most 64 splits
+    (each halves the doubles of its box) and a point. Random values split bounds-only
     domains at a random inner value, which may shrink them by one value only, so where they can
     occur (a random value selection, or LNS's random labelling of an optimisation model) the
     stack is twice as deep and its second half splits in halves (search kernels' `halve`)."""
@@ -257,6 +284,10 @@ def max_levels(sg_ptr, sg_var, sg_sel, span, has_bits, random_possible: bool) ->
     for g in range(len(sg_ptr) - 1):
         vs = np.asarray(sg_var[sg_ptr[g]:sg_ptr[g + 1]], dtype=np.int64)
         val = int(sg_sel[2 * g + 1])
+        if val >= FLOAT_VAL_BASE:
+            levels += FLOAT_LEVELS * len(vs)
+            split_all += FLOAT_LEVELS * len(vs)
+            continue
         if val >= SET_VAL_BASE:
             universe = int(np.maximum(span[vs] - 1, 0).sum())      # less the sentinel (sets.py)
             levels += universe
@@ -273,53 +304,69 @@ def max_levels(sg_ptr, sg_var, sg_sel, span, has_bits, random_possible: bool) ->
 
 
 def search_plan(model: Model, opts: SolveOptions):
-    """Groups of (variables, var selection, value selection) in order: the annotations (unless
-    -f), then every other FD variable (first_fail, indomain_min), then an objective that none of
-    these names, towards better values (as Gecode does): a maximised variable that nothing
-    bounds is labelled with its largest value at once, not raised one solution at a time; last
-    the Aux variables that propagation left open (input_order; indomain_min on small domains,
-    indomain_split on large ones). A solution is a node where all are fixed."""
+    """Groups of (variables, var selection, value selection, precision) in order: the
+    annotations (unless -f), then every other FD variable (first_fail, indomain_min), then an
+    objective that none of these names, towards better values (as Gecode does): a maximised
+    variable that nothing bounds is labelled with its largest value at once, not raised one
+    solution at a time; then the Aux variables that propagation left open (input_order;
+    indomain_min on small domains, indomain_split on large ones); last the float variables no
+    float_search names (split to floats.DEFAULT_PRECISION of their magnitude): a float objective first, towards
+    better values, so that branch and bound halves the objective's range rather than creeping
+    up on it from one solution to the next, then the decision floats, then the Aux ones (to
+    floats.AUX_PRECISION). A solution is a node where all are decided."""
     V = model.vars
     searchable = ((V.kind == VarKind.INT) | (V.kind == VarKind.BOOL)) & ~V.is_const
-    groups: list[tuple[list[int], int, int]] = []
+    groups: list[tuple[list[int], int, int, float]] = []
     seen = np.zeros(len(V), dtype=bool)
     objective = model.solve.objective
     obj = int(objective[1]) if model.solve.kind != "satisfy" and objective and objective[0] == "var" else -1
     sets_open = (V.kind == VarKind.SET) & ~V.is_const
+    floats_open = (V.kind == VarKind.FLOAT) & ~V.is_const
+
+    def add(vs, var_select: str, value_code: int, precision: float = 0.0) -> None:
+        vs = [int(v) for v in vs]
+        if vs:
+            groups.append((vs, var_select_code(var_select), value_code, precision))
+            seen[vs] = True
+
     if not opts.free_search:
         for step in model.solve.search:
             if step.kind == "set":
-                vs = [v for v in step.vars if sets_open[v] and not seen[v]]
-                if vs:
-                    groups.append((vs, var_select_code(step.var_select), set_val_select_code(step.val_select)))
-                    seen[vs] = True
-            if step.kind not in ("int", "bool"):
-                continue
-            vs = [v for v in step.vars if searchable[v] and not seen[v]]
-            if vs:
-                groups.append((vs, var_select_code(step.var_select), val_select_code(step.val_select)))
-                seen[vs] = True
+                add([v for v in step.vars if sets_open[v] and not seen[v]], step.var_select,
+                    set_val_select_code(step.val_select))
+            elif step.kind == "float":
+                add([v for v in step.vars if floats_open[v] and not seen[v]], step.var_select,
+                    float_val_select_code(step.val_select), step.precision or -floats.DEFAULT_PRECISION)
+            elif step.kind in ("int", "bool"):
+                add([v for v in step.vars if searchable[v] and not seen[v]], step.var_select,
+                    val_select_code(step.val_select))
+    better = "indomain_min" if model.solve.kind == "minimize" else "indomain_max"
     last = obj >= 0 and searchable[obj] and not seen[obj]
     if last:
         seen[obj] = True
-    fd = np.nonzero(searchable & ~seen & ~V.is_aux)[0]
-    if len(fd):
-        groups.append((fd.tolist(), var_select_code("first_fail"), val_select_code("indomain_min")))
-    set_fd = np.nonzero(sets_open & ~seen)[0]       # set variables: the smallest undecided element in
-    if len(set_fd):
-        groups.append((set_fd.tolist(), var_select_code("input_order"), set_val_select_code("indomain_min")))
+    add(np.nonzero(searchable & ~seen & ~V.is_aux)[0], "first_fail", val_select_code("indomain_min"))
+    # set variables: the smallest undecided element in
+    add(np.nonzero(sets_open & ~seen)[0], "input_order", set_val_select_code("indomain_min"))
     if last:
-        better = "indomain_min" if model.solve.kind == "minimize" else "indomain_max"
-        groups.append(([obj], var_select_code("input_order"), val_select_code(better)))
+        seen[obj] = False
+        add([obj], "input_order", val_select_code(better))
     # Aux variables left open by propagation: by value on small domains, by halves on large ones
     aux = searchable & ~seen & V.is_aux
     small = (V.ub - V.lb) < BITMAP_MAX_SPAN
-    for part, value in ((aux & small, "indomain_min"), (aux & ~small, "indomain_split")):
-        if part.any():
-            groups.append((np.nonzero(part)[0].tolist(), var_select_code("input_order"), val_select_code(value)))
+    add(np.nonzero(aux & small)[0], "input_order", val_select_code("indomain_min"))
+    add(np.nonzero(aux & ~small)[0], "input_order", val_select_code("indomain_split"))
+    # float variables: an objective towards better values, the decision ones, then the Aux ones
+    # (each a function of the others, so settled to a coarser width: the checker's need)
+    if obj >= 0 and floats_open[obj] and not seen[obj]:
+        add([obj], "input_order", float_val_select_code("indomain_reverse_split" if better == "indomain_max"
+                                                        else "indomain_split"), -floats.DEFAULT_PRECISION)
+    add(np.nonzero(floats_open & ~seen & ~V.is_aux)[0], "input_order",
+        float_val_select_code("indomain_split"), -floats.DEFAULT_PRECISION)
+    add(np.nonzero(floats_open & ~seen)[0], "input_order", FLOAT_VAL_SETTLE, -floats.AUX_PRECISION)
     sizes = [len(g[0]) for g in groups]
     sg_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int32) if groups else np.zeros(1, np.int32)
     sg_var = np.concatenate([np.asarray(g[0], dtype=np.int32) for g in groups]) if groups else np.zeros(0, np.int32)
     sg_sel = np.asarray([c for g in groups for c in (g[1], g[2])], dtype=np.int32)
+    sg_prec = np.asarray([g[3] for g in groups] or [0.0], dtype=np.float64).view(np.int64)
     use_weights = any(g[1] == var_select_code("dom_w_deg") for g in groups)
-    return sg_ptr, sg_var, sg_sel, use_weights
+    return sg_ptr, sg_var, sg_sel, sg_prec, use_weights

@@ -4,6 +4,7 @@ solution slots."""
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import time
@@ -16,6 +17,7 @@ from ..errors import FznError
 from ..kernel_abi import DEC, Cnt, Ctrl, Lv, St, Status
 from .pack import DeviceModel
 from .paths import Paths
+from .floats import FLOAT_NONE, float_value, to_ord
 from .resplit import Resplit
 
 RESPLIT_SLACK = 32   # decisions a donated path may add to the longest path of its phase
@@ -40,7 +42,8 @@ class Tuning:
     slice_budget: int = 0  # a fixed work per item and slice (0: steered by SliceBudget)
 
     @staticmethod
-    def for_device(device: Device) -> "Tuning":
+    def for_device(device: Device, floats: bool = False) -> "Tuning":
+        """`floats`: the model has float variables, which only the work-item model runs."""
         env = os.environ
         gpu = device.is_gpu
         layout = env.get("FZN_GPU_LAYOUT", "interleaved" if gpu else "blocked")
@@ -49,6 +52,8 @@ class Tuning:
         model = env.get("FZN_GPU_KERNEL", "group" if gpu else "item")
         if model not in ("group", "item"):
             raise FznError(f"FZN_GPU_KERNEL={model!r} is not an execution model", fix="use group or item")
+        if floats:
+            model = "item"
         group = model == "group"
         return Tuning(model=model,
                       items_per_cu=_env_int("FZN_GPU_ITEMS_PER_CU", (32 if group else 512) if gpu else (1 if group else 4)),
@@ -114,15 +119,16 @@ class Runner:
         self.device = device
         self.dm = dm
         self.stats = Stats()
-        self.tuning = Tuning.for_device(device)
+        self.tuning = Tuning.for_device(device, floats=dm.nf > 0)
         self.group = self.tuning.model == "group"
+        self.floats = dm.nf > 0
         # a node too big for local memory stays in global memory (FZN_GPU_STORE_GLOBAL=1 forces it)
         self.store_global = self.group and (self._group_local_bytes(with_store=True) > device.local_mem
                                             or _env_flag("FZN_GPU_STORE_GLOBAL", False))
         kinds = frozenset(int(k) for k in np.unique(dm.ckind)) if self.tuning.specialise else None
         t_build = time.perf_counter()
         self.ctx, self.queue, self.prog = build(device, kinds, self.tuning.outline, self.tuning.model,
-                                                self.store_global)
+                                                self.store_global, floats=self.floats)
         self.stats.build_s = time.perf_counter() - t_build
         self.kernel = self.cl.Kernel(self.prog, "search_group" if self.group else "search")
         self.seed = seed
@@ -140,7 +146,11 @@ class Runner:
                            const(dm.cd), const(dm.wptr), const(dm.wlist), const(dm.deg), const(dm.bits),
                            const(dm.compan)]
         self.root_lb, self.root_ub, self.root_bits = dm.lb.copy(), dm.ub.copy(), dm.bits.copy()
+        self.root_fb = dm.froot.copy()            # float bounds (ordinals; floats.py)
         self.plan_bufs = [const(dm.sg_ptr), const(dm.sg_var), const(dm.sg_sel)]
+        if not self.group:                        # the work-item kernel's float arguments
+            self.model_bufs.append(const(dm.fslot))
+            self.plan_bufs.append(const(dm.sg_prec))
         self.ngroups = len(dm.sg_ptr) - 1
         self.tcap = self._trail_capacity()
         self.ctrl = np.zeros(len(Ctrl), dtype=np.int32)
@@ -148,9 +158,16 @@ class Runner:
         self.ctrl_buf = cl.Buffer(self.ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=self.ctrl)
         self.root_out = [cl.Buffer(self.ctx, mf.READ_WRITE, size=4 * max(dm.nv, 1)) for _ in range(2)] + \
                         [cl.Buffer(self.ctx, mf.READ_WRITE, size=4 * dm.nwords)]
+        if not self.group:
+            self.root_out.append(cl.Buffer(self.ctx, mf.READ_WRITE, size=8 * len(self.root_fb)))
+        # a float objective's bound: the best sense-adjusted value's ordinal (kernels/floats.cl)
+        self.fbest = np.array([FLOAT_NONE], dtype=np.int64)
+        self.fbest_buf = cl.Buffer(self.ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=self.fbest)
+        self.float_objective = dm.obj_var >= 0 and dm.fslot[dm.obj_var] >= 0
         self.max_items = max_items or self._default_items()
-        # a solution: the objective, every variable's value, and with set variables the bitmap words
-        self.sol_row = dm.nv + 1 + dm.sol_words
+        # a solution: the objective, every variable's value, with set variables the bitmap words,
+        # with float variables their boxes (two ordinals each, as four ints)
+        self.sol_row = dm.nv + 1 + dm.sol_words + 4 * dm.nf
         self.sol_cap = int(max(SOL_MIN, min(2 * self.max_items, SOL_MAX_BYTES // (4 * self.sol_row))))
         self.sol_buf = cl.Buffer(self.ctx, mf.READ_WRITE, size=4 * self.sol_cap * self.sol_row)
         self.budget = SliceBudget(self.tuning.slice_budget)
@@ -183,7 +200,7 @@ class Runner:
         common = dm.maxd * len(Lv) + pcap * DEC + len(St) + 2 * len(Cnt) + (dm.nc if dm.use_weights else 0)
         if self.group:
             return 4 * (common + (dm.maxd + 2) * self.store_ints() + 2 * max(dm.nc, 1) + dm.nv)
-        ints = 3 * dm.nv + dm.nwords + self.tcap + dm.nc + common
+        ints = 3 * dm.nv + dm.nwords + 4 * dm.nf + self.tcap + dm.nc + common
         return 4 * ints + dm.nc
 
     def _default_items(self) -> int:
@@ -253,10 +270,10 @@ class Runner:
 
         if self.group:     # a node between slices, the stack of nodes, two active lists
             state = [zeros(4 * n_items * self.store_ints()), zeros(4 * n_items * (dm.maxd + 1) * self.store_ints())]
-        else:              # domains, trail stamps, trail, queue, queued flags
+        else:              # domains (float boxes too), trail stamps, trail, queue, queued flags
             inq = np.zeros(n_items * max(dm.nc, 1), dtype=np.uint8)
             state = [zeros(4 * n_items * dm.nv), zeros(4 * n_items * dm.nv), zeros(4 * n_items * dm.nwords),
-                     zeros(4 * n_items * dm.nv), zeros(4 * n_items * self.tcap), zeros(4 * n_items * max(dm.nc, 1)),
+                     zeros(8 * n_items * 2 * dm.nf), zeros(4 * n_items * dm.nv), zeros(4 * n_items * self.tcap), zeros(4 * n_items * max(dm.nc, 1)),
                      cl.Buffer(self.ctx, rw | mf.COPY_HOST_PTR, hostbuf=inq)]
         LV = zeros(4 * n_items * dm.maxd * len(Lv))
         PATH = zeros(4 * n_items * pcap * DEC)
@@ -276,7 +293,7 @@ class Runner:
         else:
             RESULTS = zeros(4)
         root = [cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a if a.size else np.zeros(1, a.dtype))
-                for a in (self.root_lb, self.root_ub, self.root_bits)]
+                for a in (self.root_lb, self.root_ub, self.root_bits) + (() if self.group else (self.root_fb,))]
         for k in (Ctrl.NEXT, Ctrl.SOLS, Ctrl.EMIT, Ctrl.OVERFLOW, Ctrl.DONATED):
             self.ctrl[k] = 0
         cl.enqueue_copy(self.queue, self.ctrl_buf, self.ctrl)
@@ -320,7 +337,8 @@ class Runner:
                         SUBP, SUBD, np.int32(n_sub - base),
                         EMIT, np.int32(emit_cap), np.int32(emit_stride), np.int32(cutoff),
                         self.sol_buf, np.int32(self.sol_cap), np.int32(dm.sol_words), *self.root_out, self.ctrl_buf,
-                        np.int32(dm.nv), np.int32(dm.nc), np.int32(dm.nwords), np.int32(self.tcap), np.int32(dm.maxd),
+                        self.fbest_buf, np.int32(dm.nv), np.int32(dm.nc), np.int32(dm.nwords), np.int32(dm.nf),
+                        np.int32(self.tcap), np.int32(dm.maxd),
                         np.int32(pcap), np.int32(self.ngroups), np.int32(1 if dm.use_weights else 0),
                         np.int32(dm.obj_var), np.int32(dm.obj_sense), np.int32(1 if count_only else 0),
                         np.int32(1 if enqueue_all else 0), np.int32(budget), np.int32(n_items),
@@ -341,6 +359,8 @@ class Runner:
             self.stats.kernel_s += dt
             self.stats.launches += 1
             self.budget.after_slice(budget, dt)
+            if self.float_objective:
+                cl.enqueue_copy(self.queue, self.fbest, self.fbest_buf)
             sols = None
             nsol = int(self.ctrl[Ctrl.SOLS])
             if nsol:
@@ -405,8 +425,9 @@ class Runner:
             cl.enqueue_copy(self.queue, lns.results, RESULTS)
             self.queue.finish()
         elif enqueue_all and finished and not self.root_failed:    # the root's fixpoint
-            for buf, arr in zip(self.root_out, (self.root_lb, self.root_ub, self.root_bits)):
-                cl.enqueue_copy(self.queue, arr, buf)
+            for buf, arr in zip(self.root_out, (self.root_lb, self.root_ub, self.root_bits, self.root_fb)):
+                if arr.size:
+                    cl.enqueue_copy(self.queue, arr, buf)
             self.queue.finish()
         emitted = None
         if cutoff > 0 and finished:
@@ -421,10 +442,18 @@ class Runner:
                 emitted = Paths.from_records(rec)
         return finished, emitted
 
-    def best(self) -> int:
+    def best(self) -> int | float:
+        """The best sense-adjusted objective the kernels have met: INT_MAX (int) or inf (float)
+        where none."""
+        if self.float_objective:
+            return float_value(int(self.fbest[0]))
         return int(self.ctrl[Ctrl.BEST])
 
-    def set_best(self, value: int) -> None:
+    def set_best(self, value: int | float) -> None:
+        if self.float_objective:
+            self.fbest[0] = FLOAT_NONE if value == math.inf else int(to_ord(float(value)))
+            self.cl.enqueue_copy(self.queue, self.fbest_buf, self.fbest)
+            return
         self.ctrl[Ctrl.BEST] = value
         self.cl.enqueue_copy(self.queue, self.ctrl_buf, self.ctrl)
 
