@@ -74,7 +74,8 @@ class Op(IntEnum):
 
 
 OP_DONATED = 256        # flag on a level whose right branch was given away: above every Op
-assert max(Op) < OP_DONATED and OP_DONATED & (OP_DONATED - 1) == 0
+OP_SOLVED = 512         # flag on an FPOINT level with a solution below: its box is not searched again
+assert max(Op) < OP_DONATED and OP_DONATED & (OP_DONATED - 1) == 0 and OP_SOLVED == 2 * OP_DONATED
 
 DEC = 4                 # ints of a decision in a path: variable, op, value, and the high word of a
                         # 64-bit value (a float's bits; 0 for ints)
@@ -100,6 +101,7 @@ def defines() -> list[str]:
         if size:
             lines.append(f"#define {size} {len(enum)}")
     lines.append(f"#define OP_DONATED {OP_DONATED}")
+    lines.append(f"#define OP_SOLVED {OP_SOLVED}")
     lines.append(f"#define DEC {DEC}")
     return lines
 

@@ -34,6 +34,27 @@ bool propagate(Ctx *x) {
 
 #define LV_(l, k) ((l)[(k) * x->st])
 
+// A path at the emission frontier becomes a sub-search space of its own.
+inline void emit_path(__global volatile int *ctrl, __global int *emit, int emit_cap, int emit_stride,
+                      __global const int *path, int plen) {
+    int idx = atomic_inc(&ctrl[C_EMIT]);
+    if (idx >= emit_cap) { atomic_or(&ctrl[C_OVERFLOW], 1); return; }
+    __global int *rec = emit + (long)idx * emit_stride;
+    rec[0] = plen;
+    for (int i = 0; i < DEC * plen; ++i) rec[1 + i] = path[i];
+}
+
+#ifdef FZN_FLOATS
+// A solution below FPOINT decisions: their right branches (FACCEPT, the box around the point)
+// would give it again within the precision, so they are skipped on backtracking.
+inline void mark_points_solved(Ctx *x, __global int *lv, int depth) {
+    for (int d = 0; d < depth; ++d) {
+        __global int *l = lv + d * NLV * x->st;
+        if (LV_(l, LV_OP) == OP_FPOINT) LV_(l, LV_OP) = OP_FPOINT | OP_SOLVED;
+    }
+}
+#endif
+
 // Choose the next decision; false when every variable of the plan is decided (a solution).
 bool choose(Ctx *x, __global const int *sg_ptr, __global const int *sg_var, __global const int *sg_sel,
             __global const long *sg_prec, int ngroups, __global const int *deg, __global const int *weights,
@@ -148,7 +169,7 @@ __kernel void search(
         for (int l = 0; l < depth; ++l) {
             __global int *lvl = lv + l * NLV * x->st;
             int op = LV_(lvl, LV_OP);
-            if (op & OP_DONATED) continue;
+            if ((op & (OP_DONATED | OP_SOLVED)) || op == OP_FPOINT) continue;   // a point's box stays here
             int pl = LV_(lvl, LV_PLEN);
             if (pl + 1 > pcap) break;           // deeper levels have longer paths
             int idx = atomic_inc(&ctrl[C_DONATED]);
@@ -257,13 +278,7 @@ __kernel void search(
         }
         if (status == S_BRANCH) {
             if (emitting && (depth >= cutoff || plen + 2 > pcap)) {
-                int idx = atomic_inc(&ctrl[C_EMIT]);
-                if (idx >= emit_cap) atomic_or(&ctrl[C_OVERFLOW], 1);
-                else {
-                    __global int *rec = emit + (long)idx * emit_stride;
-                    rec[0] = plen;
-                    for (int i = 0; i < DEC * plen; ++i) rec[1 + i] = path[i];
-                }
+                emit_path(ctrl, emit, emit_cap, emit_stride, path, plen);
                 status = S_BACKTRACK;
                 continue;
             }
@@ -271,6 +286,9 @@ __kernel void search(
             if (!choose(x, sg_ptr, sg_var, sg_sel, sg_prec, ngroups, deg, weights, &rng, random_values,
                         2 * depth >= maxd, &v, &op, &value, &value_hi)) {
                 sols_found += 1;
+#ifdef FZN_FLOATS
+                mark_points_solved(x, lv, depth);
+#endif
 #ifdef FZN_FLOATS
                 if (obj_float) {
                     long o = float_objective(x, obj_var, obj_sense);
@@ -288,6 +306,13 @@ __kernel void search(
                 }
                 continue;
             }
+#ifdef FZN_FLOATS
+            if (emitting && op == OP_FPOINT) {       // a point and its box stay in one sub-search space
+                emit_path(ctrl, emit, emit_cap, emit_stride, path, plen);
+                status = S_BACKTRACK;
+                continue;
+            }
+#endif
             if (depth >= maxd) { atomic_or(&ctrl[C_ERR], ERR_DEPTH); status = S_DONE; break; }
             __global int *l = lv + depth * NLV * x->st;
             LV_(l, LV_TRAIL) = x->ttop; LV_(l, LV_VAR) = v; LV_(l, LV_VAL) = value; LV_(l, LV_OP) = op;
@@ -307,7 +332,7 @@ __kernel void search(
         restore(x, LV_(l, LV_TRAIL));
         plen = LV_(l, LV_PLEN);
         x->epoch = depth;
-        if (LV_(l, LV_OP) & OP_DONATED) continue;    // its right branch is another path's now
+        if (LV_(l, LV_OP) & (OP_DONATED | OP_SOLVED)) continue;   // another path's now, or a found point's box
         int var = LV_(l, LV_VAR), value = LV_(l, LV_VAL), op = LV_(l, LV_NEG), value_hi = LV_(l, LV_VAL_HI);
         if (tracking) { if (plen < pcap) put_decision(path + DEC * plen, var, op, value, value_hi); plen += 1; }
         if (apply_decision(x, var, op, value, value_hi) == FAILED) { clear_queue(x); fails += 1; }

@@ -266,3 +266,13 @@ def test_unsatisfiable_and_point_answers():
     found, outcome = solve_text("var 0.0..10.0: x :: output_var;\nvar 0.0..10.0: y :: output_var;\n"
                                 "constraint float_lin_eq([1.0, 1.0], [x, y], 20.0);\nsolve satisfy;\n")
     assert found[0]["x"] == 10.0 and found[0]["y"] == 10.0
+
+
+@pytest.mark.parametrize("square, root", [(0.25, 0.5), (0.3, math.sqrt(0.3))])
+def test_all_solutions_list_each_root_once(square, root):
+    """-a on x * x = c lists -sqrt(c) and sqrt(c) once each: a point found below an FPOINT
+    decision is not found again in its box (the FACCEPT branch), as Gecode lists them."""
+    text = f"var -1.0..1.0: x :: output_var;\nconstraint float_times(x, x, {lit(square)});\nsolve satisfy;\n"
+    found, outcome = solve_text(text, all_solutions=True)
+    assert outcome.complete and len(found) == 2
+    assert abs(found[0]["x"] + root) < 1e-7 and abs(found[1]["x"] - root) < 1e-7
