@@ -17,9 +17,9 @@ from .resources import kernels_dir
 # The program of each execution model (see kernels/domain.cl): one work-item, or one
 # work-group, per sub-search space. Float variables (floats.cl, built with -DFZN_FLOATS) run in
 # the work-item model only.
-KERNEL_FILES = {"item": ("domain.cl", "mutate_item.cl", "propagators.cl", "propagators_set.cl", "floats.cl",
-                         "dispatch.cl", "branching.cl", "search.cl"),
-                "group": ("domain.cl", "mutate_group.cl", "propagators.cl", "propagators_set.cl",
+KERNEL_FILES = {"item": ("domain.cl", "mutate_item.cl", "mutate_common.cl", "propagators.cl", "propagators_set.cl",
+                         "floats.cl", "dispatch.cl", "branching.cl", "search.cl"),
+                "group": ("domain.cl", "mutate_group.cl", "mutate_common.cl", "propagators.cl", "propagators_set.cl",
                           "dispatch.cl", "branching.cl", "search_group.cl")}
 
 NO_DEVICE_FIX = ("install an OpenCL driver: `pip install pocl-binary-distribution` (a CPU device, "

@@ -3,7 +3,7 @@
 // propagation is at rest, so a domain's size is the popcount of its words.
 //
 // Every change goes through the mutators (set_min, set_max, fix, remove_value, remove_mask,
-// keep_shifted) of the execution model's file: they return CHANGED, UNCHANGED or FAILED, keep
+// keep_shifted) of the execution model's file and mutate_common.cl: they return CHANGED, UNCHANGED or FAILED, keep
 // bounds and bitmap in step, and wake the constraints that watch the variable.
 
 // Built with -DFZN_OUTLINE (FZN_GPU_OUTLINE=1), the domain mutators and the propagators stay
@@ -27,6 +27,21 @@
 //  - one work-group per sub-search space (built with -DFZN_GROUP; mutate_group.cl,
 //    search_group.cl): the current node's domains in local memory (global with
 //    -DFZN_STORE_GLOBAL), the group's work-items running the woken constraints side by side.
+
+// The model's part of either execution model's Ctx (read-only, shared by every search).
+#define CTX_MODEL_FIELDS \
+    int nv;                                                                                     \
+    __global const int *bm_off;     /* first bitmap word of each variable, or -1 */             \
+    __global const int *bm_nw;      /* its number of words */                                   \
+    __global const int *base;       /* the value of bit 0 */                                    \
+    __global const int *ckind;                                                                  \
+    __global const int *coff;                                                                   \
+    __global const int *cd;         /* constraint rows (fzn_gpu.registry encoding) */           \
+    __global const int *wptr;       /* variable -> watching constraints (CSR) */                \
+    __global const int *wlist;                                                                  \
+    __global const uint *ubits;     /* the bitmaps as declared (a set variable's universe) */   \
+    __global const int *compan;     /* a set variable's P -> its N (engine/sets.py), else -1 */
+
 #ifdef FZN_GROUP
 #ifdef FZN_STORE_GLOBAL
 #define STORE __global
@@ -36,17 +51,7 @@
 
 typedef struct {
     // model (read-only, shared by every group)
-    int nv;
-    __global const int *bm_off;     // first bitmap word of each variable, or -1
-    __global const int *bm_nw;      // its number of words
-    __global const int *base;       // the value of bit 0
-    __global const int *ckind;
-    __global const int *coff;
-    __global const int *cd;         // constraint rows (fzn_gpu.registry encoding)
-    __global const int *wptr;       // variable -> watching constraints (CSR)
-    __global const int *wlist;
-    __global const uint *ubits;     // the bitmaps as declared (a set variable's universe)
-    __global const int *compan;     // a set variable's P -> its N (engine/sets.py), else -1
+    CTX_MODEL_FIELDS
     // the group's node (shared by its work-items)
     STORE int *lb;
     STORE int *ub;
@@ -66,17 +71,7 @@ typedef struct {
 #else
 typedef struct {
     // model (read-only, shared by all work-items)
-    int nv;
-    __global const int *bm_off;     // first bitmap word of each variable, or -1
-    __global const int *bm_nw;      // its number of words
-    __global const int *base;       // the value of bit 0
-    __global const int *ckind;
-    __global const int *coff;
-    __global const int *cd;         // constraint rows (fzn_gpu.registry encoding)
-    __global const int *wptr;       // variable -> watching constraints (CSR)
-    __global const int *wlist;
-    __global const uint *ubits;     // the bitmaps as declared (a set variable's universe)
-    __global const int *compan;     // a set variable's P -> its N (engine/sets.py), else -1
+    CTX_MODEL_FIELDS
     __global const int *fslot;      // a float variable's slot (engine/floats.py), else -1
     // this work-item's state
     __global int *lb;

@@ -155,55 +155,15 @@ inline int bits_changed(Ctx *x, int v) {
     return CHANGED;
 }
 
-// Remove from v every value lo + i whose bit i is set in mask[0..mw): whole words at a time on
-// a bitmap, bound by bound without one (bounds reasoning).
-MUTATOR int remove_mask(Ctx *x, int v, const uint *mask, int mw, long lo) {
-    if (!has_bits(x, v)) {
-        int r = UNCHANGED;
-        while (LB_(x, v) <= UB_(x, v)) {
-            long i = (long)LB_(x, v) - lo;
-            if (i < 0 || i >= 32L * mw || !((mask[i >> 5] >> (i & 31)) & 1u)) break;
-            if (set_min(x, v, (long)LB_(x, v) + 1) == FAILED) return FAILED;
-            r = CHANGED;
-        }
-        while (true) {
-            long i = (long)UB_(x, v) - lo;
-            if (i < 0 || i >= 32L * mw || !((mask[i >> 5] >> (i & 31)) & 1u)) break;
-            if (set_max(x, v, (long)UB_(x, v) - 1) == FAILED) return FAILED;
-            r = CHANGED;
-        }
-        return r;
-    }
-    int off = x->bm_off[v], nw = x->bm_nw[v];
-    long b = x->base[v];
-    bool changed = false;
-    for (int w = 0; w < nw; ++w) {
-        uint m = mask_bits32(mask, mw, b + 32 * w - lo);
-        uint cur = BITS_(x, off + w);
-        if (!(cur & m)) continue;
-        if (!changed && !save(x, v)) return FAILED;
-        changed = true;
-        BITS_(x, off + w) = cur & ~m;
-    }
-    return changed ? bits_changed(x, v) : UNCHANGED;
-}
-
-// Keep in y (a bitmap variable) only the values v with v + d in the domain of z (a bitmap
-// variable too): y = z - d, domain consistent, a word at a time.
-MUTATOR int keep_shifted(Ctx *x, int y, int z, long d) {
-    int off = x->bm_off[y], nw = x->bm_nw[y];
-    long s0 = (long)x->base[y] + d - x->base[z];
-    bool changed = false;
-    for (int w = 0; w < nw; ++w) {
-        uint cur = BITS_(x, off + w);
-        if (!cur) continue;
-        uint keep = cur & var_bits32(x, z, s0 + 32 * w);
-        if (keep == cur) continue;
-        if (!changed && !save(x, y)) return FAILED;
-        changed = true;
-        BITS_(x, off + w) = keep;
-    }
-    return changed ? bits_changed(x, y) : UNCHANGED;
+// Keep only the bits `keep` of word w of v's bitmap (v saved on the trail before its first
+// change at this node: *changed says whether one came before); FAILED when the trail is full.
+inline int and_word(Ctx *x, int v, int w, uint keep, bool *changed) {
+    uint cur = BITS_(x, w);
+    if ((cur & keep) == cur) return UNCHANGED;
+    if (!*changed && !save(x, v)) return FAILED;
+    *changed = true;
+    BITS_(x, w) = cur & keep;
+    return CHANGED;
 }
 
 // Float bounds (ordinals, floats.cl): narrowed like int bounds, trailed the same way.

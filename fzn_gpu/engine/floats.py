@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model import Model, VarKind
+from .rows import reencode
 
 ORD_FLIP = np.int64(0x7FFFFFFFFFFFFFFF)
 # The width a float variable no float_search names is split down to, relative to its magnitude
@@ -82,35 +83,29 @@ def layout(model: Model, nv_device: int) -> FloatLayout:
 def encode(model: Model, first_cid: int):
     """Rows of the float kinds with float parameters as (low, high) words; (kind ids, rows,
     watched (constraint, var) pairs)."""
-    kinds, rows, pairs = [], [], []
-    cid = first_cid
-    for table in model.tables.values():
-        if not len(table) or table.kind.domain != "float":
-            continue
-        for r in range(len(table)):
-            src = table.row(r).tolist()
-            out, watched, i = [], [], 0
-            for f in table.kind.signature:
-                if f == "var":
-                    out.append(src[i]); watched.append(src[i]); i += 1
-                elif f == "var[]":
-                    k = src[i]; out.append(k); out += src[i + 1:i + 1 + k]; watched += src[i + 1:i + 1 + k]; i += 1 + k
-                elif f == "float":
-                    out += words(bits_to_float(src[i])); i += 1
-                elif f == "float[]":
-                    k = src[i]; out.append(k)
-                    for b in src[i + 1:i + 1 + k]:
-                        out += words(bits_to_float(b))
-                    i += 1 + k
-                elif f == "int":
-                    out.append(src[i]); i += 1
-                else:        # int[]
-                    k = src[i]; out += src[i:i + 1 + k]; i += 1 + k
-            kinds.append(table.kind.id)
-            rows.append(out)
-            pairs.extend((cid, w) for w in watched)
-            cid += 1
-    return kinds, rows, pairs
+
+    def encode_field(f: str, src: list, i: int, out: list, watched: list) -> int:
+        if f == "var":
+            out.append(src[i]); watched.append(src[i])
+            return i + 1
+        if f == "var[]":
+            k = src[i]; out.append(k); out += src[i + 1:i + 1 + k]; watched += src[i + 1:i + 1 + k]
+            return i + 1 + k
+        if f == "float":
+            out += words(bits_to_float(src[i]))
+            return i + 1
+        if f == "float[]":
+            k = src[i]; out.append(k)
+            for b in src[i + 1:i + 1 + k]:
+                out += words(bits_to_float(b))
+            return i + 1 + k
+        if f == "int":
+            out.append(src[i])
+            return i + 1
+        k = src[i]; out += src[i:i + 1 + k]       # int[]
+        return i + 1 + k
+
+    return reencode(model, "float", first_cid, encode_field)
 
 
 def shortest(lo: float, hi: float) -> float:

@@ -25,6 +25,7 @@ from ..ast import IntSet
 from ..errors import Unsupported
 from ..model import Model, VarKind
 from ..registry import BY_KEY
+from .rows import reencode
 
 MAX_UNIVERSE = 1023      # elements, so that the universe and its sentinel fit a bitmap (1,024 values)
 
@@ -95,54 +96,40 @@ def expand(model: Model, lb: np.ndarray, ub: np.ndarray) -> SetLayout:
 
 def encode(model: Model, layout: SetLayout, first_cid: int):
     """Rows of the set constraint kinds with each set variable as (P, N, C), plus a set_card
-    row per set variable; (kind ids, row data, row lengths, watched (constraint, var) pairs)."""
-    kinds, rows, pairs = [], [], []
-    cid = first_cid
+    row per set variable; (kind ids, rows, watched (constraint, var) pairs)."""
     V = model.vars
 
-    def add(kind_id: int, row: list[int], watched: list[int]) -> None:
-        nonlocal cid
-        kinds.append(kind_id)
-        rows.append(row)
-        pairs.extend((cid, w) for w in watched)
-        cid += 1
+    def encode_field(f: str, src: list, i: int, out: list, watched: list) -> int:
+        if f == "var":
+            v = src[i]
+            parts = list(layout.triple[v]) if V.kind[v] == VarKind.SET else [v]
+            out += parts; watched += parts
+            return i + 1
+        if f == "var[]":
+            k = src[i]; out.append(k)
+            for v in src[i + 1:i + 1 + k]:
+                out += list(layout.triple[v]); watched += list(layout.triple[v])
+            return i + 1 + k
+        if f in ("int", "float"):
+            out.append(src[i])
+            return i + 1
+        if f == "set":
+            k = src[i]; out += src[i:i + 1 + 2 * k]
+            return i + 1 + 2 * k
+        if f == "set[]":
+            k = src[i]; out.append(k); i += 1
+            for _ in range(k):
+                m = src[i]; out += src[i:i + 1 + 2 * m]; i += 1 + 2 * m
+            return i
+        k = src[i]; out += src[i:i + 1 + k]       # int[] / float[]
+        return i + 1 + k
 
-    for table in model.tables.values():
-        if not len(table) or table.kind.domain != "set":
-            continue
-        for r in range(len(table)):
-            src = table.row(r).tolist()
-            out, watched, i = [], [], 0
-            for f in table.kind.signature:
-                if f == "var":
-                    v = src[i]; i += 1
-                    if V.kind[v] == VarKind.SET:
-                        out += list(layout.triple[v]); watched += list(layout.triple[v])
-                    else:
-                        out.append(v); watched.append(v)
-                elif f == "var[]":
-                    k = src[i]; i += 1
-                    out.append(k)
-                    for v in src[i:i + k]:
-                        out += list(layout.triple[v]); watched += list(layout.triple[v])
-                    i += k
-                elif f in ("int", "float"):
-                    out.append(src[i]); i += 1
-                elif f == "set":
-                    k = src[i]
-                    out += src[i:i + 1 + 2 * k]; i += 1 + 2 * k
-                elif f == "set[]":
-                    k = src[i]; out.append(k); i += 1
-                    for _ in range(k):
-                        m = src[i]
-                        out += src[i:i + 1 + 2 * m]; i += 1 + 2 * m
-                else:       # int[] / float[]
-                    k = src[i]
-                    out += src[i:i + 1 + k]; i += 1 + k
-            add(table.kind.id, out, watched)
+    kinds, rows, pairs = reencode(model, "set", first_cid, encode_field)
     card = BY_KEY["set_card"].id
-    for p, n, c in layout.triple.values():
-        add(card, [p, n, c, c], [p, n, c])
+    for p, n, c in layout.triple.values():          # each set variable's implicit set_card row
+        pairs.extend((first_cid + len(kinds), w) for w in (p, n, c))
+        kinds.append(card)
+        rows.append([p, n, c, c])
     return kinds, rows, pairs
 
 
