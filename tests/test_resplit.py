@@ -109,3 +109,21 @@ def test_a_device_failing_after_it_donated_loses_and_repeats_nothing(tmp_path, r
     assert r.returncode == 0 and stat(r.stdout, "nSolutions") == "2680" and "==========" in r.stdout
     r = run("-a", "-s", "--check", fzn(tmp_path, QUEENS10, "q10.fzn"))
     assert r.returncode == 0 and r.stdout.count("----------") == 724 and "\n==========\n" in r.stdout
+
+
+def test_slice_budget_grows_only_on_a_measured_slice():
+    """A slice cut short (a full solution buffer, every search done) may shrink the budget but
+    never grow it: quick slices of that kind once raised it to the maximum, and the next slice
+    without solutions ran for a minute, deaf to Ctrl-C."""
+    from fzn_gpu.engine.runner import SliceBudget
+    b = SliceBudget()
+    b.begin_phase(8)
+    start = b.for_slice(None)
+    for _ in range(20):
+        b.after_slice(b.for_slice(None), 0.0005, cut_short=True)
+    assert b.for_slice(None) <= start
+    b.after_slice(b.for_slice(None), 0.001)              # a real short slice: grows
+    assert b.for_slice(None) > start
+    big = b.for_slice(None)
+    b.after_slice(big, 1.0, cut_short=True)              # too slow even cut short: shrinks
+    assert b.for_slice(None) < big

@@ -358,11 +358,10 @@ class Runner:
             dt = time.perf_counter() - t0
             self.stats.kernel_s += dt
             self.stats.launches += 1
-            self.budget.after_slice(budget, dt)
+            nsol = int(self.ctrl[Ctrl.SOLS])
             if self.float_objective:
                 cl.enqueue_copy(self.queue, self.fbest, self.fbest_buf)
             sols = None
-            nsol = int(self.ctrl[Ctrl.SOLS])
             if nsol:
                 sols = np.empty((nsol, self.sol_row), dtype=np.int32)
                 cl.enqueue_copy(self.queue, sols, self.sol_buf)
@@ -370,6 +369,10 @@ class Runner:
                 cl.enqueue_copy(self.queue, self.ctrl_buf, self.ctrl)
             cl.enqueue_copy(self.queue, st, ST)
             self.queue.finish()
+            # a slice ended by a full solution buffer or by every search running out of work
+            # says nothing of how long its budget would have taken
+            self.budget.after_slice(budget, dt, cut_short=nsol >= self.sol_cap or
+                                    bool((st[:n_items, St.STATUS] == Status.DONE).all()))
             if self.ctrl[Ctrl.ERR]:
                 raise CapacityError(int(self.ctrl[Ctrl.ERR]))
             if self.verbose:
@@ -502,11 +505,18 @@ class SliceBudget:
             return max(self.LOWEST, min(self.value, fits))
         return self.value
 
-    def after_slice(self, used: int, seconds: float) -> None:
+    def after_slice(self, used: int, seconds: float, cut_short: bool = False) -> None:
+        """cut_short: the slice may have ended before its budget ran out (a full solution
+        buffer, every search done), so it may shrink the budget but never grow it: with -a on
+        a model rich in solutions, slices of a millisecond had raised it to the maximum, and
+        the first slice with few solutions then ran for a minute, deaf to time limits and
+        Ctrl-C."""
         if self.fixed:
             return
         self.s_per_unit = seconds / max(used, 1)
         ratio = self.TARGET_S / max(seconds, 1e-6)
+        if cut_short:
+            ratio = min(ratio, 1.0)
         self.value = int(min(max(used * min(ratio, 2.0), self.LOWEST), self.HIGHEST))
 
 
