@@ -551,11 +551,14 @@ PROPAGATOR_FN bool prop_fextremum(Ctx *x, __global const int *row, int is_max) {
 
 // ---- search on float variables (branching.cl, search.cl)
 // A float variable is split in halves until its width is within the group's precision: at the
-// arithmetic midpoint while the box is narrower than SPLIT_ARITHMETIC (about log2(width /
-// precision) splits), else at its ordinal midpoint (halving the doubles left, so at most 64
-// splits however wide or unbounded the box). Then it is tried at the shortest decimal of its
+// arithmetic midpoint while the box is narrower than SPLIT_ARITHMETIC and either wider than 1 or
+// within a factor SPLIT_RATIO of 0's side it lies on (at most about 20 + 35 splits), else at its
+// ordinal midpoint (halving the doubles left: at most 64 splits however wide, unbounded or close
+// to 0 the box; halving [1e-154, 0.6] arithmetically towards a precision relative to its low end
+// would take 500). So a variable takes at most about 120 levels (pack.FLOAT_LEVELS). Then it is tried at the shortest decimal of its
 // box (FPOINT), and where that fails its box is accepted as it is (FACCEPT: the int slot's flag).
 #define SPLIT_ARITHMETIC 1e6
+#define SPLIT_RATIO 256.0
 
 inline bool float_open(Ctx *x, int v) { return !fpoint(x, v) && dmin(x, v) == 0; }
 
@@ -588,30 +591,34 @@ inline bool better_float(Ctx *x, int sel, int v, int best) {
 }
 
 // Whether v is wider than a group's precision. prec > 0: a width (float_search's precision);
-// prec < 0: a width relative to the box's magnitude, -prec x max(1, |lo|, |hi|) (the default
+// prec < 0: a width relative to the box's magnitude, -prec x max(|lo|, |hi|) (the default
 // search, where a variable of magnitude 1e18 is as settled at width 1e10 as one of magnitude 1
-// at 1e-8).
-inline bool float_wide(Ctx *x, int v, double prec) {
+// at 1e-8, and one near 0 is narrowed to its own scale: a^-0.05 at a = 1e-8 is no value at
+// a = 0, the shortest decimal of a box [0, 2e-8]); VAL_FLOAT_SETTLE's variables (Aux, never
+// printed for their own sake) stop at -prec x max(1, |lo|, |hi|).
+inline bool float_wide(Ctx *x, int v, int valsel, double prec) {
     double lo = flo(x, v), hi = fhi(x, v);
-    double width = prec >= 0.0 ? prec : -prec * fmax(1.0, fmax(fabs(lo), fabs(hi)));
+    double floor_ = valsel == VAL_FLOAT_SETTLE ? 1.0 : 0.0;
+    double width = prec >= 0.0 ? prec : -prec * fmax(floor_, fmax(fabs(lo), fabs(hi)));
     return !(hi - lo <= width) || isinf(width);
 }
 
 // Whether v still needs a decision in a group of value selection valsel and precision prec:
 // VAL_FLOAT_SETTLE's variables are settled once within the precision.
 inline bool float_needs(Ctx *x, int v, int valsel, double prec) {
-    return float_open(x, v) && (valsel != VAL_FLOAT_SETTLE || float_wide(x, v, prec));
+    return float_open(x, v) && (valsel != VAL_FLOAT_SETTLE || float_wide(x, v, valsel, prec));
 }
 
 // The decision on float variable v: a split (x <= m, or x > m first for VAL_FLOAT_HIGH) while
 // wider than the precision, else a point (never asked of VAL_FLOAT_SETTLE's variables).
 inline void select_float(Ctx *x, int v, int valsel, double prec, int *out_op, int *out_val, int *out_hi) {
     double lo = flo(x, v), hi = fhi(x, v), m;
-    if (!float_wide(x, v, prec)) {
+    if (!float_wide(x, v, valsel, prec)) {
         m = nice_point(lo, hi);
         *out_op = OP_FPOINT;
     } else {
-        if (hi - lo <= SPLIT_ARITHMETIC) {
+        if (hi - lo <= SPLIT_ARITHMETIC && (hi - lo > 1.0 || (lo > 0.0 && hi <= SPLIT_RATIO * lo) ||
+                                            (hi < 0.0 && lo >= SPLIT_RATIO * hi))) {
             m = lo * 0.5 + hi * 0.5;
         } else {
             int f = 2 * x->fslot[v];

@@ -276,3 +276,18 @@ def test_all_solutions_list_each_root_once(square, root):
     found, outcome = solve_text(text, all_solutions=True)
     assert outcome.complete and len(found) == 2
     assert abs(found[0]["x"] + root) < 1e-7 and abs(found[1]["x"] - root) < 1e-7
+
+
+def test_values_near_zero_are_exact_to_their_own_scale():
+    """A base near 0 under a negative exponent: a^b = 2.459 holds at a = 1e-155, b = -0.0025, and
+    at no a in a box [0, 1e-8] printed as 0 (found on the H100, whose search met such a box).
+    The default precision is relative to the value itself, and boxes touching 0 are split at
+    their ordinal midpoint, so the search reaches such a value within its depth (a lone
+    [0, 2.5] too, which halving towards 1e-154 had taken past it)."""
+    text = ("var 0.0..2.5: a :: output_var;\nvar -1.0298159999999998..0.970184: b :: output_var;\n"
+            "var 1.4590904398357654..2.4590904398357654: c :: output_var;\nconstraint float_pow(a, b, c);\n"
+            "solve satisfy;\n")
+    found, outcome = solve_text(text, num_solutions=1)
+    assert found and outcome.error is None
+    found, outcome = solve_text("var 0.0..2.5: a :: output_var;\nsolve satisfy;\n", num_solutions=1)
+    assert found and outcome.error is None

@@ -24,10 +24,10 @@ from .rows import reencode
 
 ORD_FLIP = np.int64(0x7FFFFFFFFFFFFFFF)
 # The width a float variable no float_search names is split down to, relative to its magnitude
-# (max(1, |bound|)); the search plan passes it negated, the kernel's mark of a relative width.
+# (max |bound|); the search plan passes it negated, the kernel's mark of a relative width.
 DEFAULT_PRECISION = 1e-8
-# The relative width an Aux float (a function of others: defines_var) is split down to once the
-# decision floats are settled: a tenth of the checker's tolerance (check.FLOAT_TOL), enough for
+# The width, relative to max(1, |bound|), an Aux float (a function of others: defines_var) is
+# split down to once the decision floats are settled: a tenth of the checker's tolerance (check.FLOAT_TOL), enough for
 # a printed solution to pass it. Splitting an ill-conditioned Aux (a high power, a long product)
 # down to DEFAULT_PRECISION would search its box's dust, and nothing is printed from it.
 AUX_PRECISION = 1e-7

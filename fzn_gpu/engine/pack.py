@@ -19,7 +19,7 @@ from . import floats, sets
 
 LIMIT = 2 ** 31 - 2          # |value| of any int variable on the device (Gecode's limit too)
 BITMAP_MAX_SPAN = 1024       # variables with a smaller initial span get a bitmap
-FLOAT_LEVELS = 66            # levels one float variable can take: 64 splits, a point, slack
+FLOAT_LEVELS = 132           # levels one float variable can take: 64 ordinal and 64 arithmetic splits, a point, slack
 
 
 @dataclass
