@@ -148,6 +148,22 @@ def test_shifted_equality_and_alldifferent_fast_paths(seed, kernel):
     assert len(expected) or seed == 4      # most seeds have solutions
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_a_long_alldifferent(seed, kernel):
+    """Eight variables with holes over nine values, a sum tying the two halves: every
+    solution, against brute force (value elimination cascading through newly fixed ones)."""
+    rng = random.Random(100 + seed)
+    domains = {f"x{i}": sorted(rng.sample(range(1, 10), 4)) for i in range(8)}
+    names = list(domains)
+    decls = "\n".join(_decl(n, domains[n]) for n in names)
+    text = (f"{decls}\nconstraint fzn_all_different_int([{', '.join(names)}]);\n"
+            f"constraint int_lin_le([1, 1, 1, 1, -1, -1, -1, -1], [{', '.join(names)}], {rng.randint(-4, 4)});\n"
+            "solve satisfy;\n")
+    expected = brute_force(text, domains)
+    found, outcome = solve_text(text, all_solutions=True)
+    assert outcome.complete and as_tuples(found, names) == expected and len(found) == len(expected), text
+
+
 SET_KINDS = [k for k in KINDS if k.domain == "set"]
 
 
