@@ -499,20 +499,13 @@ def run_gecode(case: Case, time_limit_s: float, all_solutions: bool = True) -> A
 
 def kernel_of(seed: int) -> str:
     """The execution model a seed runs under: even seeds a work-item per sub-search space,
-    odd ones a work-group (the GPU's), both on PoCL; one seed in four of those a work-group
-    whose stack holds one level, so that every deeper one is recomputed from the path (what a
-    big model does on a GPU)."""
-    return "item" if seed % 2 == 0 else "group-recompute" if seed % 4 == 3 else "group"
+    odd ones a work-group (the GPU's), both on PoCL."""
+    return "group" if seed % 2 else "item"
 
 
 def run_fzn_gpu(case: Case, time_limit_s: float, all_solutions: bool = True) -> Answer:
     """fzn-gpu in this process (PoCL): the same stream the command line prints."""
-    model_name = kernel_of(case.seed)
-    os.environ["FZN_GPU_KERNEL"] = model_name.split("-")[0]
-    if model_name == "group-recompute":
-        os.environ["FZN_GPU_STACK_LEVELS"] = "1"
-    else:
-        os.environ.pop("FZN_GPU_STACK_LEVELS", None)
+    os.environ["FZN_GPU_KERNEL"] = kernel_of(case.seed)
     from fzn_gpu.engine import SolveRun
     from fzn_gpu.errors import FznError
     from fzn_gpu.lower import lower
