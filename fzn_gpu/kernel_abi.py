@@ -39,6 +39,7 @@ class Cnt(IntEnum):
     PROPS = 2
     SOLS = 3
     SUBS = 4
+    RECOMPUTED = 5      # levels a work-group rebuilt from its path (its stack held fewer)
 
 
 class Ctrl(IntEnum):

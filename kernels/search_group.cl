@@ -10,11 +10,14 @@
 //
 // Backtracking copies: before each left decision the node's store (lower bounds, upper
 // bounds, bitmap words: one array) goes to the group's stack in global memory, and coming back
-// copies it in again, every work-item a slice of it. Everything else (sub-search spaces taken
-// from a shared counter, paths replayed, levels and their exact right branches, expansion at a
-// cutoff, donations for re-splitting, solution slots, branch and bound, LNS node limits and
-// results) works as in the one-work-item kernel (search.cl), decided by work-item 0 and shared
-// through local memory.
+// copies it in again, every work-item a slice of it. The stack holds the first `slevels`
+// levels (the host sizes it so that the device's memory holds enough groups: a big model's
+// worst-case depth times its node would let a few groups run); a deeper level is recomputed
+// from the deepest copy by replaying the path's decisions from there, each propagated.
+// Everything else (sub-search spaces taken from a shared counter, paths replayed, levels and
+// their exact right branches, expansion at a cutoff, donations for re-splitting, solution
+// slots, branch and bound, LNS node limits and results) works as in the one-work-item kernel
+// (search.cl), decided by work-item 0 and shared through local memory.
 
 // local control words (L_ctl)
 #define L_BCAST 0       // a value work-item 0 shares with the group
@@ -134,6 +137,39 @@ bool fixpoint(Ctx *x, bool all, STORE int *act, __local uint *queued, __local in
     }
 }
 
+// The node of level d (before its left decision) when the stack holds levels below `slevels`
+// only: the deepest copy, then the path's decisions from there to level d, each followed by a
+// fixpoint as the search did. The result may be stronger than the node was (a tighter bound
+// of branch and bound since), never weaker. 1: done; 0: that node fails now; -1 (ERR_PATH
+// raised): the path was not recorded that far (the host sizes pcap to the longest branch).
+// Levels and path are work-item 0's (written and read by it alone).
+int recompute(Ctx *x, int d, int slevels, __global const int *stack, int ssize, __global const int *lv,
+              __global const int *path, int pcap, __global volatile int *ctrl, STORE int *store,
+              STORE int *act, __local uint *queued, __local int *ctl, __global int *weights, int *passes,
+              int lid, int w) {
+    int k = slevels - 1;
+    int from = share(ctl, L_BCAST, lid == 0 ? lv[k * NLV + LV_PLEN] : 0, lid);
+    int to = share(ctl, L_BCAST, lid == 0 ? lv[d * NLV + LV_PLEN] : 0, lid);
+    if (to > pcap) {
+        if (lid == 0) atomic_or(&ctrl[C_ERR], ERR_PATH);
+        return -1;
+    }
+    store_from(store, stack + (long)k * ssize, ssize, lid, w);
+    sync_group();
+    bool ok = true;
+    for (int i = from; i < to && ok; ++i) {
+        if (lid == 0) {
+            __global const int *dec = path + DEC * i;
+            apply_decision(x, dec[0], dec[1], dec[2], dec[3]);
+        }
+        ok = fixpoint(x, false, act, queued, ctl, weights, 0, passes, lid, w);
+    }
+    sync_group();
+    if (lid == 0) ctl[L_FAILED] = 0;
+    sync_group();
+    return ok ? 1 : 0;
+}
+
 // The next decision, the group choosing the variable together (each work-item the best of its
 // share of a group of the plan, then work-item 0 the best of theirs, earlier ones winning
 // ties, so the choice is the one the one-work-item kernel makes). False at a solution.
@@ -202,8 +238,9 @@ __kernel void search_group(
     __global int *sols, int sol_cap, int sol_words,
     __global int *root_out_lb, __global int *root_out_ub, __global uint *root_out_bits,
     __global volatile int *ctrl,
-    // sizes and settings
-    int nv, int nc, int nwords, int maxd, int pcap, int ngroups, int use_weights,
+    // sizes and settings (slevels: the stack's levels; pcap: decisions a path records; rcap: the
+    // longest path an emitted or donated record holds)
+    int nv, int nc, int nwords, int maxd, int slevels, int pcap, int rcap, int ngroups, int use_weights,
     int obj_var, int obj_sense, int count_only, int enqueue_all, int budget, int n_items,
     int donate, int sub_base, int node_limit, int random_values, __global int *results, int use_results,
     // local memory
@@ -240,12 +277,12 @@ __kernel void search_group(
     __global long *cnt = CNT + g * NCNT;
     __global int *lv = LV + (long)g * maxd * NLV;
     __global int *path = PATH + (long)g * pcap * DEC;
-    __global int *stack = STACK + (long)g * (maxd + 1) * ssize;
+    __global int *stack = STACK + (long)g * slevels * ssize;
     __global int *weights = WEIGHTS + (use_weights ? (long)g * nc : 0);
 
     int status = st[ST_STATUS], depth = st[ST_DEPTH], plen = st[ST_PLEN], sub_nodes = st[ST_SUBNODES];
     uint rng = (uint)st[ST_RNG];
-    long nodes = 0, fails = 0, sols_found = 0, subs = 0;
+    long nodes = 0, fails = 0, sols_found = 0, subs = 0, recomputed = 0;
     int passes = 0;
     bool emitting = cutoff > 0, fresh = false;
     // marks do not outlive a slice: a search resumed at S_PROPAGATE propagates every constraint
@@ -262,7 +299,7 @@ __kernel void search_group(
             int op = lvl[LV_OP];
             if (op & OP_DONATED) continue;
             int pl = lvl[LV_PLEN];
-            if (pl + 1 > pcap) break;
+            if (pl + 1 > rcap) break;
             int idx = atomic_inc(&ctrl[C_DONATED]);
             if (idx < donate) {
                 __global int *rec = emit + (long)idx * emit_stride;
@@ -375,7 +412,7 @@ __kernel void search_group(
             continue;
         }
         if (status == S_BRANCH) {
-            if (emitting && (depth >= cutoff || plen + 2 > pcap)) {
+            if (emitting && (depth >= cutoff || plen + 2 > rcap)) {
                 if (lid == 0) {
                     int idx = atomic_inc(&ctrl[C_EMIT]);
                     if (idx >= emit_cap) atomic_or(&ctrl[C_OVERFLOW], 1);
@@ -405,7 +442,7 @@ __kernel void search_group(
                 continue;
             }
             if (depth >= maxd) { if (lid == 0) atomic_or(&ctrl[C_ERR], ERR_DEPTH); status = S_DONE; break; }
-            store_to(stack + (long)depth * ssize, store, ssize, lid, w);
+            if (depth < slevels) store_to(stack + (long)depth * ssize, store, ssize, lid, w);
             sync_group();                           // the snapshot is whole before the decision
             if (lid == 0) {
                 __global int *l = lv + depth * NLV;
@@ -424,11 +461,25 @@ __kernel void search_group(
         if (depth == 0) { status = S_NEED_SUB; continue; }
         depth -= 1;
         __global int *l = lv + depth * NLV;
-        store_from(store, stack + (long)depth * ssize, ssize, lid, w);   // each its own slice, as pushed
         // work-item 0 reads the level (it wrote it) and shares what the group needs of it
         int level = lid == 0 ? ((l[LV_OP] & OP_DONATED) ? -1 - l[LV_PLEN] : l[LV_PLEN]) : 0;
         level = share(ctl, L_BCAST, level, lid);
         if (level < 0) { plen = -1 - level; continue; }   // its right branch is another path's now
+        if (depth < slevels) {
+            store_from(store, stack + (long)depth * ssize, ssize, lid, w);   // each its own slice, as pushed
+            sync_group();                           // the node is whole before the right branch
+        } else {
+            int r = recompute(x, depth, slevels, stack, ssize, lv, path, pcap, ctrl, store, act, L_queued, ctl,
+                              weights, &passes, lid, w);
+            budget -= min(passes, budget);
+            passes = 0;
+            recomputed += 1;
+            if (r < 0) { status = S_DONE; break; }
+            if (r == 0) {
+                fails += 1;
+                continue;                           // the node is gone, its right branch with it
+            }
+        }
         plen = level;
         if (lid == 0) {
             int var = l[LV_VAR], value = l[LV_VAL], op = l[LV_NEG], value_hi = l[LV_VAL_HI];
@@ -453,6 +504,6 @@ __kernel void search_group(
         st[ST_STATUS] = status; st[ST_DEPTH] = depth; st[ST_PLEN] = plen; st[ST_SUBNODES] = sub_nodes;
         st[ST_RNG] = (int)rng;
         cnt[CNT_NODES] += nodes; cnt[CNT_FAILS] += fails; cnt[CNT_PROPS] += props;
-        cnt[CNT_SOLS] += sols_found; cnt[CNT_SUBS] += subs;
+        cnt[CNT_SOLS] += sols_found; cnt[CNT_SUBS] += subs; cnt[CNT_RECOMPUTED] += recomputed;
     }
 }

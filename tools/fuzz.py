@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import io
 import json
 import multiprocessing
@@ -499,13 +500,43 @@ def run_gecode(case: Case, time_limit_s: float, all_solutions: bool = True) -> A
 
 def kernel_of(seed: int) -> str:
     """The execution model a seed runs under: even seeds a work-item per sub-search space,
-    odd ones a work-group (the GPU's), both on PoCL."""
-    return "group" if seed % 2 else "item"
+    odd ones a work-group (the GPU's), both on PoCL; one seed in four of those a work-group
+    whose stack holds one level, so that every deeper one is recomputed from the path (what a
+    big model does on a GPU)."""
+    return "item" if seed % 2 == 0 else "group-recompute" if seed % 4 == 3 else "group"
+
+
+@contextlib.contextmanager
+def kernel_env(seed: int):
+    """The seed's execution model (kernel_of) in the environment the engine reads, for the
+    seed's run only: the fuzzer runs in-process (and in pytest), so what one seed sets must not
+    reach the next seed or a later test."""
+    model_name = kernel_of(seed)
+    wanted = {"FZN_GPU_KERNEL": model_name.split("-")[0],
+              "FZN_GPU_STACK_LEVELS": "1" if model_name == "group-recompute" else None}
+    saved = {k: os.environ.get(k) for k in wanted}
+    try:
+        for k, v in wanted.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def run_fzn_gpu(case: Case, time_limit_s: float, all_solutions: bool = True) -> Answer:
     """fzn-gpu in this process (PoCL): the same stream the command line prints."""
-    os.environ["FZN_GPU_KERNEL"] = kernel_of(case.seed)
+    with kernel_env(case.seed):
+        return _run_fzn_gpu(case, time_limit_s, all_solutions)
+
+
+def _run_fzn_gpu(case: Case, time_limit_s: float, all_solutions: bool) -> Answer:
     from fzn_gpu.engine import SolveRun
     from fzn_gpu.errors import FznError
     from fzn_gpu.lower import lower

@@ -119,7 +119,7 @@ class SolveRun:
                 "buildTime": total("build_s"), "kernelTime": kernel_s,
                 "hostTime": max(0.0, now - clock.STARTED - kernel_s),
                 "kernelLaunches": total("launches"), "subSearchSpaces": outcome.sub_spaces,
-                "resplitPaths": total("donated"),
+                "resplitPaths": total("donated"), "recomputedLevels": total("recomputed"),
                 "splitTime": outcome.split_s, "workItems": total("items"),
                 "devices": len(runners), "device": "; ".join(x.device.name for x in runners)})
             stats.update(device_stats(self.search.shares, self.search.runners))

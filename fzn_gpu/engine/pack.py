@@ -42,7 +42,8 @@ class DeviceModel:
     sg_ptr: np.ndarray
     sg_var: np.ndarray
     sg_sel: np.ndarray
-    maxd: int
+    maxd: int                 # the most levels one branch can hold (pack.max_levels)
+    max_branch: int           # the most decisions one branch's path can hold below its root
     trail_entry_total: int    # sum over the variables that can change of a trail entry's size
     trail_bound: int          # the most trail (ints) one branch of the search can need
     obj_var: int              # -1 for satisfaction
@@ -228,6 +229,7 @@ def pack(model: Model, opts: SolveOptions) -> DeviceModel:
     sg_ptr, sg_var, sg_sel, sg_prec, use_weights = search_plan(model, opts)
     optimising = model.solve.kind != "satisfy"
     maxd = max_levels(sg_ptr, sg_var, sg_sel, span, want_bits, random_possible=optimising)
+    max_branch = max_levels(sg_ptr, sg_var, sg_sel, span, want_bits, random_possible=optimising, decisions=True)
 
     # the trail holds a variable at most once per depth (kernels/domain.cl), and at most once
     # per change of its domain, of which it has span - 1 on one branch (a float: any number)
@@ -251,7 +253,7 @@ def pack(model: Model, opts: SolveOptions) -> DeviceModel:
         bm_off=bm_off, bm_nw=bm_nw, base=lb.astype(np.int32), ckind=ckind, coff=coff, cd=cd,
         wptr=wptr, wlist=wlist if len(wlist) else np.zeros(1, np.int32), deg=deg,
         sg_ptr=sg_ptr, sg_var=sg_var if len(sg_var) else np.zeros(1, np.int32), sg_sel=sg_sel if len(sg_sel) else np.zeros(2, np.int32),
-        maxd=maxd, trail_entry_total=int(entry[changing].sum()),
+        maxd=maxd, max_branch=max_branch, trail_entry_total=int(entry[changing].sum()),
         trail_bound=int((entry[changing] * np.minimum(maxd + 1, changes[changing])).sum()),
         obj_var=obj_var, obj_sense=obj_sense, use_weights=use_weights,
         empty_var=int(empty[0]) if len(empty) else -1, compan=compan,
@@ -271,7 +273,7 @@ def _float_empty(flayout) -> np.ndarray:
     return out
 
 
-def max_levels(sg_ptr, sg_var, sg_sel, span, has_bits, random_possible: bool) -> int:
+def max_levels(sg_ptr, sg_var, sg_sel, span, has_bits, random_possible: bool, decisions: bool = False) -> int:
     """The most levels (left decisions) one branch can hold. A left decision x = v fixes x, so a
     variable labelled by value (min, max; median and random on a bitmap) takes one level; a
     split (x <= m) halves its domain, so one labelled by splits takes its bit length plus one; a
@@ -279,7 +281,11 @@ def max_levels(sg_ptr, sg_var, sg_sel, span, has_bits, random_possible: bool) ->
     (each halves the doubles of its box) and a point. Random values split bounds-only
     domains at a random inner value, which may shrink them by one value only, so where they can
     occur (a random value selection, or LNS's random labelling of an optimisation model) the
-    stack is twice as deep and its second half splits in halves (search kernels' `halve`)."""
+    stack is twice as deep and its second half splits in halves (search kernels' `halve`).
+
+    With `decisions`, the most decisions one branch can hold instead (its path: the left
+    decisions and the right branches taken): a variable labelled by value takes up to its span
+    (each right branch x != v removes a value), the others as many as levels."""
     levels, split_all, random = 1, 1, random_possible
     for g in range(len(sg_ptr) - 1):
         vs = np.asarray(sg_var[sg_ptr[g]:sg_ptr[g + 1]], dtype=np.int64)
@@ -298,7 +304,7 @@ def max_levels(sg_ptr, sg_var, sg_sel, span, has_bits, random_possible: bool) ->
         by_value = val in (val_select_code("indomain_min"), val_select_code("indomain_max"))
         by_value_on_bits = val in (val_select_code("indomain_median"), val_select_code("indomain_random"))
         one = np.full(len(vs), by_value) | (by_value_on_bits & has_bits[vs])
-        levels += int(np.where(one, 1, bitlen + 1).sum())
+        levels += int(np.where(one, np.maximum(span[vs], 1) if decisions else 1, bitlen + 1).sum())
         split_all += int((bitlen + 1).sum())
     return 2 * max(levels, split_all) if random else levels
 

@@ -21,6 +21,8 @@ from .floats import FLOAT_NONE, float_value, to_ord
 from .resplit import Resplit
 
 RESPLIT_SLACK = 32   # decisions a donated path may add to the longest path of its phase
+STACK_MIN = 8        # a work-group's stack holds at least this many levels (if the branch can be as deep)
+BRANCH_PATH_MAX = 1 << 16   # decisions of a branch a group records for recomputation, at most
 INT_MAX = 2 ** 31 - 1
 SOL_MIN, SOL_MAX_BYTES = 256, 64 << 20    # solution slots per slice: at least, and memory at most
 INDEX_MAX = 2 ** 31 - 1                    # the kernel indexes per-item arrays with 32-bit ints
@@ -101,6 +103,8 @@ class Stats:
     launches: int = 0
     items: int = 0
     donated: int = 0            # paths re-split off busy work-items (resplit.py)
+    recomputed: int = 0         # levels work-groups rebuilt from their paths (search_group.cl)
+    stack_levels: int = 0       # the most levels a work-group's stack holds (0: the item kernel)
 
 
 def path_capacity(paths: Paths, cutoff: int) -> int:
@@ -164,6 +168,8 @@ class Runner:
         self.fbest = np.array([FLOAT_NONE], dtype=np.int64)
         self.fbest_buf = cl.Buffer(self.ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=self.fbest)
         self.float_objective = dm.obj_var >= 0 and dm.fslot[dm.obj_var] >= 0
+        self.stack_levels = self._stack_levels() if self.group else 0
+        self.stats.stack_levels = self.stack_levels
         self.max_items = max_items or self._default_items()
         # a solution: the objective, every variable's value, with set variables the bitmap words,
         # with float variables their boxes (two ordinals each, as four ints)
@@ -171,6 +177,7 @@ class Runner:
         self.sol_cap = int(max(SOL_MIN, min(2 * self.max_items, SOL_MAX_BYTES // (4 * self.sol_row))))
         self.sol_buf = cl.Buffer(self.ctx, mf.READ_WRITE, size=4 * self.sol_cap * self.sol_row)
         self.budget = SliceBudget(self.tuning.slice_budget)
+        self._scratch: dict[str, object] = {}     # run_phase's per-search buffers, kept between phases
 
     # ------------------------------------------------------------------ sizing
     def _trail_capacity(self) -> int:
@@ -194,24 +201,54 @@ class Runner:
         ints = (self.store_ints() + dm.nv + 2 * dm.nc if with_store else 3) + (dm.nv + 31) // 32 + 1 + (dm.nc + 31) // 32 + 1
         return 4 * (ints + 2 * self.tuning.local + 8)
 
-    def per_item_bytes(self, pcap: int) -> int:
+    def recomputes(self) -> bool:
+        """Whether a work-group's stack holds fewer levels than a branch can reach (deeper
+        levels are recomputed from the path: kernels/search_group.cl)."""
+        return self.group and self.stack_levels < self.dm.maxd + 1
+
+    def branch_path(self) -> int:
+        """Decisions below a path's root that a recomputing group records."""
+        return min(self.dm.max_branch + 8, BRANCH_PATH_MAX)
+
+    def _stack_levels(self) -> int:
+        """Levels of a work-group's stack (one node each). The whole depth a branch can reach
+        where the device's memory holds it for every group wanted; else as many as fit (at
+        least STACK_MIN), and deeper levels are recomputed: QAP 32's worst case of 41,785 levels
+        of a 165 KB node left room for one group on an H100, while its branches are some 32
+        levels deep. FZN_GPU_STACK_LEVELS sets it (tests of recomputation)."""
+        dm, d = self.dm, self.device
+        full = dm.maxd + 1
+        forced = _env_int("FZN_GPU_STACK_LEVELS", 0)
+        if forced > 0:
+            return min(forced, full)
+        want = max(d.compute_units * self.tuning.items_per_cu, 1)
+        node = 4 * self.store_ints()
+        if want * full * node <= min(0.4 * d.global_mem, d.max_alloc) and full * self.store_ints() <= INDEX_MAX:
+            return full
+        other = self.per_item_bytes(self.branch_path() + 64, stack_levels=0)
+        fit = min((0.4 * d.global_mem / want - other) / node, d.max_alloc / (want * node), INDEX_MAX / self.store_ints())
+        return int(min(full, max(STACK_MIN, fit)))
+
+    def per_item_bytes(self, pcap: int, stack_levels: int | None = None) -> int:
         """Global memory of one search (a work-item's, or a work-group's)."""
         dm = self.dm
         common = dm.maxd * len(Lv) + pcap * DEC + len(St) + 2 * len(Cnt) + (dm.nc if dm.use_weights else 0)
         if self.group:
-            return 4 * (common + (dm.maxd + 2) * self.store_ints() + 2 * max(dm.nc, 1) + dm.nv)
+            levels = self.stack_levels if stack_levels is None else stack_levels
+            return 4 * (common + (levels + 1) * self.store_ints() + 2 * max(dm.nc, 1) + dm.nv)
         ints = 3 * dm.nv + dm.nwords + 4 * dm.nf + self.tcap + dm.nc + common
         return 4 * ints + dm.nc
 
     def _default_items(self) -> int:
         d = self.device
         want = d.compute_units * self.tuning.items_per_cu
-        per = self.per_item_bytes(64)
+        per = self.per_item_bytes(64 + (self.branch_path() if self.recomputes() else 0))
         by_mem = int(0.4 * d.global_mem) // per
         dm = self.dm
-        if self.group:
-            biggest = 4 * (dm.maxd + 1) * self.store_ints()
-            by_index = INDEX_MAX // max((dm.maxd + 1) * self.store_ints(), 2 * dm.nc, dm.maxd * len(Lv), 1)
+        if self.group:     # a group's arrays are reached through 64-bit offsets: only one group's must fit
+            path = DEC * (64 + (self.branch_path() if self.recomputes() else 0))
+            biggest = 4 * max(self.stack_levels * self.store_ints(), dm.maxd * len(Lv), path)
+            by_index = want if max(self.stack_levels * self.store_ints(), dm.maxd * len(Lv)) <= INDEX_MAX else 0
         else:
             biggest = max(self.tcap * 4, dm.nv * 4, dm.nc * 4, 1)
             by_index = INDEX_MAX // max(self.tcap, dm.nv, dm.nwords, dm.nc, dm.maxd * len(Lv), 1)
@@ -255,6 +292,9 @@ class Runner:
             pcap = path_capacity(paths, cutoff) if cutoff > 0 else 1
             emit_stride = 1 + DEC * pcap
             emit_cap = max(emit_cap, 1) if cutoff > 0 else 1
+        rcap = pcap                      # the longest path a record (emitted, donated) holds
+        if self.recomputes():            # deeper levels are recomputed from the branch's path
+            pcap = max(pcap, paths.max_decisions() + self.branch_path())
         rw = mf.READ_WRITE
 
         def zeros(nbytes):
@@ -263,20 +303,31 @@ class Runner:
                 cl.enqueue_fill_buffer(self.queue, buf, np.int32(0x5A5A5A5A), 0, max(int(nbytes), 4))
             return buf
 
+        def scratch(name: str, nbytes: int):
+            """A buffer the kernel writes before it reads, kept for the next phase of this size or
+            less: an LNS step is a phase, and a GPU's stacks take gigabytes."""
+            nbytes = max(int(nbytes), 4)
+            held = self._scratch.get(name)
+            if held is None or held.size < nbytes or POISON:
+                self._scratch.pop(name, None)          # freed before its successor is allocated
+                held = self._scratch[name] = zeros(nbytes)
+            return held
+
         def upload(part: Paths):
             data = part.data if len(part.data) else np.zeros(1, np.int32)
             return (cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=part.ptr),
                     cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=data))
 
         if self.group:     # a node between slices, the stack of nodes, two active lists
-            state = [zeros(4 * n_items * self.store_ints()), zeros(4 * n_items * (dm.maxd + 1) * self.store_ints())]
+            state = [scratch("node", 4 * n_items * self.store_ints()),
+                     scratch("stack", 4 * n_items * self.stack_levels * self.store_ints())]
         else:              # domains (float boxes too), trail stamps, trail, queue, queued flags
             inq = np.zeros(n_items * max(dm.nc, 1), dtype=np.uint8)
             state = [zeros(4 * n_items * dm.nv), zeros(4 * n_items * dm.nv), zeros(4 * n_items * dm.nwords),
                      zeros(8 * n_items * 2 * dm.nf), zeros(4 * n_items * dm.nv), zeros(4 * n_items * self.tcap), zeros(4 * n_items * max(dm.nc, 1)),
                      cl.Buffer(self.ctx, rw | mf.COPY_HOST_PTR, hostbuf=inq)]
-        LV = zeros(4 * n_items * dm.maxd * len(Lv))
-        PATH = zeros(4 * n_items * pcap * DEC)
+        LV = scratch("levels", 4 * n_items * dm.maxd * len(Lv))
+        PATH = scratch("path", 4 * n_items * pcap * DEC)
         weights = np.ones(max(n_items * dm.nc, 1) if dm.use_weights else 1, dtype=np.int32)
         WEIGHTS = cl.Buffer(self.ctx, rw | mf.COPY_HOST_PTR, hostbuf=weights)
         st = np.zeros((n_items, len(St)), dtype=np.int32)
@@ -304,7 +355,7 @@ class Runner:
             words = lambda n: 4 * ((n + 31) // 32 + 1)      # noqa: E731
             big = (self.store_ints(), max(dm.nv, 1), 2 * max(dm.nc, 1))      # node, changed list, active lists
             if self.store_global:
-                ACT = zeros(4 * n_items * (2 * max(dm.nc, 1) + max(dm.nv, 1)))
+                ACT = scratch("active", 4 * n_items * (2 * max(dm.nc, 1) + max(dm.nv, 1)))
                 big = (1, 1, 1)
             else:
                 ACT = zeros(4)
@@ -324,8 +375,8 @@ class Runner:
                         SUBP, SUBD, np.int32(n_sub - base),
                         EMIT, np.int32(emit_cap), np.int32(emit_stride), np.int32(cutoff),
                         self.sol_buf, np.int32(self.sol_cap), np.int32(dm.sol_words), *self.root_out, self.ctrl_buf,
-                        np.int32(dm.nv), np.int32(dm.nc), np.int32(dm.nwords), np.int32(dm.maxd), np.int32(pcap),
-                        np.int32(self.ngroups), np.int32(1 if dm.use_weights else 0),
+                        np.int32(dm.nv), np.int32(dm.nc), np.int32(dm.nwords), np.int32(dm.maxd),
+                        np.int32(self.stack_levels), np.int32(pcap), np.int32(rcap), np.int32(self.ngroups), np.int32(1 if dm.use_weights else 0),
                         np.int32(dm.obj_var), np.int32(dm.obj_sense), np.int32(1 if count_only else 0),
                         np.int32(1 if enqueue_all else 0), np.int32(budget), np.int32(n_items),
                         np.int32(donate), np.int32(base),
@@ -404,7 +455,7 @@ class Runner:
                     st[idle, St.STATUS] = Status.NEED_SUB
                     cl.enqueue_copy(self.queue, ST, st)
                     idle = st[:, St.STATUS] == Status.DONE
-                donate = min(resplit.wanted(int(idle.sum()), n_sub - started, n_items), n_items) if keep_going else 0
+                donate = min(resplit.wanted(int(idle.sum()), n_sub - started, n_items), emit_cap) if keep_going else 0
                 self.ctrl[Ctrl.DONATED] = 0
                 cl.enqueue_copy(self.queue, self.ctrl_buf, self.ctrl)
             done = st[:, St.STATUS] == Status.DONE
@@ -423,6 +474,7 @@ class Runner:
         self.stats.fails += int(cnt[:, Cnt.FAILS].sum())
         self.stats.props += int(cnt[:, Cnt.PROPS].sum())
         self.stats.subs += int(cnt[:, Cnt.SUBS].sum())
+        self.stats.recomputed += int(cnt[:, Cnt.RECOMPUTED].sum())
         self.root_failed = bool(self.ctrl[Ctrl.ROOT_FAILED])
         if lns is not None:
             cl.enqueue_copy(self.queue, lns.results, RESULTS)
