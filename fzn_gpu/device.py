@@ -17,9 +17,9 @@ from .resources import kernels_dir
 # The program of each execution model (see kernels/domain.cl): one work-item, or one
 # work-group, per sub-search space. Float variables (floats.cl, built with -DFZN_FLOATS) run in
 # the work-item model only.
-KERNEL_FILES = {"item": ("domain.cl", "mutate_item.cl", "mutate_common.cl", "propagators.cl", "propagators_set.cl",
+KERNEL_FILES = {"item": ("profile.cl", "domain.cl", "mutate_item.cl", "mutate_common.cl", "propagators.cl", "propagators_set.cl",
                          "floats.cl", "dispatch.cl", "branching.cl", "search.cl"),
-                "group": ("domain.cl", "mutate_group.cl", "mutate_common.cl", "propagators.cl", "propagators_set.cl",
+                "group": ("profile.cl", "domain.cl", "mutate_group.cl", "mutate_common.cl", "propagators.cl", "propagators_set.cl",
                           "dispatch.cl", "branching.cl", "search_group.cl")}
 
 NO_DEVICE_FIX = ("install an OpenCL driver: `pip install pocl-binary-distribution` (a CPU device, "
@@ -172,6 +172,7 @@ def kernel_source(kinds: frozenset[int] | None = None, model: str = "item") -> s
 
 
 _PROGRAMS: dict[tuple, tuple] = {}
+BUILD_LOGS: dict[int, str] = {}        # the compiler's log of a device's last build (by id of its cl_device)
 
 
 def supports_floats(device: Device) -> bool:
@@ -180,14 +181,27 @@ def supports_floats(device: Device) -> bool:
     return bool(device.cl_device.double_fp_config) and "cl_khr_int64_extended_atomics" in ext
 
 
+def is_nvidia(device: Device) -> bool:
+    """NVIDIA's OpenCL: the kernels can read the cycle counter (%clock64 through inline PTX,
+    what a profile build times phases with: kernels/profile.cl), and the compiler takes
+    -cl-nv-* options (a register cap)."""
+    return "NVIDIA" in device.platform.upper()
+
+
 def build(device: Device, kinds: frozenset[int] | None = None, outline: bool = False, model: str = "item",
-          store_global: bool = False, floats: bool = False):
+          store_global: bool = False, floats: bool = False, profile: bool = False, max_registers: int = 0):
     """(context, queue, program) for `device`, built once per process (and cached on disk by
     pyopencl across processes); with `kinds`, a program holding only those propagators;
     `model` "group" with `store_global` keeps a group's node in global memory (a model too big
-    for local memory); `floats` builds the float variables' propagators and search (item only)."""
+    for local memory); `floats` builds the float variables' propagators and search (item only);
+    `profile` times the search's phases (kernels/profile.cl); `max_registers` caps a
+    work-item's registers where the compiler takes a cap (NVIDIA; 0: the compiler's choice)."""
     import pyopencl as cl
-    key = (id(device.cl_device), kinds, outline, model, store_global, floats)
+    # FZN_GPU_CL_OPTIONS: more build options, for tuning runs (NVIDIA: -cl-nv-verbose puts the
+    # registers and spills in `build_log`, -cl-nv-maxrregcount=N caps the registers)
+    extra = tuple(os.environ.get("FZN_GPU_CL_OPTIONS", "").split())
+    cap = max_registers if max_registers > 0 and is_nvidia(device) else 0
+    key = (id(device.cl_device), kinds, outline, model, store_global, floats, profile, cap, extra)
     if key not in _PROGRAMS:
         if floats and not supports_floats(device):
             raise FznError(f"{device.name} has no double precision (or no 64-bit atomics): float variables "
@@ -197,6 +211,11 @@ def build(device: Device, kinds: frozenset[int] | None = None, outline: bool = F
         options = ["-cl-std=CL1.2"] + (["-DFZN_OUTLINE"] if outline else []) + (["-DFZN_FLOATS"] if floats else [])
         if model == "group":
             options += ["-DFZN_GROUP"] + (["-DFZN_STORE_GLOBAL"] if store_global else [])
+        if profile:
+            options += ["-DFZN_PROFILE"] + (["-DFZN_CLOCK_PTX"] if is_nvidia(device) else [])
+        if cap:
+            options.append(f"-cl-nv-maxrregcount={cap}")
+        options += list(extra)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
@@ -205,4 +224,5 @@ def build(device: Device, kinds: frozenset[int] | None = None, outline: bool = F
                 raise FznError(f"the search kernels did not build on {device.name}: {str(err)[-2000:]}",
                                fix="report this with the device name; meanwhile choose another device with --devices") from None
         _PROGRAMS[key] = (ctx, queue, prog)
+        BUILD_LOGS[key[0]] = prog.get_build_info(device.cl_device, cl.program_build_info.LOG) or ""
     return _PROGRAMS[key]

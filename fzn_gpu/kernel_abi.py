@@ -40,6 +40,17 @@ class Cnt(IntEnum):
     SOLS = 3
     SUBS = 4
     RECOMPUTED = 5      # levels a work-group rebuilt from its path (its stack held fewer)
+    PASSES = 6          # propagation passes (a work-group's) or queue runs (a work-item's)
+    # where a search's time went, in device clock cycles (built with FZN_GPU_PROFILE=1 on a
+    # device with a cycle counter; else 0): docs/ARCHITECTURE.md "Profiling a node"
+    T_PROPAGATE = 7     # running the woken propagators
+    T_SETTLE = 8        # a group's settle() between passes (with its barriers)
+    T_COPY = 9          # saving and restoring nodes (stack copies, the trail's undo, recomputation)
+    T_CHOOSE = 10       # choosing the next decision
+    T_TOTAL = 11        # the whole slice
+
+
+PROFILE_PARTS = (Cnt.T_PROPAGATE, Cnt.T_SETTLE, Cnt.T_COPY, Cnt.T_CHOOSE)
 
 
 class Ctrl(IntEnum):

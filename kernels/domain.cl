@@ -42,6 +42,13 @@
     __global const uint *ubits;     /* the bitmaps as declared (a set variable's universe) */   \
     __global const int *compan;     /* a set variable's P -> its N (engine/sets.py), else -1 */
 
+// A search's counts and, built with FZN_PROFILE, its cycles by phase (profile.cl).
+#ifdef FZN_PROFILE
+#define CTX_PROFILE_FIELDS long passes; ulong t_prop, t_settle, t_copy, t_choose;
+#else
+#define CTX_PROFILE_FIELDS long passes;
+#endif
+
 #ifdef FZN_GROUP
 #ifdef FZN_STORE_GLOBAL
 #define STORE __global
@@ -63,6 +70,7 @@ typedef struct {
     int nc;
     int err;                        // ERR_* when a capacity ran out
     long props;                     // propagations run by this work-item
+    CTX_PROFILE_FIELDS
 } Ctx;
 
 #define LB_(x, v) ((x)->lb[v])
@@ -92,6 +100,7 @@ typedef struct {
     int failed;                     // the constraint whose propagation failed last
     long props;
     int st;                         // stride between one item's consecutive entries (layout)
+    CTX_PROFILE_FIELDS
 } Ctx;
 
 // Per-work-item arrays are laid out either blocked (stride 1: each work-item's entries

@@ -148,6 +148,11 @@ __kernel void search(
 #endif
     x->failed = -1;
     x->props = 0;
+    x->passes = 0;
+#ifdef FZN_PROFILE
+    x->t_prop = x->t_settle = x->t_copy = x->t_choose = 0;
+    PROF_START(t_slice);
+#endif
     __global int *st = ST + gid * NST;
     __global long *cnt = CNT + gid * NCNT;
     __global int *lv = LV + (interleave ? first : (long)gid * maxd * NLV);
@@ -256,7 +261,10 @@ __kernel void search(
             }
             if (ok) {
                 long props_before = x->props;
+                x->passes += 1;
+                PROF_START(t_prop);
                 ok = propagate(x);
+                PROF_ADD(x->t_prop, t_prop);
                 // a slice's budget counts propagations too: one node can run thousands of them
                 budget -= (int)min(x->props - props_before, (long)budget);
                 if (!ok && use_weights && x->failed >= 0) weights[x->failed * x->st] += 1;   // dom_w_deg
@@ -283,8 +291,11 @@ __kernel void search(
                 continue;
             }
             int v, op, value, value_hi = 0;
-            if (!choose(x, sg_ptr, sg_var, sg_sel, sg_prec, ngroups, deg, weights, &rng, random_values,
-                        2 * depth >= maxd, &v, &op, &value, &value_hi)) {
+            PROF_START(t_choose);
+            bool open = choose(x, sg_ptr, sg_var, sg_sel, sg_prec, ngroups, deg, weights, &rng, random_values,
+                               2 * depth >= maxd, &v, &op, &value, &value_hi);
+            PROF_ADD(x->t_choose, t_choose);
+            if (!open) {
                 sols_found += 1;
 #ifdef FZN_FLOATS
                 mark_points_solved(x, lv, depth);
@@ -328,8 +339,10 @@ __kernel void search(
         if (depth == 0) { status = S_NEED_SUB; continue; }
         depth -= 1;
         __global int *l = lv + depth * NLV * x->st;
+        PROF_START(t_undo);
         clear_queue(x);
         restore(x, LV_(l, LV_TRAIL));
+        PROF_ADD(x->t_copy, t_undo);
         plen = LV_(l, LV_PLEN);
         x->epoch = depth;
         if (LV_(l, LV_OP) & (OP_DONATED | OP_SOLVED)) continue;   // another path's now, or a found point's box
@@ -343,5 +356,9 @@ __kernel void search(
     st[ST_STATUS] = status; st[ST_DEPTH] = depth; st[ST_PLEN] = plen; st[ST_SUBNODES] = sub_nodes;
     st[ST_TTOP] = x->ttop; st[ST_QHEAD] = x->qhead; st[ST_RNG] = (int)rng;
     cnt[CNT_NODES] += nodes; cnt[CNT_FAILS] += fails; cnt[CNT_PROPS] += x->props;
-    cnt[CNT_SOLS] += sols_found; cnt[CNT_SUBS] += subs;
+    cnt[CNT_SOLS] += sols_found; cnt[CNT_SUBS] += subs; cnt[CNT_PASSES] += x->passes;
+#ifdef FZN_PROFILE
+    cnt[CNT_T_PROPAGATE] += x->t_prop; cnt[CNT_T_COPY] += x->t_copy; cnt[CNT_T_CHOOSE] += x->t_choose;
+    PROF_ADD(cnt[CNT_T_TOTAL], t_slice);
+#endif
 }

@@ -118,6 +118,8 @@ bool fixpoint(Ctx *x, bool all, STORE int *act, __local uint *queued, __local in
         }
         if (n == 0) return true;
         *passes += 1;
+        x->passes += 1;
+        PROF_START(t_pass);
         STORE int *list = act + cur * nc, *next = act + (1 - cur) * nc;
         if (lid == 0) ctl[L_COUNT + 1 - cur] = 0;
         for (int i = lid; i < n; i += w) {
@@ -131,8 +133,11 @@ bool fixpoint(Ctx *x, bool all, STORE int *act, __local uint *queued, __local in
         }
         all = false;
         sync_group();
+        PROF_ADD(x->t_prop, t_pass);
+        PROF_START(t_settle);
         settle(x, true, next, queued, ctl, L_COUNT + 1 - cur, lid, w);
         sync_group();
+        PROF_ADD(x->t_settle, t_settle);
         cur = 1 - cur;
     }
 }
@@ -273,6 +278,11 @@ __kernel void search_group(
     x->failed = &ctl[L_FAILED];
     x->err = 0;
     x->props = 0;
+    x->passes = 0;
+#ifdef FZN_PROFILE
+    x->t_prop = x->t_settle = x->t_copy = x->t_choose = 0;
+    PROF_START(t_slice);
+#endif
     __global int *st = ST + g * NST;
     __global long *cnt = CNT + g * NCNT;
     __global int *lv = LV + (long)g * maxd * NLV;
@@ -426,8 +436,11 @@ __kernel void search_group(
                 continue;
             }
             int v, op, value, value_hi;
-            if (!choose_group(x, sg_ptr, sg_var, sg_sel, ngroups, deg, weights, &rng, random_values, 2 * depth >= maxd,
-                              L_red, ctl, lid, w, &v, &op, &value, &value_hi)) {
+            PROF_START(t_choose);
+            bool open = choose_group(x, sg_ptr, sg_var, sg_sel, ngroups, deg, weights, &rng, random_values, 2 * depth >= maxd,
+                              L_red, ctl, lid, w, &v, &op, &value, &value_hi);
+            PROF_ADD(x->t_choose, t_choose);
+            if (!open) {
                 sols_found += 1;
                 if (obj_var >= 0) {
                     int o = obj_sense * val(x, obj_var), better = 0;
@@ -442,8 +455,10 @@ __kernel void search_group(
                 continue;
             }
             if (depth >= maxd) { if (lid == 0) atomic_or(&ctrl[C_ERR], ERR_DEPTH); status = S_DONE; break; }
+            PROF_START(t_push);
             if (depth < slevels) store_to(stack + (long)depth * ssize, store, ssize, lid, w);
             sync_group();                           // the snapshot is whole before the decision
+            PROF_ADD(x->t_copy, t_push);
             if (lid == 0) {
                 __global int *l = lv + depth * NLV;
                 l[LV_VAR] = v; l[LV_VAL] = value; l[LV_OP] = op; l[LV_PLEN] = plen;
@@ -465,15 +480,17 @@ __kernel void search_group(
         int level = lid == 0 ? ((l[LV_OP] & OP_DONATED) ? -1 - l[LV_PLEN] : l[LV_PLEN]) : 0;
         level = share(ctl, L_BCAST, level, lid);
         if (level < 0) { plen = -1 - level; continue; }   // its right branch is another path's now
+        PROF_START(t_pop);
         if (depth < slevels) {
             store_from(store, stack + (long)depth * ssize, ssize, lid, w);   // each its own slice, as pushed
             sync_group();                           // the node is whole before the right branch
+            PROF_ADD(x->t_copy, t_pop);
         } else {
             int r = recompute(x, depth, slevels, stack, ssize, lv, path, pcap, ctrl, store, act, L_queued, ctl,
                               weights, &passes, lid, w);
             budget -= min(passes, budget);
             passes = 0;
-            recomputed += 1;
+            recomputed += 1;                        // its propagation counts as propagation
             if (r < 0) { status = S_DONE; break; }
             if (r == 0) {
                 fails += 1;
@@ -505,5 +522,11 @@ __kernel void search_group(
         st[ST_RNG] = (int)rng;
         cnt[CNT_NODES] += nodes; cnt[CNT_FAILS] += fails; cnt[CNT_PROPS] += props;
         cnt[CNT_SOLS] += sols_found; cnt[CNT_SUBS] += subs; cnt[CNT_RECOMPUTED] += recomputed;
+        cnt[CNT_PASSES] += x->passes;
+#ifdef FZN_PROFILE
+        cnt[CNT_T_PROPAGATE] += x->t_prop; cnt[CNT_T_SETTLE] += x->t_settle; cnt[CNT_T_COPY] += x->t_copy;
+        cnt[CNT_T_CHOOSE] += x->t_choose;
+        PROF_ADD(cnt[CNT_T_TOTAL], t_slice);
+#endif
     }
 }

@@ -16,6 +16,7 @@ from ..options import SolveOptions
 from ..output import (SEARCH_COMPLETE, UNKNOWN, UNSATISFIABLE, ERROR, Printer)
 from ..watchdog import Watchdog
 from .complete import Outcome
+from .profile import node_profile
 
 
 def assignment(model: Model, values: np.ndarray, decoded: dict | None = None) -> dict[str, object]:
@@ -122,6 +123,11 @@ class SolveRun:
                 "resplitPaths": total("donated"), "recomputedLevels": total("recomputed"),
                 "splitTime": outcome.split_s, "workItems": total("items"),
                 "devices": len(runners), "device": "; ".join(x.device.name for x in runners)})
+            stats["passes"] = total("passes")
+            for i, x in enumerate(runners):
+                line = node_profile(x.stats.cycles, x.stats.nodes, x.stats.passes) if x.tuning.profile else None
+                if line is not None:
+                    stats["nodeProfile" if len(runners) == 1 else f"d{i}_nodeProfile"] = line
             stats.update(device_stats(self.search.shares, self.search.runners))
             stats.update(self.search.extra_stats())
         else:
@@ -241,7 +247,7 @@ def build_only(model: Model, opts: SolveOptions) -> int:
     dm = pack(model, opts)
     for device in select_devices(opts.devices, opts.parallel):
         t0 = time.monotonic()
-        runner = Runner(device, dm, seed=opts.seed, max_items=1)
+        runner = Runner(device, dm, seed=opts.seed, max_items=1, verbose=opts.verbose)
         runner.run_phase(Paths.root(), 0, True, lambda sols: False, deadline=None)
         print(f"fzn-gpu: kernel ready on {device.name} in {time.monotonic() - t0:.2f} s", file=sys.stderr)
     return 0

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..device import Device, build
+from ..device import BUILD_LOGS, Device, build, is_nvidia
 from ..errors import FznError
 from ..kernel_abi import DEC, Cnt, Ctrl, Lv, St, Status
 from .pack import DeviceModel
@@ -42,6 +42,8 @@ class Tuning:
     dive_ms: int         # first, one work-item's dive for a first solution / bound (0: none)
     outline: bool        # keep propagators out of line (-DFZN_OUTLINE): shorter NVIDIA builds
     slice_budget: int = 0  # a fixed work per item and slice (0: steered by SliceBudget)
+    profile: bool = False  # time the search's phases in the kernel (kernels/profile.cl)
+    max_registers: int = 0  # a work-item's registers, at most (NVIDIA's compiler; 0: its choice)
 
     @staticmethod
     def for_device(device: Device, floats: bool = False) -> "Tuning":
@@ -71,7 +73,12 @@ class Tuning:
                       # H100: tsp_20's kernel builds in 4.3 s instead of 33.9 s; 14-queens'
                       # kernels run 12 % slower (docs/BENCHMARKS.md)
                       outline=_env_flag("FZN_GPU_OUTLINE", gpu),
-                      slice_budget=_env_int("FZN_GPU_SLICE_BUDGET", 0, minimum=0))
+                      slice_budget=_env_int("FZN_GPU_SLICE_BUDGET", 0, minimum=0),
+                      profile=_env_flag("FZN_GPU_PROFILE", False),
+                      # H100: a cap of 64 registers lets more searches run at once; 16-queens'
+                      # kernels 1.3x faster, Costas 13's 1.17x; 48 and 80 slower, 32 spills
+                      # (docs/BENCHMARKS.md)
+                      max_registers=_env_int("FZN_GPU_MAX_REGISTERS", 64 if is_nvidia(device) else 0, minimum=0))
 
 
 def _env_flag(name: str, default: bool) -> bool:
@@ -104,6 +111,8 @@ class Stats:
     items: int = 0
     donated: int = 0            # paths re-split off busy work-items (resplit.py)
     recomputed: int = 0         # levels work-groups rebuilt from their paths (search_group.cl)
+    passes: int = 0             # propagation passes (groups) or queue runs (items)
+    cycles: np.ndarray = field(default_factory=lambda: np.zeros(len(Cnt), dtype=np.int64))   # T_* columns
     stack_levels: int = 0       # the most levels a work-group's stack holds (0: the item kernel)
 
 
@@ -132,9 +141,12 @@ class Runner:
         kinds = frozenset(int(k) for k in np.unique(dm.ckind)) if self.tuning.specialise else None
         t_build = time.perf_counter()
         self.ctx, self.queue, self.prog = build(device, kinds, self.tuning.outline, self.tuning.model,
-                                                self.store_global, floats=self.floats)
+                                                self.store_global, floats=self.floats, profile=self.tuning.profile,
+                                                max_registers=self.tuning.max_registers)
         self.stats.build_s = time.perf_counter() - t_build
         self.kernel = self.cl.Kernel(self.prog, "search_group" if self.group else "search")
+        if verbose:
+            self._describe_kernel()
         self.seed = seed
         self.verbose = verbose
         mf = cl.mem_flags
@@ -178,6 +190,18 @@ class Runner:
         self.sol_buf = cl.Buffer(self.ctx, mf.READ_WRITE, size=4 * self.sol_cap * self.sol_row)
         self.budget = SliceBudget(self.tuning.slice_budget)
         self._scratch: dict[str, object] = {}     # run_phase's per-search buffers, kept between phases
+
+    def _describe_kernel(self) -> None:
+        """-v: what the built kernel costs a work-item (private memory: registers spilled) and
+        a group (local memory), and the compiler's log where it said something."""
+        cl, dev = self.cl, self.device.cl_device
+        info = cl.kernel_work_group_info
+        private = self.kernel.get_work_group_info(info.PRIVATE_MEM_SIZE, dev)
+        local = self.kernel.get_work_group_info(info.LOCAL_MEM_SIZE, dev)
+        print(f"fzn-gpu: {self.device.name}: kernel {self.tuning.model}: {private} B private memory a work-item, "
+              f"{local} B local memory a group", file=sys.stderr)
+        for line in BUILD_LOGS.get(id(dev), "").strip().splitlines()[-12:]:
+            print(f"fzn-gpu: {self.device.name}: build: {line}", file=sys.stderr)
 
     # ------------------------------------------------------------------ sizing
     def _trail_capacity(self) -> int:
@@ -475,6 +499,9 @@ class Runner:
         self.stats.props += int(cnt[:, Cnt.PROPS].sum())
         self.stats.subs += int(cnt[:, Cnt.SUBS].sum())
         self.stats.recomputed += int(cnt[:, Cnt.RECOMPUTED].sum())
+        self.stats.passes += int(cnt[:, Cnt.PASSES].sum())
+        if self.tuning.profile:
+            self.stats.cycles += cnt.sum(axis=0)
         self.root_failed = bool(self.ctrl[Ctrl.ROOT_FAILED])
         if lns is not None:
             cl.enqueue_copy(self.queue, lns.results, RESULTS)

@@ -1,0 +1,25 @@
+// Where a search's time goes (FZN_GPU_PROFILE=1, docs/ARCHITECTURE.md "Profiling a node").
+// Built with -DFZN_PROFILE, the search kernels read the device's cycle counter around their
+// phases (propagation, settling, node copies, choice) and add the differences to the search's
+// CNT_T_* counters; with -DFZN_CLOCK_PTX the counter is NVIDIA's %clock64 (the multiprocessor's
+// cycles), and on a device without one it reads 0, so the counters stay 0 and only the counts
+// (CNT_PASSES) say anything. Without FZN_PROFILE every macro is empty: no cost.
+
+#ifdef FZN_PROFILE
+#ifdef FZN_CLOCK_PTX
+inline ulong prof_clock(void) {
+    ulong t;
+    asm volatile("mov.u64 %0, %%clock64;" : "=l"(t));
+    return t;
+}
+#else
+inline ulong prof_clock(void) { return 0; }
+#endif
+#define PROF_DECL(name) ulong name = 0
+#define PROF_START(t0) ulong t0 = prof_clock()
+#define PROF_ADD(acc, t0) ((acc) += prof_clock() - (t0))
+#else
+#define PROF_DECL(name)
+#define PROF_START(t0)
+#define PROF_ADD(acc, t0)
+#endif

@@ -1,0 +1,79 @@
+"""Profiling a node (kernels/profile.cl, engine/profile.py): a profile build counts the same
+search, its passes are counted in every build, and the cycles it keeps become one line of
+shares. Build settings for tuning runs (a register cap, more compiler options) reach the
+compiler only where it takes them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fzn_gpu.device import Device, is_nvidia
+from fzn_gpu.engine.profile import node_profile
+from fzn_gpu.engine.runner import Tuning
+from fzn_gpu.kernel_abi import Cnt
+from test_cli import fzn, queens_by_pairs, run
+from test_multidevice import stat
+
+QUEENS8 = queens_by_pairs(8)
+
+
+@pytest.mark.parametrize("kernel", ["item", "group"])
+def test_a_profile_build_searches_the_same_tree(tmp_path, monkeypatch, kernel):
+    """Same nodes and solutions with and without the timers; passes counted in both; no
+    cycles (so no nodeProfile line) on a device without a cycle counter (PoCL)."""
+    monkeypatch.setenv("FZN_GPU_KERNEL", kernel)
+    monkeypatch.setenv("FZN_GPU_SUBS_PER_ITEM", "1")
+    path = fzn(tmp_path, QUEENS8)
+    plain = run("-a", "--count-only", "-s", path)
+    monkeypatch.setenv("FZN_GPU_PROFILE", "1")
+    timed = run("-a", "--count-only", "-s", path)
+    assert timed.returncode == 0, timed.stderr
+    assert stat(timed.stdout, "nSolutions") == stat(plain.stdout, "nSolutions") == "92"
+    assert stat(timed.stdout, "nodes") == stat(plain.stdout, "nodes")
+    assert int(stat(timed.stdout, "passes")) >= int(stat(plain.stdout, "nodes")) > 0
+    assert stat(timed.stdout, "passes") == stat(plain.stdout, "passes")
+    assert "nodeProfile" not in timed.stdout
+
+
+def test_the_profile_line_gives_each_phase_its_share():
+    cycles = np.zeros(len(Cnt), dtype=np.int64)
+    assert node_profile(cycles, nodes=10, passes=40) is None          # nothing timed
+    cycles[[Cnt.T_PROPAGATE, Cnt.T_SETTLE, Cnt.T_COPY, Cnt.T_CHOOSE, Cnt.T_TOTAL]] = [600, 100, 50, 50, 1000]
+    line = node_profile(cycles, nodes=10, passes=40)
+    assert line.startswith("100 cycles a node (")
+    assert "propagate 60 %, settle 10 %, copy 5 %, choose 5 %, other 20 %" in line
+    assert "4.00 passes, 25 cycles a pass" in line
+    assert node_profile(cycles, nodes=0, passes=0) is None
+
+
+def _device(platform: str, gpu: bool) -> Device:
+    return Device(0, None, "dev", platform, gpu, 8, 8 << 30, 2 << 30)
+
+
+def test_the_register_cap_is_nvidias_alone(monkeypatch):
+    monkeypatch.delenv("FZN_GPU_MAX_REGISTERS", raising=False)
+    nvidia, pocl = _device("NVIDIA CUDA", True), _device("Portable Computing Language", False)
+    assert is_nvidia(nvidia) and not is_nvidia(pocl)
+    assert Tuning.for_device(nvidia).max_registers == 64
+    assert Tuning.for_device(pocl).max_registers == 0
+    monkeypatch.setenv("FZN_GPU_MAX_REGISTERS", "0")
+    assert Tuning.for_device(nvidia).max_registers == 0
+
+
+def test_bad_build_settings_are_refused_with_their_name(tmp_path, monkeypatch):
+    monkeypatch.setenv("FZN_GPU_MAX_REGISTERS", "many")
+    r = run("-a", "--count-only", fzn(tmp_path, QUEENS8))
+    assert r.returncode != 0 and "FZN_GPU_MAX_REGISTERS" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_more_compiler_options_reach_the_build(tmp_path, monkeypatch):
+    """FZN_GPU_CL_OPTIONS goes to the compiler: a valid one builds and counts exactly, an
+    invalid one fails the build with the compiler's word, not a traceback."""
+    path = fzn(tmp_path, QUEENS8)
+    monkeypatch.setenv("FZN_GPU_CL_OPTIONS", "-cl-mad-enable -DFZN_UNUSED_SETTING=1")
+    r = run("-a", "--count-only", "-s", path)
+    assert r.returncode == 0 and stat(r.stdout, "nSolutions") == "92"
+    monkeypatch.setenv("FZN_GPU_CL_OPTIONS", "-cl-no-such-option")
+    r = run("-a", "--count-only", path)
+    assert r.returncode != 0 and "did not build" in r.stderr and "Traceback" not in r.stderr
