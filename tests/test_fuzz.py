@@ -64,3 +64,17 @@ def test_short_fuzz_run_has_no_disagreement():
             failures.append(f"seed {seed}: {detail}\n{case.text}")
     assert not failures, "\n".join(failures[:3])
     assert counts["agree"] >= 0.9 * len(SEEDS), counts
+
+
+def test_a_seeds_kernel_settings_end_with_its_run(monkeypatch):
+    """The fuzzer runs in-process: a seed's execution model (a work-group with a one-level
+    stack on every fourth seed) must not reach the next seed or a later test."""
+    monkeypatch.setenv("FZN_GPU_STACK_LEVELS", "7")
+    monkeypatch.delenv("FZN_GPU_KERNEL", raising=False)
+    with fuzz.kernel_env(3):
+        assert fuzz.kernel_of(3) == "group-recompute"
+        assert (fuzz.os.environ["FZN_GPU_KERNEL"], fuzz.os.environ["FZN_GPU_STACK_LEVELS"]) == ("group", "1")
+    assert "FZN_GPU_KERNEL" not in fuzz.os.environ and fuzz.os.environ["FZN_GPU_STACK_LEVELS"] == "7"
+    with fuzz.kernel_env(2):
+        assert fuzz.os.environ["FZN_GPU_KERNEL"] == "item" and "FZN_GPU_STACK_LEVELS" not in fuzz.os.environ
+    assert fuzz.os.environ["FZN_GPU_STACK_LEVELS"] == "7"

@@ -516,18 +516,19 @@ def kernel_env(seed: int):
               "FZN_GPU_STACK_LEVELS": "1" if model_name == "group-recompute" else None}
     saved = {k: os.environ.get(k) for k in wanted}
     try:
-        for k, v in wanted.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        _set_env(wanted)
         yield
     finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        _set_env(saved)
+
+
+def _set_env(values: dict[str, str | None]) -> None:
+    """Set each variable, or unset it where its value is None."""
+    for k, v in values.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
 
 
 def run_fzn_gpu(case: Case, time_limit_s: float, all_solutions: bool = True) -> Answer:
