@@ -30,6 +30,12 @@ class St(IntEnum):
     RNG = 5
     QHEAD = 6           # the item kernel's queue head
     SUBNODES = 7        # nodes spent on the current sub-search space (an LNS node limit)
+    FLAGS = 8           # ST_FRESH | ST_PENDING: what a node in S_PROPAGATE carries into the next slice
+    QLEN = 9            # the item kernel's queue length (an interrupted propagation's queue)
+
+
+ST_FRESH = 1            # the node is a sub-search space's root (its fixpoint is the root's)
+ST_PENDING = 2          # its propagation was interrupted by the slice's budget: resumed, not a new node
 
 
 class Cnt(IntEnum):
@@ -112,6 +118,8 @@ def defines() -> list[str]:
         lines += [f"#define {prefix}{m.name} {m.value}" for m in enum]
         if size:
             lines.append(f"#define {size} {len(enum)}")
+    lines.append(f"#define ST_FRESH {ST_FRESH}")
+    lines.append(f"#define ST_PENDING {ST_PENDING}")
     lines.append(f"#define OP_DONATED {OP_DONATED}")
     lines.append(f"#define OP_SOLVED {OP_SOLVED}")
     lines.append(f"#define DEC {DEC}")

@@ -15,9 +15,13 @@
 // (its prefix plus the negated decision), and mark that level so they never take it
 // themselves. The host hands the paths to idle work-items, of this device or another one.
 
-// Run the queue to a fixpoint; false on failure (the queue is then emptied).
-bool propagate(Ctx *x) {
+// Run the queue to a fixpoint: 1 there, 0 on failure (the queue is then emptied), -1 when
+// `limit` propagations were counted first (the slice's budget: bounds that move by one a run on
+// a huge domain would hold the slice for billions of them). The queue is kept, and the next
+// slice goes on with it (ST_QLEN, ST_PENDING).
+int propagate(Ctx *x, long limit) {
     while (x->qlen > 0) {
+        if (x->props >= limit) return -1;
         int c = QUEUE_(x, x->qhead);
         x->qhead = (x->qhead + 1 == x->nc) ? 0 : x->qhead + 1;
         x->qlen -= 1;
@@ -26,10 +30,10 @@ bool propagate(Ctx *x) {
         if (!propagate_one(x, c)) {
             x->failed = c;
             clear_queue(x);
-            return false;
+            return 0;
         }
     }
-    return true;
+    return 1;
 }
 
 #define LV_(l, k) ((l)[(k) * x->st])
@@ -163,11 +167,15 @@ __kernel void search(
     x->ttop = st[ST_TTOP];
     x->epoch = depth;
     x->qhead = st[ST_QHEAD];
+    x->qlen = st[ST_QLEN];              // 0 unless a propagation was interrupted
     uint rng = (uint)st[ST_RNG];
     long nodes = 0, fails = 0, sols_found = 0, subs = 0;
     int emitting = cutoff > 0;
     int tracking = emitting || track;   // keep the path of decisions (bounded by pcap)
-    bool fresh = false;   // the next propagation is the first of a new sub-search space
+    // the next propagation is the first of a new sub-search space (fresh), or goes on with an
+    // interrupted one (pending: the same node, not a new one)
+    bool fresh = status == S_PROPAGATE && (st[ST_FLAGS] & ST_FRESH);
+    bool pending = status == S_PROPAGATE && (st[ST_FLAGS] & ST_PENDING);
     int sub_nodes = st[ST_SUBNODES];
 
     if (donate > 0 && depth > 0 && status != S_DONE && status != S_NEED_SUB && ctrl[C_DONATED] < donate) {
@@ -215,6 +223,7 @@ __kernel void search(
             if (s >= n_sub) { status = S_DONE; break; }
             st[ST_SUB] = sub_base + s;   // the phase's index of it (the device holds from sub_base on)
             sub_nodes = 0;
+            pending = false;
             for (int v = 0; v < nv; ++v) { LB_(x, v) = root_lb[v]; UB_(x, v) = root_ub[v]; STAMP_(x, v) = -1; }
             for (int w = 0; w < nwords; ++w) BITS_(x, w) = root_bits[w];
             for (int k = 0; k < 2 * nf; ++k) FB_(x, k) = root_fb[k];
@@ -231,7 +240,7 @@ __kernel void search(
             long props_before = x->props;
             for (int i = 0; i < root_len && ok; ++i) {
                 __global const int *d = p + DEC * i;
-                ok = apply_decision(x, d[0], d[1], d[2], d[3]) != FAILED && (use_results || propagate(x));
+                ok = apply_decision(x, d[0], d[1], d[2], d[3]) != FAILED && (use_results || propagate(x, LONG_MAX) > 0);
                 if (tracking && i < pcap) for (int k = 0; k < DEC; ++k) path[DEC * i + k] = d[k];
             }
             budget -= (int)min(x->props - props_before, (long)budget);   // a long replay ends the slice sooner
@@ -245,9 +254,11 @@ __kernel void search(
         if (status == S_PROPAGATE) {
             // LNS: a neighbourhood gets node_limit nodes, then the work-item moves on
             if (node_limit > 0 && sub_nodes >= node_limit) { clear_queue(x); status = S_NEED_SUB; continue; }
-            sub_nodes += 1;
-            nodes += 1;
             budget -= 1;
+            if (!pending) {
+                sub_nodes += 1;
+                nodes += 1;
+            }
             bool ok = true;
 #ifdef FZN_FLOATS
             if (obj_float) ok = float_bound(x, obj_var, obj_sense, *fbest) != FAILED; else
@@ -263,10 +274,13 @@ __kernel void search(
                 long props_before = x->props;
                 x->passes += 1;
                 PROF_START(t_prop);
-                ok = propagate(x);
+                int r = propagate(x, props_before + max(budget, 1));
                 PROF_ADD(x->t_prop, t_prop);
                 // a slice's budget counts propagations too: one node can run thousands of them
                 budget -= (int)min(x->props - props_before, (long)budget);
+                pending = r < 0;
+                if (pending) break;                  // the budget is spent: the queue waits
+                ok = r > 0;
                 if (!ok && use_weights && x->failed >= 0) weights[x->failed * x->st] += 1;   // dom_w_deg
             }
             if (x->err) { atomic_or(&ctrl[C_ERR], x->err); status = S_DONE; break; }
@@ -354,7 +368,8 @@ __kernel void search(
 
     if (x->err) { atomic_or(&ctrl[C_ERR], x->err); status = S_DONE; }
     st[ST_STATUS] = status; st[ST_DEPTH] = depth; st[ST_PLEN] = plen; st[ST_SUBNODES] = sub_nodes;
-    st[ST_TTOP] = x->ttop; st[ST_QHEAD] = x->qhead; st[ST_RNG] = (int)rng;
+    st[ST_TTOP] = x->ttop; st[ST_QHEAD] = x->qhead; st[ST_QLEN] = x->qlen; st[ST_RNG] = (int)rng;
+    st[ST_FLAGS] = status == S_PROPAGATE ? (fresh ? ST_FRESH : 0) | (pending ? ST_PENDING : 0) : 0;
     cnt[CNT_NODES] += nodes; cnt[CNT_FAILS] += fails; cnt[CNT_PROPS] += x->props;
     cnt[CNT_SOLS] += sols_found; cnt[CNT_SUBS] += subs; cnt[CNT_PASSES] += x->passes;
 #ifdef FZN_PROFILE

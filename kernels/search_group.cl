@@ -94,11 +94,14 @@ inline void clear_marks(Ctx *x, __local uint *queued, __local int *ctl, int lid,
     if (lid == 0) ctl[L_NCHANGED] = 0;
 }
 
-// Propagate the node to a fixpoint, the whole group together; false on a wipe-out. `all`: the
-// first pass runs every constraint (a sub-search space's root), else those watching the
-// variables changed since the last fixpoint. `passes` counts the passes run.
-bool fixpoint(Ctx *x, bool all, STORE int *act, __local uint *queued, __local int *ctl,
-              __global int *weights, int use_weights, int *passes, int lid, int w) {
+// Propagate the node to a fixpoint, the whole group together: 1 at the fixpoint, 0 on a
+// wipe-out, -1 when `limit` passes ran first (the slice's budget: bounds that move by one a
+// pass on a huge domain would hold the slice for billions of passes; the node is left as
+// narrowed so far and its propagation resumes, every constraint woken, in the next slice).
+// `all`: the first pass runs every constraint (a sub-search space's root), else those
+// watching the variables changed since the last fixpoint. `passes` counts the passes run.
+int fixpoint(Ctx *x, bool all, STORE int *act, __local uint *queued, __local int *ctl,
+             __global int *weights, int use_weights, int *passes, int limit, int lid, int w) {
     int nc = x->nc, cur = 0;
     if (lid == 0) ctl[L_COUNT] = all ? nc : 0;
     sync_group();
@@ -111,12 +114,12 @@ bool fixpoint(Ctx *x, bool all, STORE int *act, __local uint *queued, __local in
         int n = ctl[L_COUNT + cur];
         if (lid == 0) ctl[L_NCHANGED] = 0;          // settle has read it: a fresh list for this pass
         sync_group();
-        if (failed) {
+        if (failed || *passes >= limit) {
             clear_marks(x, queued, ctl, lid, w);
             sync_group();
-            return false;
+            return failed ? 0 : -1;
         }
-        if (n == 0) return true;
+        if (n == 0) return 1;
         *passes += 1;
         x->passes += 1;
         PROF_START(t_pass);
@@ -167,7 +170,7 @@ int recompute(Ctx *x, int d, int slevels, __global const int *stack, int ssize, 
             __global const int *dec = path + DEC * i;
             apply_decision(x, dec[0], dec[1], dec[2], dec[3]);
         }
-        ok = fixpoint(x, false, act, queued, ctl, weights, 0, passes, lid, w);
+        ok = fixpoint(x, false, act, queued, ctl, weights, 0, passes, INT_MAX, lid, w) > 0;
     }
     sync_group();
     if (lid == 0) ctl[L_FAILED] = 0;
@@ -294,7 +297,11 @@ __kernel void search_group(
     uint rng = (uint)st[ST_RNG];
     long nodes = 0, fails = 0, sols_found = 0, subs = 0, recomputed = 0;
     int passes = 0;
-    bool emitting = cutoff > 0, fresh = false;
+    bool emitting = cutoff > 0;
+    // a node left in S_PROPAGATE: a sub-search space's root (fresh), or one whose propagation
+    // the last slice's budget interrupted (pending: the same node, not a new one)
+    bool fresh = status == S_PROPAGATE && (st[ST_FLAGS] & ST_FRESH);
+    bool pending = status == S_PROPAGATE && (st[ST_FLAGS] & ST_PENDING);
     // marks do not outlive a slice: a search resumed at S_PROPAGATE propagates every constraint
     bool resume_all = status == S_PROPAGATE;
     if (lid == 0) { ctl[L_FAILED] = 0; ctl[L_ERR] = 0; }
@@ -346,6 +353,7 @@ __kernel void search_group(
             if (s >= n_sub) { status = S_DONE; break; }
             if (lid == 0) st[ST_SUB] = sub_base + s;
             sub_nodes = 0; depth = 0; plen = 0;
+            pending = false;
             store_from(store, root_lb, nv, lid, w);
             store_from(store + nv, root_ub, nv, lid, w);
             store_from(store + 2 * nv, (__global const int *)root_bits, nwords, lid, w);
@@ -362,7 +370,7 @@ __kernel void search_group(
                     apply_decision(x, d[0], d[1], d[2], d[3]);
                     if (i < pcap) for (int k = 0; k < DEC; ++k) path[DEC * i + k] = d[k];
                 }
-                if (!use_results) ok = fixpoint(x, false, act, L_queued, ctl, weights, 0, &passes, lid, w);
+                if (!use_results) ok = fixpoint(x, false, act, L_queued, ctl, weights, 0, &passes, INT_MAX, lid, w) > 0;
             }
             sync_group();
             if (ok && ctl[L_FAILED]) { ok = false; clear_marks(x, L_queued, ctl, lid, w); }
@@ -387,9 +395,11 @@ __kernel void search_group(
                 status = S_NEED_SUB;
                 continue;
             }
-            sub_nodes += 1;
-            nodes += 1;
             budget -= 1;
+            if (!pending) {
+                sub_nodes += 1;
+                nodes += 1;
+            }
             if (lid == 0 && obj_var >= 0 && use_results != 2) {   // 2: LNS evaluation, every candidate's own objective
                 int best = ctrl[C_BEST];
                 if (best != INT_MAX) {
@@ -397,12 +407,18 @@ __kernel void search_group(
                     else set_min(x, obj_var, -(long)best + 1);
                 }
             }
-            bool ok = fixpoint(x, resume_all || (fresh && (enqueue_all || use_results)), act, L_queued, ctl, weights,
-                               use_weights, &passes, lid, w);
+            int r = fixpoint(x, resume_all || (fresh && (enqueue_all || use_results)), act, L_queued, ctl, weights,
+                             use_weights, &passes, max(budget, 1), lid, w);
             resume_all = false;
             budget -= min(passes, budget);
             passes = 0;
-            if (!ok) {
+            pending = r < 0;
+            if (pending) {                           // the slice's budget is spent: the node waits
+                if (lid == 0) ctl[L_FAILED] = 0;
+                sync_group();
+                break;
+            }
+            if (r == 0) {
                 if (lid == 0) ctl[L_FAILED] = 0;     // fixpoint returned after a barrier
                 if (lid == 0 && fresh && enqueue_all) atomic_or(&ctrl[C_ROOT_FAILED], 1);
                 fresh = false;
@@ -519,6 +535,7 @@ __kernel void search_group(
         long props = 0;
         for (int k = 0; k < w; ++k) props += L_red[k];
         st[ST_STATUS] = status; st[ST_DEPTH] = depth; st[ST_PLEN] = plen; st[ST_SUBNODES] = sub_nodes;
+        st[ST_FLAGS] = status == S_PROPAGATE ? (fresh ? ST_FRESH : 0) | (pending ? ST_PENDING : 0) : 0;
         st[ST_RNG] = (int)rng;
         cnt[CNT_NODES] += nodes; cnt[CNT_FAILS] += fails; cnt[CNT_PROPS] += props;
         cnt[CNT_SOLS] += sols_found; cnt[CNT_SUBS] += subs; cnt[CNT_RECOMPUTED] += recomputed;
