@@ -189,19 +189,22 @@ def is_nvidia(device: Device) -> bool:
 
 
 def build(device: Device, kinds: frozenset[int] | None = None, outline: bool = False, model: str = "item",
-          store_global: bool = False, floats: bool = False, profile: bool = False, max_registers: int = 0):
+          store_global: bool = False, floats: bool = False, profile: bool = False, max_registers: int = 0,
+          propagation_floor: int = 4096):
     """(context, queue, program) for `device`, built once per process (and cached on disk by
     pyopencl across processes); with `kinds`, a program holding only those propagators;
     `model` "group" with `store_global` keeps a group's node in global memory (a model too big
     for local memory); `floats` builds the float variables' propagators and search (item only);
     `profile` times the search's phases (kernels/profile.cl); `max_registers` caps a
-    work-item's registers where the compiler takes a cap (NVIDIA; 0: the compiler's choice)."""
+    work-item's registers where the compiler takes a cap (NVIDIA; 0: the compiler's choice);
+    `propagation_floor`: the units a node's propagation may always run in one slice
+    (kernels/profile.cl)."""
     import pyopencl as cl
     # FZN_GPU_CL_OPTIONS: more build options, for tuning runs (NVIDIA: -cl-nv-verbose puts the
     # registers and spills in `build_log`, -cl-nv-maxrregcount=N caps the registers)
     extra = tuple(os.environ.get("FZN_GPU_CL_OPTIONS", "").split())
     cap = max_registers if max_registers > 0 and is_nvidia(device) else 0
-    key = (id(device.cl_device), kinds, outline, model, store_global, floats, profile, cap, extra)
+    key = (id(device.cl_device), kinds, outline, model, store_global, floats, profile, cap, propagation_floor, extra)
     if key not in _PROGRAMS:
         if floats and not supports_floats(device):
             raise FznError(f"{device.name} has no double precision (or no 64-bit atomics): float variables "
@@ -215,6 +218,7 @@ def build(device: Device, kinds: frozenset[int] | None = None, outline: bool = F
             options += ["-DFZN_PROFILE"] + (["-DFZN_CLOCK_PTX"] if is_nvidia(device) else [])
         if cap:
             options.append(f"-cl-nv-maxrregcount={cap}")
+        options.append(f"-DFZN_PROP_FLOOR={max(1, propagation_floor)}")
         options += list(extra)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

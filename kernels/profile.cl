@@ -5,6 +5,14 @@
 // cycles), and on a device without one it reads 0, so the counters stay 0 and only the counts
 // (CNT_PASSES) say anything. Without FZN_PROFILE every macro is empty: no cost.
 
+// A node's propagation runs to its fixpoint unless it outlasts both the slice's budget and
+// this many units (propagations of a work-item, passes of a group): then it stops and the next
+// slice resumes it (ST_PENDING). The floor keeps ordinary nodes whole whatever the budget
+// (FZN_GPU_PROPAGATION_FLOOR sets it; the host always passes it).
+#ifndef FZN_PROP_FLOOR
+#define FZN_PROP_FLOOR 4096
+#endif
+
 #ifdef FZN_PROFILE
 #ifdef FZN_CLOCK_PTX
 inline ulong prof_clock(void) {

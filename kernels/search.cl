@@ -274,7 +274,7 @@ __kernel void search(
                 long props_before = x->props;
                 x->passes += 1;
                 PROF_START(t_prop);
-                int r = propagate(x, props_before + max(budget, 1));
+                int r = propagate(x, props_before + max(budget, FZN_PROP_FLOOR));
                 PROF_ADD(x->t_prop, t_prop);
                 // a slice's budget counts propagations too: one node can run thousands of them
                 budget -= (int)min(x->props - props_before, (long)budget);

@@ -408,7 +408,7 @@ __kernel void search_group(
                 }
             }
             int r = fixpoint(x, resume_all || (fresh && (enqueue_all || use_results)), act, L_queued, ctl, weights,
-                             use_weights, &passes, max(budget, 1), lid, w);
+                             use_weights, &passes, max(budget, FZN_PROP_FLOOR), lid, w);
             resume_all = false;
             budget -= min(passes, budget);
             passes = 0;

@@ -39,16 +39,18 @@ def test_a_fixpoint_longer_than_the_time_limit_ends_with_it(monkeypatch, kernel)
     run = SolveRun(model, SolveOptions(all_solutions=True, devices="cpu"), out=out)
     t0 = time.monotonic()
     run.run_until(t0 + 2.0)
-    assert time.monotonic() - t0 < 6.0
+    assert time.monotonic() - t0 < 10.0
     assert run.outcome is not None and not run.outcome.complete
     assert "UNSATISFIABLE" not in out.getvalue() and "==========" not in out.getvalue()
 
 
 @pytest.mark.parametrize("kernel", ["item", "group"])
 def test_a_fixpoint_split_across_slices_gives_every_solution(monkeypatch, kernel):
-    """Eight units a slice: the b = 1 branch's failure spans many slices, resumed each time."""
+    """Eight units a slice and no floor: the b = 1 branch's failure spans many slices, resumed
+    each time."""
     monkeypatch.setenv("FZN_GPU_KERNEL", kernel)
     monkeypatch.setenv("FZN_GPU_SLICE_BUDGET", "8")
+    monkeypatch.setenv("FZN_GPU_PROPAGATION_FLOOR", "1")
     found, outcome = solve_text(SPLIT_FIXPOINT, all_solutions=True, devices="cpu")
     want = brute_force(SPLIT_FIXPOINT, {"b": [0, 1], "x": list(range(61)), "y": list(range(61))})
     assert outcome.complete and len(want) == 1830

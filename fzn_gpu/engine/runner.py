@@ -44,6 +44,7 @@ class Tuning:
     slice_budget: int = 0  # a fixed work per item and slice (0: steered by SliceBudget)
     profile: bool = False  # time the search's phases in the kernel (kernels/profile.cl)
     max_registers: int = 0  # a work-item's registers, at most (NVIDIA's compiler; 0: its choice)
+    propagation_floor: int = 4096   # units a node's propagation may always run in one slice
 
     @staticmethod
     def for_device(device: Device, floats: bool = False) -> "Tuning":
@@ -78,7 +79,11 @@ class Tuning:
                       # H100: a cap of 64 registers lets more searches run at once; 16-queens'
                       # kernels 1.3x faster, Costas 13's 1.17x; 48 and 80 slower, 32 spills
                       # (docs/BENCHMARKS.md)
-                      max_registers=_env_int("FZN_GPU_MAX_REGISTERS", 64 if is_nvidia(device) else 0, minimum=0))
+                      max_registers=_env_int("FZN_GPU_MAX_REGISTERS", 64 if is_nvidia(device) else 0, minimum=0),
+                      # a propagation longer than the slice's budget and this stops and resumes
+                      # in the next slice; ordinary nodes stay whole (their order of search with
+                      # them, which branch and bound's bound sharing is sensitive to)
+                      propagation_floor=_env_int("FZN_GPU_PROPAGATION_FLOOR", 4096))
 
 
 def _env_flag(name: str, default: bool) -> bool:
@@ -142,7 +147,8 @@ class Runner:
         t_build = time.perf_counter()
         self.ctx, self.queue, self.prog = build(device, kinds, self.tuning.outline, self.tuning.model,
                                                 self.store_global, floats=self.floats, profile=self.tuning.profile,
-                                                max_registers=self.tuning.max_registers)
+                                                max_registers=self.tuning.max_registers,
+                                                propagation_floor=self.tuning.propagation_floor)
         self.stats.build_s = time.perf_counter() - t_build
         self.kernel = self.cl.Kernel(self.prog, "search_group" if self.group else "search")
         if verbose:
