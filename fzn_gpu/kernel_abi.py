@@ -32,6 +32,7 @@ class St(IntEnum):
     SUBNODES = 7        # nodes spent on the current sub-search space (an LNS node limit)
     FLAGS = 8           # ST_FRESH | ST_PENDING: what a node in S_PROPAGATE carries into the next slice
     QLEN = 9            # the item kernel's queue length (an interrupted propagation's queue)
+    ROOTLEN = 10        # a work-group's sub-search space: its path's length (compact_right_branch)
 
 
 ST_FRESH = 1            # the node is a sub-search space's root (its fixpoint is the root's)

@@ -178,6 +178,19 @@ int recompute(Ctx *x, int d, int slevels, __global const int *stack, int ssize, 
     return ok ? 1 : 0;
 }
 
+// Where a right branch goes on the path: at its level's place, or over the entry before it
+// when that one is the right branch of an earlier level at this depth (at or past `floor`: no
+// open level's decision, nor the sub-search space's root) on the same variable, which the new
+// one implies (x > v after x > v' with v >= v'; x < v after x < v' with v <= v'). Labelling a
+// huge bounds-only domain value by value then keeps one entry on the path instead of one per
+// value tried, so recomputation (which replays the path) never runs out of it there.
+inline int compact_right_branch(__global const int *path, int plen, int floor, int pcap, int var, int op, int value) {
+    if (plen <= floor || plen > pcap || (op != OP_GT && op != OP_LT)) return plen;
+    __global const int *prev = path + DEC * (plen - 1);
+    if (prev[0] != var || prev[1] != op) return plen;
+    return (op == OP_GT ? value >= prev[2] : value <= prev[2]) ? plen - 1 : plen;
+}
+
 // The next decision, the group choosing the variable together (each work-item the best of its
 // share of a group of the plan, then work-item 0 the best of theirs, earlier ones winning
 // ties, so the choice is the one the one-work-item kernel makes). False at a solution.
@@ -380,6 +393,7 @@ __kernel void search_group(
             budget -= min(passes, budget);
             passes = 0;
             plen = root_len;
+            if (lid == 0) st[ST_ROOTLEN] = root_len;
             subs += 1;
             fresh = true;
             if (!ok) { fails += 1; continue; }
@@ -516,12 +530,13 @@ __kernel void search_group(
         plen = level;
         if (lid == 0) {
             int var = l[LV_VAR], value = l[LV_VAL], op = l[LV_NEG], value_hi = l[LV_VAL_HI];
+            int floor = depth > 0 ? lv[(depth - 1) * NLV + LV_PLEN] + 1 : st[ST_ROOTLEN];
+            plen = compact_right_branch(path, plen, floor, pcap, var, op, value);
             if (plen < pcap) put_decision(path + DEC * plen, var, op, value, value_hi);
             apply_decision(x, var, op, value, value_hi);
         }
-        plen += 1;
+        plen = share(ctl, L_BCAST, plen, lid) + 1;
         status = S_PROPAGATE;
-        sync_group();
     }
 
     sync_group();

@@ -87,6 +87,20 @@ def test_re_splitting_with_recomputed_levels_loses_and_repeats_nothing(tmp_path,
     assert r.returncode == 0 and r.stdout.count("----------") == 724 and "\n==========\n" in r.stdout
 
 
+def test_a_walk_through_a_huge_domain_keeps_a_short_path(group):
+    """x labelled by value on a bounds-only domain of 70,001 values, every x below 66,000
+    failing only once y is labelled: each value tried is a right branch x > v. The path keeps
+    the last of them only (compact_right_branch), so a one-level stack recomputes its way to the
+    first solution instead of running out of path capacity (65,536 decisions)."""
+    text = ("var 0..70000: x :: output_var;\nvar 0..1: y :: output_var;\nvar bool: b;\n"
+            "constraint int_lin_le_reif([1], [x], 65999, b);\nconstraint bool_xor(b, y, y);\n"
+            "solve :: int_search([x, y], input_order, indomain_min, complete) satisfy;\n")
+    group.setenv("FZN_GPU_STACK_LEVELS", "1")
+    found, outcome = solve_text(text, devices="cpu")
+    assert outcome.error is None
+    assert as_tuples(found, ["x", "y"]) == {(66000, 0)}
+
+
 class _Sized(runner_mod.Runner):
     """A runner's sizing alone, for a device that is not here (no OpenCL context)."""
 
