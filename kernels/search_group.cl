@@ -427,11 +427,7 @@ __kernel void search_group(
             budget -= min(passes, budget);
             passes = 0;
             pending = r < 0;
-            if (pending) {                           // the slice's budget is spent: the node waits
-                if (lid == 0) ctl[L_FAILED] = 0;
-                sync_group();
-                break;
-            }
+            if (pending) break;                      // the slice's budget is spent: the node waits
             if (r == 0) {
                 if (lid == 0) ctl[L_FAILED] = 0;     // fixpoint returned after a barrier
                 if (lid == 0 && fresh && enqueue_all) atomic_or(&ctrl[C_ROOT_FAILED], 1);

@@ -9,14 +9,11 @@ set -uo pipefail
 out=${1:?usage: $0 OUT LIMIT_S OLD [REGEX]}; limit=${2:?}; old=$(realpath "${3:?}")
 source scripts/device_env.sh >/dev/null 2>&1
 source scripts/opt_instances.sh
-mkdir -p "$out"
-work=$(mktemp -d)
-opt_cases "${4:-}"
+opt_setup "$out" "${4:-}"
 stat() { grep -oE "(objective|nodes|workItems|recomputedLevels)=[0-9.e+-]+" | tr '\n' ' '; }
 # fzn-gpu from the checkout at $1 (python -m puts the working folder first on the path)
 from() { local path=$1; shift; (cd "$path" && PYTHONPATH=$path:/tmp/site python3 -m fzn_gpu "$@"); }
-echo "| instance | build | best | proven | best s | statistics |" | tee "$out/compare.md"
-echo "|---|---|---|---|---|---|" | tee -a "$out/compare.md"
+table_start "$out/compare.md" instance build best proven "best s" statistics
 for c in "${cases[@]}"; do
   f=$(compile_case "$c") || continue
   name=$(basename "$f" .fzn)

@@ -8,12 +8,9 @@ set -uo pipefail
 out=${1:?usage: $0 OUT LIMIT_S [STRATEGY] [REGEX]}; limit=${2:?}; strategy=${3:-complete_exploration}
 source scripts/device_env.sh >/dev/null 2>&1
 source scripts/opt_instances.sh
-mkdir -p "$out"
-work=$(mktemp -d)
-opt_cases "${4:-}"
+opt_setup "$out" "${4:-}"
 stat() { grep -oE "(objective|nodes|lnsSteps|lnsImprovingSteps|d[0-9]_lnsSteps|d[0-9]_lnsImprovements|buildTime)=[0-9.e+-]+" | tr '\n' ' '; }
-echo "| instance | devices | best | first s | best s | statistics |" | tee "$out/lns.md"
-echo "|---|---|---|---|---|---|" | tee -a "$out/lns.md"
+table_start "$out/lns.md" instance devices best "first s" "best s" statistics
 for c in "${cases[@]}"; do
   f=$(compile_case "$c") || continue
   name=$(basename "$f" .fzn)

@@ -12,8 +12,7 @@ out=${1:?usage: $0 OUT [LIMIT_S [COUNTS [OPT_REGEX]]]}; limit=${2:-10}
 counts=${3:-"nqueens:15:group,item nqueens:16:group costas:13:group,item"}
 source scripts/device_env.sh >/dev/null 2>&1
 source scripts/opt_instances.sh
-mkdir -p "$out"
-work=$(mktemp -d)
+opt_setup "$out"
 stat() { grep -oE "(nSolutions|objective|nodes|propagations|passes|kernelTime|hostTime|workItems|recomputedLevels)=[0-9.e+-]+" | tr '\n' ' '; }
 # run NAME FZN KERNEL PROFILE ARGS...: one row of the table
 run() {
@@ -32,9 +31,8 @@ run() {
   local prof; prof=$(grep -oE 'nodeProfile=.*' "$work/o.txt" | tail -1 | cut -d= -f2- | tr -d '"')
   echo "| $name | $kernel $settings| $p | $res | $wall | $(stat < "$work/o.txt") | $prof |" | tee -a "$out/profile.md"
 }
-[ -f "$out/profile.md" ] || {
-  echo "| instance | kernel, settings | profile | registers | wall s | statistics | node profile |"
-  echo "|---|---|---|---|---|---|---|"; } | tee "$out/profile.md"
+[ -f "$out/profile.md" ] || table_start "$out/profile.md" instance "kernel, settings" profile registers "wall s" \
+  statistics "node profile"
 for c in $counts; do
   IFS=: read -r m n kernels <<< "$c"
   f=$work/${m}_$n.fzn

@@ -1,5 +1,20 @@
 # Sourced by the device scripts that run the suite's optimisation instances (device_lns.sh,
-# device_compare.sh). Needs $work (a scratch folder).
+# device_compare.sh, device_profile.sh).
+
+# opt_setup OUT [REGEX]: the output folder OUT, a scratch folder ($work) and, with REGEX, the
+# instances whose data file matches it ($cases, opt_cases).
+opt_setup() {
+  mkdir -p "$1"
+  work=$(mktemp -d)
+  [ $# -lt 2 ] || opt_cases "$2"
+}
+
+# table_start FILE COLUMN...: a Markdown table's header and rule, into FILE and on stdout.
+table_start() {
+  local file=$1 head="|" rule="|"; shift
+  for c in "$@"; do head+=" $c |"; rule+="---|"; done
+  printf '%s\n%s\n' "$head" "$rule" | tee "$file"
+}
 
 # opt_cases REGEX: fills the array `cases` with MODEL:DATA of every optimisation instance of
 # .carry/bench/suite.json whose data file matches REGEX.

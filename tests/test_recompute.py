@@ -73,9 +73,9 @@ def test_branch_and_bound_proves_the_optimum_with_recomputed_levels(tmp_path, gr
 
 def test_re_splitting_with_recomputed_levels_loses_and_repeats_nothing(tmp_path, group):
     """Busy groups donate the right branch of their shallowest open level while their deeper
-    levels are recomputed: eight groups on this machine, short slices, a one-level stack. (The
-    donations' buffer once got one record where up to one per group was written: heap
-    corruption that crashed this run about two times in three.)"""
+    levels are recomputed: eight groups on this machine, short slices, a one-level stack. The
+    donations' buffer must hold a record per group that may donate (else the heap is
+    overwritten: a crash or wrong counts)."""
     group.setenv("FZN_GPU_ITEMS_PER_CU", "4")
     group.setenv("FZN_GPU_SLICE_BUDGET", "200")
     group.setenv("FZN_GPU_STACK_LEVELS", "1")

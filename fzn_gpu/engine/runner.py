@@ -76,9 +76,8 @@ class Tuning:
                       outline=_env_flag("FZN_GPU_OUTLINE", gpu),
                       slice_budget=_env_int("FZN_GPU_SLICE_BUDGET", 0, minimum=0),
                       profile=_env_flag("FZN_GPU_PROFILE", False),
-                      # H100: a cap of 64 registers lets more searches run at once; 16-queens'
-                      # kernels 1.3x faster, Costas 13's 1.17x; 48 and 80 slower, 32 spills
-                      # (docs/BENCHMARKS.md)
+                      # NVIDIA: a register cap lets more work-groups stay resident on a
+                      # multiprocessor; 64 measured fastest (docs/BENCHMARKS.md)
                       max_registers=_env_int("FZN_GPU_MAX_REGISTERS", 64 if is_nvidia(device) else 0, minimum=0),
                       # a propagation longer than the slice's budget and this stops and resumes
                       # in the next slice; ordinary nodes stay whole (their order of search with
@@ -118,7 +117,6 @@ class Stats:
     recomputed: int = 0         # levels work-groups rebuilt from their paths (search_group.cl)
     passes: int = 0             # propagation passes (groups) or queue runs (items)
     cycles: np.ndarray = field(default_factory=lambda: np.zeros(len(Cnt), dtype=np.int64))   # T_* columns
-    stack_levels: int = 0       # the most levels a work-group's stack holds (0: the item kernel)
 
 
 def path_capacity(paths: Paths, cutoff: int) -> int:
@@ -187,7 +185,6 @@ class Runner:
         self.fbest_buf = cl.Buffer(self.ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=self.fbest)
         self.float_objective = dm.obj_var >= 0 and dm.fslot[dm.obj_var] >= 0
         self.stack_levels = self._stack_levels() if self.group else 0
-        self.stats.stack_levels = self.stack_levels
         self.max_items = max_items or self._default_items()
         # a solution: the objective, every variable's value, with set variables the bitmap words,
         # with float variables their boxes (two ordinals each, as four ints)
@@ -243,9 +240,9 @@ class Runner:
     def _stack_levels(self) -> int:
         """Levels of a work-group's stack (one node each). The whole depth a branch can reach
         where the device's memory holds it for every group wanted; else as many as fit (at
-        least STACK_MIN), and deeper levels are recomputed: QAP 32's worst case of 41,785 levels
-        of a 165 KB node left room for one group on an H100, while its branches are some 32
-        levels deep. FZN_GPU_STACK_LEVELS sets it (tests of recomputation)."""
+        least STACK_MIN), and deeper levels are recomputed: the worst case (every variable split
+        to a point) of a big model can be thousands of levels of a large node, while its real
+        branches are far shallower. FZN_GPU_STACK_LEVELS sets it (tests of recomputation)."""
         dm, d = self.dm, self.device
         full = dm.maxd + 1
         forced = _env_int("FZN_GPU_STACK_LEVELS", 0)
@@ -277,8 +274,9 @@ class Runner:
         dm = self.dm
         if self.group:     # a group's arrays are reached through 64-bit offsets: only one group's must fit
             path = DEC * (64 + (self.branch_path() if self.recomputes() else 0))
-            biggest = 4 * max(self.stack_levels * self.store_ints(), dm.maxd * len(Lv), path)
-            by_index = want if max(self.stack_levels * self.store_ints(), dm.maxd * len(Lv)) <= INDEX_MAX else 0
+            indexed = max(self.stack_levels * self.store_ints(), dm.maxd * len(Lv))
+            biggest = 4 * max(indexed, path)
+            by_index = want if indexed <= INDEX_MAX else 0
         else:
             biggest = max(self.tcap * 4, dm.nv * 4, dm.nc * 4, 1)
             by_index = INDEX_MAX // max(self.tcap, dm.nv, dm.nwords, dm.nc, dm.maxd * len(Lv), 1)
