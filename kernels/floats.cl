@@ -579,6 +579,14 @@ inline double nice_point(double lo, double hi) {
 
 // float_search's variable selection: by width (first_fail, anti_first_fail), by bound
 // (smallest, largest), else in order.
+// How far v is from settled: its width relative to its magnitude (infinite when unbounded), the
+// measure the default search's relative precision stops at.
+inline double float_unsettled(Ctx *x, int v) {
+    double lo = flo(x, v), hi = fhi(x, v), width = hi - lo, m = fmax(fabs(lo), fabs(hi));
+    if (isinf(width)) return INFINITY;
+    return m > 0.0 ? width / m : 0.0;
+}
+
 inline bool better_float(Ctx *x, int sel, int v, int best) {
     if (best < 0) return true;
     switch (sel) {
@@ -586,6 +594,7 @@ inline bool better_float(Ctx *x, int sel, int v, int best) {
     case VS_ANTI_FIRST_FAIL: return fhi(x, v) - flo(x, v) > fhi(x, best) - flo(x, best);
     case VS_SMALLEST: return flo(x, v) < flo(x, best);
     case VS_LARGEST: return fhi(x, v) > fhi(x, best);
+    case VS_FLOAT_UNSETTLED: return float_unsettled(x, v) > float_unsettled(x, best);
     default: return false;
     }
 }

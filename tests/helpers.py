@@ -4,8 +4,12 @@ the independent checker as the oracle."""
 from __future__ import annotations
 
 import itertools
+import os
+import random
 import shutil
 import subprocess
+import time
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -25,8 +29,17 @@ SHARED = ROOT.parent / "shared"
 CORPUS = SHARED / "corpus" / "hakank"
 
 
+def stable_rng(*parts: object) -> random.Random:
+    """A generator seeded from its parts the same way in every process (Python's own hash of a
+    string changes with PYTHONHASHSEED, so a seed from hash() made a failure unrepeatable).
+    FZN_GPU_TEST_SEED shifts every seed, to draw fresh instances on purpose."""
+    key = repr(parts) + os.environ.get("FZN_GPU_TEST_SEED", "")
+    return random.Random(zlib.crc32(key.encode()))
+
+
 def solve_text(text: str, **opts) -> tuple[list[dict], object]:
-    """All solutions the engine reports (as name -> value dicts, each checked), and the outcome."""
+    """All solutions the engine reports (as name -> value dicts, each checked), and the outcome;
+    time_limit_ms counts from this call."""
     model = lower(parse_items(text, "test.fzn"), "test.fzn")
     options = SolveOptions(**opts)
     checker = Checker(parse_items(text, "test.fzn"))
@@ -41,7 +54,8 @@ def solve_text(text: str, **opts) -> tuple[list[dict], object]:
         found.append(a)
 
     search = CompleteSearch(model, dm, select_devices("all")[0], options, report)
-    outcome = search.run(None)
+    limit = options.time_limit_ms
+    outcome = search.run(time.monotonic() + limit / 1000.0 if limit else None)
     return found, outcome
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from fzn_gpu.engine import pack as pack_module
 from fzn_gpu.registry import KINDS
-from helpers import as_tuples, brute_force, solve_text
+from helpers import as_tuples, brute_force, solve_text, stable_rng
 
 INT_KINDS = [k for k in KINDS if k.domain == "int"]
 
@@ -108,7 +108,7 @@ def test_propagator_matches_brute_force(kind, bitmaps, layout, monkeypatch):
     else:
         monkeypatch.setenv("FZN_GPU_KERNEL", "item")
         monkeypatch.setenv("FZN_GPU_LAYOUT", layout)
-    rng = random.Random(hash((kind.key, bitmaps)) & 0xFFFF)
+    rng = stable_rng(kind.key, bitmaps)
     for _ in range(6):
         text, domains = instance(kind, rng)
         expected = brute_force(text, domains)
@@ -229,7 +229,7 @@ def test_set_propagator_matches_brute_force(kind, layout, monkeypatch):
     """Every set kind (variables as possible/required bitmaps, engine/sets.py) against all
     subsets of small universes, through the independent checker, under both kernels."""
     monkeypatch.setenv("FZN_GPU_KERNEL", "group" if layout == "group" else "item")
-    rng = random.Random(hash((kind.key, "set")) & 0xFFFF)
+    rng = stable_rng(kind.key, "set")
     for _ in range(int(os.environ.get("FZN_GPU_TEST_INSTANCES", "8"))):
         text, domains = set_instance(kind, rng)
         names = list(domains)

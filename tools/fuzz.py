@@ -43,6 +43,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from fzn_gpu.check import Checker, _pow  # noqa: E402
+from fzn_gpu.codegen import VAL_SELECT, VAR_SELECT  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fzn_gpu.parser import parse_items  # noqa: E402
@@ -116,10 +117,6 @@ DEFINING = {  # key -> index of the defined argument
     "int_lin_eq_reif": 3, "set_in_reif": 2, "array_bool_and": 1, "array_bool_or": 1, "bool_and": 2,
     "bool_or": 2, "bool_xor": 2, "array_bool_element": 2, "array_var_bool_element": 2,
 }
-VAR_SELECT = ["input_order", "first_fail", "anti_first_fail", "smallest", "largest", "occurrence",
-              "most_constrained", "max_regret", "dom_w_deg"]
-VAL_SELECT = ["indomain_min", "indomain_max", "indomain_median", "indomain_split",
-              "indomain_reverse_split", "indomain_random"]
 
 
 @dataclass

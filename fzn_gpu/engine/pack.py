@@ -319,7 +319,12 @@ def search_plan(model: Model, opts: SolveOptions):
     float_search names (split to floats.DEFAULT_PRECISION of their magnitude): a float objective first, towards
     better values, so that branch and bound halves the objective's range rather than creeping
     up on it from one solution to the next, then the decision floats, then the Aux ones (to
-    floats.AUX_PRECISION). A solution is a node where all are decided."""
+    floats.AUX_PRECISION). Within each of the last two the variable widest relative to its
+    magnitude is split first (as interval solvers split the largest box side): splitting one
+    variable down to its precision while another stays wide can leave nothing to propagate
+    until the end (a^b = c with two integers in b's box bounds nothing on a negative base), so
+    such a search walks every precision-wide box of the first variable. A solution is a node
+    where all are decided."""
     V = model.vars
     searchable = ((V.kind == VarKind.INT) | (V.kind == VarKind.BOOL)) & ~V.is_const
     groups: list[tuple[list[int], int, int, float]] = []
@@ -366,9 +371,9 @@ def search_plan(model: Model, opts: SolveOptions):
     if obj >= 0 and floats_open[obj] and not seen[obj]:
         add([obj], "input_order", float_val_select_code("indomain_reverse_split" if better == "indomain_max"
                                                         else "indomain_split"), -floats.DEFAULT_PRECISION)
-    add(np.nonzero(floats_open & ~seen & ~V.is_aux)[0], "input_order",
+    add(np.nonzero(floats_open & ~seen & ~V.is_aux)[0], "float_unsettled",
         float_val_select_code("indomain_split"), -floats.DEFAULT_PRECISION)
-    add(np.nonzero(floats_open & ~seen)[0], "input_order", FLOAT_VAL_SETTLE, -floats.AUX_PRECISION)
+    add(np.nonzero(floats_open & ~seen)[0], "float_unsettled", FLOAT_VAL_SETTLE, -floats.AUX_PRECISION)
     sizes = [len(g[0]) for g in groups]
     sg_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int32) if groups else np.zeros(1, np.int32)
     sg_var = np.concatenate([np.asarray(g[0], dtype=np.int32) for g in groups]) if groups else np.zeros(0, np.int32)
