@@ -13,6 +13,7 @@ import sys
 from . import __version__, clock  # noqa: F401  (clock first: the time limit counts from here at the latest)
 from .errors import FznError, Unsupported
 from .model import LNS_STRATEGIES
+from .options import ENGINES
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -35,6 +36,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--list-devices", action="store_true", help="list the OpenCL devices and exit")
     p.add_argument("--check", action="store_true", help="verify every solution with the independent checker")
     p.add_argument("--count-only", action="store_true", help="with -a, count solutions without printing them")
+    p.add_argument("--engine", choices=ENGINES, default="auto",
+                   help="auto (default): optimisation by LNS and branch and bound together (portfolio), or by LNS "
+                        "alone when --lns-strategy is given; satisfaction by complete search. complete, lns, "
+                        "portfolio: that engine alone")
     lns = p.add_argument_group("large neighbourhood search (over the solve item's lns(...) annotation)")
     lns.add_argument("--lns-strategy", choices=("none",) + LNS_STRATEGIES,
                      help="search by LNS with this strategy (any optimisation model)")
@@ -86,7 +91,8 @@ def run(argv: list[str]) -> int:
                         free_search=args.free_search, parallel=args.parallel, seed=args.seed,
                         statistics=args.statistics, time_limit_ms=args.time_limit,
                         intermediate=args.intermediate, verbose=args.verbose, devices=args.devices,
-                        check=args.check, count_only=args.count_only, lns=_lns_options(args))
+                        check=args.check, count_only=args.count_only, lns=_lns_options(args),
+                        engine=args.engine)
     from .watchdog import Watchdog, unknown_yet
     # started before parsing: a model of 40,000 items takes seconds to read, inside the limit
     with Watchdog(unknown_yet, opts.time_limit_ms) as watchdog:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import warnings
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -172,6 +173,8 @@ def kernel_source(kinds: frozenset[int] | None = None, model: str = "item") -> s
 
 
 _PROGRAMS: dict[tuple, tuple] = {}
+_BUILDS: dict[tuple, threading.Lock] = {}    # one build per key at a time: engines build runners in threads
+_BUILDS_LOCK = threading.Lock()
 BUILD_LOGS: dict[int, str] = {}        # the compiler's log of a device's last build (by id of its cl_device)
 
 
@@ -191,7 +194,7 @@ def is_nvidia(device: Device) -> bool:
 def build(device: Device, kinds: frozenset[int] | None = None, outline: bool = False, model: str = "item",
           store_global: bool = False, floats: bool = False, profile: bool = False, max_registers: int = 0,
           propagation_floor: int = 4096):
-    """(context, queue, program) for `device`, built once per process (and cached on disk by
+    """(context, program) for `device`, built once per process (and cached on disk by
     pyopencl across processes); with `kinds`, a program holding only those propagators;
     `model` "group" with `store_global` keeps a group's node in global memory (a model too big
     for local memory); `floats` builds the float variables' propagators and search (item only);
@@ -199,34 +202,43 @@ def build(device: Device, kinds: frozenset[int] | None = None, outline: bool = F
     work-item's registers where the compiler takes a cap (NVIDIA; 0: the compiler's choice);
     `propagation_floor`: the units a node's propagation may always run in one slice
     (kernels/profile.cl)."""
-    import pyopencl as cl
     # FZN_GPU_CL_OPTIONS: more build options, for tuning runs (NVIDIA: -cl-nv-verbose puts the
     # registers and spills in `build_log`, -cl-nv-maxrregcount=N caps the registers)
     extra = tuple(os.environ.get("FZN_GPU_CL_OPTIONS", "").split())
     cap = max_registers if max_registers > 0 and is_nvidia(device) else 0
     key = (id(device.cl_device), kinds, outline, model, store_global, floats, profile, cap, propagation_floor, extra)
-    if key not in _PROGRAMS:
-        if floats and not supports_floats(device):
-            raise FznError(f"{device.name} has no double precision (or no 64-bit atomics): float variables "
-                           f"need both", fix="choose another device with --devices (see --list-devices)")
-        ctx = cl.Context([device.cl_device])
-        queue = cl.CommandQueue(ctx)
-        options = ["-cl-std=CL1.2"] + (["-DFZN_OUTLINE"] if outline else []) + (["-DFZN_FLOATS"] if floats else [])
-        if model == "group":
-            options += ["-DFZN_GROUP"] + (["-DFZN_STORE_GLOBAL"] if store_global else [])
-        if profile:
-            options += ["-DFZN_PROFILE"] + (["-DFZN_CLOCK_PTX"] if is_nvidia(device) else [])
-        if cap:
-            options.append(f"-cl-nv-maxrregcount={cap}")
-        options.append(f"-DFZN_PROP_FLOOR={max(1, propagation_floor)}")
-        options += list(extra)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            try:
-                prog = cl.Program(ctx, kernel_source(kinds, model)).build(options=options)
-            except cl.RuntimeError as err:
-                raise FznError(f"the search kernels did not build on {device.name}: {str(err)[-2000:]}",
-                               fix="report this with the device name; meanwhile choose another device with --devices") from None
-        _PROGRAMS[key] = (ctx, queue, prog)
-        BUILD_LOGS[key[0]] = prog.get_build_info(device.cl_device, cl.program_build_info.LOG) or ""
+    with _BUILDS_LOCK:
+        lock = _BUILDS.setdefault(key, threading.Lock())
+    with lock:
+        if key not in _PROGRAMS:
+            _PROGRAMS[key] = _build_program(device, key, kinds, outline, model, store_global, floats, profile,
+                                            cap, propagation_floor, extra)
     return _PROGRAMS[key]
+
+
+def _build_program(device: Device, key: tuple, kinds, outline, model, store_global, floats, profile, cap,
+                   propagation_floor, extra) -> tuple:
+    """Builds the program `build` caches under `key`: (context, program)."""
+    import pyopencl as cl
+    if floats and not supports_floats(device):
+        raise FznError(f"{device.name} has no double precision (or no 64-bit atomics): float variables "
+                       f"need both", fix="choose another device with --devices (see --list-devices)")
+    ctx = cl.Context([device.cl_device])
+    options = ["-cl-std=CL1.2"] + (["-DFZN_OUTLINE"] if outline else []) + (["-DFZN_FLOATS"] if floats else [])
+    if model == "group":
+        options += ["-DFZN_GROUP"] + (["-DFZN_STORE_GLOBAL"] if store_global else [])
+    if profile:
+        options += ["-DFZN_PROFILE"] + (["-DFZN_CLOCK_PTX"] if is_nvidia(device) else [])
+    if cap:
+        options.append(f"-cl-nv-maxrregcount={cap}")
+    options.append(f"-DFZN_PROP_FLOOR={max(1, propagation_floor)}")
+    options += list(extra)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            prog = cl.Program(ctx, kernel_source(kinds, model)).build(options=options)
+        except cl.RuntimeError as err:
+            raise FznError(f"the search kernels did not build on {device.name}: {str(err)[-2000:]}",
+                           fix="report this with the device name; meanwhile choose another device with --devices") from None
+    BUILD_LOGS[key[0]] = prog.get_build_info(device.cl_device, cl.program_build_info.LOG) or ""
+    return ctx, prog

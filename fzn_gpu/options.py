@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+ENGINES = ("auto", "complete", "lns", "portfolio")
+
 
 @dataclass
 class SolveOptions:
@@ -20,6 +22,7 @@ class SolveOptions:
     check: bool = False               # --check
     count_only: bool = False          # --count-only
     lns: dict | None = None           # --lns-*: LNS settings over the annotation's (engine/lns.py)
+    engine: str = "auto"              # --engine: auto, complete, lns or portfolio (engine/__init__.py)
 
     def solution_limit(self, optimising: bool) -> int | None:
         """How many solutions a satisfaction search should find (None: all)."""

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from . import __version__
 from .model import LNS_STRATEGIES
+from .options import ENGINES
 from .resources import mznlib_dir
 
 SOLVER_ID = "org.fzn-gpu.gpu-fzn"
@@ -22,6 +23,8 @@ EXTRA_FLAGS = [
     ["--devices", "OpenCL devices to use: all, gpu, cpu, or indices from --list-devices (e.g. 0,2)", "string", "all"],
     ["--check", "Verify every solution with the independent checker before printing it", "bool", "false"],
     ["--count-only", "With -a, count solutions without printing each one (the count is nSolutions)", "bool", "false"],
+    ["--engine", "Search engine: auto (optimisation: LNS and branch and bound together), complete, lns, portfolio",
+     ":".join(("opt",) + ENGINES), "auto"],
     # LNS settings override the model's lns(...) annotation; none and 0 leave it (or the default) be
     ["--lns-strategy", "Large neighbourhood search with this strategy (optimisation models)",
      ":".join(("opt", "none") + LNS_STRATEGIES), "none"],

@@ -19,6 +19,7 @@ from fzn_gpu.device import select_devices
 from fzn_gpu.engine import assignment
 from fzn_gpu.engine.complete import CompleteSearch
 from fzn_gpu.engine.pack import pack
+from fzn_gpu.engine.portfolio import PortfolioSearch
 from fzn_gpu.engine.decode import decoder
 from fzn_gpu.lower import lower
 from fzn_gpu.options import SolveOptions
@@ -37,9 +38,10 @@ def stable_rng(*parts: object) -> random.Random:
     return random.Random(zlib.crc32(key.encode()))
 
 
-def solve_text(text: str, **opts) -> tuple[list[dict], object]:
+def solve_text(text: str, portfolio: bool = False, **opts) -> tuple[list[dict], object]:
     """All solutions the engine reports (as name -> value dicts, each checked), and the outcome;
-    time_limit_ms counts from this call."""
+    time_limit_ms counts from this call. The engine: complete search, or with `portfolio` LNS
+    and branch and bound together (an optimisation model)."""
     model = lower(parse_items(text, "test.fzn"), "test.fzn")
     options = SolveOptions(**opts)
     checker = Checker(parse_items(text, "test.fzn"))
@@ -53,7 +55,10 @@ def solve_text(text: str, **opts) -> tuple[list[dict], object]:
         assert not bad, f"engine reported a non-solution: {bad[0]}\n{text}"
         found.append(a)
 
-    search = CompleteSearch(model, dm, select_devices("all")[0], options, report)
+    if portfolio:
+        search = PortfolioSearch(model, dm, select_devices("all"), options, report, model.solve.lns)
+    else:
+        search = CompleteSearch(model, dm, select_devices("all")[0], options, report)
     limit = options.time_limit_ms
     outcome = search.run(time.monotonic() + limit / 1000.0 if limit else None)
     return found, outcome

@@ -11,15 +11,23 @@ from fzn_gpu.bench.__main__ import markdown, variants
 from helpers import ROOT, SHARED, have_minizinc
 
 
+def core(names) -> list[str]:
+    """The variants of the default engine and Gecode (not LNS strategies, engines, splits)."""
+    return [n for n in names if " lns " not in n and "bnb=" not in n and not n.endswith((" complete", " lns", " portfolio"))]
+
+
 def test_variants_name_one_column_per_device_set():
     one = variants(["all"], 0)
-    assert [n for n in one if " lns " not in n] == ["gpu-fzn", "gpu-fzn count", "gecode -p1"]
+    assert core(one) == ["gpu-fzn", "gpu-fzn count", "gecode -p1"]
     assert one["gpu-fzn count"][-1] == "--count-only"
     assert variants(["all"], 0, check=True)["gpu-fzn"][-1] == "--check"
     two = variants(["gpu", "cpu"], 16)
-    assert [n for n in two if " lns " not in n] == ["gpu-fzn gpu", "gpu-fzn gpu count", "gpu-fzn cpu",
-                                                    "gpu-fzn cpu count", "gecode -p1", "gecode -p16"]
-    assert two["gpu-fzn cpu lns icm"][-2:] == ["--lns-strategy", "icm"] and len(two) == 6 + 2 * 6
+    assert core(two) == ["gpu-fzn gpu", "gpu-fzn gpu count", "gpu-fzn cpu", "gpu-fzn cpu count", "gecode -p1",
+                         "gecode -p16"]
+    assert two["gpu-fzn cpu lns icm"][-2:] == ["--lns-strategy", "icm"] and len(two) == 6 + 2 * (6 + 3 + 9)
+    assert two["gpu-fzn gpu complete"][-2:] == ["--engine", "complete"]
+    assert two["gpu-fzn gpu bnb=cpu lns=gpu"][-4:] == ["--engine", "portfolio", "ENV:FZN_GPU_BNB_DEVICES=cpu",
+                                                         "ENV:FZN_GPU_LNS_DEVICES=gpu"]
     assert two["gpu-fzn cpu"][:4] == ["--solver", "gpu-fzn", "--devices", "cpu"]
 
 

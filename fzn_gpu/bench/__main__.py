@@ -19,7 +19,9 @@ import subprocess
 import time
 from pathlib import Path
 
+from ..engine.portfolio import KINDS
 from ..model import LNS_STRATEGIES
+from ..options import ENGINES
 
 SMALL = [("nqueens.mzn", {"n": n}) for n in (8, 10, 11, 12)] + [("costas.mzn", {"n": 10})] + \
         [("qap.mzn", "qap_12.dzn"), ("knapsack.mzn", "knapsack_50.dzn"), ("tsp.mzn", "tsp_10.dzn"),
@@ -55,6 +57,10 @@ def label(inst: dict) -> str:
 
 
 def run_once(solver: list[str], inst: dict, bdir: Path, limit_s: float) -> dict:
+    """One run; a flag "ENV:NAME=VALUE" of `solver` sets NAME in the solver's environment."""
+    env = dict(os.environ)
+    env.update(f[4:].split("=", 1) for f in solver if f.startswith("ENV:"))
+    solver = [f for f in solver if not f.startswith("ENV:")]
     cmd = ["minizinc", *solver, str(bdir / inst["model"])]
     if inst.get("data"):
         cmd.append(str(bdir / "data" / inst["data"]))
@@ -67,7 +73,7 @@ def run_once(solver: list[str], inst: dict, bdir: Path, limit_s: float) -> dict:
     cmd += ["-s", "--time-limit", str(int(limit_s * 1000))]
     t0 = time.monotonic()
     try:
-        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     except FileNotFoundError:
         raise SystemExit("fzn-gpu-bench: `minizinc` is not on PATH; install it (README) or put it there") from None
     sols, complete, unsat, trace, stats, counted = 0, False, False, [], {}, None
@@ -174,7 +180,9 @@ def markdown(results: list[dict], solvers: list[str], machine: str) -> str:
                 cells.append("-")
                 continue
             if res["mode"] == "opt":
-                cells.append(f"best {r['best']}{' (opt)' if r['complete'] else ''}; at 10 s: {at_time(r['trace'], 10.0)}")
+                proof = f" (opt, {r['wall_s']:.2f} s)" if r["complete"] else ""
+                first = f"; first {r['trace'][0][0]:.2f} s" if r["trace"] else ""
+                cells.append(f"best {r['best']}{proof}{first}; at 10 s: {at_time(r['trace'], 10.0)}")
             elif res["mode"] == "all":
                 nps = nodes_per_s(r)
                 wrong = r["complete"] and res.get("solutions") not in (None, r["solutions"])
@@ -250,16 +258,24 @@ def plots(results, solvers, out: Path) -> list[str]:
 
 def variants(device_sets: list[str], gecode_p: int, check: bool = False) -> dict[str, list[str]]:
     """Solver variants by name: fzn-gpu printed and counting per device set (named `gpu-fzn`
-    alone when there is one set), Gecode -p 1 and -p N. With `check`, fzn-gpu verifies every
-    solution it prints with the independent checker."""
+    alone when there is one set: the default engine), each engine alone, LNS with each
+    strategy, the portfolio with each split of the device kinds between its engines
+    (`bnb=cpu lns=gpu`: engine/portfolio.py), Gecode -p 1 and -p N. With `check`, fzn-gpu
+    verifies every solution it prints with the independent checker."""
     out: dict[str, list[str]] = {}
     for d in device_sets:
         name = "gpu-fzn" if len(device_sets) == 1 else f"gpu-fzn {d}"
-        out[name] = ["--solver", "gpu-fzn", "--devices", d] + (["--check"] if check else [])
+        base = ["--solver", "gpu-fzn", "--devices", d] + (["--check"] if check else [])
+        out[name] = base
         out[f"{name} count"] = ["--solver", "gpu-fzn", "--devices", d, "--count-only"]
+        for engine in ENGINES[1:]:
+            out[f"{name} {engine}"] = base + ["--engine", engine]
         for strategy in LNS_STRATEGIES:            # optimisation by LNS (engine/lns.py)
-            out[f"{name} lns {strategy}"] = ["--solver", "gpu-fzn", "--devices", d, "--lns-strategy", strategy] + \
-                (["--check"] if check else [])
+            out[f"{name} lns {strategy}"] = base + ["--lns-strategy", strategy]
+        for bnb in KINDS:
+            for lns in KINDS:
+                out[f"{name} bnb={bnb} lns={lns}"] = base + ["--engine", "portfolio", f"ENV:FZN_GPU_BNB_DEVICES={bnb}",
+                                                           f"ENV:FZN_GPU_LNS_DEVICES={lns}"]
     out["gecode -p1"] = ["--solver", "gecode", "-p", "1"]
     if gecode_p > 1:
         out[f"gecode -p{gecode_p}"] = ["--solver", "gecode", "-p", str(gecode_p)]

@@ -15,7 +15,7 @@ from ..model import Model, VarKind
 from ..options import SolveOptions
 from ..output import (SEARCH_COMPLETE, UNKNOWN, UNSATISFIABLE, ERROR, Printer)
 from ..watchdog import Watchdog
-from .complete import Outcome
+from .incumbent import Outcome
 from .profile import node_profile
 
 
@@ -146,17 +146,30 @@ class SolveRun:
             self._end(outcome, interrupted=interrupted)
             return 130 if interrupted else 0
 
-    def _wants_lns(self) -> bool:
-        """LNS when the solve item carries lns(...) or --lns-strategy is given, for optimisation;
-        a satisfaction model has nothing to improve, so complete search answers it."""
-        asked = self.model.solve.lns is not None or bool(self.opts.lns and self.opts.lns.get("strategy"))
-        if asked and not self.optimising:
-            print("fzn-gpu: LNS needs an objective; solving this satisfaction model by complete search",
-                  file=sys.stderr)
-        elif asked and self.dm.nf:
-            print("fzn-gpu: LNS works on int, bool and set models; solving this float model by complete search",
-                  file=sys.stderr)
-        return asked and self.optimising and self.dm.obj_var >= 0 and not self.dm.nf
+    def _engine(self) -> str:
+        """complete, lns or portfolio. --engine names one; by default an optimisation model gets
+        the portfolio (portfolio.py; the lns(...) annotation configures its LNS), or LNS alone
+        where --lns-strategy names a strategy, and a satisfaction model complete search. LNS
+        needs an objective and works on int, bool and set models: the others are solved by
+        complete search, said on stderr where LNS was asked for."""
+        opts = self.opts
+        flag = bool(opts.lns and opts.lns.get("strategy"))
+        asked = opts.engine != "auto" or flag or self.model.solve.lns is not None
+        wanted = opts.engine
+        if wanted == "auto":
+            wanted = "lns" if flag else "portfolio" if self.optimising or asked else "complete"
+        if wanted == "complete":
+            return wanted
+        why = None
+        if not self.optimising or self.dm.obj_var < 0:
+            why = "LNS needs an objective; solving this satisfaction model by complete search"
+        elif self.dm.nf:
+            why = "LNS works on int, bool and set models; solving this float model by complete search"
+        if why is None:
+            return wanted
+        if asked:
+            print(f"fzn-gpu: {why}", file=sys.stderr)
+        return "complete"
 
     # -- the run
     def run(self) -> int:
@@ -180,9 +193,14 @@ class SolveRun:
             with self.lock:
                 self._end(Outcome(complete=True), interrupted=False)
             return 0
-        if self._wants_lns():
+        engine = self._engine()
+        if engine == "lns":
             from .lns import LnsSearch
             self.search = LnsSearch(self.model, self.dm, self.devices, self.opts, self.report, self.model.solve.lns)
+        elif engine == "portfolio":
+            from .portfolio import PortfolioSearch
+            self.search = PortfolioSearch(self.model, self.dm, self.devices, self.opts, self.report,
+                                          self.model.solve.lns)
         else:
             self.search = CompleteSearch(self.model, self.dm, self.devices, self.opts, self.report, self.report_batch)
         interrupted = False

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
@@ -16,6 +16,7 @@ from ..device import Device
 from ..model import Model
 from ..options import SolveOptions
 from .floats import objective_keys
+from .incumbent import Incumbent, Outcome, report_improvements
 from .pack import DeviceModel
 from .paths import Paths
 from ..errors import FznError
@@ -26,40 +27,16 @@ from .runner import INT_MAX, CapacityError, Runner
 MAX_EXPANSIONS = 12
 
 
-@dataclass
-class Outcome:
-    complete: bool = False          # the whole space was explored
-    solutions: int = 0              # solutions reported (printed or counted)
-    best: int | None = None         # best objective (sense-adjusted) so far
-    error: str | None = None        # why the search stopped incomplete, if it did
-    stopped: bool = False           # stopped by the solution limit
-    expansions: int = 0
-    sub_spaces: int = 0
-    split_s: float = 0.0            # wall time of the expansion passes (splitting the root)
-
-
-def report_improvements(outcome: Outcome, sols: np.ndarray, obj_sense: int, report,
-                        keys: np.ndarray | None = None) -> None:
-    """Print the rows that improve on the best so far, worst first, so the stream is a sequence
-    of improvements. A row's sense-adjusted objective is its first int, or keys[i] (a float
-    objective's, floats.objective_keys)."""
-    keys = sols[:, 0] if keys is None else keys
-    order = np.argsort(-keys, kind="stable")
-    for i in order:
-        obj = keys[i].item()
-        if outcome.best is None or obj < outcome.best:
-            outcome.best = obj
-            outcome.solutions += 1
-            report(sols[i, 1:], obj * obj_sense)
-
-
 class CompleteSearch:
     def __init__(self, model: Model, dm: DeviceModel, devices: Device | list[Device], opts: SolveOptions, report,
-                 report_batch=None):
+                 report_batch=None, incumbent: Incumbent | None = None):
         """report(values: np.ndarray[int32 per variable], objective or None) prints one solution;
         report_batch(rows), when given, prints many solutions of a satisfaction problem at once.
         With several devices, the first splits the root and all of them search the sub-search
-        spaces together (balance.py)."""
+        spaces together (balance.py). `incumbent` (optimisation, int objective): one shared
+        with another engine running beside this one (the portfolio's LNS): improvements go
+        through it, and its best bounds this search at every slice. `cancel`, once set, ends
+        the search at the next slice, incomplete."""
         self.model = model
         self.dm = dm
         self.opts = opts
@@ -75,6 +52,8 @@ class CompleteSearch:
         self.outcome = Outcome()
         self.count_only = opts.count_only and opts.all_solutions and not self.optimising
         self.counted = 0
+        self.incumbent = incumbent if self.optimising and not self.runner.float_objective else None
+        self.cancel = threading.Event()
 
     # -- solutions of one slice, in the order to print them
     def _take(self, sols: np.ndarray | None) -> bool:
@@ -84,7 +63,10 @@ class CompleteSearch:
     def _take_locked(self, sols: np.ndarray | None) -> bool:
         if sols is None or not len(sols):
             return self._more()
-        if self.optimising:
+        if self.incumbent is not None:
+            self.outcome.solutions += self.incumbent.offer(sols, "bnb")
+            self.outcome.best = self.incumbent.bound()
+        elif self.optimising:
             keys = objective_keys(self.dm, sols) if self.runner.float_objective else None
             report_improvements(self.outcome, sols, self.dm.obj_sense, self.report, keys)
         else:
@@ -99,7 +81,17 @@ class CompleteSearch:
         if self.limit is not None and self.outcome.solutions >= self.limit:
             self.outcome.stopped = True
             return False
-        return True
+        return not self.cancel.is_set()
+
+    def _on_slice(self, runner: Runner):
+        """After a slice of `runner` (in its thread): take the solutions, then tighten its bound
+        to the best any device or engine has found."""
+        def on_slice(sols) -> bool:
+            more = self._take(sols)
+            if self.optimising:
+                self._share_bound(runner)
+            return more
+        return on_slice
 
     def _dive(self, deadline: float | None) -> bool | None:
         """One work-item searches the whole tree from the root for a while: on a GPU it finds a
@@ -111,7 +103,7 @@ class CompleteSearch:
         until = time.monotonic() + r.tuning.dive_ms / 1000.0
         if deadline is not None:
             until = min(until, deadline)
-        finished, _ = r.run_phase(Paths.root(), 0, True, self._take, until, count_only=False)
+        finished, _ = r.run_phase(Paths.root(), 0, True, self._on_slice(r), until, count_only=False)
         if finished:
             return True
         return None if self._more() else False
@@ -132,6 +124,8 @@ class CompleteSearch:
             first = True
             # expansion passes: each turns every path into its children `cutoff` levels down
             while first or (len(paths) < target and self.outcome.expansions < MAX_EXPANSIONS):
+                if self.incumbent is not None:
+                    self._share_bound(r)
                 best_before = r.best()
                 room = r.emit_limit(paths)
                 emit_cap = min(max(4 * target, 64 * len(paths), 1024), room)
@@ -187,7 +181,7 @@ class CompleteSearch:
     def _search_all(self, paths: Paths, deadline: float | None) -> bool:
         r = self.runner
         if len(self.runners) == 1:
-            finished, _ = r.run_phase(paths, 0, False, self._take, deadline, count_only=self.count_only,
+            finished, _ = r.run_phase(paths, 0, False, self._on_slice(r), deadline, count_only=self.count_only,
                                       resplit=SelfSplit())
             self.counted += r.phase_solutions if self.count_only else 0
             return finished
@@ -229,9 +223,13 @@ class CompleteSearch:
         return finished and self._more()
 
     def _share_bound(self, runner: Runner) -> None:
-        """A bound found on any device reaches every device at its next slice."""
+        """A bound found on any device, or by an engine beside this one, reaches every device
+        at its next slice."""
         with self._lock:
             best = min(x.best() for x in self.runners)
+        shared = self.incumbent.bound() if self.incumbent is not None else None
+        if shared is not None and shared < best:
+            best = shared
         if runner.best() > best:
             runner.set_best(best)
 

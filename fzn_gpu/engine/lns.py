@@ -28,10 +28,10 @@ import numpy as np
 
 from ..device import Device
 from ..errors import FznError
-from ..model import LnsSpec, Model, VarKind
+from ..model import LNS_STRATEGIES, LnsSpec, Model, VarKind
 from ..options import SolveOptions
-from .complete import Outcome, report_improvements
-from .lns_island import Island, Solution, run_batch
+from .incumbent import Incumbent, Outcome, Solution
+from .lns_island import Island, run_batch
 from .pack import DeviceModel
 from .paths import Paths
 from .runner import CapacityError, Runner
@@ -40,21 +40,43 @@ from .runner import CapacityError, Runner
 DEFAULTS = {"percent": 20, "steps": 50, "restarts": 1 << 30, "timeout": None}
 
 
-def lns_settings(spec: LnsSpec | None, opts: SolveOptions, items: int) -> LnsSpec:
-    """lns(P, T, M, H, STRATEGY, S, TIMEOUT): the annotation's values, the command line's over
-    them; what neither gives is the paper's example, with T x M filling the device (about one
-    path per work-item a step). timeout_s None: the run's time limit alone."""
+ADAPTIVE = "adaptive"      # no strategy named: each step's is chosen by lns_island.StrategyBandit
+
+
+def _given(spec: LnsSpec | None, opts: SolveOptions) -> dict:
+    """The settings the annotation and the command line name (the command line's over)."""
     given = dict(zip(("percent", "neighbourhoods", "starts", "steps", "strategy", "restarts", "timeout"),
                      (spec.percent, spec.neighbourhoods, spec.starts, spec.steps, spec.strategy, spec.restarts,
                       spec.timeout_s))) if spec else {}
     given.update(opts.lns or {})
-    strategy = given.get("strategy", "complete_exploration")
+    return given
+
+
+def lns_arms(spec: LnsSpec | None, opts: SolveOptions, items: int) -> list[LnsSpec]:
+    """The settings of each strategy an island may use: the one named, else all six, for the
+    bandit to choose among by their recent improvements."""
+    if "strategy" in _given(spec, opts):
+        return [lns_settings(spec, opts, items)]
+    return [lns_settings(spec, opts, items, strategy) for strategy in LNS_STRATEGIES]
+
+
+def lns_settings(spec: LnsSpec | None, opts: SolveOptions, items: int, arm: str | None = None) -> LnsSpec:
+    """lns(P, T, M, H, STRATEGY, S, TIMEOUT): the annotation's values, the command line's over
+    them; what neither gives is the paper's example, with T x M filling the device (about one
+    path per work-item a step). timeout_s None: the run's time limit alone. `arm`: that
+    strategy's settings (the bandit's arms); with no strategy named anywhere, the strategy is
+    ADAPTIVE, with complete exploration's numbers."""
+    given = _given(spec, opts)
+    named = given.get("strategy")
+    strategy = arm or named or "complete_exploration"
     starts = given.get("starts", 1 if strategy == "complete_exploration" else 16)
     if given.get("timeout") is not None and given["timeout"] <= 0:
         given["timeout"] = None                      # lns(..., 0): no time-out of its own
     value = lambda key: given.get(key, DEFAULTS.get(key))   # noqa: E731
     settings = LnsSpec(value("percent"), given.get("neighbourhoods", max(1, items // max(starts, 1))), starts,
                        value("steps"), strategy, value("restarts"), value("timeout"))
+    if arm is None and named is None:
+        settings = replace(settings, strategy=ADAPTIVE)
     for name in ("percent", "neighbourhoods", "starts", "steps", "restarts"):
         if getattr(settings, name) < 1:
             raise FznError(f"lns {name} must be at least 1, not {getattr(settings, name)}",
@@ -81,57 +103,20 @@ def lns_variables(model: Model, dm: DeviceModel, free_search: bool) -> np.ndarra
     return np.array(declared or branched, dtype=np.int32)
 
 
-class Incumbent:
-    """The best solution any island has found. Every island's solutions pass through offer(),
-    which prints those that improve on all found so far (one lock: one stream)."""
-
-    def __init__(self, outcome: Outcome, obj_sense: int, report):
-        self._lock = threading.Lock()
-        self.outcome = outcome
-        self.obj_sense = obj_sense
-        self.report = report
-        self.best: Solution | None = None
-        self._stamp = 0              # how many times best has improved
-        self.stopped = False         # set to end every island at its next step
-
-    def offer(self, sols: np.ndarray) -> int:
-        """Prints the improvements among `sols`; returns how many it printed."""
-        with self._lock:
-            before = self.outcome.solutions
-            report_improvements(self.outcome, sols, self.obj_sense, self.report)
-            i = int(np.argmin(sols[:, 0]))
-            if self.best is None or sols[i, 0] < self.best[0]:
-                self.best = (int(sols[i, 0]), sols[i, 1:].copy())
-                self._stamp += 1
-            return self.outcome.solutions - before
-
-    def stamp(self) -> int:
-        with self._lock:
-            return self._stamp
-
-    def better_since(self, mark: int, current: Solution) -> Solution:
-        """The best found since stamp() read `mark`, if it beats `current`; else `current`."""
-        with self._lock:
-            if self.best is not None and self._stamp > mark and self.best[0] < current[0]:
-                return self.best
-        return current
-
-    def note_error(self, message: str) -> None:
-        with self._lock:
-            self.outcome.error = self.outcome.error or message
-
-
 class LnsSearch:
     def __init__(self, model: Model, dm: DeviceModel, devices: list[Device], opts: SolveOptions, report,
-                 spec: LnsSpec | None):
+                 spec: LnsSpec | None, incumbent: Incumbent | None = None):
+        """`incumbent`: one shared with another engine (the portfolio's branch and bound), whose
+        solutions then become the islands' starting points too; else one of its own, printing
+        through report(values, objective)."""
         if dm.obj_var < 0:
             raise FznError("LNS needs an objective", fix="solve minimize/maximize, or drop the lns annotation")
         self.dm = dm
         self.opts = opts
         self.spec = spec
         self.devices = devices
-        self.outcome = Outcome()
-        self.incumbent = Incumbent(self.outcome, dm.obj_sense, report)
+        self.incumbent = incumbent or Incumbent(Outcome(), dm.obj_sense, report)
+        self.outcome = self.incumbent.outcome
         self.fd = lns_variables(model, dm, opts.free_search)
         self.dive_index = next((i for i, d in enumerate(devices) if not d.is_gpu), 0) if len(devices) > 1 else 0
         self.runner = self._runner(self.dive_index)
@@ -156,9 +141,10 @@ class LnsSearch:
                     for i in range(len(self.devices)) if i != self.dive_index]
         for t in builders:
             t.start()
-        try:
+        try:      # the first solution, unless another engine sharing the incumbent finds one sooner
             finished, first = run_batch(self.runner, Paths.root(), deadline, None, self.incumbent.offer,
-                                        first_only=True)
+                                        first_only=True,
+                                        stop=lambda: self.incumbent.stopped or self.incumbent.bound() is not None)
             self.outcome.complete = finished
         except CapacityError as err:
             self.incumbent.note_error(f"a search thread ran out of {err} capacity")
@@ -166,13 +152,15 @@ class LnsSearch:
         for t in builders:
             t.join()
         self._keep_built(built)
-        if first is None or self.outcome.complete:
+        if self.incumbent.best is not None:     # its own first solution, or a better one found beside it
+            first = self.incumbent.best
+        if first is None or self.outcome.complete or self.incumbent.stopped:
             return self.outcome
         if not len(self.fd):
             self.incumbent.note_error("LNS has no decision variables to release (every searched variable is "
                                       "defined by a constraint); the first solution is not proven optimal")
             return self.outcome
-        self.islands = [Island(i, r, lns_settings(self.spec, self.opts, r.max_items), self.fd, self.opts.seed,
+        self.islands = [Island(i, r, lns_arms(self.spec, self.opts, r.max_items), self.fd, self.opts.seed,
                                self.incumbent) for i, r in enumerate(self.runners)]
         self._run_islands(first, deadline)
         if not self.incumbent.stopped and (run_deadline is None or time.monotonic() < run_deadline):
@@ -253,6 +241,8 @@ class LnsSearch:
             "lnsImprovingSteps": sum(isl.improving_steps for isl in islands),
             "lnsNeighbourhoods": sum(isl.settings.neighbourhoods for isl in islands) or s.neighbourhoods,
             "lnsStarts": s.starts, "lnsPercent": s.percent}
+        if islands and s.strategy == ADAPTIVE:
+            stats["lnsStrategySteps"] = " ; ".join(isl.strategy_steps() for isl in islands)
         if len(islands) > 1:
             for i, isl in enumerate(islands):
                 stats[f"d{i}_device"] = isl.runner.device.name

@@ -1,6 +1,6 @@
 """One device's large neighbourhood search (an island): its own improving steps, at its own
 pace, each a batch of paths built from the incumbent by the chosen strategy and searched by
-the device's search kernel. Islands share improvements through `Incumbent` (lns.py).
+the device's search kernel. Islands share improvements through `Incumbent` (incumbent.py).
 
 The strategies, each a way to turn the incumbent and a neighbourhood into paths:
 - complete_exploration (CE): the other variables fixed, branch and bound below;
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 import time
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,27 +21,61 @@ from ..errors import FznError
 from ..kernel_abi import DEC, Op
 from ..model import LnsSpec
 from .balance import injected_fault
+from .incumbent import Incumbent, Solution
 from .paths import Paths
 from .runner import INT_MAX, Exploration, Runner
-
-if TYPE_CHECKING:
-    from .lns import Incumbent
 
 MAX_VALUES = 64          # ICM / Gibbs: values tried per variable and step (sampled beyond)
 CE_NODES = 2000          # complete exploration: nodes per neighbourhood and step
 ENOUGH = 0.9             # a step ends when this share of its work-items is done (runner.Exploration)
 
-Solution = tuple[int, np.ndarray]      # (sense-adjusted objective, values of every variable)
+
+
+class StrategyBandit:
+    """Chooses each step's strategy by the strategies' recent success (no single one is best
+    everywhere: complete exploration on tours, two-exchange on QAP, ICM on covering). Each is
+    tried once; then, with probability EXPLORE one at random, else the one with the most
+    improving steps per second over its recent steps: both counts decay by DECAY at each step
+    of that strategy, so a strategy that has stalled gives way, and is tried again once the
+    others stall too."""
+    DECAY = 0.8
+    EXPLORE = 0.1
+    PRIOR = 0.1        # improving steps credited to every strategy (none stays at zero)
+
+    def __init__(self, arms: int, rng: np.random.Generator):
+        self.rng = rng
+        self.wins = np.zeros(arms)
+        self.seconds = np.zeros(arms)
+        self.steps = np.zeros(arms, dtype=np.int64)
+        self.improving = np.zeros(arms, dtype=np.int64)
+
+    def pick(self) -> int:
+        untried = np.flatnonzero(self.steps == 0)
+        if len(untried):
+            return int(untried[0])
+        if self.rng.random() < self.EXPLORE:
+            return int(self.rng.integers(len(self.steps)))
+        return int(np.argmax((self.wins + self.PRIOR) / np.maximum(self.seconds, 1e-4)))
+
+    def update(self, arm: int, improved: bool, seconds: float) -> None:
+        self.wins[arm] = self.DECAY * self.wins[arm] + improved
+        self.seconds[arm] = self.DECAY * self.seconds[arm] + seconds
+        self.steps[arm] += 1
+        self.improving[arm] += improved
 
 
 class Island:
-    def __init__(self, index: int, runner: Runner, settings: LnsSpec, fd: np.ndarray, seed: int,
-                 incumbent: "Incumbent"):
+    def __init__(self, index: int, runner: Runner, arms: list[LnsSpec], fd: np.ndarray, seed: int,
+                 incumbent: Incumbent):
+        """`arms`: the settings of each strategy this island may use (lns.lns_arms); with more
+        than one, a StrategyBandit picks each step's."""
         self.index = index
         self.runner = runner
-        self.settings = settings
+        self.arms = arms
+        self.settings = arms[0]
         self.fd = fd
         self.rng = np.random.default_rng([seed, index])
+        self.bandit = StrategyBandit(len(arms), self.rng) if len(arms) > 1 else None
         self.incumbent = incumbent
         self.steps = 0
         self.improving_steps = 0
@@ -53,7 +86,7 @@ class Island:
     def run(self, first: Solution, deadline: float | None) -> None:
         """H steps per restart, S restarts from the first solution. Each step starts from the
         best of this island's own and what any island found since its restart."""
-        s = self.settings
+        s = self.arms[0]
         for _ in range(s.restarts):
             current = first
             mark = self.incumbent.stamp()
@@ -63,11 +96,24 @@ class Island:
                 current = self.incumbent.better_since(mark, current)
                 if injected_fault(self.index, self.steps + 1):
                     raise FznError(f"fault injected by FZN_GPU_FAIL_DEVICE in step {self.steps + 1}")
+                arm = self.bandit.pick() if self.bandit else 0
+                self.settings = self.arms[arm]
+                t0 = time.monotonic()
                 better = self.step(current, deadline)
                 self.steps += 1
-                if better is not None and better[0] < current[0]:
+                improved = better is not None and better[0] < current[0]
+                if self.bandit:
+                    self.bandit.update(arm, improved, time.monotonic() - t0)
+                if improved:
                     current = better
                     self.improving_steps += 1
+
+    def strategy_steps(self) -> str:
+        """Steps and improving steps of each strategy the bandit used: "icm:12/3 ..."."""
+        if self.bandit is None:
+            return f"{self.settings.strategy}:{self.steps}/{self.improving_steps}"
+        b = self.bandit
+        return " ".join(f"{a.strategy}:{b.steps[i]}/{b.improving[i]}" for i, a in enumerate(self.arms) if b.steps[i])
 
     # ------------------------------------------------------------------ one step
     def step(self, current: Solution, deadline: float | None) -> Solution | None:
@@ -211,24 +257,26 @@ class Island:
         """Run one batch; returns the best (objective, values) that beat `bound` (default: the
         incumbent's objective), or None. how.results holds each path's best objective."""
         self.runner.set_best(obj if bound is None else bound)
-        return run_batch(self.runner, paths, deadline, how, self._offer)[1]
+        return run_batch(self.runner, paths, deadline, how, self._offer, stop=lambda: self.incumbent.stopped)[1]
 
     def _offer(self, sols: np.ndarray) -> None:
         self.improvements += self.incumbent.offer(sols)
 
 
 def run_batch(runner: Runner, paths: Paths, deadline: float | None, how: Exploration | None, offer,
-              first_only: bool = False) -> tuple[bool, Solution | None]:
+              first_only: bool = False, stop=None) -> tuple[bool, Solution | None]:
     """(finished, best (objective, values) among the solutions met, or None); every solution
-    a slice meets goes to offer() at once (which prints the improvements)."""
+    a slice meets goes to offer() at once (which prints the improvements). `stop()`, checked
+    after every slice, ends the batch early when it says so (another engine's news)."""
     rows: list[np.ndarray] = []
 
     def on_slice(sols) -> bool:
         if sols is not None and len(sols):
             rows.append(sols)
             offer(sols)
-            return not first_only
-        return True
+            if first_only:
+                return False
+        return stop is None or not stop()
 
     finished, _ = runner.run_phase(paths, 0, True, on_slice, deadline, lns=how)
     if not rows:

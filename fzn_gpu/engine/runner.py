@@ -143,10 +143,12 @@ class Runner:
                                             or _env_flag("FZN_GPU_STORE_GLOBAL", False))
         kinds = frozenset(int(k) for k in np.unique(dm.ckind)) if self.tuning.specialise else None
         t_build = time.perf_counter()
-        self.ctx, self.queue, self.prog = build(device, kinds, self.tuning.outline, self.tuning.model,
-                                                self.store_global, floats=self.floats, profile=self.tuning.profile,
-                                                max_registers=self.tuning.max_registers,
-                                                propagation_floor=self.tuning.propagation_floor)
+        self.ctx, self.prog = build(device, kinds, self.tuning.outline, self.tuning.model,
+                                    self.store_global, floats=self.floats, profile=self.tuning.profile,
+                                    max_registers=self.tuning.max_registers,
+                                    propagation_floor=self.tuning.propagation_floor)
+        # a queue of its own: two engines on one device (the portfolio) run side by side
+        self.queue = cl.CommandQueue(self.ctx)
         self.stats.build_s = time.perf_counter() - t_build
         self.kernel = self.cl.Kernel(self.prog, "search_group" if self.group else "search")
         if verbose:

@@ -1,0 +1,138 @@
+"""The default for optimisation: large neighbourhood search and complete branch and bound at
+the same time, each in a thread of its own, sharing one incumbent.
+
+LNS finds good solutions fast and proves nothing; branch and bound proves optima but, with
+many slow threads, may find little on big instances. Together: every solution either finds
+goes through the shared `Incumbent` (incumbent.py), which prints only improvements on all
+found so far, so the stream is one strictly improving sequence whoever found each; LNS islands
+take the best as their next starting point (`better_since`), and branch and bound takes its
+objective as its bound at its next slice (`CompleteSearch._share_bound`). The first solution
+comes from whichever engine finds one first (LNS's dive stops once the incumbent has one).
+Branch and bound's proof ends the run with `==========` (it stops every island); so does
+LNS's dive where it explored the whole tree. An LNS that ends on its own (its restarts or
+time-out) leaves branch and bound running: without a time limit, the run still ends.
+
+Devices: one device runs both engines, each with its own runner and command queue. Where
+GPUs and CPUs are both present, each engine gets the kind of device it does best on
+(`split_devices`; FZN_GPU_BNB_DEVICES and FZN_GPU_LNS_DEVICES, each all, gpu or cpu,
+override it for measurements, docs/BENCHMARKS.md)."""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from dataclasses import replace
+
+from ..device import Device
+from ..errors import FznError
+from ..model import LnsSpec, Model
+from ..options import SolveOptions
+from .complete import CompleteSearch
+from .incumbent import Incumbent, Outcome
+from .lns import LnsSearch
+from .pack import DeviceModel
+
+KINDS = ("all", "gpu", "cpu")
+DEFAULT_SPLIT = {"bnb": "cpu", "lns": "cpu"}    # on a machine with both kinds (docs/BENCHMARKS.md)
+
+
+def split_devices(devices: list[Device]) -> tuple[list[Device], list[Device]]:
+    """(branch and bound's devices, LNS's). Each engine gets the kind DEFAULT_SPLIT names where
+    the machine has both kinds, all devices where it has one kind; an environment variable
+    FZN_GPU_BNB_DEVICES / FZN_GPU_LNS_DEVICES (all, gpu or cpu) overrides the default, and a
+    kind the machine lacks falls back to every device."""
+    mixed = len({d.is_gpu for d in devices}) > 1
+    chosen = []
+    for engine in ("bnb", "lns"):
+        var = f"FZN_GPU_{engine.upper()}_DEVICES"
+        kind = os.environ.get(var) or (DEFAULT_SPLIT[engine] if mixed else "all")
+        if kind not in KINDS:
+            raise FznError(f"{var}={kind!r} is not a kind of device", fix=f"unset {var} or give all, gpu or cpu")
+        picked = [d for d in devices if kind == "all" or d.is_gpu == (kind == "gpu")]
+        chosen.append(picked or list(devices))
+    return chosen[0], chosen[1]
+
+
+class PortfolioSearch:
+    def __init__(self, model: Model, dm: DeviceModel, devices: list[Device], opts: SolveOptions, report,
+                 spec: LnsSpec | None):
+        """report(values, objective) prints one solution; `spec`: the model's lns(...)
+        annotation, configuring the LNS part (the --lns-* flags over it)."""
+        self.outcome = Outcome()
+        self.incumbent = Incumbent(self.outcome, dm.obj_sense, report)
+        bnb_devices, lns_devices = split_devices(devices)
+        self.bnb = CompleteSearch(model, dm, bnb_devices, opts, report, incumbent=self.incumbent)
+        self.lns = LnsSearch(model, dm, lns_devices, opts, report, spec, incumbent=self.incumbent)
+        self._results: dict[str, Outcome | BaseException] = {}
+
+    @property
+    def runners(self) -> list:
+        return self.bnb.runners + self.lns.runners
+
+    @property
+    def shares(self) -> list:
+        return self.bnb.shares
+
+    def run(self, deadline: float | None) -> Outcome:
+        threads = [threading.Thread(target=self._engine, args=(name, search, deadline), daemon=True)
+                   for name, search in (("bnb", self.bnb), ("lns", self.lns))]
+        for t in threads:
+            t.start()
+        try:
+            while any(t.is_alive() for t in threads):    # short waits: the main thread takes interrupts
+                for t in threads:
+                    t.join(0.05)
+        finally:                       # an interrupt: both engines end at their next slice
+            self._stop_all()
+            for t in threads:
+                t.join()
+        for result in self._results.values():
+            if isinstance(result, BaseException):
+                raise result
+        return self._merged(self._results["bnb"], self.outcome.complete)
+
+    def _engine(self, name: str, search, deadline: float | None) -> None:
+        """One engine's run; its end tells the other what it needs to know."""
+        try:
+            result = search.run(deadline)
+        except BaseException as err:   # raised again in the main thread, after both have stopped
+            self._results[name] = err
+            self._stop_all()
+            return
+        self._results[name] = result
+        if result.complete:            # a proof: nothing is left for the other engine to find
+            self._stop_all()
+
+    def _stop_all(self) -> None:
+        """Every LNS island ends at its next slice, and branch and bound at its next one."""
+        self.incumbent.stopped = True
+        self.bnb.cancel.set()
+
+    def _merged(self, bnb: Outcome, lns_complete: bool) -> Outcome:
+        """The run's outcome: the stream's solutions and best, complete where either engine
+        explored everything; otherwise branch and bound's reason for stopping early, if it had
+        one (LNS's own end, its restarts or time-out, is no reason: branch and bound went on)."""
+        out = replace(self.outcome, expansions=bnb.expansions, sub_spaces=bnb.sub_spaces, split_s=bnb.split_s)
+        out.complete = bnb.complete or lns_complete
+        out.error = None if out.complete else bnb.error
+        return out
+
+    def progress(self) -> Outcome:
+        """The outcome so far, for a run cut short (interrupt, time limit): never complete."""
+        return replace(self.outcome, complete=False, error=None, sub_spaces=self.bnb.outcome.sub_spaces)
+
+    def extra_stats(self) -> dict[str, object]:
+        """LNS's statistics (its per-device ones as lns_dN_...), which engine found each
+        improvement, and the devices of each engine."""
+        stats: dict[str, object] = {"engine": "portfolio"}
+        for key, value in self.lns.extra_stats().items():
+            stats["lns_" + key if re.match(r"d\d+_", key) else key] = value
+        stats["improvementsBy"] = self.incumbent.found_by()
+        by = {"bnb": 0, "lns": 0}
+        for source, n in self.incumbent.sources:
+            by[source] += n
+        stats["bnbImprovements"], stats["lnsImprovements"] = by["bnb"], by["lns"]
+        stats["bnbDevices"] = "; ".join(r.device.name for r in self.bnb.runners)
+        stats["lnsDevices"] = "; ".join(r.device.name for r in self.lns.runners)
+        return stats

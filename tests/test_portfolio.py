@@ -1,0 +1,188 @@
+"""The portfolio (engine/portfolio.py), the default for optimisation: LNS and branch and bound
+at once, one strictly improving stream, the proof of either ending the run with `==========`
+at the true optimum (brute force decides it), the engine flags choosing one engine alone, and
+each engine taking the other's solutions."""
+
+import re
+import subprocess
+import time
+
+import numpy as np
+import pytest
+
+
+from fzn_gpu.device import select_devices
+from fzn_gpu.engine.complete import CompleteSearch
+from fzn_gpu.engine.incumbent import Incumbent, Outcome
+from fzn_gpu.engine.pack import pack
+from fzn_gpu.lower import lower
+from fzn_gpu.options import SolveOptions
+from fzn_gpu.parser import parse_items
+from helpers import ROOT, have_minizinc, solve_text, stable_rng
+from test_cli import fzn, run
+
+MODELS = ROOT / "models" / "lns"
+needs_minizinc = pytest.mark.skipif(not have_minizinc(), reason="needs minizinc with gpu-fzn registered (README set-up)")
+
+
+def proven(stdout: str) -> bool:
+    """The stream ends with `==========` (statistics may follow it)."""
+    return re.search(r"^==========$", stdout, re.M) is not None
+
+
+def knapsack(weights: list[int], values: list[int], limit: int, cover: bool) -> str:
+    """0/1 items as FlatZinc: maximise the value within the weight limit, or (cover) minimise
+    the value of items whose weights reach the limit."""
+    n = len(weights)
+    xs = ", ".join(f"x{i}" for i in range(n))
+    lines = [f"var 0..1: x{i};" for i in range(n)]
+    lines.append(f"var 0..{sum(values)}: obj :: output_var;")
+    lines.append(f"array [1..{n}] of var int: x :: output_array([1..{n}]) = [{xs}];")
+    sign = -1 if cover else 1
+    lines.append(f"constraint int_lin_le([{', '.join(str(sign * w) for w in weights)}], [{xs}], {sign * limit});")
+    lines.append(f"constraint int_lin_eq([{', '.join(map(str, values))}, -1], [{xs}, obj], 0) :: defines_var(obj);")
+    lines.append(f"solve {'minimize' if cover else 'maximize'} obj;")
+    return "\n".join(lines) + "\n"
+
+
+def optimum(weights: list[int], values: list[int], limit: int, cover: bool) -> int:
+    """By dynamic programming over the weight (capped at the limit when covering)."""
+    if cover:
+        best = [0] + [None] * limit          # least value reaching weight c (c = limit: at least it)
+        for w, v in zip(weights, values):
+            for c in range(limit, -1, -1):
+                if best[c] is not None:
+                    to = min(limit, c + w)
+                    best[to] = best[c] + v if best[to] is None else min(best[to], best[c] + v)
+        return best[limit]
+    best = [0] * (limit + 1)                  # most value within weight c
+    for w, v in zip(weights, values):
+        for c in range(limit, w - 1, -1):
+            best[c] = max(best[c], best[c - w] + v)
+    return best[limit]
+
+
+def instance(seed: int, n: int | None = None) -> tuple[list[int], list[int], int, bool]:
+    rng = stable_rng("portfolio", seed, n)
+    n = n or rng.randint(8, 13)
+    weights = [rng.randint(1, 30) for _ in range(n)]
+    values = [rng.randint(1, 40) for _ in range(n)]
+    return weights, values, sum(weights) // rng.randint(2, 4), seed % 2 == 1
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_portfolio_proves_the_brute_force_optimum(seed):
+    """Random knapsacks, maximising and covering: every solution checked, the stream strictly
+    improving, the run complete at the optimum."""
+    weights, values, limit, cover = instance(seed)
+    found, outcome = solve_text(knapsack(weights, values, limit, cover), portfolio=True, all_solutions=True)
+    objs = [s["obj"] for s in found]
+    best = optimum(weights, values, limit, cover)
+    assert outcome.complete and objs and objs[-1] == best
+    sense = 1 if cover else -1
+    assert all(sense * b < sense * a for a, b in zip(objs, objs[1:]))
+
+
+def test_branch_and_bound_takes_the_incumbents_bound():
+    """Given the optimum by another engine before it starts, branch and bound prints nothing
+    and proves it: every slice searched below the shared bound."""
+    weights, values, limit, cover = instance(2)
+    text = knapsack(weights, values, limit, cover)
+    model = lower(parse_items(text, "k.fzn"), "k.fzn")
+    opts = SolveOptions()
+    dm = pack(model, opts)
+    rows = []
+    alone = CompleteSearch(model, dm, select_devices("all")[0], opts,
+                           lambda values, obj: rows.append(np.r_[obj * dm.obj_sense, values]))
+    assert alone.run(None).complete
+    incumbent = Incumbent(Outcome(), dm.obj_sense, lambda values, obj: None)
+    incumbent.offer(np.array(rows[-1:]), "other")
+    bnb = CompleteSearch(model, dm, select_devices("all")[0], opts, lambda *a: pytest.fail("printed again"),
+                         incumbent=incumbent)
+    outcome = bnb.run(None)
+    assert outcome.complete and outcome.solutions == 0
+    assert incumbent.found_by() == "other:1"
+
+
+@needs_minizinc
+@pytest.mark.parametrize("model, objective, best, sense", [("knapsack_30", "value", 232, -1), ("tsp_10", "length", 72, 1)])
+def test_by_default_both_engines_run_and_the_optimum_is_proven(model, objective, best, sense):
+    r = subprocess.run(["minizinc", "--solver", "gpu-fzn", "--check", "-a", "-s", str(MODELS / f"{model}.mzn")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    found = [int(v) for v in re.findall(rf"^{objective} = (-?\d+)$", r.stdout, re.M)]
+    assert found and found[-1] == best and proven(r.stdout)
+    assert all(sense * b < sense * a for a, b in zip(found, found[1:]))
+    assert 'engine="portfolio"' in r.stdout and 'lnsStrategy="adaptive"' in r.stdout
+    bnb = int(re.search(r"bnbImprovements=(\d+)", r.stdout).group(1))
+    lns = int(re.search(r"lnsImprovements=(\d+)", r.stdout).group(1))
+    assert bnb + lns == len(found)
+    runs = re.search(r'improvementsBy="([^"]*)"', r.stdout).group(1).split()
+    assert sum(int(x.split(":")[1]) for x in runs) == len(found)
+
+
+@needs_minizinc
+def test_without_a_time_limit_an_annotated_lns_model_still_ends(tmp_path):
+    """A 12-item knapsack with lns(...): LNS alone ran until stopped; in the portfolio branch
+    and bound's proof ends the run."""
+    text = (MODELS / "knapsack_30.mzn").read_text().replace("int: n = 30;", "int: n = 12;").replace(
+        "<= 120", "<= 60").replace("solve ::", "solve :: lns(30, 8, 1, 20, complete_exploration, 1000000, 0) ::")
+    path = tmp_path / "k12.mzn"
+    path.write_text(text)
+    w = [(i * 37) % 23 + 5 for i in range(1, 13)]
+    v = [(i * 53) % 29 + 3 for i in range(1, 13)]
+    r = subprocess.run(["minizinc", "--solver", "gpu-fzn", "--check", "-s", str(path)],
+                       capture_output=True, text=True, timeout=100)
+    assert r.returncode == 0, r.stderr
+    assert proven(r.stdout) and 'engine="portfolio"' in r.stdout
+    assert re.findall(r"^value = (\d+)$", r.stdout, re.M)[-1] == str(optimum(w, v, 60, cover=False))
+
+
+@pytest.mark.parametrize("args, portfolio, proves", [
+    (["--engine", "complete"], False, True),
+    (["--engine", "lns"], False, False),
+    (["--lns-strategy", "icm"], False, False),
+    (["--engine", "portfolio", "--lns-strategy", "icm"], True, True),
+    ([], True, True)])
+def test_an_engine_flag_runs_that_engine_alone(tmp_path, args, portfolio, proves):
+    weights, values, limit, cover = instance(4, n=30)      # too big for LNS's first dive to finish
+    path = fzn(tmp_path, knapsack(weights, values, limit, cover))
+    t0 = time.monotonic()
+    r = run("-s", "--check", "-t", "3000", *args, path)
+    assert r.returncode == 0, r.stderr
+    assert ('engine="portfolio"' in r.stdout) == portfolio
+    assert ("lnsStrategy=" in r.stdout) == ("--engine" not in args or "complete" not in args)
+    assert proven(r.stdout) == proves
+    assert f"obj = {optimum(weights, values, limit, cover)}" in r.stdout or not proves
+    assert time.monotonic() - t0 < 3.0 + 1.5
+
+
+def test_a_model_lns_cannot_take_is_solved_by_complete_search(tmp_path):
+    """A satisfaction model asked for the portfolio says so and is solved completely; a float
+    objective takes complete search by default without a word."""
+    r = run("--engine", "portfolio", "--check", fzn(tmp_path, "var 1..3: x :: output_var;\nconstraint int_ne(x, 1);\n"
+                                                        "solve satisfy;\n"))
+    assert r.returncode == 0 and re.search(r"^x = [23];$", r.stdout, re.M) and "LNS needs an objective" in r.stderr
+    r = run("-s", "--check", fzn(tmp_path, "var 0.0..2.0: f :: output_var;\nconstraint float_le(0.5, f);\n"
+                                         "solve minimize f;\n", "f.fzn"))
+    assert r.returncode == 0 and "==========" in r.stdout and not r.stderr.strip()
+    assert 'engine="portfolio"' not in r.stdout
+
+
+def test_on_two_devices_both_engines_share_them(monkeypatch, tmp_path):
+    """Two PoCL sub-devices (one kind): both engines run on both, and the run still proves."""
+    monkeypatch.setenv("FZN_GPU_CPU_SUBDEVICES", "2")
+    weights, values, limit, cover = instance(5)
+    r = run("-s", "--check", "-a", fzn(tmp_path, knapsack(weights, values, limit, cover)))
+    assert r.returncode == 0, r.stderr
+    assert proven(r.stdout)
+    assert f"obj = {optimum(weights, values, limit, cover)}" in r.stdout
+    for engine in ("bnb", "lns"):
+        assert re.search(rf'{engine}Devices="[^";]+; [^";]+"', r.stdout), r.stdout[-1500:]
+
+
+def test_device_split_variables_are_checked(monkeypatch, tmp_path):
+    monkeypatch.setenv("FZN_GPU_BNB_DEVICES", "fast")
+    weights, values, limit, cover = instance(1)
+    r = run(fzn(tmp_path, knapsack(weights, values, limit, cover)))
+    assert r.returncode == 1 and "FZN_GPU_BNB_DEVICES" in r.stderr and "Traceback" not in r.stderr
