@@ -4,6 +4,7 @@ pyopencl's binary cache. Failures name the device and what to install."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import threading
@@ -176,6 +177,19 @@ _PROGRAMS: dict[tuple, tuple] = {}
 _BUILDS: dict[tuple, threading.Lock] = {}    # one build per key at a time: engines build runners in threads
 _BUILDS_LOCK = threading.Lock()
 BUILD_LOGS: dict[int, str] = {}        # the compiler's log of a device's last build (by id of its cl_device)
+
+
+_POCL_LAUNCH = threading.Lock()
+
+
+def launch_lock(device: Device):
+    """What a launch of the search kernel holds until it has finished. PoCL keeps one
+    process-wide cache entry per compiled kernel and work-group size, counted by the launches
+    in flight, and two launches of one kernel in flight at once (two engines on one CPU) have
+    made it release an entry twice (an assertion in pocl_release_dlhandle_cache, which aborts
+    the process; seen on a 16-core host): on PoCL, one launch at a time. Other drivers run
+    launches from several queues at once."""
+    return _POCL_LAUNCH if "Portable Computing Language" in device.platform else contextlib.nullcontext()
 
 
 def supports_floats(device: Device) -> bool:

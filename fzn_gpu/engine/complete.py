@@ -54,6 +54,7 @@ class CompleteSearch:
         self.counted = 0
         self.incumbent = incumbent if self.optimising and not self.runner.float_objective else None
         self.cancel = threading.Event()
+        self.dive = True        # a first solution by one work-item first, on a GPU (tuning.dive_ms)
 
     # -- solutions of one slice, in the order to print them
     def _take(self, sols: np.ndarray | None) -> bool:
@@ -111,7 +112,7 @@ class CompleteSearch:
     def run(self, deadline: float | None) -> Outcome:
         r = self.runner
         try:
-            if r.tuning.dive_ms and (self.optimising or self.limit == 1) and not self.count_only:
+            if r.tuning.dive_ms and self.dive and (self.optimising or self.limit == 1) and not self.count_only:
                 dived = self._dive(deadline)
                 if dived is not None:
                     return self._finish(dived)

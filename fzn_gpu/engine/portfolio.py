@@ -34,7 +34,7 @@ from .lns import LnsSearch
 from .pack import DeviceModel
 
 KINDS = ("all", "gpu", "cpu")
-DEFAULT_SPLIT = {"bnb": "cpu", "lns": "cpu"}    # on a machine with both kinds (docs/BENCHMARKS.md)
+DEFAULT_SPLIT = {"bnb": "gpu", "lns": "cpu"}    # on a machine with both kinds (docs/BENCHMARKS.md)
 
 
 def split_devices(devices: list[Device]) -> tuple[list[Device], list[Device]]:
@@ -63,6 +63,11 @@ class PortfolioSearch:
         self.incumbent = Incumbent(self.outcome, dm.obj_sense, report)
         bnb_devices, lns_devices = split_devices(devices)
         self.bnb = CompleteSearch(model, dm, bnb_devices, opts, report, incumbent=self.incumbent)
+        # LNS's first solution, from one CPU work-item of its own, comes sooner than a GPU's
+        # one-work-item dive would give one: branch and bound searches in parallel at once
+        # (FZN_GPU_DIVE_MS, where set, decides as everywhere else)
+        self.bnb.dive = "FZN_GPU_DIVE_MS" in os.environ or \
+            not any(not d.is_gpu and d not in bnb_devices for d in lns_devices)
         self.lns = LnsSearch(model, dm, lns_devices, opts, report, spec, incumbent=self.incumbent)
         self._results: dict[str, Outcome | BaseException] = {}
 

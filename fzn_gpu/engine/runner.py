@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..device import BUILD_LOGS, Device, build, is_nvidia
+from ..device import BUILD_LOGS, Device, build, is_nvidia, launch_lock
 from ..errors import FznError
 from ..kernel_abi import DEC, Cnt, Ctrl, Lv, St, Status
 from .pack import DeviceModel
@@ -149,6 +149,7 @@ class Runner:
                                     propagation_floor=self.tuning.propagation_floor)
         # a queue of its own: two engines on one device (the portfolio) run side by side
         self.queue = cl.CommandQueue(self.ctx)
+        self.launch_lock = launch_lock(device)
         self.stats.build_s = time.perf_counter() - t_build
         self.kernel = self.cl.Kernel(self.prog, "search_group" if self.group else "search")
         if verbose:
@@ -429,9 +430,10 @@ class Runner:
                         RESULTS, np.int32(0 if lns is None else 1 if lns.prune else 2))
             t0 = time.perf_counter()
             try:
-                self.kernel(self.queue, (global_size,), (local,), *args)
-                cl.enqueue_copy(self.queue, self.ctrl, self.ctrl_buf)
-                self.queue.finish()
+                with self.launch_lock:
+                    self.kernel(self.queue, (global_size,), (local,), *args)
+                    cl.enqueue_copy(self.queue, self.ctrl, self.ctrl_buf)
+                    self.queue.finish()
             except cl.Error as err:
                 raise FznError(f"the search kernel failed on {self.device.name} with {n_items} work-items: {err}",
                                fix="fewer work-items (FZN_GPU_ITEMS_PER_CU), another device (--devices), "
