@@ -35,6 +35,7 @@ from .lns_island import Island, run_batch
 from .pack import DeviceModel
 from .paths import Paths
 from .runner import CapacityError, Runner
+from .threads import run_threads
 
 
 DEFAULTS = {"percent": 20, "steps": 50, "restarts": 1 << 30, "timeout": None}
@@ -196,19 +197,13 @@ class LnsSearch:
             return
         threads = [threading.Thread(target=self._island, args=(isl, first, deadline), daemon=True)
                    for isl in self.islands]
-        for t in threads:
-            t.start()
-        try:
-            while any(t.is_alive() for t in threads):    # short waits: the main thread takes interrupts
-                for t in threads:
-                    t.join(0.05)
-        finally:                       # an interrupt: every island ends at its next step
-            self.incumbent.stopped = True
-            for t in threads:
-                t.join()
+        run_threads(threads, self._stop_islands)
         if self._bugs:                 # not a device's failure: a bug, raised where it can be seen
             raise self._bugs[0]
         self._raise_if_all_failed()
+
+    def _stop_islands(self) -> None:
+        self.incumbent.stopped = True
 
     def _island(self, island: Island, first: Solution, deadline: float | None) -> None:
         try:

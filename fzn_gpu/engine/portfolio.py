@@ -32,6 +32,7 @@ from .complete import CompleteSearch
 from .incumbent import Incumbent, Outcome
 from .lns import LnsSearch
 from .pack import DeviceModel
+from .threads import run_threads
 
 KINDS = ("all", "gpu", "cpu")
 DEFAULT_SPLIT = {"bnb": "gpu", "lns": "cpu"}    # on a machine with both kinds (docs/BENCHMARKS.md)
@@ -82,16 +83,7 @@ class PortfolioSearch:
     def run(self, deadline: float | None) -> Outcome:
         threads = [threading.Thread(target=self._engine, args=(name, search, deadline), daemon=True)
                    for name, search in (("bnb", self.bnb), ("lns", self.lns))]
-        for t in threads:
-            t.start()
-        try:
-            while any(t.is_alive() for t in threads):    # short waits: the main thread takes interrupts
-                for t in threads:
-                    t.join(0.05)
-        finally:                       # an interrupt: both engines end at their next slice
-            self._stop_all()
-            for t in threads:
-                t.join()
+        run_threads(threads, self._stop_all)
         for result in self._results.values():
             if isinstance(result, BaseException):
                 raise result
