@@ -41,6 +41,7 @@ class Device:
     global_mem: int
     max_alloc: int
     local_mem: int = 32768          # bytes of local memory a work-group may use
+    clock_mhz: int = 0              # rated clock (profile figures; 0: unknown)
 
     def describe(self) -> str:
         kind = "GPU" if self.is_gpu else "CPU"
@@ -100,7 +101,7 @@ def all_devices() -> tuple[Device, ...]:
                 name = d.name.strip() + (f" [part {part + 1}]" if cl_dev is not d else "")
                 found.append(Device(len(found), cl_dev, name, p.name.strip(), is_gpu,
                                     cl_dev.max_compute_units, d.global_mem_size, d.max_mem_alloc_size,
-                                    d.local_mem_size))
+                                    d.local_mem_size, int(d.max_clock_frequency or 0)))
     # GPUs first: they are the reason to run fzn-gpu
     found.sort(key=lambda dv: (not dv.is_gpu, dv.index))
     return tuple(replace(d, index=i) for i, d in enumerate(found))
@@ -207,7 +208,7 @@ def is_nvidia(device: Device) -> bool:
 
 def build(device: Device, kinds: frozenset[int] | None = None, outline: bool = False, model: str = "item",
           store_global: bool = False, floats: bool = False, profile: bool = False, max_registers: int = 0,
-          propagation_floor: int = 4096):
+          propagation_floor: int = 4096, slice_clock: bool = False):
     """(context, program) for `device`, built once per process (and cached on disk by
     pyopencl across processes); with `kinds`, a program holding only those propagators;
     `model` "group" with `store_global` keeps a group's node in global memory (a model too big
@@ -215,23 +216,26 @@ def build(device: Device, kinds: frozenset[int] | None = None, outline: bool = F
     `profile` times the search's phases (kernels/profile.cl); `max_registers` caps a
     work-item's registers where the compiler takes a cap (NVIDIA; 0: the compiler's choice);
     `propagation_floor`: the units a node's propagation may always run in one slice
-    (kernels/profile.cl)."""
+    (kernels/profile.cl); `slice_clock`: the group kernel ends a slice by the device's clock
+    (NVIDIA's; elsewhere a counter of readings stands in for it, for tests: kernels/profile.cl)."""
     # FZN_GPU_CL_OPTIONS: more build options, for tuning runs (NVIDIA: -cl-nv-verbose puts the
     # registers and spills in `build_log`, -cl-nv-maxrregcount=N caps the registers)
     extra = tuple(os.environ.get("FZN_GPU_CL_OPTIONS", "").split())
     cap = max_registers if max_registers > 0 and is_nvidia(device) else 0
-    key = (id(device.cl_device), kinds, outline, model, store_global, floats, profile, cap, propagation_floor, extra)
+    clock = ("ptx" if is_nvidia(device) else "fake") if slice_clock and model == "group" else ""
+    key = (id(device.cl_device), kinds, outline, model, store_global, floats, profile, cap, propagation_floor, clock,
+           extra)
     with _BUILDS_LOCK:
         lock = _BUILDS.setdefault(key, threading.Lock())
     with lock:
         if key not in _PROGRAMS:
             _PROGRAMS[key] = _build_program(device, key, kinds, outline, model, store_global, floats, profile,
-                                            cap, propagation_floor, extra)
+                                            cap, propagation_floor, clock, extra)
     return _PROGRAMS[key]
 
 
 def _build_program(device: Device, key: tuple, kinds, outline, model, store_global, floats, profile, cap,
-                   propagation_floor, extra) -> tuple:
+                   propagation_floor, clock, extra) -> tuple:
     """Builds the program `build` caches under `key`: (context, program)."""
     import pyopencl as cl
     if floats and not supports_floats(device):
@@ -245,6 +249,8 @@ def _build_program(device: Device, key: tuple, kinds, outline, model, store_glob
         options += ["-DFZN_PROFILE"] + (["-DFZN_CLOCK_PTX"] if is_nvidia(device) else [])
     if cap:
         options.append(f"-cl-nv-maxrregcount={cap}")
+    if clock:
+        options.append("-DFZN_TIMER_PTX" if clock == "ptx" else "-DFZN_TIMER_FAKE")
     options.append(f"-DFZN_PROP_FLOOR={max(1, propagation_floor)}")
     options += list(extra)
     with warnings.catch_warnings():

@@ -28,6 +28,26 @@ class ConstraintKind:
     signature: tuple[str, ...]
     domain: str          # int, bool, float or set: which engine family runs it
 
+    @property
+    def wake(self) -> int:
+        """What wakes it: WAKE_FIX, WAKE_BND or WAKE_DOM. int_lin_eq on two bitmaps with unit
+        coefficients of opposite signs is domain consistent (kernels/propagators.cl, post_lin),
+        which engine/pack.py tells row by row."""
+        return WAKE_FIX if self.key in WAKE_ON_FIX else WAKE_BND if self.key in WAKE_ON_BOUNDS else WAKE_DOM
+
+
+# What wakes a constraint's propagator (Gecode's propagation conditions): by default any
+# change of a watched variable's domain (WAKE_DOM). WAKE_FIX: its propagator prunes only from
+# fixed variables (value consistency: x != y, a linear disequality, all_different's value
+# elimination), as Gecode subscribes such propagators to PC_INT_VAL; on a bounds-only domain
+# the value it removes may later become a bound, refused when the variable is fixed to it.
+# WAKE_BND: it reads bounds alone (bounds reasoning: linear and order relations), so a value
+# taken from inside a domain gives it nothing. The watch lists carry the event of each entry
+# (engine/pack.py); a fixed variable's bounds have moved too, so WAKE_BND entries wake then.
+WAKE_DOM, WAKE_BND, WAKE_FIX = 0, 1, 2
+WAKE_ON_FIX = frozenset({"int_ne", "int_lin_ne", "fzn_all_different_int"})
+WAKE_ON_BOUNDS = frozenset({f"{base}{suffix}" for base in ("int_le", "int_lt", "int_lin_le", "int_lin_eq")
+                            for suffix in ("", "_reif", "_imp")})
 
 _V, _VA, _I, _IA, _S, _SA, _F, _FA = "var", "var[]", "int", "int[]", "set", "set[]", "float", "float[]"
 

@@ -90,7 +90,7 @@ inline int kth_value(Ctx *x, int v, long k) {
 // dom_w_deg's weight of v: the failures of the constraints watching it (weights[c * ws]).
 inline long wdeg(Ctx *x, __global const int *weights, int ws, int v) {
     long s = 0;
-    for (int i = x->wptr[v]; i < x->wptr[v + 1]; ++i) s += weights[x->wlist[i] * ws];
+    for (int i = x->wptr[v]; i < x->wptr[v + 1]; ++i) s += weights[watcher(x->wlist[i]) * ws];
     return s > 0 ? s : 1;
 }
 

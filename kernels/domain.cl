@@ -38,7 +38,7 @@
     __global const int *coff;                                                                   \
     __global const int *cd;         /* constraint rows (fzn_gpu.registry encoding) */           \
     __global const int *wptr;       /* variable -> watching constraints (CSR) */                \
-    __global const int *wlist;                                                                  \
+    __global const int *wlist;      /* c << 2 | its WAKE_* event (wakes() below) */             \
     __global const uint *ubits;     /* the bitmaps as declared (a set variable's universe) */   \
     __global const int *compan;     /* a set variable's P -> its N (engine/sets.py), else -1 */
 
@@ -124,6 +124,15 @@ typedef struct {
 #define TRAIL_FIXED 4             // ints of a trail entry besides its bitmap words
 
 inline bool is_fixed(Ctx *x, int v) { return LB_(x, v) == UB_(x, v); }
+
+// Watch list entries (engine/pack.py): c << 2 | the event that wakes c (registry.py's WAKE_*).
+// v has just changed, `moved` says whether a bound of v moved: a WAKE_DOM entry wakes on any
+// change, WAKE_BND on a moved bound (a fixed variable's have), WAKE_FIX when v is now fixed.
+inline int watcher(int entry) { return entry >> 2; }
+inline bool wakes(Ctx *x, int entry, int v, bool moved) {
+    int event = entry & 3;
+    return event == WAKE_DOM || (event == WAKE_BND ? moved : is_fixed(x, v));
+}
 inline int val(Ctx *x, int v) { return LB_(x, v); }
 inline int dmin(Ctx *x, int v) { return LB_(x, v); }
 inline int dmax(Ctx *x, int v) { return UB_(x, v); }

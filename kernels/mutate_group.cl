@@ -9,8 +9,10 @@
 // exit, never the only report of a failure.
 
 // v changed: the first change of a pass lists it, for settle() to share out among the group.
-inline void mark(Ctx *x, int v) {
+// `moved`: a bound of v moved (the second half of the changed set: what wakes WAKE_BND).
+inline void mark(Ctx *x, int v, bool moved) {
     uint bit = 1u << (v & 31);
+    if (moved) atomic_or(&x->changed[((x->nv + 31) >> 5) + (v >> 5)], bit);
     if (!(atomic_or(&x->changed[v >> 5], bit) & bit)) x->clist[atomic_inc(x->nchanged)] = v;
 }
 
@@ -38,7 +40,7 @@ MUTATOR int set_min(Ctx *x, int v, long m) {
         clear_outside(x, v, nm, INT_MAX);
     }
     if (atomic_max(&LB_(x, v), nm) >= nm) return UNCHANGED;
-    mark(x, v);
+    mark(x, v, true);
     return CHANGED;
 }
 
@@ -52,7 +54,7 @@ MUTATOR int set_max(Ctx *x, int v, long m) {
         clear_outside(x, v, INT_MIN, nm);
     }
     if (atomic_min(&UB_(x, v), nm) <= nm) return UNCHANGED;
-    mark(x, v);
+    mark(x, v, true);
     return CHANGED;
 }
 
@@ -62,7 +64,7 @@ MUTATOR int fix(Ctx *x, int v, long value) {
     if (has_bits(x, v)) clear_outside(x, v, (int)value, (int)value);
     atomic_max(&LB_(x, v), (int)value);
     atomic_min(&UB_(x, v), (int)value);
-    mark(x, v);
+    mark(x, v, true);
     return CHANGED;
 }
 
@@ -74,17 +76,18 @@ MUTATOR int remove_value(Ctx *x, int v, long value) {
         int i = (int)value - x->base[v];
         uint bit = 1u << (i & 31);
         if (!(atomic_and(&BITS_(x, x->bm_off[v] + (i >> 5)), ~bit) & bit)) return UNCHANGED;
+        bool moved = false;
         if (value == LB_(x, v)) {
             int n = next_value(x, v, (int)value);
             if (n > UB_(x, v)) return wipe_out(x);
-            atomic_max(&LB_(x, v), n);
+            moved = atomic_max(&LB_(x, v), n) < n;
         }
         if (value == UB_(x, v)) {
             int p = prev_value(x, v, (int)value);
             if (p < LB_(x, v)) return wipe_out(x);
-            atomic_min(&UB_(x, v), p);
+            moved |= atomic_min(&UB_(x, v), p) > p;
         }
-        mark(x, v);
+        mark(x, v, moved);
         return CHANGED;
     }
     if (value == LB_(x, v)) return set_min(x, v, value + 1);
@@ -96,11 +99,11 @@ MUTATOR int remove_value(Ctx *x, int v, long value) {
 inline int bits_changed(Ctx *x, int v) {
     int nl = next_value(x, v, LB_(x, v));
     if (nl > UB_(x, v)) return wipe_out(x);
-    atomic_max(&LB_(x, v), nl);
+    bool moved = atomic_max(&LB_(x, v), nl) < nl;
     int nu = prev_value(x, v, UB_(x, v));
     if (nu < LB_(x, v)) return wipe_out(x);
-    atomic_min(&UB_(x, v), nu);
-    mark(x, v);
+    moved |= atomic_min(&UB_(x, v), nu) > nu;
+    mark(x, v, moved);
     return CHANGED;
 }
 

@@ -67,8 +67,12 @@ inline void enqueue(Ctx *x, int c) {
     x->qlen += 1;
 }
 
-inline void wake(Ctx *x, int v) {
-    for (int i = x->wptr[v]; i < x->wptr[v + 1]; ++i) enqueue(x, x->wlist[i]);
+// v changed (`moved`: a bound of it too): the constraints its change wakes go on the queue.
+inline void wake(Ctx *x, int v, bool moved) {
+    for (int i = x->wptr[v]; i < x->wptr[v + 1]; ++i) {
+        int e = x->wlist[i];
+        if (wakes(x, e, v, moved)) enqueue(x, watcher(e));
+    }
 }
 
 inline void clear_queue(Ctx *x) {
@@ -96,7 +100,7 @@ MUTATOR int set_min(Ctx *x, int v, long m) {
         clear_bits_outside(x, v, nm, UB_(x, v));
     }
     LB_(x, v) = nm;
-    wake(x, v);
+    wake(x, v, true);
     return CHANGED;
 }
 
@@ -111,7 +115,7 @@ MUTATOR int set_max(Ctx *x, int v, long m) {
         clear_bits_outside(x, v, LB_(x, v), nm);
     }
     UB_(x, v) = nm;
-    wake(x, v);
+    wake(x, v, true);
     return CHANGED;
 }
 
@@ -122,7 +126,7 @@ MUTATOR int fix(Ctx *x, int v, long value) {
     if (has_bits(x, v)) clear_bits_outside(x, v, (int)value, (int)value);
     LB_(x, v) = (int)value;
     UB_(x, v) = (int)value;
-    wake(x, v);
+    wake(x, v, true);
     return CHANGED;
 }
 
@@ -135,9 +139,10 @@ MUTATOR int remove_value(Ctx *x, int v, long value) {
         if (!save(x, v)) return FAILED;
         int i = (int)value - x->base[v];
         BITS_(x, x->bm_off[v] + (i >> 5)) &= ~(1u << (i & 31));
+        bool moved = value == LB_(x, v) || value == UB_(x, v);
         if (value == LB_(x, v)) LB_(x, v) = next_value(x, v, (int)value);
         else if (value == UB_(x, v)) UB_(x, v) = prev_value(x, v, (int)value);
-        wake(x, v);
+        wake(x, v, moved);
         return CHANGED;
     }
     if (value == LB_(x, v)) return set_min(x, v, value + 1);
@@ -149,9 +154,11 @@ MUTATOR int remove_value(Ctx *x, int v, long value) {
 inline int bits_changed(Ctx *x, int v) {
     int nl = next_value(x, v, LB_(x, v));
     if (nl > UB_(x, v)) return FAILED;      // emptied: the caller backtracks, the trail restores
+    int nu = prev_value(x, v, UB_(x, v));
+    bool moved = nl != LB_(x, v) || nu != UB_(x, v);
     LB_(x, v) = nl;
-    UB_(x, v) = prev_value(x, v, UB_(x, v));
-    wake(x, v);
+    UB_(x, v) = nu;
+    wake(x, v, moved);
     return CHANGED;
 }
 
@@ -174,7 +181,7 @@ MUTATOR int fset_lo(Ctx *x, int v, long o) {
     if (o > FB_(x, f + 1)) return FAILED;
     if (!save(x, v)) return FAILED;
     FB_(x, f) = o;
-    wake(x, v);
+    wake(x, v, true);
     return CHANGED;
 }
 
@@ -184,7 +191,7 @@ MUTATOR int fset_hi(Ctx *x, int v, long o) {
     if (o < FB_(x, f)) return FAILED;
     if (!save(x, v)) return FAILED;
     FB_(x, f + 1) = o;
-    wake(x, v);
+    wake(x, v, true);
     return CHANGED;
 }
 #endif

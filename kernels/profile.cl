@@ -31,3 +31,23 @@ inline ulong prof_clock(void) { return 0; }
 #define PROF_START(t0)
 #define PROF_ADD(acc, t0)
 #endif
+
+// A work-group slice's end by the device's clock. A budget of units ends each group's slice
+// after the same work, not at the same time: groups whose units ran cheap sat idle while the
+// slowest finished, and the launch lasted as long as that one. With the clock every group stops
+// within microseconds of the others. FZN_TIMER_PTX: NVIDIA's %globaltimer (ns); FZN_TIMER_FAKE:
+// every reading advances a counter of work-item 0's by 20 us (about a step of a group on a
+// CPU), a stand-in that lets the clock's control flow run (and be tested) where no clock can
+// be read. Either defines
+// FZN_SLICE_CLOCK; without it only the budget ends a slice.
+#if defined(FZN_TIMER_PTX)
+#define FZN_SLICE_CLOCK
+inline ulong slice_ns(ulong *ticks) {
+    ulong t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+#elif defined(FZN_TIMER_FAKE)
+#define FZN_SLICE_CLOCK
+inline ulong slice_ns(ulong *ticks) { return *ticks += 20000; }
+#endif

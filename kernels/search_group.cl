@@ -28,7 +28,8 @@
 #define L_ERR 6
 #define L_NCHANGED 7    // variables listed as changed in this pass (Ctx.clist)
 #define L_VAL_HI 8      // a shared decision value's high word
-#define L_CTL 9
+#define L_LATE 9        // the slice's time is up (work-item 0 reads the clock: t_end)
+#define L_CTL 10
 
 // A barrier of the group. With the node in local memory, what work-items share through global
 // memory is each one's own slice (stack, saved node) or work-item 0's alone (levels, path), so
@@ -66,7 +67,9 @@ void settle(Ctx *x, bool wake, STORE int *next, __local uint *queued, __local in
     int n = *x->nchanged;
     for (int i = lid; i < n; i += w) {
         int v = x->clist[i];
-        atomic_and(&x->changed[v >> 5], ~(1u << (v & 31)));
+        uint bit = 1u << (v & 31);
+        atomic_and(&x->changed[v >> 5], ~bit);
+        bool moved = atomic_and(&x->changed[((x->nv + 31) >> 5) + (v >> 5)], ~bit) & bit;
         int lo = LB_(x, v), hi = UB_(x, v);
         if (lo > hi) { ctl[L_FAILED] = 1; continue; }
         if (has_bits(x, v)) {
@@ -77,19 +80,22 @@ void settle(Ctx *x, bool wake, STORE int *next, __local uint *queued, __local in
             for (int k = 0; k < nw; ++k) BITS_(x, off + k) &= keep_mask(b, k, nl, nu);
             LB_(x, v) = nl;
             UB_(x, v) = nu;
+            moved |= nl != lo || nu != hi;
         }
         if (!wake) continue;
         for (int k = x->wptr[v]; k < x->wptr[v + 1]; ++k) {
-            int c = x->wlist[k];
-            uint bit = 1u << (c & 31);
-            if (!(atomic_or(&queued[c >> 5], bit) & bit)) next[atomic_inc(&ctl[count_slot])] = c;
+            int e = x->wlist[k];
+            if (!wakes(x, e, v, moved)) continue;
+            int c = watcher(e);
+            uint cbit = 1u << (c & 31);
+            if (!(atomic_or(&queued[c >> 5], cbit) & cbit)) next[atomic_inc(&ctl[count_slot])] = c;
         }
     }
 }
 
 // A failed node leaves constraints queued and variables marked: clear both for the next one.
 inline void clear_marks(Ctx *x, __local uint *queued, __local int *ctl, int lid, int w) {
-    for (int k = lid; k < ((x->nv + 31) >> 5); k += w) x->changed[k] = 0u;
+    for (int k = lid; k < 2 * ((x->nv + 31) >> 5); k += w) x->changed[k] = 0u;     // changed, moved
     for (int k = lid; k < ((x->nc + 31) >> 5); k += w) queued[k] = 0u;
     if (lid == 0) ctl[L_NCHANGED] = 0;
 }
@@ -100,21 +106,23 @@ inline void clear_marks(Ctx *x, __local uint *queued, __local int *ctl, int lid,
 // narrowed so far and its propagation resumes, every constraint woken, in the next slice).
 // `all`: the first pass runs every constraint (a sub-search space's root), else those
 // watching the variables changed since the last fixpoint. `passes` counts the passes run.
+// `t_end` (work-item 0's; 0: none): past the floor of passes, the slice's clock stops it too.
 int fixpoint(Ctx *x, bool all, STORE int *act, __local uint *queued, __local int *ctl,
-             __global int *weights, int use_weights, int *passes, int limit, int lid, int w) {
+             __global int *weights, int use_weights, int *passes, int limit, ulong t_end, ulong *ticks, int lid,
+             int w) {
     int nc = x->nc, cur = 0;
-    if (lid == 0) ctl[L_COUNT] = all ? nc : 0;
+    if (lid == 0) { ctl[L_COUNT] = all ? nc : 0; ctl[L_LATE] = 0; }
     sync_group();
     settle(x, !all, act, queued, ctl, L_COUNT, lid, w);
     if (all) for (int c = lid; c < nc; c += w) act[c] = c;
     sync_group();
     while (true) {
         // every work-item reads the flag and the count before any may write them again
-        bool failed = ctl[L_FAILED];
+        bool failed = ctl[L_FAILED], late = ctl[L_LATE];
         int n = ctl[L_COUNT + cur];
         if (lid == 0) ctl[L_NCHANGED] = 0;          // settle has read it: a fresh list for this pass
         sync_group();
-        if (failed || *passes >= limit) {
+        if (failed || *passes >= limit || late) {
             clear_marks(x, queued, ctl, lid, w);
             sync_group();
             return failed ? 0 : -1;
@@ -139,6 +147,9 @@ int fixpoint(Ctx *x, bool all, STORE int *act, __local uint *queued, __local int
         PROF_ADD(x->t_prop, t_pass);
         PROF_START(t_settle);
         settle(x, true, next, queued, ctl, L_COUNT + 1 - cur, lid, w);
+#ifdef FZN_SLICE_CLOCK
+        if (lid == 0 && t_end && *passes >= FZN_PROP_FLOOR) ctl[L_LATE] = slice_ns(ticks) >= t_end;
+#endif
         sync_group();
         PROF_ADD(x->t_settle, t_settle);
         cur = 1 - cur;
@@ -170,7 +181,7 @@ int recompute(Ctx *x, int d, int slevels, __global const int *stack, int ssize, 
             __global const int *dec = path + DEC * i;
             apply_decision(x, dec[0], dec[1], dec[2], dec[3]);
         }
-        ok = fixpoint(x, false, act, queued, ctl, weights, 0, passes, INT_MAX, lid, w) > 0;
+        ok = fixpoint(x, false, act, queued, ctl, weights, 0, passes, INT_MAX, 0, 0, lid, w) > 0;
     }
     sync_group();
     if (lid == 0) ctl[L_FAILED] = 0;
@@ -262,7 +273,7 @@ __kernel void search_group(
     // sizes and settings (slevels: the stack's levels; pcap: decisions a path records; rcap: the
     // longest path an emitted or donated record holds)
     int nv, int nc, int nwords, int maxd, int slevels, int pcap, int rcap, int ngroups, int use_weights,
-    int obj_var, int obj_sense, int count_only, int enqueue_all, int budget, int n_items,
+    int obj_var, int obj_sense, int count_only, int enqueue_all, int budget, int slice_us, int n_items,
     int donate, int sub_base, int node_limit, int random_values, __global int *results, int use_results,
     // local memory
     __local int *L_store, __local uint *L_changed, __local uint *L_queued, __local int *L_clist, __local int *L_act,
@@ -344,7 +355,15 @@ __kernel void search_group(
     }
     sync_group();
 
+    // the slice also ends by the clock (kernels/profile.cl), read by work-item 0 between steps
+    ulong t_end = 0, ticks = 0;
+#ifdef FZN_SLICE_CLOCK
+    if (lid == 0) t_end = max(slice_ns(&ticks), (ulong)1) + (ulong)max(slice_us, 1) * 1000;
+#endif
     while (budget > 0 && status != S_DONE) {
+#ifdef FZN_SLICE_CLOCK
+        if (share(ctl, L_BCAST, lid == 0 && slice_ns(&ticks) >= t_end, lid)) break;
+#endif
         if (status == S_SOLUTION) {
             int slot = -1;
             if (lid == 0) {
@@ -383,7 +402,7 @@ __kernel void search_group(
                     apply_decision(x, d[0], d[1], d[2], d[3]);
                     if (i < pcap) for (int k = 0; k < DEC; ++k) path[DEC * i + k] = d[k];
                 }
-                if (!use_results) ok = fixpoint(x, false, act, L_queued, ctl, weights, 0, &passes, INT_MAX, lid, w) > 0;
+                if (!use_results) ok = fixpoint(x, false, act, L_queued, ctl, weights, 0, &passes, INT_MAX, 0, 0, lid, w) > 0;
             }
             sync_group();
             if (ok && ctl[L_FAILED]) { ok = false; clear_marks(x, L_queued, ctl, lid, w); }
@@ -422,7 +441,7 @@ __kernel void search_group(
                 }
             }
             int r = fixpoint(x, resume_all || (fresh && (enqueue_all || use_results)), act, L_queued, ctl, weights,
-                             use_weights, &passes, max(budget, FZN_PROP_FLOOR), lid, w);
+                             use_weights, &passes, max(budget, FZN_PROP_FLOOR), t_end, &ticks, lid, w);
             resume_all = false;
             budget -= min(passes, budget);
             passes = 0;

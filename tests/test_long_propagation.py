@@ -30,10 +30,8 @@ SPLIT_FIXPOINT = ("var 0..1: b :: output_var;\nvar 0..60: x :: output_var;\nvar 
                   "solve :: int_search([b, x, y], input_order, indomain_max, complete) satisfy;\n")
 
 
-@pytest.mark.parametrize("kernel", ["item", "group"])
 def test_a_fixpoint_longer_than_the_time_limit_ends_with_it(monkeypatch, kernel):
     """In-process, with no watchdog: the search returns at its deadline, incomplete."""
-    monkeypatch.setenv("FZN_GPU_KERNEL", kernel)
     model = lower(parse_items(SLOW_FAIL, "slow.fzn"), "slow.fzn")
     out = io.StringIO()
     run = SolveRun(model, SolveOptions(all_solutions=True, devices="cpu"), out=out)
@@ -44,11 +42,9 @@ def test_a_fixpoint_longer_than_the_time_limit_ends_with_it(monkeypatch, kernel)
     assert "UNSATISFIABLE" not in out.getvalue() and "==========" not in out.getvalue()
 
 
-@pytest.mark.parametrize("kernel", ["item", "group"])
 def test_a_fixpoint_split_across_slices_gives_every_solution(monkeypatch, kernel):
     """Eight units a slice and no floor: the b = 1 branch's failure spans many slices, resumed
     each time."""
-    monkeypatch.setenv("FZN_GPU_KERNEL", kernel)
     monkeypatch.setenv("FZN_GPU_SLICE_BUDGET", "8")
     monkeypatch.setenv("FZN_GPU_PROPAGATION_FLOOR", "1")
     found, outcome = solve_text(SPLIT_FIXPOINT, all_solutions=True, devices="cpu")

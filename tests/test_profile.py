@@ -5,12 +5,14 @@ compiler only where it takes them."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
 from fzn_gpu.device import Device, is_nvidia
 from fzn_gpu.engine.profile import node_profile
-from fzn_gpu.engine.runner import Tuning
+from fzn_gpu.engine.runner import SliceBudget, Tuning
 from fzn_gpu.kernel_abi import Cnt
 from test_cli import fzn, queens_by_pairs, run
 from test_multidevice import stat
@@ -18,11 +20,9 @@ from test_multidevice import stat
 QUEENS8 = queens_by_pairs(8)
 
 
-@pytest.mark.parametrize("kernel", ["item", "group"])
 def test_a_profile_build_searches_the_same_tree(tmp_path, monkeypatch, kernel):
     """Same nodes and solutions with and without the timers; passes counted in both; no
     cycles (so no nodeProfile line) on a device without a cycle counter (PoCL)."""
-    monkeypatch.setenv("FZN_GPU_KERNEL", kernel)
     monkeypatch.setenv("FZN_GPU_SUBS_PER_ITEM", "1")
     path = fzn(tmp_path, QUEENS8)
     plain = run("-a", "--count-only", "-s", path)
@@ -43,7 +43,9 @@ def test_the_profile_line_gives_each_phase_its_share():
     line = node_profile(cycles, nodes=10, passes=40)
     assert line.startswith("100 cycles a node (")
     assert "propagate 60 %, settle 10 %, copy 5 %, choose 5 %, other 20 %" in line
-    assert "4.00 passes, 25 cycles a pass" in line
+    assert "4.00 passes, 25 cycles a pass" in line and "busy" not in line
+    # 1,000 cycles at 1 MHz are 1 ms of a search's 4 ms launched (4 searches for 1 ms)
+    assert node_profile(cycles, nodes=10, passes=40, search_s=0.004, clock_mhz=1).endswith("; busy 25 %")
     assert node_profile(cycles, nodes=0, passes=0) is None
 
 
@@ -59,6 +61,29 @@ def test_the_register_cap_is_nvidias_alone(monkeypatch):
     assert Tuning.for_device(pocl).max_registers == 0
     monkeypatch.setenv("FZN_GPU_MAX_REGISTERS", "0")
     assert Tuning.for_device(nvidia).max_registers == 0
+
+
+def test_the_slice_clock_is_the_gpus_group_kernels_default(monkeypatch):
+    """NVIDIA's group kernel ends slices by the clock; CPUs by a budget; FZN_GPU_SLICE_CLOCK=1
+    runs the counter that stands in for a clock (tests), and the item kernel never has one."""
+    monkeypatch.delenv("FZN_GPU_SLICE_CLOCK", raising=False)
+    monkeypatch.delenv("FZN_GPU_KERNEL", raising=False)
+    nvidia, pocl = _device("NVIDIA CUDA", True), _device("Portable Computing Language", False)
+    assert Tuning.for_device(nvidia).slice_clock and not Tuning.for_device(pocl).slice_clock
+    monkeypatch.setenv("FZN_GPU_SLICE_CLOCK", "1")
+    assert Tuning.for_device(pocl).slice_clock is False           # PoCL's default kernel: item
+    monkeypatch.setenv("FZN_GPU_KERNEL", "group")
+    assert Tuning.for_device(pocl).slice_clock
+    monkeypatch.setenv("FZN_GPU_KERNEL", "item")
+    assert not Tuning.for_device(nvidia).slice_clock
+
+
+def test_a_clocked_slice_is_the_target_or_what_the_deadline_leaves():
+    budget = SliceBudget()
+    assert budget.clock_us(None) == int(SliceBudget.TARGET_S * 1e6)
+    assert budget.clock_us(time.monotonic() + 3600) == int(SliceBudget.TARGET_S * 1e6)
+    assert 1000 <= budget.clock_us(time.monotonic() + 0.01) <= 8000
+    assert budget.clock_us(time.monotonic() - 1) == 1000
 
 
 def test_bad_build_settings_are_refused_with_their_name(tmp_path, monkeypatch):

@@ -125,7 +125,8 @@ class SolveRun:
                 "devices": len(runners), "device": "; ".join(x.device.name for x in runners)})
             stats["passes"] = total("passes")
             for i, x in enumerate(runners):
-                line = node_profile(x.stats.cycles, x.stats.nodes, x.stats.passes) if x.tuning.profile else None
+                line = node_profile(x.stats.cycles, x.stats.nodes, x.stats.passes, x.stats.search_s,
+                                    x.device.clock_mhz) if x.tuning.profile else None
                 if line is not None:
                     stats["nodeProfile" if len(runners) == 1 else f"d{i}_nodeProfile"] = line
             stats.update(device_stats(self.search.shares, self.search.runners))

@@ -14,7 +14,7 @@ from ..codegen import (FLOAT_VAL_BASE, FLOAT_VAL_SETTLE, SET_VAL_BASE, float_val
 from ..errors import Unsupported
 from ..model import UNBOUNDED, Model, VarKind
 from ..options import SolveOptions
-from ..registry import BY_KEY, ConstraintKind
+from ..registry import BY_KEY, KINDS, WAKE_DOM, ConstraintKind
 from . import floats, sets
 
 LIMIT = 2 ** 31 - 2          # |value| of any int variable on the device (Gecode's limit too)
@@ -224,7 +224,7 @@ def pack(model: Model, opts: SolveOptions) -> DeviceModel:
     pairs = np.unique(np.stack([wv[keep], wc[keep]], axis=1), axis=0) if keep.any() else np.zeros((0, 2), np.int64)
     deg = np.bincount(pairs[:, 0], minlength=nv).astype(np.int32) if len(pairs) else np.zeros(nv, np.int32)
     wptr = np.concatenate([[0], np.cumsum(deg)]).astype(np.int32)
-    wlist = pairs[:, 1].astype(np.int32)
+    wlist = watch_entries(pairs[:, 1], ckind, cd, coff, bm_nw)
 
     sg_ptr, sg_var, sg_sel, sg_prec, use_weights = search_plan(model, opts)
     optimising = model.solve.kind != "satisfy"
@@ -381,3 +381,26 @@ def search_plan(model: Model, opts: SolveOptions):
     sg_prec = np.asarray([g[3] for g in groups] or [0.0], dtype=np.float64).view(np.int64)
     use_weights = any(g[1] == var_select_code("dom_w_deg") for g in groups)
     return sg_ptr, sg_var, sg_sel, sg_prec, use_weights
+
+
+_WAKE = np.array([k.wake for k in KINDS], dtype=np.int64)
+_LIN_EQ = np.array([k.id for k in KINDS if k.name in ("int_lin_eq", "int_lin_eq_reif", "int_lin_eq_imp")])
+
+
+def watch_entries(watchers: np.ndarray, ckind: np.ndarray, cd: np.ndarray, coff: np.ndarray,
+                  bm_nw: np.ndarray) -> np.ndarray:
+    """The watch list's entries, `c << 2 | event` for each watching constraint c (registry's
+    WAKE_*; kernels/domain.cl reads them back). A linear equality that post_lin makes domain
+    consistent (x0 - x1 = c on two bitmaps, unit coefficients) needs every domain change."""
+    if len(watchers) == 0:
+        return np.zeros(1, np.int32)
+    c = watchers.astype(np.int64)
+    kind = ckind[c].astype(np.int64)
+    event = _WAKE[kind]
+    lin = np.flatnonzero(np.isin(kind, _LIN_EQ))
+    at = coff[c[lin]].astype(np.int64)
+    lin, at = lin[cd[at] == 2], at[cd[at] == 2]          # [2, a0, a1, 2, x0, x1, c]
+    a0, a1, x0, x1 = cd[at + 1], cd[at + 2], cd[at + 4], cd[at + 5]
+    shift = (a0 == -a1) & (np.abs(a0) == 1) & (bm_nw[x0] > 0) & (bm_nw[x1] > 0)
+    event[lin[shift]] = WAKE_DOM
+    return ((c << 2) | event).astype(np.int32)

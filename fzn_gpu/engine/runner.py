@@ -45,6 +45,7 @@ class Tuning:
     profile: bool = False  # time the search's phases in the kernel (kernels/profile.cl)
     max_registers: int = 0  # a work-item's registers, at most (NVIDIA's compiler; 0: its choice)
     propagation_floor: int = 4096   # units a node's propagation may always run in one slice
+    slice_clock: bool = False  # a group slice ends by the device's clock (NVIDIA), not by a budget
 
     @staticmethod
     def for_device(device: Device, floats: bool = False) -> "Tuning":
@@ -82,7 +83,11 @@ class Tuning:
                       # a propagation longer than the slice's budget and this stops and resumes
                       # in the next slice; ordinary nodes stay whole (their order of search with
                       # them, which branch and bound's bound sharing is sensitive to)
-                      propagation_floor=_env_int("FZN_GPU_PROPAGATION_FLOOR", 4096))
+                      propagation_floor=_env_int("FZN_GPU_PROPAGATION_FLOOR", 4096),
+                      # every group stops at the same time, not after the same work: no group
+                      # idles while the slowest spends its budget (kernels/profile.cl); where
+                      # no clock can be read (not NVIDIA), 1 runs a stand-in for tests
+                      slice_clock=group and _env_flag("FZN_GPU_SLICE_CLOCK", is_nvidia(device)))
 
 
 def _env_flag(name: str, default: bool) -> bool:
@@ -116,6 +121,7 @@ class Stats:
     donated: int = 0            # paths re-split off busy work-items (resplit.py)
     recomputed: int = 0         # levels work-groups rebuilt from their paths (search_group.cl)
     passes: int = 0             # propagation passes (groups) or queue runs (items)
+    search_s: float = 0.0       # searches (work-groups or work-items) launched x slice seconds
     cycles: np.ndarray = field(default_factory=lambda: np.zeros(len(Cnt), dtype=np.int64))   # T_* columns
 
 
@@ -146,7 +152,8 @@ class Runner:
         self.ctx, self.prog = build(device, kinds, self.tuning.outline, self.tuning.model,
                                     self.store_global, floats=self.floats, profile=self.tuning.profile,
                                     max_registers=self.tuning.max_registers,
-                                    propagation_floor=self.tuning.propagation_floor)
+                                    propagation_floor=self.tuning.propagation_floor,
+                                    slice_clock=self.tuning.slice_clock)
         # a queue of its own: two engines on one device (the portfolio) run side by side
         self.queue = cl.CommandQueue(self.ctx)
         self.launch_lock = launch_lock(device)
@@ -228,8 +235,11 @@ class Runner:
         """Local memory of one work-group: with_store, the node and its changed and active
         lists too (else those live in global memory, kernels/search_group.cl)."""
         dm = self.dm
-        ints = (self.store_ints() + dm.nv + 2 * dm.nc if with_store else 3) + (dm.nv + 31) // 32 + 1 + (dm.nc + 31) // 32 + 1
-        return 4 * (ints + 2 * self.tuning.local + 8)
+        # the changed set and the moved set (two words per 32 variables), the queued set, and
+        # the reduction and control words
+        ints = (self.store_ints() + dm.nv + 2 * dm.nc if with_store else 3) + 2 * ((dm.nv + 31) // 32 + 1) + \
+            (dm.nc + 31) // 32 + 1
+        return 4 * (ints + 2 * self.tuning.local + 16)
 
     def recomputes(self) -> bool:
         """Whether a work-group's stack holds fewer levels than a branch can reach (deeper
@@ -390,7 +400,7 @@ class Runner:
                 big = (1, 1, 1)
             else:
                 ACT = zeros(4)
-            local_mem = (cl.LocalMemory(4 * big[0]), cl.LocalMemory(words(dm.nv)), cl.LocalMemory(words(dm.nc)),
+            local_mem = (cl.LocalMemory(4 * big[0]), cl.LocalMemory(2 * words(dm.nv)), cl.LocalMemory(words(dm.nc)),
                          cl.LocalMemory(4 * big[1]), cl.LocalMemory(4 * big[2]),
                          cl.LocalMemory(4 * 2 * local), cl.LocalMemory(4 * 16))     # search_group.cl's L_* words
         else:
@@ -400,6 +410,9 @@ class Runner:
         self.budget.begin_phase(n_items)
         while True:
             budget = self.budget.for_slice(deadline)
+            slice_us = self.budget.clock_us(deadline) if self.tuning.slice_clock else 0
+            if slice_us:
+                budget = SliceBudget.CLOCKED
             if self.group:
                 args = (*self.model_bufs, *root, *self.plan_bufs,
                         *state, LV, PATH, WEIGHTS, ST, CNT, ACT,
@@ -409,7 +422,7 @@ class Runner:
                         np.int32(dm.nv), np.int32(dm.nc), np.int32(dm.nwords), np.int32(dm.maxd),
                         np.int32(self.stack_levels), np.int32(pcap), np.int32(rcap), np.int32(self.ngroups), np.int32(1 if dm.use_weights else 0),
                         np.int32(dm.obj_var), np.int32(dm.obj_sense), np.int32(1 if count_only else 0),
-                        np.int32(1 if enqueue_all else 0), np.int32(budget), np.int32(n_items),
+                        np.int32(1 if enqueue_all else 0), np.int32(budget), np.int32(slice_us), np.int32(n_items),
                         np.int32(donate), np.int32(base),
                         np.int32(lns.node_limit if lns else 0), np.int32(1 if lns and lns.random_values else 0),
                         RESULTS, np.int32(0 if lns is None else 1 if lns.prune else 2), *local_mem)
@@ -440,6 +453,7 @@ class Runner:
                                    "or a smaller model") from None
             dt = time.perf_counter() - t0
             self.stats.kernel_s += dt
+            self.stats.search_s += n_items * dt
             self.stats.launches += 1
             nsol = int(self.ctrl[Ctrl.SOLS])
             if self.float_objective:
@@ -454,8 +468,9 @@ class Runner:
             self.queue.finish()
             # a slice ended by a full solution buffer or by every search running out of work
             # says nothing of how long its budget would have taken
-            self.budget.after_slice(budget, dt, cut_short=nsol >= self.sol_cap or
-                                    bool((st[:n_items, St.STATUS] == Status.DONE).all()))
+            if not slice_us:
+                self.budget.after_slice(budget, dt, cut_short=nsol >= self.sol_cap or
+                                        bool((st[:n_items, St.STATUS] == Status.DONE).all()))
             if self.ctrl[Ctrl.ERR]:
                 raise CapacityError(int(self.ctrl[Ctrl.ERR]))
             if self.verbose:
@@ -575,6 +590,7 @@ class SliceBudget:
     predicted to end past the deadline does not start that way."""
 
     TARGET_S, START, LOWEST, HIGHEST = 0.05, 16, 8, 1 << 22
+    CLOCKED = 1 << 30       # a slice the device's clock ends: the budget never does
 
     def __init__(self, fixed: int = 0) -> None:
         self.fixed = fixed
@@ -591,6 +607,14 @@ class SliceBudget:
             fits = int(0.8 * (deadline - time.monotonic()) / self.s_per_unit)
             return max(self.LOWEST, min(self.value, fits))
         return self.value
+
+    def clock_us(self, deadline: float | None) -> int:
+        """A slice's length in microseconds where the device's clock ends it (Tuning.slice_clock):
+        the target, shorter before a deadline."""
+        seconds = self.TARGET_S
+        if deadline is not None:
+            seconds = min(seconds, max(0.001, 0.8 * (deadline - time.monotonic())))
+        return int(seconds * 1e6)
 
     def after_slice(self, used: int, seconds: float, cut_short: bool = False) -> None:
         """cut_short: the slice may have ended before its budget ran out (a full solution
