@@ -6,15 +6,13 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
-KERNELS = ["item", "group", "group-clock"]
+KERNELS = ["item", "group"]
 
 
 def use_kernel(monkeypatch, name: str) -> None:
-    """One of KERNELS: a work-item per sub-search space (CPUs' default), a work-group per
-    sub-search space, and a work-group whose slices end by the clock (GPUs' default: on PoCL a
-    counter of clock readings stands in for NVIDIA's clock, kernels/profile.cl)."""
-    monkeypatch.setenv("FZN_GPU_KERNEL", name.split("-")[0])
-    monkeypatch.setenv("FZN_GPU_SLICE_CLOCK", "1" if name.endswith("-clock") else "0")
+    """One of KERNELS: a work-item per sub-search space (CPUs' default) or a work-group per
+    sub-search space (GPUs' default)."""
+    monkeypatch.setenv("FZN_GPU_KERNEL", name)
 
 
 @pytest.fixture(params=KERNELS)
