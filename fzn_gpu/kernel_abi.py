@@ -99,6 +99,13 @@ assert max(Op) < OP_DONATED and OP_DONATED & (OP_DONATED - 1) == 0 and OP_SOLVED
 DEC = 4                 # ints of a decision in a path: variable, op, value, and the high word of a
                         # 64-bit value (a float's bits; 0 for ints)
 
+# A work-group's active list entry: constraint c, or part p of a constraint shared out over
+# several work-items (registry.SHARED_BY_VARIABLE), as c | p << PART_SHIFT. Below PARTS_MAX
+# parts, and models with at least 2 ** PART_SHIFT constraints are not shared out.
+PART_SHIFT = 26
+PARTS_MAX = 32
+assert PARTS_MAX <= 2 ** (31 - PART_SHIFT)
+
 
 class Lv(IntEnum):
     """A level record: a left decision of the current branch."""
@@ -124,6 +131,7 @@ def defines() -> list[str]:
     lines.append(f"#define OP_DONATED {OP_DONATED}")
     lines.append(f"#define OP_SOLVED {OP_SOLVED}")
     lines.append(f"#define DEC {DEC}")
+    lines.append(f"#define PART_SHIFT {PART_SHIFT}")
     return lines
 
 

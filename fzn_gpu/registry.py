@@ -35,6 +35,12 @@ class ConstraintKind:
         which engine/pack.py tells row by row."""
         return WAKE_FIX if self.key in WAKE_ON_FIX else WAKE_BND if self.key in WAKE_ON_BOUNDS else WAKE_DOM
 
+    @property
+    def shared_by_variable(self) -> bool:
+        """Whether a work-group may share its propagator out, a part per variable of its first
+        array (SHARED_BY_VARIABLE)."""
+        return self.key in SHARED_BY_VARIABLE
+
 
 # What wakes a constraint's propagator (Gecode's propagation conditions): by default any
 # change of a watched variable's domain (WAKE_DOM). WAKE_FIX: its propagator prunes only from
@@ -48,6 +54,13 @@ WAKE_DOM, WAKE_BND, WAKE_FIX = 0, 1, 2
 WAKE_ON_FIX = frozenset({"int_ne", "int_lin_ne", "fzn_all_different_int"})
 WAKE_ON_BOUNDS = frozenset({f"{base}{suffix}" for base in ("int_le", "int_lt", "int_lin_le", "int_lin_eq")
                             for suffix in ("", "_reif", "_imp")})
+
+# Kinds whose propagator a work-group shares out over several work-items, each taking the
+# variables i = p, p + P, ... of the row's first array (kernels/dispatch.cl, propagate_part):
+# every part reads the whole constraint and narrows its own variables, so a pass lasts as long
+# as the longest part instead of one work-item updating every variable. A part does one round;
+# what it fixes wakes the constraint again. At most PARTS_MAX parts (kernel_abi).
+SHARED_BY_VARIABLE = frozenset({"fzn_all_different_int"})
 
 _V, _VA, _I, _IA, _S, _SA, _F, _FA = "var", "var[]", "int", "int[]", "set", "set[]", "float", "float[]"
 

@@ -58,7 +58,7 @@ bool propagate_one(Ctx *x, int c) {
     PROPAGATOR(set_in, post_in_set(x, row[0], row + 1))
     PROPAGATOR(set_in_reif, reif_in_set(x, row, 0))
     PROPAGATOR(set_in_imp, reif_in_set(x, row, 1))
-    PROPAGATOR(fzn_all_different_int, prop_alldiff(x, row))
+    PROPAGATOR(fzn_all_different_int, prop_alldiff(x, row, 0, 1))
     PROPAGATOR(bool2int, post_eq(x, row[0], row[1]))
     PROPAGATOR(bool_not, post_rel(x, R_NE, row[0], row[1]))
     PROPAGATOR(bool_ne, post_rel(x, R_NE, row[0], row[1]))
@@ -143,3 +143,18 @@ bool propagate_one(Ctx *x, int c) {
         return false;   // unreachable: the host builds a kernel for every kind its model holds
     }
 }
+
+#ifdef FZN_GROUP
+// Part p of `parts` of constraint c, the parts of one constraint running side by side on a
+// group's work-items (registry.SHARED_BY_VARIABLE lists the kinds below; parts == 1: the
+// whole propagator).
+bool propagate_part(Ctx *x, int c, int p, int parts) {
+    if (parts == 1) return propagate_one(x, c);
+    __global const int *row = x->cd + x->coff[c];
+    switch (x->ckind[c]) {
+    PROPAGATOR(fzn_all_different_int, prop_alldiff(x, row, p, parts))
+    default:
+        return false;   // unreachable: only those kinds get parts (engine/pack.py)
+    }
+}
+#endif

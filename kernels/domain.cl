@@ -67,7 +67,9 @@ typedef struct {
     STORE int *clist;               // ... and the same variables listed, once each
     __local volatile int *nchanged; // the length of that list
     __local volatile int *failed;   // set by any work-item that meets a wipe-out
+    __global const int *cparts;     // work-items sharing each constraint (engine/pack.py)
     int nc;
+    int nu;                         // an active list's capacity: every constraint's parts
     int err;                        // ERR_* when a capacity ran out
     long props;                     // propagations run by this work-item
     CTX_PROFILE_FIELDS

@@ -658,13 +658,17 @@ PROPAGATOR_FN bool reif_in_set(Ctx *x, __global const int *row, int imp) {
 }
 
 // ---- all_different: value elimination from fixed variables, and a pigeonhole test
-// Values held by fixed variables leave the others (forward checking), plus the pigeonhole test
-// on the hull. With a hull of at most AD_WORDS words the fixed values go into a bitmask and
-// leave each domain a word at a time: O(n) per pass instead of O(n^2) removals.
+// Values held by fixed variables leave the others (forward checking, value consistency), plus
+// the pigeonhole test on the hull. With a hull of at most AD_WORDS words the fixed values go
+// into a bitmask and leave each domain a word at a time: O(n) per round instead of O(n^2)
+// removals. A work-group shares it out (registry.SHARED_BY_VARIABLE): part p of P checks the
+// whole constraint (hull, a value fixed twice) and narrows the variables xs[p], xs[p + P], ...
+// alone, in one round, since what it fixes wakes the constraint again; P = 1 is the whole
+// propagator, which rounds until nothing new is fixed.
 #define AD_WORDS 8
-PROPAGATOR_FN bool prop_alldiff_pairs(Ctx *x, __global const int *row);
+PROPAGATOR_FN bool prop_alldiff_pairs(Ctx *x, __global const int *row, int p, int P);
 
-PROPAGATOR_FN bool prop_alldiff(Ctx *x, __global const int *row) {
+PROPAGATOR_FN bool prop_alldiff(Ctx *x, __global const int *row, int p, int P) {
     int n = row[0];
     __global const int *xs = row + 1;
     if (n <= 1) return true;
@@ -674,7 +678,7 @@ PROPAGATOR_FN bool prop_alldiff(Ctx *x, __global const int *row) {
         hi = max(hi, (long)dmax(x, xs[i]));
     }
     if (hi - lo + 1 < n) return false;
-    if (hi - lo + 1 > 32 * AD_WORDS) return prop_alldiff_pairs(x, row);
+    if (hi - lo + 1 > 32 * AD_WORDS) return prop_alldiff_pairs(x, row, p, P);
     int mw = (int)((hi - lo + 32) >> 5);
     uint used[AD_WORDS];
     while (true) {
@@ -690,17 +694,17 @@ PROPAGATOR_FN bool prop_alldiff(Ctx *x, __global const int *row) {
         }
         if (nfixed == 0 || nfixed == n) return true;
         bool newly_fixed = false;
-        for (int i = 0; i < n; ++i) {
+        for (int i = p; i < n; i += P) {
             if (is_fixed(x, xs[i])) continue;
             int r = remove_mask(x, xs[i], used, mw, lo);
             if (r == FAILED) return false;
             if (r == CHANGED && is_fixed(x, xs[i])) newly_fixed = true;
         }
-        if (!newly_fixed) return true;
+        if (!newly_fixed || P > 1) return true;
     }
 }
 
-PROPAGATOR_FN bool prop_alldiff_pairs(Ctx *x, __global const int *row) {
+PROPAGATOR_FN bool prop_alldiff_pairs(Ctx *x, __global const int *row, int p, int P) {
     int n = row[0];
     __global const int *xs = row + 1;
     bool again = true;
@@ -709,11 +713,11 @@ PROPAGATOR_FN bool prop_alldiff_pairs(Ctx *x, __global const int *row) {
         for (int i = 0; i < n; ++i) {
             if (!is_fixed(x, xs[i])) continue;
             int v = val(x, xs[i]);
-            for (int j = 0; j < n; ++j) {
+            for (int j = p; j < n; j += P) {
                 if (j == i) continue;
                 int r = remove_value(x, xs[j], v);
                 if (r == FAILED) return false;
-                if (r == CHANGED && is_fixed(x, xs[j]) && j < i) again = true;
+                if (r == CHANGED && is_fixed(x, xs[j]) && j < i && P == 1) again = true;
             }
         }
     }

@@ -88,7 +88,10 @@ void settle(Ctx *x, bool wake, STORE int *next, __local uint *queued, __local in
             if (!wakes(x, e, v, moved)) continue;
             int c = watcher(e);
             uint cbit = 1u << (c & 31);
-            if (!(atomic_or(&queued[c >> 5], cbit) & cbit)) next[atomic_inc(&ctl[count_slot])] = c;
+            if (atomic_or(&queued[c >> 5], cbit) & cbit) continue;
+            int parts = x->cparts[c];                       // its parts, side by side in the list
+            int at = atomic_add(&ctl[count_slot], parts);
+            for (int p = 0; p < parts; ++p) next[at + p] = c | (p << PART_SHIFT);
         }
     }
 }
@@ -104,8 +107,9 @@ inline void clear_marks(Ctx *x, __local uint *queued, __local int *ctl, int lid,
 // wipe-out, -1 when `limit` passes ran first (the slice's budget: bounds that move by one a
 // pass on a huge domain would hold the slice for billions of passes; the node is left as
 // narrowed so far and its propagation resumes, every constraint woken, in the next slice).
-// `all`: the first pass runs every constraint (a sub-search space's root), else those
-// watching the variables changed since the last fixpoint. `passes` counts the passes run.
+// `all`: the first pass runs every constraint whole (a sub-search space's root), else those
+// watching the variables changed since the last fixpoint, a constraint shared out over
+// several work-items (x->cparts) as that many entries c | p << PART_SHIFT. `passes` counts the passes run.
 // `t_end` (work-item 0's; 0: none): past the floor of passes, the slice's clock stops it too.
 int fixpoint(Ctx *x, bool all, STORE int *act, __local uint *queued, __local int *ctl,
              __global int *weights, int use_weights, int *passes, int limit, ulong t_end, ulong *ticks, int lid,
@@ -131,13 +135,13 @@ int fixpoint(Ctx *x, bool all, STORE int *act, __local uint *queued, __local int
         *passes += 1;
         x->passes += 1;
         PROF_START(t_pass);
-        STORE int *list = act + cur * nc, *next = act + (1 - cur) * nc;
+        STORE int *list = act + cur * x->nu, *next = act + (1 - cur) * x->nu;
         if (lid == 0) ctl[L_COUNT + 1 - cur] = 0;
         for (int i = lid; i < n; i += w) {
-            int c = list[i];
-            if (!all) atomic_and(&queued[c >> 5], ~(1u << (c & 31)));
-            x->props += 1;
-            if (!propagate_one(x, c)) {
+            int e = list[i], c = e & ((1 << PART_SHIFT) - 1), p = e >> PART_SHIFT;
+            if (!all && p == 0) atomic_and(&queued[c >> 5], ~(1u << (c & 31)));
+            x->props += p == 0;
+            if (!(all ? propagate_one(x, c) : propagate_part(x, c, p, x->cparts[c]))) {
                 ctl[L_FAILED] = 1;
                 if (use_weights) atomic_inc(&weights[c]);       // dom_w_deg
             }
@@ -257,7 +261,7 @@ __kernel void search_group(
     __global const int *bm_off, __global const int *bm_nw, __global const int *base,
     __global const int *ckind, __global const int *coff, __global const int *cd,
     __global const int *wptr, __global const int *wlist, __global const int *deg,
-    __global const uint *ubits, __global const int *compan,
+    __global const uint *ubits, __global const int *compan, __global const int *cparts,
     __global const int *root_lb, __global const int *root_ub, __global const uint *root_bits,
     __global const int *sg_ptr, __global const int *sg_var, __global const int *sg_sel,
     // per search (one per work-group): node between slices, stack of nodes, levels, path,
@@ -272,7 +276,7 @@ __kernel void search_group(
     __global volatile int *ctrl,
     // sizes and settings (slevels: the stack's levels; pcap: decisions a path records; rcap: the
     // longest path an emitted or donated record holds)
-    int nv, int nc, int nwords, int maxd, int slevels, int pcap, int rcap, int ngroups, int use_weights,
+    int nv, int nc, int nunits, int nwords, int maxd, int slevels, int pcap, int rcap, int ngroups, int use_weights,
     int obj_var, int obj_sense, int count_only, int enqueue_all, int budget, int slice_us, int n_items,
     int donate, int sub_base, int node_limit, int random_values, __global int *results, int use_results,
     // local memory
@@ -285,8 +289,8 @@ __kernel void search_group(
 #ifdef FZN_STORE_GLOBAL
     // too big for local memory: the node, the changed list and the active lists in global memory
     __global int *store = CUR + (long)g * ssize;
-    __global int *act = ACT + (long)g * (2 * nc + nv);
-    __global int *clist = act + 2 * nc;
+    __global int *act = ACT + (long)g * (2 * nunits + nv);
+    __global int *clist = act + 2 * nunits;
 #else
     __local int *store = L_store;
     __local int *act = L_act;
@@ -294,7 +298,7 @@ __kernel void search_group(
 #endif
     Ctx cx;
     Ctx *x = &cx;
-    x->nv = nv; x->nc = nc;
+    x->nv = nv; x->nc = nc; x->nu = nunits; x->cparts = cparts;
     x->bm_off = bm_off; x->bm_nw = bm_nw; x->base = base;
     x->ckind = ckind; x->coff = coff; x->cd = cd; x->wptr = wptr; x->wlist = wlist;
     x->ubits = ubits; x->compan = compan;

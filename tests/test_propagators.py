@@ -9,10 +9,12 @@ import itertools
 import os
 import random
 
+import numpy as np
 import pytest
 
 from fzn_gpu.engine import pack as pack_module
 from fzn_gpu.registry import KINDS
+from conftest import use_kernel
 from helpers import as_tuples, brute_force, solve_text, stable_rng
 
 INT_KINDS = [k for k in KINDS if k.domain == "int"]
@@ -162,6 +164,46 @@ def test_a_long_alldifferent(seed, kernel):
     expected = brute_force(text, domains)
     found, outcome = solve_text(text, all_solutions=True)
     assert outcome.complete and as_tuples(found, names) == expected and len(found) == len(expected), text
+
+
+@pytest.mark.parametrize("seed,local", [(s, local) for s in range(3) for local in (1, 3, 8)])
+def test_alldifferent_shared_out_over_a_group(seed, local, monkeypatch):
+    """A work-group shares all_different out, a part per variable (engine/pack.py's
+    constraint_parts): with fewer work-items than parts (each takes several, in turn) or more,
+    with a narrow hull (bitmask) and a wide one (pairwise, one value per 100), two
+    all_different sharing variables, against brute force."""
+    use_kernel(monkeypatch, "group")
+    monkeypatch.setenv("FZN_GPU_LOCAL", str(local))
+    rng = random.Random(300 + seed)
+    scale = 100 if seed == 2 else 1
+    domains = {f"x{i}": sorted(scale * v for v in rng.sample(range(1, 9), rng.randint(3, 5))) for i in range(7)}
+    names = list(domains)
+    decls = "\n".join(_decl(n, domains[n]) for n in names)
+    text = (f"{decls}\nconstraint fzn_all_different_int([{', '.join(names[:5])}]);\n"
+            f"constraint fzn_all_different_int([{', '.join(names[3:])}]);\n"
+            f"constraint int_lin_le([1, 1, -1, -1], [x0, x1, x5, x6], {scale * rng.randint(-2, 2)});\n"
+            "solve satisfy;\n")
+    expected = brute_force(text, domains)
+    found, outcome = solve_text(text, all_solutions=True)
+    assert outcome.complete and as_tuples(found, names) == expected and len(found) == len(expected), text
+    assert expected
+
+
+def test_constraint_parts_follow_the_registry():
+    """all_different (SHARED_BY_VARIABLE) gets a part per variable up to PARTS_MAX, every other
+    kind one; the dispatch of parts (kernels/dispatch.cl, propagate_part) names every shared kind."""
+    from pathlib import Path
+
+    from fzn_gpu.kernel_abi import PARTS_MAX
+    from fzn_gpu.registry import BY_KEY, SHARED_BY_VARIABLE
+    alldiff, ne = BY_KEY["fzn_all_different_int"].id, BY_KEY["int_ne"].id
+    ckind = np.array([alldiff, ne, alldiff], dtype=np.int32)
+    cd = np.array([3, 0, 1, 2, 0, 1, 40] + list(range(40)), dtype=np.int32)
+    coff = np.array([0, 4, 6], dtype=np.int32)
+    assert pack_module.constraint_parts(ckind, cd, coff).tolist() == [3, 1, PARTS_MAX]
+    dispatch = (Path(__file__).resolve().parents[1] / "kernels" / "dispatch.cl").read_text()
+    part_fn = dispatch[dispatch.index("bool propagate_part("):]
+    assert all(f"PROPAGATOR({key}," in part_fn for key in SHARED_BY_VARIABLE)
 
 
 SET_KINDS = [k for k in KINDS if k.domain == "set"]

@@ -12,6 +12,7 @@ from ..ast import IntSet
 from ..codegen import (FLOAT_VAL_BASE, FLOAT_VAL_SETTLE, SET_VAL_BASE, float_val_select_code, set_val_select_code, val_select_code,
                        var_select_code)
 from ..errors import Unsupported
+from ..kernel_abi import PART_SHIFT, PARTS_MAX
 from ..model import UNBOUNDED, Model, VarKind
 from ..options import SolveOptions
 from ..registry import BY_KEY, KINDS, WAKE_DOM, ConstraintKind
@@ -57,6 +58,12 @@ class DeviceModel:
     fslot: np.ndarray = field(default_factory=lambda: np.full(1, -1, np.int32))    # device var -> float slot, or -1
     froot: np.ndarray = field(default_factory=lambda: np.zeros(2, np.int64))       # root float bounds (ordinals)
     sg_prec: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))     # a float group's precision (bits)
+    cparts: np.ndarray = field(default_factory=lambda: np.ones(1, np.int32))     # work-items a group shares c over
+
+    @property
+    def nunits(self) -> int:
+        """Entries a work-group's active list may hold: every constraint's parts."""
+        return max(int(self.cparts[:self.nc].sum()), self.nc, 1)
 
 
 def _var_positions(kind: ConstraintKind, row: np.ndarray) -> list[int]:
@@ -260,7 +267,7 @@ def pack(model: Model, opts: SolveOptions) -> DeviceModel:
         set_vars=layout.set_vars if layout is not None else np.zeros(0, np.int64),
         sol_words=max(nwords, 1) if layout is not None else 0,
         nf=flayout.nf, fslot=flayout.slot, froot=flayout.root if flayout.nf else np.zeros(2, np.int64),
-        sg_prec=sg_prec)
+        sg_prec=sg_prec, cparts=constraint_parts(ckind, cd, coff))
 
 
 def _float_empty(flayout) -> np.ndarray:
@@ -385,6 +392,21 @@ def search_plan(model: Model, opts: SolveOptions):
 
 _WAKE = np.array([k.wake for k in KINDS], dtype=np.int64)
 _LIN_EQ = np.array([k.id for k in KINDS if k.name in ("int_lin_eq", "int_lin_eq_reif", "int_lin_eq_imp")])
+
+
+_SHARED = np.array([k.shared_by_variable for k in KINDS], dtype=bool)
+
+
+def constraint_parts(ckind: np.ndarray, cd: np.ndarray, coff: np.ndarray) -> np.ndarray:
+    """How many work-items of a group share each constraint's propagation (registry's
+    SHARED_BY_VARIABLE: one per variable of the row's first array, whose length leads the row,
+    at most PARTS_MAX; 1 for the others, and for all in a model of 2 ** PART_SHIFT constraints)."""
+    parts = np.ones(max(len(ckind), 1), dtype=np.int32)
+    if len(ckind) == 0 or len(ckind) >= 2 ** PART_SHIFT:
+        return parts
+    shared = np.flatnonzero(_SHARED[ckind])
+    parts[shared] = np.clip(cd[coff[shared]], 1, PARTS_MAX)
+    return parts
 
 
 def watch_entries(watchers: np.ndarray, ckind: np.ndarray, cd: np.ndarray, coff: np.ndarray,

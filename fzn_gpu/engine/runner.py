@@ -178,7 +178,9 @@ class Runner:
         self.root_lb, self.root_ub, self.root_bits = dm.lb.copy(), dm.ub.copy(), dm.bits.copy()
         self.root_fb = dm.froot.copy()            # float bounds (ordinals; floats.py)
         self.plan_bufs = [const(dm.sg_ptr), const(dm.sg_var), const(dm.sg_sel)]
-        if not self.group:                        # the work-item kernel's float arguments
+        if self.group:                            # how many work-items share each constraint
+            self.model_bufs.append(const(dm.cparts))
+        else:                                     # the work-item kernel's float arguments
             self.model_bufs.append(const(dm.fslot))
             self.plan_bufs.append(const(dm.sg_prec))
         self.ngroups = len(dm.sg_ptr) - 1
@@ -237,7 +239,7 @@ class Runner:
         dm = self.dm
         # the changed set and the moved set (two words per 32 variables), the queued set, and
         # the reduction and control words
-        ints = (self.store_ints() + dm.nv + 2 * dm.nc if with_store else 3) + 2 * ((dm.nv + 31) // 32 + 1) + \
+        ints = (self.store_ints() + dm.nv + 2 * dm.nunits if with_store else 3) + 2 * ((dm.nv + 31) // 32 + 1) + \
             (dm.nc + 31) // 32 + 1
         return 4 * (ints + 2 * self.tuning.local + 16)
 
@@ -275,7 +277,7 @@ class Runner:
         common = dm.maxd * len(Lv) + pcap * DEC + len(St) + 2 * len(Cnt) + (dm.nc if dm.use_weights else 0)
         if self.group:
             levels = self.stack_levels if stack_levels is None else stack_levels
-            return 4 * (common + (levels + 1) * self.store_ints() + 2 * max(dm.nc, 1) + dm.nv)
+            return 4 * (common + (levels + 1) * self.store_ints() + 2 * dm.nunits + dm.nv)
         ints = 3 * dm.nv + dm.nwords + 4 * dm.nf + self.tcap + dm.nc + common
         return 4 * ints + dm.nc
 
@@ -394,9 +396,9 @@ class Runner:
         if self.group:      # a work-group per search
             global_size = n_items * local
             words = lambda n: 4 * ((n + 31) // 32 + 1)      # noqa: E731
-            big = (self.store_ints(), max(dm.nv, 1), 2 * max(dm.nc, 1))      # node, changed list, active lists
+            big = (self.store_ints(), max(dm.nv, 1), 2 * dm.nunits)      # node, changed list, active lists
             if self.store_global:
-                ACT = scratch("active", 4 * n_items * (2 * max(dm.nc, 1) + max(dm.nv, 1)))
+                ACT = scratch("active", 4 * n_items * (2 * dm.nunits + max(dm.nv, 1)))
                 big = (1, 1, 1)
             else:
                 ACT = zeros(4)
@@ -419,7 +421,7 @@ class Runner:
                         SUBP, SUBD, np.int32(n_sub - base),
                         EMIT, np.int32(emit_cap), np.int32(emit_stride), np.int32(cutoff),
                         self.sol_buf, np.int32(self.sol_cap), np.int32(dm.sol_words), *self.root_out, self.ctrl_buf,
-                        np.int32(dm.nv), np.int32(dm.nc), np.int32(dm.nwords), np.int32(dm.maxd),
+                        np.int32(dm.nv), np.int32(dm.nc), np.int32(dm.nunits), np.int32(dm.nwords), np.int32(dm.maxd),
                         np.int32(self.stack_levels), np.int32(pcap), np.int32(rcap), np.int32(self.ngroups), np.int32(1 if dm.use_weights else 0),
                         np.int32(dm.obj_var), np.int32(dm.obj_sense), np.int32(1 if count_only else 0),
                         np.int32(1 if enqueue_all else 0), np.int32(budget), np.int32(slice_us), np.int32(n_items),
