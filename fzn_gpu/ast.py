@@ -65,6 +65,24 @@ class IntSet:
     def is_empty(self) -> bool:
         return not self.ranges
 
+    def intersect(self, other: "IntSet") -> "IntSet":
+        out = []
+        i = j = 0
+        while i < len(self.ranges) and j < len(other.ranges):
+            lo = max(self.ranges[i][0], other.ranges[j][0])
+            hi = min(self.ranges[i][1], other.ranges[j][1])
+            if lo <= hi:
+                out.append((lo, hi))
+            if self.ranges[i][1] < other.ranges[j][1]:
+                i += 1
+            else:
+                j += 1
+        return IntSet(tuple(out))
+
+    def shifted(self, d: int) -> "IntSet":
+        """{v + d : v in self}."""
+        return IntSet(tuple((a + d, b + d) for a, b in self.ranges))
+
 
 @dataclass(frozen=True)
 class FloatRange:

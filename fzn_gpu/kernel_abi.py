@@ -106,6 +106,10 @@ PART_SHIFT = 26
 PARTS_MAX = 32
 assert PARTS_MAX <= 2 ** (31 - PART_SHIFT)
 
+# all_different's fixed values as a bitmask over its root hull when that spans at most this
+# many words (engine/views.py writes the hull into the row; kernels/propagators.cl)
+ALLDIFF_WORDS = 8
+
 
 class Lv(IntEnum):
     """A level record: a left decision of the current branch."""
@@ -132,6 +136,7 @@ def defines() -> list[str]:
     lines.append(f"#define OP_SOLVED {OP_SOLVED}")
     lines.append(f"#define DEC {DEC}")
     lines.append(f"#define PART_SHIFT {PART_SHIFT}")
+    lines.append(f"#define ALLDIFF_WORDS {ALLDIFF_WORDS}")
     return lines
 
 

@@ -164,7 +164,7 @@ class Lowering:
         if len(domain.ranges) > 1 or old is not None:
             if old is None:
                 old = IntSet.range(lo, hi)
-            merged = _intersect(old, domain)
+            merged = old.intersect(domain)
             if len(merged.ranges) > 1:
                 self.holes[idx] = merged
             else:
@@ -432,21 +432,6 @@ class Lowering:
 
 def _word(e) -> str:
     return e.name if isinstance(e, (ast.Ident, Call)) else str(e)
-
-
-def _intersect(a: IntSet, b: IntSet) -> IntSet:
-    out = []
-    i = j = 0
-    while i < len(a.ranges) and j < len(b.ranges):
-        lo = max(a.ranges[i][0], b.ranges[j][0])
-        hi = min(a.ranges[i][1], b.ranges[j][1])
-        if lo <= hi:
-            out.append((lo, hi))
-        if a.ranges[i][1] < b.ranges[j][1]:
-            i += 1
-        else:
-            j += 1
-    return IntSet(tuple(out))
 
 
 def lower(items: Iterable[ast.Item], filename: str = "<string>") -> Model:

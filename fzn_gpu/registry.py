@@ -95,7 +95,7 @@ def _build() -> list[tuple[str, str, tuple[str, ...], str]]:
     for n, s in _reified("set_in", (_V, _S)):
         add(n, s, "int")
     # native globals declared in mznlib/
-    add("fzn_all_different_int", (_VA,), "int")
+    add("fzn_all_different_int", (_VA,), "int")      # on the device [n, x..., offset...]: engine/views.py
     # ---- bool
     add("bool2int", (_V, _V), "int")
     for rel in ("eq", "le", "lt"):

@@ -658,45 +658,49 @@ PROPAGATOR_FN bool reif_in_set(Ctx *x, __global const int *row, int imp) {
 }
 
 // ---- all_different: value elimination from fixed variables, and a pigeonhole test
-// Values held by fixed variables leave the others (forward checking, value consistency), plus
-// the pigeonhole test on the hull. With a hull of at most AD_WORDS words the fixed values go
-// into a bitmask and leave each domain a word at a time: O(n) per round instead of O(n^2)
-// removals. A work-group shares it out (registry.SHARED_BY_VARIABLE): part p of P checks the
-// whole constraint (hull, a value fixed twice) and narrows the variables xs[p], xs[p + P], ...
-// alone, in one round, since what it fixes wakes the constraint again; P = 1 is the whole
-// propagator, which rounds until nothing new is fixed.
-#define AD_WORDS 8
+// The row is [n, x_1..x_n, c_1..c_n, base, words]: the values x_i + c_i are distinct (offset
+// views: engine/views.py folds y = x + c into the row; c = 0 elsewhere), and the root hull of
+// those values spans `words` words from `base` (0 words: wider than ALLDIFF_WORDS). Values held
+// by fixed variables leave the others (forward checking, value consistency), plus the
+// pigeonhole test on the current hull. With a narrow root hull one pass over the variables
+// gathers the fixed values into a bitmask (a value fixed twice fails) and the hull, and the
+// values leave each domain a word at a time: O(n) per round instead of O(n^2) removals. A
+// work-group shares it out (registry.SHARED_BY_VARIABLE): part p of P checks the whole
+// constraint and narrows the variables x_p, x_(p + P), ... alone, in one round, since what it
+// fixes wakes the constraint again; P = 1 is the whole propagator, which rounds until nothing
+// new is fixed.
 PROPAGATOR_FN bool prop_alldiff_pairs(Ctx *x, __global const int *row, int p, int P);
 
 PROPAGATOR_FN bool prop_alldiff(Ctx *x, __global const int *row, int p, int P) {
     int n = row[0];
-    __global const int *xs = row + 1;
+    __global const int *xs = row + 1, *cs = row + 1 + n;
+    int mw = row[2 + 2 * n];
     if (n <= 1) return true;
-    long lo = LONG_MAX, hi = LONG_MIN;
-    for (int i = 0; i < n; ++i) {
-        lo = min(lo, (long)dmin(x, xs[i]));
-        hi = max(hi, (long)dmax(x, xs[i]));
-    }
-    if (hi - lo + 1 < n) return false;
-    if (hi - lo + 1 > 32 * AD_WORDS) return prop_alldiff_pairs(x, row, p, P);
-    int mw = (int)((hi - lo + 32) >> 5);
-    uint used[AD_WORDS];
+    if (mw == 0) return prop_alldiff_pairs(x, row, p, P);
+    long base = row[1 + 2 * n];
+    uint used[ALLDIFF_WORDS];
     while (true) {
         for (int w = 0; w < mw; ++w) used[w] = 0u;
         int nfixed = 0;
+        long lo = LONG_MAX, hi = LONG_MIN;
         for (int i = 0; i < n; ++i) {
-            if (!is_fixed(x, xs[i])) continue;
-            long k = (long)val(x, xs[i]) - lo;
+            int v = xs[i];
+            long l = (long)dmin(x, v) + cs[i], u = (long)dmax(x, v) + cs[i];
+            lo = min(lo, l);
+            hi = max(hi, u);
+            if (l != u) continue;
+            long k = l - base;
             uint bit = 1u << (k & 31);
             if (used[k >> 5] & bit) return false;
             used[k >> 5] |= bit;
             nfixed++;
         }
+        if (hi - lo + 1 < n) return false;
         if (nfixed == 0 || nfixed == n) return true;
         bool newly_fixed = false;
         for (int i = p; i < n; i += P) {
             if (is_fixed(x, xs[i])) continue;
-            int r = remove_mask(x, xs[i], used, mw, lo);
+            int r = remove_mask(x, xs[i], used, mw, base - cs[i]);
             if (r == FAILED) return false;
             if (r == CHANGED && is_fixed(x, xs[i])) newly_fixed = true;
         }
@@ -706,16 +710,16 @@ PROPAGATOR_FN bool prop_alldiff(Ctx *x, __global const int *row, int p, int P) {
 
 PROPAGATOR_FN bool prop_alldiff_pairs(Ctx *x, __global const int *row, int p, int P) {
     int n = row[0];
-    __global const int *xs = row + 1;
+    __global const int *xs = row + 1, *cs = row + 1 + n;
     bool again = true;
     while (again) {
         again = false;
         for (int i = 0; i < n; ++i) {
             if (!is_fixed(x, xs[i])) continue;
-            int v = val(x, xs[i]);
+            long v = (long)val(x, xs[i]) + cs[i];
             for (int j = p; j < n; j += P) {
                 if (j == i) continue;
-                int r = remove_value(x, xs[j], v);
+                int r = remove_value(x, xs[j], v - cs[j]);
                 if (r == FAILED) return false;
                 if (r == CHANGED && is_fixed(x, xs[j]) && j < i && P == 1) again = true;
             }
@@ -724,11 +728,10 @@ PROPAGATOR_FN bool prop_alldiff_pairs(Ctx *x, __global const int *row, int p, in
     // pigeonhole: n distinct values need a hull of at least n values
     long lo = LONG_MAX, hi = LONG_MIN;
     for (int i = 0; i < n; ++i) {
-        lo = min(lo, (long)dmin(x, xs[i]));
-        hi = max(hi, (long)dmax(x, xs[i]));
+        lo = min(lo, (long)dmin(x, xs[i]) + cs[i]);
+        hi = max(hi, (long)dmax(x, xs[i]) + cs[i]);
     }
-    if (n > 0 && hi - lo + 1 < n) return false;
-    return true;
+    return hi - lo + 1 >= n;
 }
 
 // ---- booleans (0/1 integer variables)

@@ -4,6 +4,7 @@ no kernel runs, so the engine never guesses."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -13,10 +14,10 @@ from ..codegen import (FLOAT_VAL_BASE, FLOAT_VAL_SETTLE, SET_VAL_BASE, float_val
                        var_select_code)
 from ..errors import Unsupported
 from ..kernel_abi import PART_SHIFT, PARTS_MAX
-from ..model import UNBOUNDED, Model, VarKind
+from ..model import UNBOUNDED, ConstraintTable, Model, VarKind
 from ..options import SolveOptions
 from ..registry import BY_KEY, KINDS, WAKE_DOM, ConstraintKind
-from . import floats, sets
+from . import floats, sets, views
 
 LIMIT = 2 ** 31 - 2          # |value| of any int variable on the device (Gecode's limit too)
 BITMAP_MAX_SPAN = 1024       # variables with a smaller initial span get a bitmap
@@ -59,6 +60,7 @@ class DeviceModel:
     froot: np.ndarray = field(default_factory=lambda: np.zeros(2, np.int64))       # root float bounds (ordinals)
     sg_prec: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))     # a float group's precision (bits)
     cparts: np.ndarray = field(default_factory=lambda: np.ones(1, np.int32))     # work-items a group shares c over
+    views: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.int64))  # (y, x, c): y = x + c (views.py)
 
     @property
     def nunits(self) -> int:
@@ -92,6 +94,21 @@ def _fixed_width(kind: ConstraintKind) -> bool:
     return all(f in ("var", "int") for f in kind.signature)
 
 
+def table_vars(table: ConstraintTable) -> tuple[np.ndarray, np.ndarray]:
+    """Every variable occurrence of a table: (row within the table, variable), int64."""
+    n, kind = len(table), table.kind
+    if _fixed_width(kind):
+        mat = table.data.reshape(n, len(kind.signature))
+        cols = [i for i, f in enumerate(kind.signature) if f == "var"]
+        return np.repeat(np.arange(n, dtype=np.int64), len(cols)), mat[:, cols].reshape(-1).astype(np.int64)
+    rows, vs = [], []
+    for r in range(n):
+        pos = _var_positions(kind, table.row(r))
+        rows.extend([r] * len(pos))
+        vs.extend(pos)
+    return np.asarray(rows, dtype=np.int64), np.asarray(vs, dtype=np.int64)
+
+
 def check_supported(model: Model) -> None:
     """Every kind has a kernel; what is left to refuse is a kind no table knows (a lowering bug)."""
     for table in model.tables.values():
@@ -121,6 +138,9 @@ def _domain_bits(holes, want_bits, lb, ub, bm_off, bm_nw, nwords: int) -> np.nda
 
 def pack(model: Model, opts: SolveOptions) -> DeviceModel:
     check_supported(model)
+    folded = views.find(model, table_vars) if views.wanted() else None
+    if folded is not None:          # y = x + c inside all_different: x's domain narrowed, y fixed
+        model = folded.model
     V = model.vars
     nv = len(V)
     lb = np.clip(V.lb, -LIMIT, LIMIT)
@@ -172,22 +192,14 @@ def pack(model: Model, opts: SolveOptions) -> DeviceModel:
             raise Unsupported(f"a constant of {kind.name} is beyond ±{LIMIT}", file=model.source,
                               line=int(table.lines[np.searchsorted(table.row_ptr, r, side='right') - 1]),
                               fix="scale the model's numbers down; fzn-gpu works with 32-bit integers")
+        if key == views.ALLDIFF:        # [n, x..., offset...]: views.py
+            data, lens = views.alldiff_rows(table, folded, lb, ub)
+            table = dataclasses.replace(table, data=data, row_ptr=np.concatenate([[0], np.cumsum(lens)]))
         rows_kind.append(np.full(n, kind.id, dtype=np.int32))
         rows_data.append(table.data.astype(np.int32))
         rows_len.append(np.diff(table.row_ptr))
-        cids = np.arange(next_c, next_c + n)
-        if _fixed_width(kind):
-            width = len(kind.signature)
-            mat = table.data.reshape(n, width)
-            cols = [i for i, f in enumerate(kind.signature) if f == "var"]
-            watches.append((np.repeat(cids, len(cols)), mat[:, cols].reshape(-1)))
-        else:
-            cs, vs = [], []
-            for r in range(n):
-                pos = _var_positions(kind, table.row(r))
-                cs.extend([next_c + r] * len(pos))
-                vs.extend(pos)
-            watches.append((np.asarray(cs, dtype=np.int64), np.asarray(vs, dtype=np.int64)))
+        rows, vs = table_vars(table)
+        watches.append((next_c + rows, vs))
         next_c += n
 
     def append_rows(encoded) -> int:
@@ -267,7 +279,8 @@ def pack(model: Model, opts: SolveOptions) -> DeviceModel:
         set_vars=layout.set_vars if layout is not None else np.zeros(0, np.int64),
         sol_words=max(nwords, 1) if layout is not None else 0,
         nf=flayout.nf, fslot=flayout.slot, froot=flayout.root if flayout.nf else np.zeros(2, np.int64),
-        sg_prec=sg_prec, cparts=constraint_parts(ckind, cd, coff))
+        sg_prec=sg_prec, cparts=constraint_parts(ckind, cd, coff),
+        views=folded.triples() if folded is not None else np.zeros((0, 3), np.int64))
 
 
 def _float_empty(flayout) -> np.ndarray:

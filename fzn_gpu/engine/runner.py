@@ -15,6 +15,7 @@ import numpy as np
 from ..device import BUILD_LOGS, Device, build, is_nvidia, launch_lock
 from ..errors import FznError
 from ..kernel_abi import DEC, Cnt, Ctrl, Lv, St, Status
+from . import views
 from .pack import DeviceModel
 from .paths import Paths
 from .floats import FLOAT_NONE, float_value, to_ord
@@ -464,6 +465,7 @@ class Runner:
             if nsol:
                 sols = np.empty((nsol, self.sol_row), dtype=np.int32)
                 cl.enqueue_copy(self.queue, sols, self.sol_buf)
+                views.fill(dm.views, sols[:, 1:1 + dm.nv])       # variables folded into all_different
                 self.ctrl[Ctrl.SOLS] = 0
                 cl.enqueue_copy(self.queue, self.ctrl_buf, self.ctrl)
             cl.enqueue_copy(self.queue, st, ST)
