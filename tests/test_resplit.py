@@ -73,9 +73,10 @@ def test_an_idle_device_gets_the_donations_asked_for_it():
 
 def test_a_device_asks_once_enough_work_items_are_idle():
     assert idle_wish(idle_items=0, unstarted=0, items=64) == 0
-    assert idle_wish(idle_items=7, unstarted=0, items=64) == 0          # under an eighth
-    assert idle_wish(idle_items=8, unstarted=3, items=64) == 5
-    assert idle_wish(idle_items=1, unstarted=0, items=4) == 1
+    assert idle_wish(idle_items=1, unstarted=0, items=64) == 0          # under a 32nd
+    assert idle_wish(idle_items=2, unstarted=3, items=64) == 2 + 16 - 3  # and a reserve of a quarter
+    assert idle_wish(idle_items=8, unstarted=40, items=64) == 0
+    assert idle_wish(idle_items=1, unstarted=0, items=4) == 1 + 1
 
 
 @pytest.fixture
