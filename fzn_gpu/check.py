@@ -12,6 +12,7 @@ from typing import Callable, Iterable
 
 from . import ast
 from .ast import IntSet
+from .check_globals import GLOBALS
 
 FLOAT_TOL = 1e-6
 
@@ -220,7 +221,7 @@ def _set_le(a: frozenset, b: frozenset) -> bool:
     return sorted(a) <= sorted(b)
 
 
-BUILTINS = {**_build(), **_float_builtins(FLOAT_TOL)}
+BUILTINS = {**_build(), **_float_builtins(FLOAT_TOL), **GLOBALS}
 
 
 def _in_domain(value, t: ast.Type, tol: float = FLOAT_TOL) -> bool:

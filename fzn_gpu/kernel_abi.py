@@ -109,6 +109,12 @@ assert PARTS_MAX <= 2 ** (31 - PART_SHIFT)
 # all_different's fixed values as a bitmask over its root hull when that spans at most this
 # many words (engine/views.py writes the hull into the row; kernels/propagators.cl)
 ALLDIFF_WORDS = 8
+# table's supported values of a variable as a bitmask of this many words from its minimum
+# (beyond them only its bounds move), and regular's state sets: automata of at most
+# 64 * REGULAR_WORDS states run natively, bigger ones go to MiniZinc's decomposition
+# (mznlib/fzn_regular.mzn says so, tests/test_globals.py pins it). kernels/globals.cl
+TABLE_WORDS = 8
+REGULAR_WORDS = 4
 
 
 class Lv(IntEnum):
@@ -137,6 +143,8 @@ def defines() -> list[str]:
     lines.append(f"#define DEC {DEC}")
     lines.append(f"#define PART_SHIFT {PART_SHIFT}")
     lines.append(f"#define ALLDIFF_WORDS {ALLDIFF_WORDS}")
+    lines.append(f"#define TABLE_WORDS {TABLE_WORDS}")
+    lines.append(f"#define REGULAR_WORDS {REGULAR_WORDS}")
     return lines
 
 

@@ -18,6 +18,7 @@ from .ast import Call, IntList, IntSet
 from .errors import FznError, Unsupported
 from .model import (LNS_STRATEGIES, UNBOUNDED, ConstraintTable, LnsSpec, Model, OutputItem, SearchStep, Solve,
                     Variables, VarKind)
+from .kernel_abi import REGULAR_WORDS
 from .registry import ConstraintKind, kinds_named
 
 _BASE_KIND = {"bool": VarKind.BOOL, "int": VarKind.INT, "float": VarKind.FLOAT, "set": VarKind.SET}
@@ -343,6 +344,9 @@ class Lowering:
             sig = " or ".join("(" + ", ".join(k.signature) + ")" for k in candidates)
             raise self._error(f"constraint '{c.name}' has arguments of the wrong form; expected {sig}",
                               fix="regenerate the FlatZinc with `minizinc -c`")
+        shape = _global_shape(kind.key, args)
+        if shape:
+            raise self._error(f"{c.name}: {shape}", fix="regenerate the FlatZinc with `minizinc -c`")
         table = self.tables.get(kind.key)
         if table is None:
             table = self.tables[kind.key] = _TableBuilder(kind)
@@ -428,6 +432,28 @@ class Lowering:
         )
         tables = {k: b.finish() for k, b in self.tables.items()}
         return Model(self.filename, variables, tables, self.outputs, self.solve)
+
+
+def _global_shape(key: str, args: list) -> str | None:
+    """What is wrong with a native global's arrays (kernels/globals.cl reads them as their
+    lengths promise), or None."""
+    if key in ("fzn_table_int", "fzn_table_bool"):
+        n, m = len(args[0]), len(args[1])
+        if (n == 0 and m) or (n and m % n):
+            return f"the table's {m} values are not rows of {n}"
+    elif key == "fzn_gpu_regular":
+        q, s, d = args[1], args[2], args[3]
+        if not 1 <= q <= 64 * REGULAR_WORDS or s < 1 or len(d) != q * s:
+            return f"the automaton needs 1..{64 * REGULAR_WORDS} states, a symbol, and a Q x S transition table"
+        if any(not 0 <= t <= q for t in d):
+            return "a transition leads outside the states 1..Q (0: none)"
+    elif key.startswith("fzn_global_cardinality"):
+        if len({len(a) for a in args[1:]}) != 1:
+            return "the cover and its counts (or bounds) differ in length"
+    elif key == "fzn_cumulative":
+        if not len(args[0]) == len(args[1]) == len(args[2]):
+            return "the starts, durations and resource usages differ in length"
+    return None
 
 
 def _word(e) -> str:

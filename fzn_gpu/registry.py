@@ -51,9 +51,12 @@ class ConstraintKind:
 # taken from inside a domain gives it nothing. The watch lists carry the event of each entry
 # (engine/pack.py); a fixed variable's bounds have moved too, so WAKE_BND entries wake then.
 WAKE_DOM, WAKE_BND, WAKE_FIX = 0, 1, 2
-WAKE_ON_FIX = frozenset({"int_ne", "int_lin_ne", "fzn_all_different_int"})
+WAKE_ON_FIX = frozenset({"int_ne", "int_lin_ne", "fzn_all_different_int", "fzn_alldifferent_except",
+                         "fzn_gpu_circuit"})
 WAKE_ON_BOUNDS = frozenset({f"{base}{suffix}" for base in ("int_le", "int_lt", "int_lin_le", "int_lin_eq")
-                            for suffix in ("", "_reif", "_imp")})
+                            for suffix in ("", "_reif", "_imp")}
+                           | {"fzn_cumulative", "fzn_lex_lesseq_int", "fzn_lex_lesseq_bool", "fzn_lex_less_int",
+                              "fzn_lex_less_bool"})
 
 # Kinds whose propagator a work-group shares out over several work-items, each taking the
 # variables i = p, p + P, ... of the row's first array (kernels/dispatch.cl, propagate_part):
@@ -61,6 +64,14 @@ WAKE_ON_BOUNDS = frozenset({f"{base}{suffix}" for base in ("int_le", "int_lt", "
 # as the longest part instead of one work-item updating every variable. A part does one round;
 # what it fixes wakes the constraint again. At most PARTS_MAX parts (kernel_abi).
 SHARED_BY_VARIABLE = frozenset({"fzn_all_different_int"})
+
+# The globals of kernels/globals.cl: rows whose arrays must fit together (lower.py checks
+# them), tested against brute force by tests/test_globals.py rather than the per-builtin test.
+GLOBALS = frozenset({"fzn_table_int", "fzn_table_bool", "fzn_gpu_circuit", "fzn_gpu_inverse", "fzn_gpu_regular",
+                     "fzn_global_cardinality", "fzn_global_cardinality_closed", "fzn_global_cardinality_low_up",
+                     "fzn_global_cardinality_low_up_closed", "fzn_alldifferent_except", "fzn_cumulative",
+                     "fzn_count_eq", "fzn_lex_lesseq_int", "fzn_lex_lesseq_bool", "fzn_lex_less_int",
+                     "fzn_lex_less_bool", "fzn_nvalue"})
 
 _V, _VA, _I, _IA, _S, _SA, _F, _FA = "var", "var[]", "int", "int[]", "set", "set[]", "float", "float[]"
 
@@ -96,6 +107,24 @@ def _build() -> list[tuple[str, str, tuple[str, ...], str]]:
         add(n, s, "int")
     # native globals declared in mznlib/
     add("fzn_all_different_int", (_VA,), "int")      # on the device [n, x..., offset...]: engine/views.py
+    # (kernels/globals.cl, GLOBALS; fzn_gpu_*: an index offset the FlatZinc array lost, from mznlib/)
+    add("fzn_table_int", (_VA, _IA), "int")
+    add("fzn_table_bool", (_VA, _IA), "int")
+    add("fzn_gpu_circuit", (_I, _VA), "int")
+    add("fzn_gpu_inverse", (_VA, _I, _VA, _I), "int")
+    add("fzn_gpu_regular", (_VA, _I, _I, _IA, _I, _S), "int")
+    add("fzn_global_cardinality", (_VA, _IA, _VA), "int")
+    add("fzn_global_cardinality_closed", (_VA, _IA, _VA), "int")
+    add("fzn_global_cardinality_low_up", (_VA, _IA, _IA, _IA), "int")
+    add("fzn_global_cardinality_low_up_closed", (_VA, _IA, _IA, _IA), "int")
+    add("fzn_alldifferent_except", (_VA, _S), "int")
+    add("fzn_cumulative", (_VA, _VA, _VA, _V), "int")
+    add("fzn_count_eq", (_VA, _V, _V), "int")
+    for strict in ("", "_less"):
+        for base in ("int", "bool"):
+            name = f"fzn_lex{strict or '_lesseq'}_{base}"
+            add(name, (_VA, _VA), "int")
+    add("fzn_nvalue", (_V, _VA), "int")
     # ---- bool
     add("bool2int", (_V, _V), "int")
     for rel in ("eq", "le", "lt"):
@@ -152,6 +181,7 @@ def _build() -> list[tuple[str, str, tuple[str, ...], str]]:
 
 
 KINDS: list[ConstraintKind] = [ConstraintKind(i, n, k, s, d) for i, (n, k, s, d) in enumerate(_build())]
+assert GLOBALS <= {k.key for k in KINDS}
 BY_KEY: dict[str, ConstraintKind] = {k.key: k for k in KINDS}
 BY_NAME: dict[str, list[ConstraintKind]] = {}
 for _k in KINDS:

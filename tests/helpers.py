@@ -42,6 +42,13 @@ def solve_text(text: str, portfolio: bool = False, **opts) -> tuple[list[dict], 
     """All solutions the engine reports (as name -> value dicts, each checked), and the outcome;
     time_limit_ms counts from this call. The engine: complete search, or with `portfolio` LNS
     and branch and bound together (an optimisation model)."""
+    found, outcome, _ = solve_stats(text, portfolio, **opts)
+    return found, outcome
+
+
+def solve_stats(text: str, portfolio: bool = False, **opts) -> tuple[list[dict], object, int]:
+    """solve_text's solutions and outcome, and the failed nodes of complete search (0 for the
+    portfolio): what a propagator's strength shows in."""
     model = lower(parse_items(text, "test.fzn"), "test.fzn")
     options = SolveOptions(**opts)
     checker = Checker(parse_items(text, "test.fzn"))
@@ -61,7 +68,8 @@ def solve_text(text: str, portfolio: bool = False, **opts) -> tuple[list[dict], 
         search = CompleteSearch(model, dm, select_devices("all")[0], options, report)
     limit = options.time_limit_ms
     outcome = search.run(time.monotonic() + limit / 1000.0 if limit else None)
-    return found, outcome
+    fails = 0 if portfolio else sum(r.stats.fails for r in search.runners)
+    return found, outcome, fails
 
 
 def brute_force(text: str, domains: dict[str, list[int]]) -> set[tuple]:

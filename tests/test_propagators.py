@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 
 from fzn_gpu.engine import pack as pack_module
-from fzn_gpu.registry import KINDS
+from fzn_gpu.registry import GLOBALS, KINDS
 from conftest import use_kernel
 from helpers import as_tuples, brute_force, solve_text, stable_rng
 
-INT_KINDS = [k for k in KINDS if k.domain == "int"]
+INT_KINDS = [k for k in KINDS if k.domain == "int" and k.key not in GLOBALS]     # globals: test_globals.py
 
 
 def _is_bool_kind(name: str) -> bool:

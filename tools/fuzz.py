@@ -47,7 +47,7 @@ from fzn_gpu.codegen import VAL_SELECT, VAR_SELECT  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fzn_gpu.parser import parse_items  # noqa: E402
-from fzn_gpu.registry import KINDS  # noqa: E402
+from fzn_gpu.registry import GLOBALS, KINDS  # noqa: E402
 
 LIMIT = 2 ** 31 - 2
 
@@ -106,7 +106,9 @@ def arg_types(key: str) -> tuple[str, ...]:
     raise KeyError(f"the fuzzer has no argument types for {key}: add them to tools/fuzz.py")
 
 
-INT_KINDS = [k for k in KINDS if k.domain == "int"]
+# the builtins; the native globals (registry.GLOBALS) have brute-force tests of their own
+# (tests/test_globals.py)
+INT_KINDS = [k for k in KINDS if k.domain == "int" and k.key not in GLOBALS]
 
 # kinds that define their last (or stated) argument from the others: Aux variables come from these
 DEFINING = {  # key -> index of the defined argument

@@ -1,0 +1,513 @@
+// Native global constraints (declared to MiniZinc in mznlib/fzn_*.mzn; rows as registry.py
+// encodes them). Each is sound and checking like every propagator (propagators.cl); its doc
+// comment states its strength against MiniZinc's standard decomposition. A propagator that
+// narrows its own variables is woken again by them (the queue drops it before it runs), so
+// none needs to loop to its own fixpoint.
+
+// ---- table: x in t, generalised arc consistency
+// Row [n, x_1..x_n, m, t_1..t_m]: m / n tuples, row-major. A tuple is valid when each of its
+// values lies in its variable's domain; a value with no valid tuple leaves its domain. Removing
+// an unsupported value invalidates no valid tuple, so one call reaches the fixpoint: domain
+// consistency on bitmap variables whose span from their minimum fits TABLE_WORDS words (beyond
+// it only the bounds move), bounds(Z) consistency elsewhere. MiniZinc's decomposition (an index
+// variable and an element constraint per column) needs n + 1 propagators and a variable to
+// reach what this does in one pass over the tuples per variable: O(n^2 k) for k tuples.
+PROPAGATOR_FN bool prop_table(Ctx *x, __global const int *row) {
+    int n = row[0];
+    if (n == 0) return true;
+    __global const int *xs = row + 1, *t = row + 2 + n;
+    int k = row[1 + n] / n;
+    uint unsup[TABLE_WORDS];
+    for (int i = 0; i < n; ++i) {
+        int v = xs[i];
+        long base = dmin(x, v);
+        int mw = (int)min((long)TABLE_WORDS, ((long)dmax(x, v) - base + 32) >> 5);
+        for (int w = 0; w < mw; ++w) unsup[w] = 0xFFFFFFFFu;
+        long lo = LONG_MAX, hi = LONG_MIN;
+        for (int j = 0; j < k; ++j) {
+            __global const int *tu = t + (long)j * n;
+            bool valid = contains(x, v, tu[i]);
+            for (int q = 0; q < n && valid; ++q) valid = contains(x, xs[q], tu[q]);
+            if (!valid) continue;
+            long a = tu[i];
+            lo = min(lo, a);
+            hi = max(hi, a);
+            long o = a - base;
+            if (o < 32L * mw) unsup[o >> 5] &= ~(1u << (o & 31));
+        }
+        if (lo > hi) return false;
+        TRY(set_min(x, v, lo));
+        TRY(set_max(x, v, hi));
+        TRY(remove_mask(x, v, unsup, mw, base));
+    }
+    return true;
+}
+
+// ---- circuit: x_i = j + offset makes node j the successor of node i, one cycle through all
+// Row [offset, n, x_1..x_n]. Domains to the nodes, no node its own successor (n > 1), the
+// successors all different (value elimination), and no sub-tour: a chain of fixed successors
+// s -> ... -> e shorter than n - 1 edges may not close, so s leaves x_e; a cycle of fixed
+// successors shorter than n fails. MiniZinc's decomposition (all_different on x and on order
+// variables, and an element constraint per node) finds a closing sub-tour only once the
+// order variables' bounds cross; this removes the closing edge as soon as the chain forms.
+// O(n^2) per call.
+PROPAGATOR_FN bool prop_circuit(Ctx *x, __global const int *row) {
+    long off = row[0];
+    int n = row[1];
+    __global const int *xs = row + 2;
+    for (int i = 0; i < n; ++i) {
+        TRY(set_min(x, xs[i], off));
+        TRY(set_max(x, xs[i], off + n - 1));
+        if (n > 1) TRY(remove_value(x, xs[i], off + i));
+    }
+    for (int i = 0; i < n; ++i) {
+        if (!is_fixed(x, xs[i])) continue;
+        long v = val(x, xs[i]);
+        for (int j = 0; j < n; ++j)
+            if (j != i) TRY(remove_value(x, xs[j], v));
+    }
+    for (int s = 0; s < n; ++s) {
+        if (!is_fixed(x, xs[s])) continue;
+        bool pointed = false;                   // some fixed successor is s: s starts no chain
+        for (int j = 0; j < n && !pointed; ++j)
+            pointed = is_fixed(x, xs[j]) && val(x, xs[j]) == off + s;
+        int e = s, len = 0;
+        while (is_fixed(x, xs[e]) && len < n) {
+            e = (int)(val(x, xs[e]) - off);
+            len++;
+            if (e == s) break;
+        }
+        if (e == s) {                           // a cycle of fixed successors
+            if (len < n) return false;
+            continue;
+        }
+        if (!pointed && len + 1 < n) TRY(remove_value(x, xs[e], off + s));
+    }
+    return true;
+}
+
+// ---- inverse: f_i = j + og  <->  g_j = i + of
+// Row [n, f_1..f_n, of, m, g_1..g_m, og] (of, og: the arrays' first indices in the model).
+// Domain consistent on the channel: j stays in f_i only while i is in g_j, and the other way;
+// a fixed f_i fixes g_j. MiniZinc's decomposition reaches the same with 2n element constraints
+// on a variable index; this is one propagator, O(n m) per call.
+inline bool inverse_channel(Ctx *x, __global const int *f, int n, long of, __global const int *g, int m, long og) {
+    for (int i = 0; i < n; ++i) {
+        int v = f[i];
+        TRY(set_min(x, v, og));
+        TRY(set_max(x, v, og + m - 1));
+        if (is_fixed(x, v)) {
+            TRY(fix(x, g[val(x, v) - og], of + i));
+            continue;
+        }
+        for (long j = dmin(x, v); j <= dmax(x, v); ++j)
+            if (contains(x, v, j) && !contains(x, g[j - og], of + i)) TRY(remove_value(x, v, j));
+    }
+    return true;
+}
+
+PROPAGATOR_FN bool prop_inverse(Ctx *x, __global const int *row) {
+    int n = row[0];
+    __global const int *f = row + 1;
+    long of = row[1 + n];
+    int m = row[2 + n];
+    __global const int *g = row + 3 + n;
+    long og = row[3 + n + m];
+    return inverse_channel(x, f, n, of, g, m, og) && inverse_channel(x, g, m, og, f, n, of);
+}
+
+// ---- regular: the word x_1..x_n is accepted by a DFA
+// Row [n, x_1..x_n, Q, S, m, d_1..d_m, q0, F (a set)]: states 1..Q, symbols 1..S, d row-major
+// Q x S (0: no transition), start q0, accepting states F. Domain consistent (generalised arc
+// consistency, Pesant's forward-backward reasoning): a symbol stays at position i when a state
+// reachable from q0 through the domains before i moves on it to a state from which the domains
+// after i reach F. State sets are bitmasks of REGULAR_WORDS 64-bit words (mznlib sends bigger
+// automata to MiniZinc's decomposition); the backward set of each position is recomputed from
+// the end rather than stored, so no length limit: O(n^2 Q S) per call. MiniZinc's
+// decomposition (a state variable per position and a two-index element constraint) is not
+// domain consistent.
+inline bool regular_has(const ulong *set, int q) { return (set[(q - 1) >> 6] >> ((q - 1) & 63)) & 1ul; }
+inline void regular_add(ulong *set, int q) { set[(q - 1) >> 6] |= 1ul << ((q - 1) & 63); }
+
+// The states from which the domains of positions from..n-1 lead into F.
+inline void regular_back(Ctx *x, __global const int *row, int from, ulong *out) {
+    int n = row[0], Q = row[1 + n], S = row[2 + n], m = row[3 + n];
+    __global const int *xs = row + 1, *d = row + 4 + n, *F = row + 5 + n + m;
+    int W = (Q + 63) >> 6;
+    ulong prev[REGULAR_WORDS];
+    for (int w = 0; w < W; ++w) out[w] = 0ul;
+    for (int q = 1; q <= Q; ++q) if (set_has(F, q)) regular_add(out, q);
+    for (int p = n - 1; p >= from; --p) {
+        for (int w = 0; w < W; ++w) prev[w] = 0ul;
+        for (int q = 1; q <= Q; ++q)
+            for (int s = max(1, dmin(x, xs[p])); s <= min(S, dmax(x, xs[p])); ++s) {
+                int t = d[(q - 1) * S + (s - 1)];
+                if (t >= 1 && t <= Q && contains(x, xs[p], s) && regular_has(out, t)) { regular_add(prev, q); break; }
+            }
+        for (int w = 0; w < W; ++w) out[w] = prev[w];
+    }
+}
+
+PROPAGATOR_FN bool prop_regular(Ctx *x, __global const int *row) {
+    int n = row[0], Q = row[1 + n], S = row[2 + n], m = row[3 + n];
+    __global const int *xs = row + 1, *d = row + 4 + n;
+    int q0 = row[4 + n + m];
+    int W = (Q + 63) >> 6;
+    ulong fw[REGULAR_WORDS], next[REGULAR_WORDS], back[REGULAR_WORDS];
+    if (q0 < 1 || q0 > Q) return false;
+    for (int i = 0; i < n; ++i) {
+        TRY(set_min(x, xs[i], 1));
+        TRY(set_max(x, xs[i], S));
+    }
+    for (int w = 0; w < W; ++w) fw[w] = 0ul;
+    regular_add(fw, q0);
+    for (int i = 0; i < n; ++i) {
+        regular_back(x, row, i + 1, back);
+        for (int w = 0; w < W; ++w) next[w] = 0ul;
+        int v = xs[i];
+        for (int s = dmin(x, v); s <= dmax(x, v); ++s) {
+            if (!contains(x, v, s)) continue;
+            bool supported = false;
+            for (int q = 1; q <= Q; ++q) {
+                if (!regular_has(fw, q)) continue;
+                int t = d[(q - 1) * S + (s - 1)];
+                if (t >= 1 && t <= Q && regular_has(back, t)) { supported = true; regular_add(next, t); }
+            }
+            if (!supported) TRY(remove_value(x, v, s));
+        }
+        bool any = false;
+        for (int w = 0; w < W; ++w) { fw[w] = next[w]; any |= next[w] != 0ul; }
+        if (!any) return false;
+    }
+    if (n == 0) {
+        __global const int *F = row + 5 + n + m;
+        return set_has(F, q0);
+    }
+    return true;
+}
+
+// ---- global_cardinality: count_c = #{i : x_i = cover_c}
+// Rows [n, x..., k, cover..., k, counts...] (counts variables) or [n, x..., k, cover..., k,
+// low..., k, up...] (constant bounds); `closed`: every x_i takes a cover value. For each
+// cover value: its count lies between the x fixed to it and the x that may take it; a value
+// whose count is reached leaves the other x, one whose count needs every x that may take it
+// fixes them. With counts variables the counts sum to at most n (MiniZinc's implied
+// constraint), and to n when closed with distinct cover values. The decomposition's strength
+// (a count per value, each a reified equality per variable and a sum) in one propagator with
+// no auxiliary variables: O(n k) per call.
+inline long gcc_lo(Ctx *x, __global const int *cnt, __global const int *lows, int c) {
+    return cnt ? dmin(x, cnt[c]) : lows[c];
+}
+inline long gcc_hi(Ctx *x, __global const int *cnt, __global const int *ups, int c) {
+    return cnt ? dmax(x, cnt[c]) : ups[c];
+}
+
+// x_i to the cover values: its bounds to the nearest ones, a bitmap's other values removed.
+inline bool gcc_closed(Ctx *x, int v, __global const int *cover, int k) {
+    long lo = LONG_MAX, hi = LONG_MIN;
+    for (int c = 0; c < k; ++c) {
+        if (cover[c] >= dmin(x, v)) lo = min(lo, (long)cover[c]);
+        if (cover[c] <= dmax(x, v)) hi = max(hi, (long)cover[c]);
+    }
+    if (lo > hi) return false;
+    TRY(set_min(x, v, lo));
+    TRY(set_max(x, v, hi));
+    if (has_bits(x, v)) {
+        for (int a = dmin(x, v); a <= dmax(x, v); a = next_value(x, v, a + 1)) {
+            bool in = false;
+            for (int c = 0; c < k && !in; ++c) in = cover[c] == a;
+            if (!in) TRY(remove_value(x, v, a));
+            if (a == INT_MAX) break;
+        }
+    }
+    return true;
+}
+
+PROPAGATOR_FN bool prop_gcc(Ctx *x, __global const int *row, bool var_counts, bool closed) {
+    int n = row[0];
+    __global const int *xs = row + 1;
+    int k = row[1 + n];
+    __global const int *cover = row + 2 + n;
+    __global const int *cnt = var_counts ? row + 3 + n + k : 0;
+    __global const int *lows = var_counts ? 0 : row + 3 + n + k;
+    __global const int *ups = var_counts ? 0 : row + 4 + n + 2 * k;
+    if (closed)
+        for (int i = 0; i < n; ++i)
+            if (!gcc_closed(x, xs[i], cover, k)) return false;
+    for (int c = 0; c < k; ++c) {
+        long a = cover[c];
+        int fixed = 0, possible = 0;
+        for (int i = 0; i < n; ++i) {
+            if (!contains(x, xs[i], a)) continue;
+            possible++;
+            if (is_fixed(x, xs[i])) fixed++;
+        }
+        if (cnt) {
+            TRY(set_min(x, cnt[c], fixed));
+            TRY(set_max(x, cnt[c], possible));
+        }
+        long lo = gcc_lo(x, cnt, lows, c), hi = gcc_hi(x, cnt, ups, c);
+        if (fixed > hi || possible < lo) return false;
+        if (fixed == hi && possible > fixed) {
+            for (int i = 0; i < n; ++i)
+                if (!is_fixed(x, xs[i])) TRY(remove_value(x, xs[i], a));
+        } else if (possible == lo && possible > fixed) {
+            for (int i = 0; i < n; ++i)
+                if (contains(x, xs[i], a)) TRY(fix(x, xs[i], a));
+        }
+    }
+    if (cnt) {
+        bool distinct = true;
+        for (int c = 0; c < k && distinct; ++c)
+            for (int e = c + 1; e < k && distinct; ++e) distinct = cover[c] != cover[e];
+        long sum_lo = 0, sum_hi = 0;
+        for (int c = 0; c < k; ++c) { sum_lo += dmin(x, cnt[c]); sum_hi += dmax(x, cnt[c]); }
+        for (int c = 0; c < k; ++c) {
+            long l = dmin(x, cnt[c]), h = dmax(x, cnt[c]);
+            TRY(set_max(x, cnt[c], n - (sum_lo - l)));
+            if (closed && distinct) TRY(set_min(x, cnt[c], n - (sum_hi - h)));
+        }
+    } else if (closed) {
+        long sum_lo = 0, sum_hi = 0;
+        for (int c = 0; c < k; ++c) { sum_lo += lows[c]; sum_hi += ups[c]; }
+        if (n < sum_lo || n > sum_hi) return false;
+    }
+    return true;
+}
+
+// ---- alldifferent_except: x_i = x_j only on values of S
+// Row [n, x..., S (a set)]. Value elimination: a variable fixed outside S removes its value
+// from the others. The decomposition (a disjunction per pair, or a global_cardinality_low_up
+// over every value outside S) prunes the same; this is one propagator, O(n^2) per call.
+PROPAGATOR_FN bool prop_alldiff_except(Ctx *x, __global const int *row) {
+    int n = row[0];
+    __global const int *xs = row + 1, *S = row + 1 + n;
+    for (int i = 0; i < n; ++i) {
+        if (!is_fixed(x, xs[i]) || set_has(S, val(x, xs[i]))) continue;
+        long v = val(x, xs[i]);
+        for (int j = 0; j < n; ++j)
+            if (j != i) TRY(remove_value(x, xs[j], v));
+    }
+    return true;
+}
+
+// ---- cumulative: at every time, the tasks running use at most b
+// Row [n, s..., n, d..., n, r..., b]. Time-tabling: task j surely runs over its compulsory
+// part [max s_j, min s_j + min d_j) using min r_j. The profile of compulsory parts may not
+// exceed b (b at least its peak, and 0), and a task whose placement would lift the profile
+// above max b at some time moves its earliest start past, and its latest start before, the
+// compulsory parts that cause it. MiniZinc's time decomposition (a reified sum per time point)
+// reaches the same bounds with a constraint per time point; this is one propagator whose cost
+// depends on the tasks only: O(n^2) per move of a start.
+inline bool cum_has_part(Ctx *x, int s, int d, int r) {
+    return dmin(x, r) > 0 && (long)dmax(x, s) < (long)dmin(x, s) + dmin(x, d);
+}
+
+// The compulsory profile at time t, task `skip` left out.
+inline long cum_load(Ctx *x, __global const int *s, __global const int *d, __global const int *r, int n, int skip, long t) {
+    long load = 0;
+    for (int j = 0; j < n; ++j)
+        if (j != skip && cum_has_part(x, s[j], d[j], r[j]) && dmax(x, s[j]) <= t && t < (long)dmin(x, s[j]) + dmin(x, d[j]))
+            load += dmin(x, r[j]);
+    return load;
+}
+
+// A time in [from, from + len) where the profile (task `skip` left out) exceeds room, or
+// LONG_MIN: the profile's maximum over the window lies at its start or where a part begins.
+inline long cum_conflict(Ctx *x, __global const int *s, __global const int *d, __global const int *r, int n, int skip,
+                         long from, long len, long room) {
+    if (cum_load(x, s, d, r, n, skip, from) > room) return from;
+    for (int j = 0; j < n; ++j) {
+        if (j == skip || !cum_has_part(x, s[j], d[j], r[j])) continue;
+        long t = dmax(x, s[j]);
+        if (t > from && t < from + len && cum_load(x, s, d, r, n, skip, t) > room) return t;
+    }
+    return LONG_MIN;
+}
+
+PROPAGATOR_FN bool prop_cumulative(Ctx *x, __global const int *row) {
+    int n = row[0];
+    if (n == 0) return true;
+    __global const int *s = row + 1, *d = row + 2 + n, *r = row + 3 + 2 * n;
+    int b = row[3 + 3 * n];
+    TRY(set_min(x, b, 0));
+    long peak = 0;
+    for (int j = 0; j < n; ++j)
+        if (cum_has_part(x, s[j], d[j], r[j])) peak = max(peak, cum_load(x, s, d, r, n, -1, dmax(x, s[j])));
+    TRY(set_min(x, b, peak));
+    long cap = dmax(x, b);
+    for (int i = 0; i < n; ++i) {
+        long di = dmin(x, d[i]), ri = dmin(x, r[i]);
+        if (di <= 0 || ri <= 0) continue;
+        long room = cap - ri;
+        long est = dmin(x, s[i]);
+        for (long t; (t = cum_conflict(x, s, d, r, n, i, est, di, room)) != LONG_MIN;) {
+            long end = LONG_MAX;                // the first end among the parts running at t
+            for (int j = 0; j < n; ++j)
+                if (j != i && cum_has_part(x, s[j], d[j], r[j]) && dmax(x, s[j]) <= t && t < (long)dmin(x, s[j]) + dmin(x, d[j]))
+                    end = min(end, (long)dmin(x, s[j]) + dmin(x, d[j]));
+            est = end;
+            if (est > dmax(x, s[i])) return false;
+        }
+        TRY(set_min(x, s[i], est));
+        long lst = dmax(x, s[i]);
+        for (long t; (t = cum_conflict(x, s, d, r, n, i, lst, di, room)) != LONG_MIN;) {
+            long start = LONG_MIN;              // the last start among the parts running at t
+            for (int j = 0; j < n; ++j)
+                if (j != i && cum_has_part(x, s[j], d[j], r[j]) && dmax(x, s[j]) <= t && t < (long)dmin(x, s[j]) + dmin(x, d[j]))
+                    start = max(start, (long)dmax(x, s[j]));
+            lst = start - di;
+            if (lst < dmin(x, s[i])) return false;
+        }
+        TRY(set_max(x, s[i], lst));
+    }
+    return true;
+}
+
+// ---- count_eq: c = #{i : x_i = y}
+// Row [n, x..., y, c]. With y fixed: c lies between the x fixed to y and the x that may take
+// it, and a count reached removes y from the other x, one that needs every candidate fixes
+// them. With y open (a bitmap, or a span of at most 64 values): c lies within the extremes of
+// those counts over y's values, and a value of y whose counts miss c's bounds leaves y;
+// otherwise c is at most the x whose bounds meet y's. The decomposition (a reified equality
+// per variable and a sum) is weaker when y is open (it never prunes y) and needs n + 1
+// propagators and n booleans. O(n |dom y|) per call.
+inline void count_of(Ctx *x, __global const int *xs, int n, long a, int *fixed, int *possible) {
+    *fixed = 0;
+    *possible = 0;
+    for (int i = 0; i < n; ++i) {
+        if (!contains(x, xs[i], a)) continue;
+        (*possible)++;
+        if (is_fixed(x, xs[i])) (*fixed)++;
+    }
+}
+
+PROPAGATOR_FN bool prop_count_eq(Ctx *x, __global const int *row) {
+    int n = row[0];
+    __global const int *xs = row + 1;
+    int y = row[1 + n], c = row[2 + n];
+    TRY(set_min(x, c, 0));
+    TRY(set_max(x, c, n));
+    int fixed, possible;
+    if (is_fixed(x, y)) {
+        long a = val(x, y);
+        count_of(x, xs, n, a, &fixed, &possible);
+        TRY(set_min(x, c, fixed));
+        TRY(set_max(x, c, possible));
+        if (dmax(x, c) == fixed && possible > fixed) {
+            for (int i = 0; i < n; ++i)
+                if (!is_fixed(x, xs[i])) TRY(remove_value(x, xs[i], a));
+        } else if (dmin(x, c) == possible && possible > fixed) {
+            for (int i = 0; i < n; ++i)
+                if (contains(x, xs[i], a)) TRY(fix(x, xs[i], a));
+        }
+        return true;
+    }
+    if (!has_bits(x, y) && (long)dmax(x, y) - dmin(x, y) >= 64) {
+        int meet = 0;
+        for (int i = 0; i < n; ++i)
+            if (dmax(x, xs[i]) >= dmin(x, y) && dmin(x, xs[i]) <= dmax(x, y)) meet++;
+        TRY(set_max(x, c, meet));
+        return true;
+    }
+    long lo = LONG_MAX, hi = LONG_MIN;
+    for (long a = dmin(x, y); a <= dmax(x, y); ++a) {
+        if (!contains(x, y, a)) continue;
+        count_of(x, xs, n, a, &fixed, &possible);
+        if (fixed > dmax(x, c) || possible < dmin(x, c)) {
+            TRY(remove_value(x, y, a));
+            continue;
+        }
+        lo = min(lo, (long)fixed);
+        hi = max(hi, (long)possible);
+    }
+    if (lo > hi) return false;
+    TRY(set_min(x, c, lo));
+    TRY(set_max(x, c, hi));
+    return true;
+}
+
+// ---- lex_lesseq / lex_less: x <=lex y (x <lex y when strict)
+// Row [n, x..., m, y...]; when the common positions are all equal, the shorter (or equal, if
+// not strict) array is the smaller, as in MiniZinc's decomposition. Past the prefix of fixed
+// equal pairs, the first open pair gets x_i <= y_i on bounds, and x_i < y_i when the rest cannot
+// come out right with x_i = y_i (its first pair not fixed equal has x_k > y_k, or it is all
+// equal and the lengths decide against it). The decomposition (a boolean per position and two
+// implications each) reaches the same with 2n propagators. O(n) per call.
+inline bool lex_rest_fails(Ctx *x, __global const int *xs, int nx, __global const int *ys, int ny, int from, bool strict) {
+    int size = min(nx, ny);
+    for (int k = from; k < size; ++k) {
+        if (is_fixed(x, xs[k]) && is_fixed(x, ys[k]) && val(x, xs[k]) == val(x, ys[k])) continue;
+        return dmin(x, xs[k]) > dmax(x, ys[k]);
+    }
+    return strict ? nx >= ny : nx > ny;
+}
+
+PROPAGATOR_FN bool prop_lex(Ctx *x, __global const int *row, bool strict) {
+    int nx = row[0];
+    __global const int *xs = row + 1;
+    int ny = row[1 + nx];
+    __global const int *ys = row + 2 + nx;
+    int size = min(nx, ny);
+    for (int i = 0; i < size; ++i) {
+        int a = xs[i], b = ys[i];
+        TRY(set_max(x, a, dmax(x, b)));
+        TRY(set_min(x, b, dmin(x, a)));
+        if (dmax(x, a) < dmin(x, b)) return true;
+        if (is_fixed(x, a) && is_fixed(x, b)) continue;          // equal: the next pair decides
+        if (lex_rest_fails(x, xs, nx, ys, ny, i + 1, strict)) {
+            TRY(set_max(x, a, (long)dmax(x, b) - 1));
+            TRY(set_min(x, b, (long)dmin(x, a) + 1));
+        }
+        return true;
+    }
+    return strict ? nx < ny : nx <= ny;
+}
+
+// ---- nvalue: n = the number of distinct values among x
+// Row [n, x_1..x_k]. n lies between the distinct values already fixed (at least 1 when there
+// are variables) and the fewer of the variables and the values their hull spans (exactly the
+// fixed ones once every x is fixed); when n can take no more values than those fixed, every
+// open x takes one of them. The decomposition (a disjunction per value of the hull, and a sum)
+// grows with the hull; this is O(k^2) per call plus a pass over open bitmaps.
+inline bool nvalue_seen(Ctx *x, __global const int *xs, int upto, long v) {
+    for (int j = 0; j < upto; ++j)
+        if (is_fixed(x, xs[j]) && val(x, xs[j]) == v) return true;
+    return false;
+}
+
+PROPAGATOR_FN bool prop_nvalue(Ctx *x, __global const int *row) {
+    int nv = row[0], k = row[1];
+    __global const int *xs = row + 2;
+    long distinct = 0, lo = LONG_MAX, hi = LONG_MIN;
+    bool all_fixed = true;
+    for (int i = 0; i < k; ++i) {
+        lo = min(lo, (long)dmin(x, xs[i]));
+        hi = max(hi, (long)dmax(x, xs[i]));
+        if (!is_fixed(x, xs[i])) { all_fixed = false; continue; }
+        if (!nvalue_seen(x, xs, i, val(x, xs[i]))) distinct++;
+    }
+    long upper = all_fixed ? distinct : min((long)k, hi - lo + 1);
+    TRY(set_min(x, nv, max(distinct, k > 0 ? 1L : 0L)));
+    TRY(set_max(x, nv, upper));
+    if (dmax(x, nv) == distinct && !all_fixed) {
+        for (int i = 0; i < k; ++i) {
+            int v = xs[i];
+            if (is_fixed(x, v)) continue;
+            long up = LONG_MAX, down = LONG_MIN;    // the fixed values nearest to v's bounds
+            for (int j = 0; j < k; ++j) {
+                if (!is_fixed(x, xs[j])) continue;
+                long a = val(x, xs[j]);
+                if (a >= dmin(x, v)) up = min(up, a);
+                if (a <= dmax(x, v)) down = max(down, a);
+            }
+            if (up > down) return false;
+            TRY(set_min(x, v, up));
+            TRY(set_max(x, v, down));
+            if (has_bits(x, v))
+                for (int a = dmin(x, v); a < dmax(x, v); a = next_value(x, v, a + 1))
+                    if (!nvalue_seen(x, xs, k, a)) TRY(remove_value(x, v, a));
+        }
+    }
+    return true;
+}

@@ -1,0 +1,257 @@
+"""The native globals (registry.GLOBALS, kernels/globals.cl) against brute force: on random
+small instances, with holes, bounds-only domains and values outside the constraint's range,
+the engine reports exactly the assignments the independent checker accepts, under both
+execution models; and each propagator's stated strength: table and regular leave no failure
+in a search of their own, cumulative and circuit prune at the root what their doc comments
+promise. mznlib's declarations and the kernel's limits agree."""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+
+import pytest
+
+from fzn_gpu.engine import pack as pack_module
+from fzn_gpu.kernel_abi import REGULAR_WORDS
+from fzn_gpu.lower import lower
+from fzn_gpu.errors import FznError
+from fzn_gpu.parser import parse_items
+from fzn_gpu.registry import GLOBALS
+from conftest import use_kernel
+from helpers import ROOT, as_tuples, brute_force, solve_stats, solve_text, stable_rng
+
+MAX_ASSIGNMENTS = 4000      # brute force's budget per instance
+
+
+def _values(rng: random.Random, lo: int, hi: int) -> list[int]:
+    """A random domain within lo..hi, most often nearly all of it, sometimes with a hole."""
+    if rng.random() < 0.6:
+        a, b = lo + (rng.random() < 0.3), hi - (rng.random() < 0.3)
+        a, b = (a, b) if a <= b else (lo, hi)
+    else:
+        a = rng.randint(lo, hi)
+        b = rng.randint(a, hi)
+    vals = list(range(a, b + 1))
+    if len(vals) > 2 and rng.random() < 0.3:
+        vals.remove(rng.choice(vals[1:-1]))
+    return vals
+
+
+def _decl(name: str, values: list[int]) -> str:
+    if values == list(range(values[0], values[-1] + 1)):
+        return f"var {values[0]}..{values[-1]}: {name};"
+    return f"var {{{','.join(map(str, values))}}}: {name};"
+
+
+def _ints(values) -> str:
+    return "[" + ", ".join(map(str, values)) + "]"
+
+
+def _set(values) -> str:
+    return "{" + ",".join(map(str, sorted(set(values)))) + "}"
+
+
+class Instance:
+    """Variables with their domains, and one constraint over them."""
+
+    def __init__(self):
+        self.domains: dict[str, list[int]] = {}
+
+    def var(self, rng: random.Random, lo: int, hi: int, prefix: str = "x") -> str:
+        name = f"{prefix}{len(self.domains)}"
+        self.domains[name] = _values(rng, lo, hi)
+        return name
+
+    def vars(self, rng, n: int, lo: int, hi: int, prefix: str = "x") -> str:
+        return _ints(self.var(rng, lo, hi, prefix) for _ in range(n))
+
+    def text(self, constraint: str) -> str:
+        decls = "\n".join(_decl(n, v) for n, v in self.domains.items())
+        return f"{decls}\nconstraint {constraint};\nsolve satisfy;\n"
+
+
+def _table(rng, boolean: bool) -> str:
+    inst = Instance()
+    n = rng.randint(1, 3)
+    lo, hi = (0, 1) if boolean else (-2, 3)
+    xs = inst.vars(rng, n, lo, hi)
+    rows = [[rng.randint(lo, hi) for _ in range(n)] for _ in range(rng.randint(0, 9))]
+    flat = [v for r in rows for v in r]
+    if boolean:
+        return inst, inst.text(f"fzn_table_bool({xs}, [{', '.join('true' if v else 'false' for v in flat)}])")
+    return inst, inst.text(f"fzn_table_int({xs}, {_ints(flat)})")
+
+
+def _circuit(rng) -> str:
+    inst = Instance()
+    n, off = rng.randint(1, 5), rng.randint(-1, 2)
+    xs = inst.vars(rng, n, off - 1, off + n)
+    return inst, inst.text(f"fzn_gpu_circuit({off}, {xs})")
+
+
+def _inverse(rng) -> str:
+    inst = Instance()
+    n = rng.randint(1, 3)
+    m = n if rng.random() < 0.8 else rng.randint(1, 3)
+    of, og = rng.randint(0, 2), rng.randint(0, 2)
+    f = inst.vars(rng, n, og - 1, og + m, "f")
+    g = inst.vars(rng, m, of - 1, of + n, "g")
+    return inst, inst.text(f"fzn_gpu_inverse({f}, {of}, {g}, {og})")
+
+
+def _regular(rng) -> str:
+    inst = Instance()
+    q, s = rng.randint(1, 4), rng.randint(1, 3)
+    xs = inst.vars(rng, rng.randint(0, 4), 0, s + 1)
+    d = [0 if rng.random() < 0.2 else rng.randint(1, q) for _ in range(q * s)]
+    final = rng.sample(range(1, q + 1), rng.randint(1, q))
+    return inst, inst.text(f"fzn_gpu_regular({xs}, {q}, {s}, {_ints(d)}, {rng.randint(1, q)}, {_set(final)})")
+
+
+def _gcc(rng, key: str) -> str:
+    inst = Instance()
+    n = rng.randint(1, 4)
+    xs = inst.vars(rng, n, 0, 3)
+    k = rng.randint(1, 4)
+    cover = [rng.randint(-1, 3) for _ in range(k)] if rng.random() < 0.2 else rng.sample(range(-1, 4), k)
+    if key.endswith("low_up") or key.endswith("low_up_closed"):
+        low = [rng.randint(0, 1) for _ in range(k)]
+        up = [lo + rng.randint(0, 3) - (rng.random() < 0.1) for lo in low]
+        return inst, inst.text(f"{key}({xs}, {_ints(cover)}, {_ints(low)}, {_ints(up)})")
+    counts = inst.vars(rng, k, 0, n, "c")
+    return inst, inst.text(f"{key}({xs}, {_ints(cover)}, {counts})")
+
+
+def _except(rng) -> str:
+    inst = Instance()
+    xs = inst.vars(rng, rng.randint(1, 4), -1, 3)
+    return inst, inst.text(f"fzn_alldifferent_except({xs}, {_set(rng.sample(range(-1, 4), rng.randint(0, 2)) or [9])})")
+
+
+def _cumulative(rng) -> str:
+    inst = Instance()
+    n = rng.randint(1, 3)
+    s = inst.vars(rng, n, 0, 4, "s")
+    d = _ints(rng.randint(0, 3) for _ in range(n)) if rng.random() < 0.5 else inst.vars(rng, n, 0, 2, "d")
+    r = _ints(rng.randint(0, 2) for _ in range(n)) if rng.random() < 0.5 else inst.vars(rng, n, 0, 2, "r")
+    b = inst.var(rng, -1, 3, "b")
+    return inst, inst.text(f"fzn_cumulative({s}, {d}, {r}, {b})")
+
+
+def _count_eq(rng) -> str:
+    inst = Instance()
+    xs = inst.vars(rng, rng.randint(0, 4), -1, 2)
+    y = inst.var(rng, -1, 2, "y")
+    c = inst.var(rng, -1, 4, "c")
+    return inst, inst.text(f"fzn_count_eq({xs}, {y}, {c})")
+
+
+def _lex(rng, key: str) -> str:
+    inst = Instance()
+    lo, hi = (0, 1) if key.endswith("bool") else (-1, 2)
+    n = rng.randint(0, 3)
+    m = n if rng.random() < 0.7 else rng.randint(0, 3)
+    xs, ys = inst.vars(rng, n, lo, hi, "x"), inst.vars(rng, m, lo, hi, "y")
+    return inst, inst.text(f"{key}({xs}, {ys})")
+
+
+def _nvalue(rng) -> str:
+    inst = Instance()
+    n = inst.var(rng, -1, 4, "n")
+    return inst, inst.text(f"fzn_nvalue({n}, {inst.vars(rng, rng.randint(0, 4), -1, 3)})")
+
+
+GENERATORS = {
+    "fzn_count_eq": _count_eq,
+    "fzn_nvalue": _nvalue,
+    **{key: (lambda k: lambda rng: _lex(rng, k))(key) for key in GLOBALS if key.startswith("fzn_lex")},
+    "fzn_table_int": lambda rng: _table(rng, False),
+    "fzn_table_bool": lambda rng: _table(rng, True),
+    "fzn_gpu_circuit": _circuit,
+    "fzn_gpu_inverse": _inverse,
+    "fzn_gpu_regular": _regular,
+    "fzn_alldifferent_except": _except,
+    "fzn_cumulative": _cumulative,
+    **{key: (lambda k: lambda rng: _gcc(rng, k))(key) for key in GLOBALS if key.startswith("fzn_global_cardinality")},
+}
+
+
+def test_every_global_has_a_generator():
+    assert set(GENERATORS) == set(GLOBALS)
+
+
+def _instances(key: str, seed: object, count: int):
+    rng = stable_rng(key, seed)
+    made = 0
+    while made < count:
+        inst, text = GENERATORS[key](rng)
+        if math.prod(len(v) for v in inst.domains.values()) <= MAX_ASSIGNMENTS:
+            made += 1
+            yield inst, text
+
+
+@pytest.mark.parametrize("layout", ["item", "item-bounds", "group"])
+@pytest.mark.parametrize("key", sorted(GLOBALS))
+def test_global_matches_brute_force(key, layout, monkeypatch):
+    use_kernel(monkeypatch, layout.split("-")[0])
+    if layout.endswith("bounds"):
+        monkeypatch.setattr(pack_module, "BITMAP_MAX_SPAN", 0)
+    for inst, text in _instances(key, layout, 12):
+        expected = brute_force(text, inst.domains)
+        found, outcome = solve_text(text, all_solutions=True)
+        assert outcome.complete, text
+        got = as_tuples(found, list(inst.domains))
+        assert got == expected, f"missing {sorted(expected - got)[:3]}, extra {sorted(got - expected)[:3]}\n{text}"
+        assert len(found) == len(got), f"a solution reported twice\n{text}"
+
+
+@pytest.mark.parametrize("key", ["fzn_table_int", "fzn_gpu_regular"])
+def test_domain_consistent_globals_search_without_failing(key, monkeypatch):
+    """Domain consistency on the only constraint of a model: every value left has a solution,
+    so enumerating them all never fails a node."""
+    use_kernel(monkeypatch, "item")
+    for inst, text in _instances(key, "strength", 10):
+        found, outcome, fails = solve_stats(text, all_solutions=True)
+        assert outcome.complete
+        assert fails == 0 or not found and fails <= 1, text
+
+
+def test_cumulative_pushes_starts_past_a_full_profile():
+    """Task 1 surely runs over 0..2 using the whole capacity: task 2 starts at 3 at the
+    earliest, task 3 (latest start 2, duration 2) cannot fit before and fails the model."""
+    text = ("var 0..0: s1; var 0..9: s2; var 1..2: b;\n"
+            "constraint fzn_cumulative([s1, s2], [3, 2], [2, 1], b);\nsolve satisfy;\n")
+    found, outcome, fails = solve_stats(text, all_solutions=True)
+    assert sorted(s["s2"] for s in found) == list(range(3, 10)) and fails == 0
+    text = ("var 0..0: s1; var 0..2: s2; var 2..2: b;\n"
+            "constraint fzn_cumulative([s1, s2], [3, 2], [2, 1], b);\nsolve satisfy;\n")
+    found, outcome, fails = solve_stats(text, all_solutions=True)
+    assert found == [] and outcome.complete and fails <= 1
+
+
+def test_circuit_closes_no_sub_tour():
+    """0 -> 1 fixed: 1 -> 0 would close a sub-tour of two nodes in a circuit of four, so the
+    propagator removes it at the root; every solution is a full tour, found without failing."""
+    text = ("var 1..1: a; var 0..3: b; var 0..3: c; var 0..3: d;\n"
+            "constraint fzn_gpu_circuit(0, [a, b, c, d]);\nsolve satisfy;\n")
+    found, outcome, fails = solve_stats(text, all_solutions=True)
+    assert len(found) == 2 and fails == 0
+
+
+def test_bad_global_rows_are_refused_with_the_line():
+    for constraint in ("fzn_table_int([x, y], [1, 2, 3])", "fzn_gpu_regular([x], 2, 2, [1, 2, 0], 1, {1})",
+                       "fzn_gpu_regular([x], 2, 1, [1, 3], 1, {1})",
+                       f"fzn_gpu_regular([x], {64 * REGULAR_WORDS + 1}, 1, [{', '.join(['1'] * (64 * REGULAR_WORDS + 1))}], 1, {{1}})",
+                       "fzn_global_cardinality([x, y], [1, 2], [x])", "fzn_cumulative([x, y], [1], [1, 1], x)"):
+        text = f"var 1..2: x;\nvar 1..2: y;\nconstraint {constraint};\nsolve satisfy;\n"
+        with pytest.raises(FznError) as err:
+            lower(parse_items(text, "bad.fzn"), "bad.fzn")
+        assert "bad.fzn:3" in str(err.value), str(err.value)
+
+
+def test_mznlib_regular_limit_is_the_kernels():
+    text = (ROOT / "mznlib" / "fzn_regular.mzn").read_text()
+    assert re.search(r"if Q <= (\d+) then", text).group(1) == str(64 * REGULAR_WORDS)
+    assert f"{64 * REGULAR_WORDS} states" in text
