@@ -121,29 +121,38 @@ PROPAGATOR_FN bool prop_inverse(Ctx *x, __global const int *row) {
 // Q x S (0: no transition), start q0, accepting states F. Domain consistent (generalised arc
 // consistency, Pesant's forward-backward reasoning): a symbol stays at position i when a state
 // reachable from q0 through the domains before i moves on it to a state from which the domains
-// after i reach F. State sets are bitmasks of REGULAR_WORDS 64-bit words (mznlib sends bigger
-// automata to MiniZinc's decomposition); the backward set of each position is recomputed from
-// the end rather than stored, so no length limit: O(n^2 Q S) per call. MiniZinc's
-// decomposition (a state variable per position and a two-index element constraint) is not
-// domain consistent.
+// after i reach F. State sets are bitmasks of W = ceil(Q / 64) words (at most REGULAR_WORDS:
+// mznlib sends bigger automata to MiniZinc's decomposition). The backward sets are computed a
+// block of positions at a time into REGULAR_STORE words, each block's from the end of the word,
+// so no length limit: O(n Q S (1 + n W / REGULAR_STORE)) per call. MiniZinc's decomposition (a
+// state variable per position and a two-index element constraint) is not domain consistent.
+#define REGULAR_STORE 128
 inline bool regular_has(const ulong *set, int q) { return (set[(q - 1) >> 6] >> ((q - 1) & 63)) & 1ul; }
 inline void regular_add(ulong *set, int q) { set[(q - 1) >> 6] |= 1ul << ((q - 1) & 63); }
 
+// out = the states from which symbol choices in x_p's domain lead into `after` (W words).
+inline void regular_step(Ctx *x, __global const int *row, int p, const ulong *after, ulong *out) {
+    int n = row[0], Q = row[1 + n], S = row[2 + n];
+    __global const int *xs = row + 1, *d = row + 4 + n;
+    int W = (Q + 63) >> 6;
+    for (int w = 0; w < W; ++w) out[w] = 0ul;
+    for (int q = 1; q <= Q; ++q)
+        for (int s = max(1, dmin(x, xs[p])); s <= min(S, dmax(x, xs[p])); ++s) {
+            int t = d[(q - 1) * S + (s - 1)];
+            if (t >= 1 && contains(x, xs[p], s) && regular_has(after, t)) { regular_add(out, q); break; }
+        }
+}
+
 // The states from which the domains of positions from..n-1 lead into F.
 inline void regular_back(Ctx *x, __global const int *row, int from, ulong *out) {
-    int n = row[0], Q = row[1 + n], S = row[2 + n], m = row[3 + n];
-    __global const int *xs = row + 1, *d = row + 4 + n, *F = row + 5 + n + m;
+    int n = row[0], Q = row[1 + n], m = row[3 + n];
+    __global const int *F = row + 5 + n + m;
     int W = (Q + 63) >> 6;
     ulong prev[REGULAR_WORDS];
     for (int w = 0; w < W; ++w) out[w] = 0ul;
     for (int q = 1; q <= Q; ++q) if (set_has(F, q)) regular_add(out, q);
     for (int p = n - 1; p >= from; --p) {
-        for (int w = 0; w < W; ++w) prev[w] = 0ul;
-        for (int q = 1; q <= Q; ++q)
-            for (int s = max(1, dmin(x, xs[p])); s <= min(S, dmax(x, xs[p])); ++s) {
-                int t = d[(q - 1) * S + (s - 1)];
-                if (t >= 1 && t <= Q && contains(x, xs[p], s) && regular_has(out, t)) { regular_add(prev, q); break; }
-            }
+        regular_step(x, row, p, out, prev);
         for (int w = 0; w < W; ++w) out[w] = prev[w];
     }
 }
@@ -152,36 +161,40 @@ PROPAGATOR_FN bool prop_regular(Ctx *x, __global const int *row) {
     int n = row[0], Q = row[1 + n], S = row[2 + n], m = row[3 + n];
     __global const int *xs = row + 1, *d = row + 4 + n;
     int q0 = row[4 + n + m];
-    int W = (Q + 63) >> 6;
-    ulong fw[REGULAR_WORDS], next[REGULAR_WORDS], back[REGULAR_WORDS];
+    int W = (Q + 63) >> 6, block = REGULAR_STORE / W;
+    ulong fw[REGULAR_WORDS], next[REGULAR_WORDS], store[REGULAR_STORE];
     if (q0 < 1 || q0 > Q) return false;
+    if (n == 0) return set_has(row + 5 + n + m, q0);
     for (int i = 0; i < n; ++i) {
         TRY(set_min(x, xs[i], 1));
         TRY(set_max(x, xs[i], S));
     }
     for (int w = 0; w < W; ++w) fw[w] = 0ul;
     regular_add(fw, q0);
-    for (int i = 0; i < n; ++i) {
-        regular_back(x, row, i + 1, back);
-        for (int w = 0; w < W; ++w) next[w] = 0ul;
-        int v = xs[i];
-        for (int s = dmin(x, v); s <= dmax(x, v); ++s) {
-            if (!contains(x, v, s)) continue;
-            bool supported = false;
-            for (int q = 1; q <= Q; ++q) {
-                if (!regular_has(fw, q)) continue;
-                int t = d[(q - 1) * S + (s - 1)];
-                if (t >= 1 && t <= Q && regular_has(back, t)) { supported = true; regular_add(next, t); }
+    for (int i0 = 0; i0 < n; i0 += block) {
+        int i1 = min(n, i0 + block);
+        // store[(i - i0) * W ..]: the backward set after position i, for i in [i0, i1)
+        regular_back(x, row, i1, store + (i1 - 1 - i0) * W);
+        for (int i = i1 - 1; i > i0; --i)
+            regular_step(x, row, i, store + (i - i0) * W, store + (i - 1 - i0) * W);
+        for (int i = i0; i < i1; ++i) {
+            const ulong *back = store + (i - i0) * W;
+            for (int w = 0; w < W; ++w) next[w] = 0ul;
+            int v = xs[i];
+            for (int s = dmin(x, v); s <= dmax(x, v); ++s) {
+                if (!contains(x, v, s)) continue;
+                bool supported = false;
+                for (int q = 1; q <= Q; ++q) {
+                    if (!regular_has(fw, q)) continue;
+                    int t = d[(q - 1) * S + (s - 1)];
+                    if (t >= 1 && regular_has(back, t)) { supported = true; regular_add(next, t); }
+                }
+                if (!supported) TRY(remove_value(x, v, s));
             }
-            if (!supported) TRY(remove_value(x, v, s));
+            bool any = false;
+            for (int w = 0; w < W; ++w) { fw[w] = next[w]; any |= next[w] != 0ul; }
+            if (!any) return false;
         }
-        bool any = false;
-        for (int w = 0; w < W; ++w) { fw[w] = next[w]; any |= next[w] != 0ul; }
-        if (!any) return false;
-    }
-    if (n == 0) {
-        __global const int *F = row + 5 + n + m;
-        return set_has(F, q0);
     }
     return true;
 }

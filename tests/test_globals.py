@@ -255,3 +255,19 @@ def test_mznlib_regular_limit_is_the_kernels():
     text = (ROOT / "mznlib" / "fzn_regular.mzn").read_text()
     assert re.search(r"if Q <= (\d+) then", text).group(1) == str(64 * REGULAR_WORDS)
     assert f"{64 * REGULAR_WORDS} states" in text
+
+
+@pytest.mark.parametrize("q, n", [(2, 130), (70, 72)])
+def test_regular_over_more_positions_than_a_block(q, n, monkeypatch):
+    """Words of n bits with exactly q - 1 ones (state k: k - 1 ones so far): C(n, q - 1) of
+    them, enumerated without a failed node, though the backward sets take several blocks
+    (kernels/globals.cl stores REGULAR_STORE words at a time)."""
+    use_kernel(monkeypatch, "item")
+    d = []
+    for state in range(1, q + 1):
+        d += [state, state + 1 if state < q else 0]         # symbol 1: a 0 bit, symbol 2: a 1 bit
+    xs = ", ".join(f"x{i}" for i in range(n))
+    text = "".join(f"var 1..2: x{i};\n" for i in range(n))
+    text += f"constraint fzn_gpu_regular([{xs}], {q}, 2, {_ints(d)}, 1, {{{q}}});\nsolve satisfy;\n"
+    found, outcome, fails = solve_stats(text, all_solutions=True)
+    assert outcome.complete and len(found) == math.comb(n, q - 1) and fails == 0
