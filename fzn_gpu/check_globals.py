@@ -108,6 +108,21 @@ def nvalue(n: int, xs: list) -> bool:
     return n == len(set(xs))
 
 
+def monotone(decreasing: bool) -> Callable[[list], bool]:
+    def holds(xs: list) -> bool:
+        pairs = zip(xs, xs[1:])
+        return all(a >= b for a, b in pairs) if decreasing else all(a <= b for a, b in pairs)
+    return holds
+
+
+def bin_packing_load(load: list, first: int, bins: list, w: list) -> bool:
+    """Item i goes into bin bins[i], one of first..first + len(load) - 1, and load[b - first]
+    is the weight in bin b."""
+    if any(not first <= b < first + len(load) for b in bins):
+        return False
+    return all(load[k] == sum(wi for b, wi in zip(bins, w) if b == first + k) for k in range(len(load)))
+
+
 GLOBALS: dict[str, Callable[..., bool]] = {
     "fzn_table_int": table,
     "fzn_table_bool": table,
@@ -126,4 +141,9 @@ GLOBALS: dict[str, Callable[..., bool]] = {
     "fzn_lex_less_int": lex(True),
     "fzn_lex_less_bool": lex(True),
     "fzn_nvalue": nvalue,
+    "fzn_increasing_int": monotone(False),
+    "fzn_increasing_bool": monotone(False),
+    "fzn_decreasing_int": monotone(True),
+    "fzn_decreasing_bool": monotone(True),
+    "fzn_gpu_bin_packing_load": bin_packing_load,
 }

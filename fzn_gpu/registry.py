@@ -56,7 +56,8 @@ WAKE_ON_FIX = frozenset({"int_ne", "int_lin_ne", "fzn_all_different_int", "fzn_a
 WAKE_ON_BOUNDS = frozenset({f"{base}{suffix}" for base in ("int_le", "int_lt", "int_lin_le", "int_lin_eq")
                             for suffix in ("", "_reif", "_imp")}
                            | {"fzn_cumulative", "fzn_lex_lesseq_int", "fzn_lex_lesseq_bool", "fzn_lex_less_int",
-                              "fzn_lex_less_bool"})
+                              "fzn_lex_less_bool", "fzn_increasing_int", "fzn_increasing_bool",
+                              "fzn_decreasing_int", "fzn_decreasing_bool"})
 
 # Kinds whose propagator a work-group shares out over several work-items, each taking the
 # variables i = p, p + P, ... of the row's first array (kernels/dispatch.cl, propagate_part):
@@ -71,7 +72,8 @@ GLOBALS = frozenset({"fzn_table_int", "fzn_table_bool", "fzn_gpu_circuit", "fzn_
                      "fzn_global_cardinality", "fzn_global_cardinality_closed", "fzn_global_cardinality_low_up",
                      "fzn_global_cardinality_low_up_closed", "fzn_alldifferent_except", "fzn_cumulative",
                      "fzn_count_eq", "fzn_lex_lesseq_int", "fzn_lex_lesseq_bool", "fzn_lex_less_int",
-                     "fzn_lex_less_bool", "fzn_nvalue"})
+                     "fzn_lex_less_bool", "fzn_nvalue", "fzn_increasing_int", "fzn_increasing_bool",
+                     "fzn_decreasing_int", "fzn_decreasing_bool", "fzn_gpu_bin_packing_load"})
 
 _V, _VA, _I, _IA, _S, _SA, _F, _FA = "var", "var[]", "int", "int[]", "set", "set[]", "float", "float[]"
 
@@ -125,6 +127,9 @@ def _build() -> list[tuple[str, str, tuple[str, ...], str]]:
             name = f"fzn_lex{strict or '_lesseq'}_{base}"
             add(name, (_VA, _VA), "int")
     add("fzn_nvalue", (_V, _VA), "int")
+    for name in ("fzn_increasing_int", "fzn_increasing_bool", "fzn_decreasing_int", "fzn_decreasing_bool"):
+        add(name, (_VA,), "int")
+    add("fzn_gpu_bin_packing_load", (_VA, _I, _VA, _IA), "int")
     # ---- bool
     add("bool2int", (_V, _V), "int")
     for rel in ("eq", "le", "lt"):

@@ -524,3 +524,65 @@ PROPAGATOR_FN bool prop_nvalue(Ctx *x, __global const int *row) {
     }
     return true;
 }
+
+// ---- increasing / decreasing: x_1 <= x_2 <= ... (>= when decreasing)
+// Row [n, x...]. One forward pass lifts each minimum to its predecessor's, one backward pass
+// lowers each maximum to its successor's: bounds consistent in one call, as the decomposition's
+// n - 1 inequalities are at their fixpoint, with one propagator.
+PROPAGATOR_FN bool prop_monotone(Ctx *x, __global const int *row, bool decreasing) {
+    int n = row[0];
+    __global const int *xs = row + 1;
+    for (int k = 1; k < n; ++k) {
+        int lo = decreasing ? xs[n - k] : xs[k - 1], hi = decreasing ? xs[n - k - 1] : xs[k];
+        TRY(set_min(x, hi, dmin(x, lo)));
+    }
+    for (int k = n - 1; k >= 1; --k) {
+        int lo = decreasing ? xs[n - k] : xs[k - 1], hi = decreasing ? xs[n - k - 1] : xs[k];
+        TRY(set_max(x, lo, dmax(x, hi)));
+    }
+    return true;
+}
+
+// ---- bin_packing_load: load_b = the weights of the items in bin b
+// Row [nb, load..., first, n, bin..., n, w...]: bins first..first + nb - 1, weights >= 0 (MiniZinc
+// asserts it). Each load lies between the weights fixed into its bin and those that may go
+// there, and the loads sum to the total weight; an item too heavy for what its bin may still
+// take leaves it, an item without which a bin cannot reach its load goes in. The decomposition
+// (a reified equality per item and bin, a sum per bin) needs n nb booleans; this is O(n nb) per
+// call.
+PROPAGATOR_FN bool prop_bin_packing_load(Ctx *x, __global const int *row) {
+    int nb = row[0];
+    __global const int *load = row + 1;
+    long first = row[1 + nb];
+    int n = row[2 + nb];
+    __global const int *bin = row + 3 + nb, *w = row + 4 + nb + n;
+    long total = 0;
+    for (int i = 0; i < n; ++i) {
+        TRY(set_min(x, bin[i], first));
+        TRY(set_max(x, bin[i], first + nb - 1));
+        total += w[i];
+    }
+    for (int b = 0; b < nb; ++b) {
+        long fixed = 0, possible = 0;
+        for (int i = 0; i < n; ++i) {
+            if (!contains(x, bin[i], first + b)) continue;
+            possible += w[i];
+            if (is_fixed(x, bin[i])) fixed += w[i];
+        }
+        TRY(set_min(x, load[b], fixed));
+        TRY(set_max(x, load[b], possible));
+        for (int i = 0; i < n; ++i) {
+            if (is_fixed(x, bin[i]) || !contains(x, bin[i], first + b)) continue;
+            if (fixed + w[i] > dmax(x, load[b])) TRY(remove_value(x, bin[i], first + b));
+            else if (possible - w[i] < dmin(x, load[b])) TRY(fix(x, bin[i], first + b));
+        }
+    }
+    long sum_lo = 0, sum_hi = 0;
+    for (int b = 0; b < nb; ++b) { sum_lo += dmin(x, load[b]); sum_hi += dmax(x, load[b]); }
+    for (int b = 0; b < nb; ++b) {
+        long l = dmin(x, load[b]), h = dmax(x, load[b]);
+        TRY(set_min(x, load[b], total - (sum_hi - h)));
+        TRY(set_max(x, load[b], total - (sum_lo - l)));
+    }
+    return true;
+}

@@ -163,7 +163,24 @@ def _nvalue(rng) -> str:
     return inst, inst.text(f"fzn_nvalue({n}, {inst.vars(rng, rng.randint(0, 4), -1, 3)})")
 
 
+def _monotone(rng, key: str) -> str:
+    inst = Instance()
+    lo, hi = (0, 1) if key.endswith("bool") else (-1, 3)
+    return inst, inst.text(f"{key}({inst.vars(rng, rng.randint(0, 4), lo, hi)})")
+
+
+def _bin_packing_load(rng) -> str:
+    inst = Instance()
+    nb, n, first = rng.randint(1, 3), rng.randint(0, 3), rng.randint(-1, 2)
+    loads = inst.vars(rng, nb, 0, 5, "l")
+    bins = inst.vars(rng, n, first - 1, first + nb, "b")
+    w = [rng.randint(0, 3) for _ in range(n)]
+    return inst, inst.text(f"fzn_gpu_bin_packing_load({loads}, {first}, {bins}, {_ints(w)})")
+
+
 GENERATORS = {
+    "fzn_gpu_bin_packing_load": _bin_packing_load,
+    **{key: (lambda k: lambda rng: _monotone(rng, k))(key) for key in GLOBALS if "creasing" in key},
     "fzn_count_eq": _count_eq,
     "fzn_nvalue": _nvalue,
     **{key: (lambda k: lambda rng: _lex(rng, k))(key) for key in GLOBALS if key.startswith("fzn_lex")},
