@@ -5,6 +5,7 @@ each engine taking the other's solutions."""
 
 import re
 import subprocess
+import threading
 import time
 
 import numpy as np
@@ -186,3 +187,32 @@ def test_device_split_variables_are_checked(monkeypatch, tmp_path):
     weights, values, limit, cover = instance(1)
     r = run(fzn(tmp_path, knapsack(weights, values, limit, cover)))
     assert r.returncode == 1 and "FZN_GPU_BNB_DEVICES" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_the_statistics_do_not_wait_for_a_report_in_progress():
+    """The watchdog ends the stream holding the solver's stream lock and reads which engine
+    found what (found_by, improvements_by) for the statistics, while an engine may sit in
+    offer() printing an improvement, waiting for that stream lock: the statistics must not wait
+    for offer() (they did, and the two waited for each other: a run past its time limit that
+    never ended, seen with two solvers on two cores)."""
+    stream = threading.Lock()
+    printing = threading.Event()
+
+    def report(values, objective):
+        printing.set()
+        with stream:
+            pass
+
+    incumbent = Incumbent(Outcome(), 1, report)
+    stream.acquire()
+    engine = threading.Thread(target=incumbent.offer, args=(np.array([[5, 1, 2]]), "bnb"))
+    engine.start()
+    assert printing.wait(10)
+    read = []
+    watchdog = threading.Thread(target=lambda: read.append((incumbent.found_by(), incumbent.improvements_by())))
+    watchdog.start()
+    watchdog.join(10)
+    stream.release()
+    engine.join(10)
+    assert read == [("", {"bnb": 0, "lns": 0})]
+    assert incumbent.found_by() == "bnb:1"

@@ -47,6 +47,11 @@ class Incumbent:
 
     def __init__(self, outcome: Outcome, obj_sense: int, report):
         self._lock = threading.Lock()
+        # `sources` has a lock of its own, taken with nothing else held and calling out to
+        # nothing: offer() holds _lock while it prints (the solver's stream lock), and the
+        # watchdog ending the stream holds the stream lock while it reads found_by() for the
+        # statistics; one lock for both deadlocked the two.
+        self._sources_lock = threading.Lock()
         self.outcome = outcome
         self.obj_sense = obj_sense
         self.report = report
@@ -67,10 +72,11 @@ class Incumbent:
                 self._stamp += 1
             printed = self.outcome.solutions - before
             if printed:
-                if self.sources and self.sources[-1][0] == source:
-                    self.sources[-1][1] += printed
-                else:
-                    self.sources.append([source, printed])
+                with self._sources_lock:
+                    if self.sources and self.sources[-1][0] == source:
+                        self.sources[-1][1] += printed
+                    else:
+                        self.sources.append([source, printed])
             return printed
 
     def bound(self) -> int | None:
@@ -95,5 +101,13 @@ class Incumbent:
 
     def found_by(self) -> str:
         """Which engine found the printed improvements, in order: "lns:3 bnb:1 lns:12"."""
-        with self._lock:
+        with self._sources_lock:
             return " ".join(f"{source}:{n}" for source, n in self.sources)
+
+    def improvements_by(self) -> dict[str, int]:
+        """How many printed improvements each engine found."""
+        by = {"bnb": 0, "lns": 0}
+        with self._sources_lock:
+            for source, n in self.sources:
+                by[source] = by.get(source, 0) + n
+        return by

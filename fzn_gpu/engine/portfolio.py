@@ -126,9 +126,7 @@ class PortfolioSearch:
         for key, value in self.lns.extra_stats().items():
             stats["lns_" + key if re.match(r"d\d+_", key) else key] = value
         stats["improvementsBy"] = self.incumbent.found_by()
-        by = {"bnb": 0, "lns": 0}
-        for source, n in self.incumbent.sources:
-            by[source] += n
+        by = self.incumbent.improvements_by()
         stats["bnbImprovements"], stats["lnsImprovements"] = by["bnb"], by["lns"]
         stats["bnbDevices"] = "; ".join(r.device.name for r in self.bnb.runners)
         stats["lnsDevices"] = "; ".join(r.device.name for r in self.lns.runners)
