@@ -505,6 +505,10 @@ PROPAGATOR_FN bool prop_pow(Ctx *x, int a, int b, int c) {
 }
 
 // ---- element and extrema
+// z = a[idx]: an index whose entry cannot equal z leaves idx (removed from a bitmap; without
+// one, idx's bounds go to the hull of the indices left in one call, where removing bound by
+// bound took a call per index: thousands of rounds over a long array), and z keeps the entries'
+// hull. Domain consistent on a bitmap idx, bounds on z.
 PROPAGATOR_FN bool prop_element_const(Ctx *x, __global const int *row) {
     int idx = row[0], n = row[1];
     __global const int *arr = row + 2;
@@ -512,13 +516,19 @@ PROPAGATOR_FN bool prop_element_const(Ctx *x, __global const int *row) {
     TRY(set_min(x, idx, 1));
     TRY(set_max(x, idx, n));
     long lo = LONG_MAX, hi = LONG_MIN;
+    int first = INT_MAX, last = INT_MIN;        // the supported indices' hull: idx's new bounds
+    bool bits = has_bits(x, idx);
     for (int i = dmin(x, idx); i <= dmax(x, idx); ++i) {
         if (!contains(x, idx, i)) continue;
-        if (!contains(x, z, arr[i - 1])) { TRY(remove_value(x, idx, i)); continue; }
+        if (!contains(x, z, arr[i - 1])) { if (bits) TRY(remove_value(x, idx, i)); continue; }
+        first = min(first, i);
+        last = i;
         lo = min(lo, (long)arr[i - 1]);
         hi = max(hi, (long)arr[i - 1]);
     }
     if (lo > hi) return false;
+    TRY(set_min(x, idx, first));
+    TRY(set_max(x, idx, last));
     TRY(set_min(x, z, lo));
     TRY(set_max(x, z, hi));
     if (is_fixed(x, idx)) TRY(fix(x, z, arr[val(x, idx) - 1]));
@@ -532,15 +542,21 @@ PROPAGATOR_FN bool prop_element_var(Ctx *x, __global const int *row) {
     TRY(set_min(x, idx, 1));
     TRY(set_max(x, idx, n));
     long lo = LONG_MAX, hi = LONG_MIN;
+    int first = INT_MAX, last = INT_MIN;        // the supported indices' hull: idx's new bounds
+    bool bits = has_bits(x, idx);
     for (int i = dmin(x, idx); i <= dmax(x, idx); ++i) {
         if (!contains(x, idx, i)) continue;
         int v = xs[i - 1];
         if (dmax(x, v) < dmin(x, z) || dmin(x, v) > dmax(x, z) ||
-            (is_fixed(x, v) && !contains(x, z, val(x, v)))) { TRY(remove_value(x, idx, i)); continue; }
+            (is_fixed(x, v) && !contains(x, z, val(x, v)))) { if (bits) TRY(remove_value(x, idx, i)); continue; }
+        first = min(first, i);
+        last = i;
         lo = min(lo, (long)dmin(x, v));
         hi = max(hi, (long)dmax(x, v));
     }
     if (lo > hi) return false;
+    TRY(set_min(x, idx, first));
+    TRY(set_max(x, idx, last));
     TRY(set_min(x, z, lo));
     TRY(set_max(x, z, hi));
     if (is_fixed(x, idx)) return post_eq(x, xs[val(x, idx) - 1], z);

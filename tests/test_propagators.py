@@ -15,7 +15,7 @@ import pytest
 from fzn_gpu.engine import pack as pack_module
 from fzn_gpu.registry import GLOBALS, KINDS
 from conftest import use_kernel
-from helpers import as_tuples, brute_force, solve_text, stable_rng
+from helpers import as_tuples, brute_force, solve_stats, solve_text, stable_rng
 
 INT_KINDS = [k for k in KINDS if k.domain == "int" and k.key not in GLOBALS]     # globals: test_globals.py
 
@@ -282,3 +282,17 @@ def test_set_propagator_matches_brute_force(kind, layout, monkeypatch):
         assert outcome.complete, text
         assert len(found) == len(got), f"a solution was reported twice\n{text}"
         assert got == expected, f"missing {sorted(map(str, expected - got))[:3]} extra {sorted(map(str, got - expected))[:3]}\n{text}"
+
+
+
+@pytest.mark.parametrize("kernel_name", ["item", "group"])
+def test_element_over_a_long_array_without_a_bitmap(kernel_name, monkeypatch):
+    """z = a[i] over 3,000 entries with i too wide for a bitmap (bounds only: i's bounds go to
+    the hull of the entries equal to z, kernels/propagators.cl): the solutions are exactly
+    the indices of such entries."""
+    use_kernel(monkeypatch, kernel_name)
+    arr = [k % 7 for k in range(1, 3001)]
+    text = (f"var 1..3000: i; var 3..3: z;\nconstraint array_int_element(i, [{', '.join(map(str, arr))}], z);\n"
+            "solve satisfy;\n")
+    found, outcome, _ = solve_stats(text, all_solutions=True)
+    assert outcome.complete and sorted(s["i"] for s in found) == [k for k in range(1, 3001) if k % 7 == 3]
