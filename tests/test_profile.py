@@ -31,8 +31,11 @@ def test_a_profile_build_searches_the_same_tree(tmp_path, monkeypatch, kernel):
     assert timed.returncode == 0, timed.stderr
     assert stat(timed.stdout, "nSolutions") == stat(plain.stdout, "nSolutions") == "92"
     assert stat(timed.stdout, "nodes") == stat(plain.stdout, "nodes")
+    # passes are counted in both builds; their totals may differ by the propagation of a path
+    # donated on the fly (re-splitting), which the slices' timing decides (two plain runs of
+    # the group kernel here: 1,258 and 1,259)
     assert int(stat(timed.stdout, "passes")) >= int(stat(plain.stdout, "nodes")) > 0
-    assert stat(timed.stdout, "passes") == stat(plain.stdout, "passes")
+    assert int(stat(plain.stdout, "passes")) >= int(stat(plain.stdout, "nodes"))
     assert "nodeProfile" not in timed.stdout
 
 
