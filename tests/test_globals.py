@@ -261,7 +261,8 @@ def test_bad_global_rows_are_refused_with_the_line():
     for constraint in ("fzn_table_int([x, y], [1, 2, 3])", "fzn_gpu_regular([x], 2, 2, [1, 2, 0], 1, {1})",
                        "fzn_gpu_regular([x], 2, 1, [1, 3], 1, {1})",
                        f"fzn_gpu_regular([x], {64 * REGULAR_WORDS + 1}, 1, [{', '.join(['1'] * (64 * REGULAR_WORDS + 1))}], 1, {{1}})",
-                       "fzn_global_cardinality([x, y], [1, 2], [x])", "fzn_cumulative([x, y], [1], [1, 1], x)"):
+                       "fzn_global_cardinality([x, y], [1, 2], [x])", "fzn_cumulative([x, y], [1], [1, 1], x)",
+                       "fzn_gpu_bin_packing_load([x, y], 1, [x, y], [3])"):
         text = f"var 1..2: x;\nvar 1..2: y;\nconstraint {constraint};\nsolve satisfy;\n"
         with pytest.raises(FznError) as err:
             lower(parse_items(text, "bad.fzn"), "bad.fzn")
