@@ -199,6 +199,32 @@ PROPAGATOR_FN bool prop_regular(Ctx *x, __global const int *row) {
     return true;
 }
 
+// ---- counting a value (global_cardinality, count_eq)
+// How many x are fixed to a, and how many may take it.
+inline void count_of(Ctx *x, __global const int *xs, int n, long a, int *fixed, int *possible) {
+    *fixed = 0;
+    *possible = 0;
+    for (int i = 0; i < n; ++i) {
+        if (!contains(x, xs[i], a)) continue;
+        (*possible)++;
+        if (is_fixed(x, xs[i])) (*fixed)++;
+    }
+}
+
+// The number of x taking a lies in [lo, hi]: once it is reached, a leaves the other x; once it
+// needs every x that may take a, they all take it.
+inline bool count_force(Ctx *x, __global const int *xs, int n, long a, int fixed, int possible, long lo, long hi) {
+    if (fixed > hi || possible < lo) return false;
+    if (fixed == hi && possible > fixed) {
+        for (int i = 0; i < n; ++i)
+            if (!is_fixed(x, xs[i])) TRY(remove_value(x, xs[i], a));
+    } else if (possible == lo && possible > fixed) {
+        for (int i = 0; i < n; ++i)
+            if (contains(x, xs[i], a)) TRY(fix(x, xs[i], a));
+    }
+    return true;
+}
+
 // ---- global_cardinality: count_c = #{i : x_i = cover_c}
 // Rows [n, x..., k, cover..., k, counts...] (counts variables) or [n, x..., k, cover..., k,
 // low..., k, up...] (constant bounds); `closed`: every x_i takes a cover value. For each
@@ -248,26 +274,14 @@ PROPAGATOR_FN bool prop_gcc(Ctx *x, __global const int *row, bool var_counts, bo
         for (int i = 0; i < n; ++i)
             if (!gcc_closed(x, xs[i], cover, k)) return false;
     for (int c = 0; c < k; ++c) {
-        long a = cover[c];
-        int fixed = 0, possible = 0;
-        for (int i = 0; i < n; ++i) {
-            if (!contains(x, xs[i], a)) continue;
-            possible++;
-            if (is_fixed(x, xs[i])) fixed++;
-        }
+        int fixed, possible;
+        count_of(x, xs, n, cover[c], &fixed, &possible);
         if (cnt) {
             TRY(set_min(x, cnt[c], fixed));
             TRY(set_max(x, cnt[c], possible));
         }
-        long lo = gcc_lo(x, cnt, lows, c), hi = gcc_hi(x, cnt, ups, c);
-        if (fixed > hi || possible < lo) return false;
-        if (fixed == hi && possible > fixed) {
-            for (int i = 0; i < n; ++i)
-                if (!is_fixed(x, xs[i])) TRY(remove_value(x, xs[i], a));
-        } else if (possible == lo && possible > fixed) {
-            for (int i = 0; i < n; ++i)
-                if (contains(x, xs[i], a)) TRY(fix(x, xs[i], a));
-        }
+        if (!count_force(x, xs, n, cover[c], fixed, possible, gcc_lo(x, cnt, lows, c), gcc_hi(x, cnt, ups, c)))
+            return false;
     }
     if (cnt) {
         bool distinct = true;
@@ -385,16 +399,6 @@ PROPAGATOR_FN bool prop_cumulative(Ctx *x, __global const int *row) {
 // otherwise c is at most the x whose bounds meet y's. The decomposition (a reified equality
 // per variable and a sum) is weaker when y is open (it never prunes y) and needs n + 1
 // propagators and n booleans. O(n |dom y|) per call.
-inline void count_of(Ctx *x, __global const int *xs, int n, long a, int *fixed, int *possible) {
-    *fixed = 0;
-    *possible = 0;
-    for (int i = 0; i < n; ++i) {
-        if (!contains(x, xs[i], a)) continue;
-        (*possible)++;
-        if (is_fixed(x, xs[i])) (*fixed)++;
-    }
-}
-
 PROPAGATOR_FN bool prop_count_eq(Ctx *x, __global const int *row) {
     int n = row[0];
     __global const int *xs = row + 1;
@@ -407,14 +411,7 @@ PROPAGATOR_FN bool prop_count_eq(Ctx *x, __global const int *row) {
         count_of(x, xs, n, a, &fixed, &possible);
         TRY(set_min(x, c, fixed));
         TRY(set_max(x, c, possible));
-        if (dmax(x, c) == fixed && possible > fixed) {
-            for (int i = 0; i < n; ++i)
-                if (!is_fixed(x, xs[i])) TRY(remove_value(x, xs[i], a));
-        } else if (dmin(x, c) == possible && possible > fixed) {
-            for (int i = 0; i < n; ++i)
-                if (contains(x, xs[i], a)) TRY(fix(x, xs[i], a));
-        }
-        return true;
+        return count_force(x, xs, n, a, fixed, possible, dmin(x, c), dmax(x, c));
     }
     if (!has_bits(x, y) && (long)dmax(x, y) - dmin(x, y) >= 64) {
         int meet = 0;
