@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Differential fuzzing of the native globals through MiniZinc: random small models over one
 global each (mznlib's declarations, the fzn_gpu_* wrappers, index sets not starting at 1,
-sizes past brute force), all solutions counted by `minizinc --solver gpu-fzn` and by Gecode with
+sizes past brute force), all solutions counted by `minizinc --solver gpu-fzn --check` (every
+solution through the independent checker, a rejected one fails the run) and by Gecode with
 MiniZinc's own decompositions (`-G std`). Any difference in the counts is a disagreement.
 
     python3 tools/fuzz_globals.py [--seeds 0:200]
@@ -78,7 +79,7 @@ def run(seed: int, folder: Path) -> tuple[str, int | None, int | None]:
     kind, text = model(seed)
     path = folder / f"fuzz_globals_{seed}.mzn"
     path.write_text(text)
-    return kind, count(["--solver", "gpu-fzn"], path), count(["--solver", "gecode", "-G", "std"], path)
+    return kind, count(["--solver", "gpu-fzn", "--check"], path), count(["--solver", "gecode", "-G", "std"], path)
 
 
 def main() -> int:
