@@ -12,7 +12,7 @@ import sys
 
 from . import __version__, clock  # noqa: F401  (clock first: the time limit counts from here at the latest)
 from .errors import FznError, Unsupported
-from .model import LNS_STRATEGIES
+from .model import LNS_STRATEGIES, RESTART_KINDS, RestartSpec
 from .options import ENGINES
 
 
@@ -38,8 +38,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--count-only", action="store_true", help="with -a, count solutions without printing them")
     p.add_argument("--engine", choices=ENGINES, default="auto",
                    help="auto (default): optimisation by LNS and branch and bound together (portfolio), or by LNS "
-                        "alone when --lns-strategy is given; satisfaction by complete search. complete, lns, "
-                        "portfolio: that engine alone")
+                        "alone when --lns-strategy is given; satisfaction by complete search, or by restarts where "
+                        "the model or --restart asks for them. complete, lns, portfolio, restart: that engine alone")
+    rs = p.add_argument_group("restarts (over the solve item's restart annotation)")
+    rs.add_argument("--restart", choices=("auto",) + RESTART_KINDS, default="auto",
+                    help="restart sequence: luby, geometric, linear, constant, or none; auto (default): the model's "
+                         "restart annotation")
+    rs.add_argument("--restart-scale", type=int, metavar="NODES", help="nodes of the sequence's unit (default 100)")
+    rs.add_argument("--restart-base", type=float, metavar="B", help="restart_geometric's growth factor (default 1.5)")
     lns = p.add_argument_group("large neighbourhood search (over the solve item's lns(...) annotation)")
     lns.add_argument("--lns-strategy", choices=("none",) + LNS_STRATEGIES,
                      help="search by LNS with this strategy (any optimisation model)")
@@ -76,6 +82,19 @@ def _lns_options(args) -> dict | None:
     return given or None
 
 
+def _restart_option(args) -> RestartSpec | None:
+    """--restart and its settings (None: the model's annotation decides); bad values said at once."""
+    if args.restart == "auto":
+        return None
+    scale = args.restart_scale or 100
+    base = args.restart_base or 1.5
+    if scale < 1:
+        raise FznError(f"--restart-scale {scale} is not a positive number of nodes", fix="give one such as 100")
+    if args.restart == "geometric" and not base > 1:
+        raise FznError(f"--restart-base {base} is not above 1", fix="give one such as 1.5")
+    return RestartSpec(args.restart, scale, base)
+
+
 def run(argv: list[str]) -> int:
     if argv and argv[0] == "install-solver-config":
         return _install_solver_config(argv[1:])
@@ -92,7 +111,7 @@ def run(argv: list[str]) -> int:
                         statistics=args.statistics, time_limit_ms=args.time_limit,
                         intermediate=args.intermediate, verbose=args.verbose, devices=args.devices,
                         check=args.check, count_only=args.count_only, lns=_lns_options(args),
-                        engine=args.engine)
+                        engine=args.engine, restart=_restart_option(args))
     from .watchdog import Watchdog, unknown_yet
     # started before parsing: a model of 40,000 items takes seconds to read, inside the limit
     with Watchdog(unknown_yet, opts.time_limit_ms) as watchdog:

@@ -33,6 +33,16 @@ class St(IntEnum):
     FLAGS = 8           # ST_FRESH | ST_PENDING: what a node in S_PROPAGATE carries into the next slice
     QLEN = 9            # the item kernel's queue length (an interrupted propagation's queue)
     ROOTLEN = 10        # a work-group's sub-search space: its path's length (compact_right_branch)
+    DIV = 11            # how this search departs from the search plan (Div bits), set by the host
+    TIE = 12            # the key that breaks its variable selection's ties (with Div.TIES), set by the host
+
+
+class Div(IntEnum):
+    """Diversification of one search (St.DIV), for restarts (engine/restart.py): each search of
+    a round explores the same root differently, and a search without bits follows the plan."""
+    VALUES = 1          # values at random (indomain_random) where the plan labels ints by value
+    TIES = 2            # variable selection's ties go by a random key per variable (St.TIE)
+    WDEG = 4            # int groups of the plan select by dom_w_deg, whatever the plan says
 
 
 ST_FRESH = 1            # the node is a sub-search space's root (its fixpoint is the root's)
@@ -55,6 +65,7 @@ class Cnt(IntEnum):
     T_COPY = 9          # saving and restoring nodes (stack copies, the trail's undo, recomputation)
     T_CHOOSE = 10       # choosing the next decision
     T_TOTAL = 11        # the whole slice
+    CUT = 12            # sub-search spaces left unfinished at their node limit (LNS, restarts)
 
 
 PROFILE_PARTS = (Cnt.T_PROPAGATE, Cnt.T_SETTLE, Cnt.T_COPY, Cnt.T_CHOOSE)
@@ -132,7 +143,7 @@ def defines() -> list[str]:
     """The `#define` lines of the generated kernel header."""
     lines = []
     for enum, prefix, size in ((Status, "S_", None), (St, "ST_", "NST"), (Cnt, "CNT_", "NCNT"),
-                               (Ctrl, "C_", "NCTRL"), (Op, "OP_", None), (Lv, "LV_", "NLV")):
+                               (Ctrl, "C_", "NCTRL"), (Op, "OP_", None), (Lv, "LV_", "NLV"), (Div, "DIV_", None)):
         lines += [f"#define {prefix}{m.name} {m.value}" for m in enum]
         if size:
             lines.append(f"#define {size} {len(enum)}")

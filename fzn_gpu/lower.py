@@ -16,8 +16,8 @@ import numpy as np
 from . import ast
 from .ast import Call, IntList, IntSet
 from .errors import FznError, Unsupported
-from .model import (LNS_STRATEGIES, UNBOUNDED, ConstraintTable, LnsSpec, Model, OutputItem, SearchStep, Solve,
-                    Variables, VarKind)
+from .model import (LNS_STRATEGIES, RESTART_KINDS, UNBOUNDED, ConstraintTable, LnsSpec, Model, OutputItem, RestartSpec,
+                    SearchStep, Solve, Variables, VarKind)
 from .kernel_abi import REGULAR_WORDS
 from .registry import ConstraintKind, kinds_named
 
@@ -389,6 +389,28 @@ class Lowering:
             lns = self._lns(ann)
         return lns
 
+    def _restart(self, ann: Call) -> RestartSpec | None:
+        """MiniZinc's restart annotation, checked as Gecode checks it (a positive scale, a
+        geometric base above 1); None for any other annotation."""
+        kind = ann.name[len("restart_"):] if ann.name.startswith("restart_") else None
+        if kind not in RESTART_KINDS:
+            return None
+        want = {"none": 0, "geometric": 2}.get(kind, 1)
+        if len(ann.args) != want:
+            raise self._error(f"{ann.name} takes {want} argument{'s' if want != 1 else ''}",
+                              fix="write restart_luby(S), restart_geometric(B, S), restart_linear(S), "
+                                  "restart_constant(S) or restart_none")
+        args = [self.resolve(a) for a in ann.args]
+        if kind == "none":
+            return RestartSpec("none")
+        scale = args[-1]
+        if not isinstance(scale, int) or isinstance(scale, bool) or scale < 1:
+            raise self._error(f"{ann.name}'s scale {scale!r} is not a positive integer", fix="give a scale such as 100")
+        base = args[0] if kind == "geometric" else 0.0
+        if kind == "geometric" and (not isinstance(base, (int, float)) or isinstance(base, bool) or not base > 1):
+            raise self._error(f"restart_geometric's base {base!r} is not a number above 1", fix="give a base such as 1.5")
+        return RestartSpec(kind, scale, float(base))
+
     def _lns(self, ann: Call) -> LnsSpec:
         args = list(ann.args)
         if len(args) != 7:
@@ -408,10 +430,12 @@ class Lowering:
             ref = self.resolve(s.objective)
             objective = ("var", ref.idx) if isinstance(ref, VarRef) else ("const", ref)
         steps: list[SearchStep] = []
-        lns = None
+        lns = restart = None
         for ann in s.annotations:
             lns = self._search(ann, steps) or lns
-        self.solve = Solve(s.kind, objective, steps, lns, s.line)
+            if isinstance(ann, Call):
+                restart = self._restart(ann) or restart
+        self.solve = Solve(s.kind, objective, steps, lns, s.line, restart)
 
     def finish(self) -> Model:
         if self.solve is None:

@@ -97,6 +97,19 @@ class LnsSpec:
     timeout_s: float | None      # None: the run's time limit alone
 
 
+RESTART_KINDS = ("luby", "geometric", "linear", "constant", "none")
+
+
+@dataclass
+class RestartSpec:
+    """MiniZinc's restart annotation (restart_luby(scale), restart_geometric(base, scale),
+    restart_linear(scale), restart_constant(scale), restart_none): the node limits of the
+    successive runs from the root (engine/restart.py)."""
+    kind: str                   # one of RESTART_KINDS
+    scale: int = 0
+    base: float = 0.0           # geometric's growth factor
+
+
 @dataclass
 class Solve:
     kind: str                                  # satisfy, minimize, maximize
@@ -104,6 +117,7 @@ class Solve:
     search: list[SearchStep] = field(default_factory=list)
     lns: LnsSpec | None = None
     line: int = 0
+    restart: RestartSpec | None = None
 
 
 @dataclass

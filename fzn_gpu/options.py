@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-ENGINES = ("auto", "complete", "lns", "portfolio")
+from .model import RestartSpec
+
+ENGINES = ("auto", "complete", "lns", "portfolio", "restart")
 
 
 @dataclass
@@ -22,7 +24,8 @@ class SolveOptions:
     check: bool = False               # --check
     count_only: bool = False          # --count-only
     lns: dict | None = None           # --lns-*: LNS settings over the annotation's (engine/lns.py)
-    engine: str = "auto"              # --engine: auto, complete, lns or portfolio (engine/__init__.py)
+    engine: str = "auto"              # --engine: auto, complete, lns, portfolio or restart (engine/__init__.py)
+    restart: RestartSpec | None = None  # --restart: over the model's restart annotation (engine/restart.py)
 
     def solution_limit(self, optimising: bool) -> int | None:
         """How many solutions a satisfaction search should find (None: all)."""

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from .model import LNS_STRATEGIES
+from .model import LNS_STRATEGIES, RESTART_KINDS
 from .options import ENGINES
 from .resources import mznlib_dir
 
@@ -23,8 +23,12 @@ EXTRA_FLAGS = [
     ["--devices", "OpenCL devices to use: all, gpu, cpu, or indices from --list-devices (e.g. 0,2)", "string", "all"],
     ["--check", "Verify every solution with the independent checker before printing it", "bool", "false"],
     ["--count-only", "With -a, count solutions without printing each one (the count is nSolutions)", "bool", "false"],
-    ["--engine", "Search engine: auto (optimisation: LNS and branch and bound together), complete, lns, portfolio",
+    ["--engine", "Search engine: auto (optimisation: LNS and branch and bound together), complete, lns, portfolio, restart",
      ":".join(("opt",) + ENGINES), "auto"],
+    ["--restart", "Restarts: luby, geometric, linear, constant, none; auto: the model's restart annotation",
+     ":".join(("opt", "auto") + RESTART_KINDS), "auto"],
+    ["--restart-scale", "Restarts: nodes of the sequence's unit (0: 100)", "int", "0"],
+    ["--restart-base", "Restarts: restart_geometric's growth factor (0: 1.5)", "float", "0"],
     # LNS settings override the model's lns(...) annotation; none and 0 leave it (or the default) be
     ["--lns-strategy", "Large neighbourhood search with this strategy (optimisation models)",
      ":".join(("opt", "none") + LNS_STRATEGIES), "none"],

@@ -94,6 +94,15 @@ inline long wdeg(Ctx *x, __global const int *weights, int ws, int v) {
     return s > 0 ? s : 1;
 }
 
+// A variable's key under a search's tie salt (Div.TIES, restarts): among variables the
+// selection rates equal, the smallest key wins, so each search of a round meets ties in an
+// order of its own (murmur3's finaliser).
+inline uint tie_key(uint tie, int v) {
+    uint h = tie ^ ((uint)v * 0x9E3779B9u);
+    h ^= h >> 16; h *= 0x85EBCA6Bu; h ^= h >> 13; h *= 0xC2B2AE35u; h ^= h >> 16;
+    return h;
+}
+
 // Is candidate (size a_num/a_den) better than the incumbent under the variable selection?
 // Returns true if v should replace best.
 bool better_var(Ctx *x, int sel, int v, int best, __global const int *deg, __global const int *weights, int ws) {
@@ -119,6 +128,14 @@ bool better_var(Ctx *x, int sel, int v, int best, __global const int *deg, __glo
     }
     default: return false;   // input_order: keep the first
     }
+}
+
+// better_var, ties broken by the salt's keys where `tie` is set (input order has no ties).
+inline bool better_var_tie(Ctx *x, int sel, int v, int best, __global const int *deg, __global const int *weights,
+                           int ws, uint tie) {
+    if (better_var(x, sel, v, best, deg, weights, ws)) return true;
+    return tie && sel != VS_INPUT_ORDER && tie_key(tie, v) < tie_key(tie, best) &&
+           !better_var(x, sel, best, v, deg, weights, ws);
 }
 
 // The decision on `best` that value selection `valsel` makes: x = v, or a split x <= v.

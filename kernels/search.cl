@@ -62,11 +62,13 @@ inline void mark_points_solved(Ctx *x, __global int *lv, int depth) {
 // Choose the next decision; false when every variable of the plan is decided (a solution).
 bool choose(Ctx *x, __global const int *sg_ptr, __global const int *sg_var, __global const int *sg_sel,
             __global const long *sg_prec, int ngroups, __global const int *deg, __global const int *weights,
-            uint *rng, int random_values, bool halve, int *out_var, int *out_op, int *out_val, int *out_hi) {
+            uint *rng, int random_values, int div, uint tie, bool halve, int *out_var, int *out_op, int *out_val,
+            int *out_hi) {
     for (int g = 0; g < ngroups; ++g) {
         int vsel = sg_sel[2 * g], valsel = sg_sel[2 * g + 1];
         bool sets = set_group(valsel), floats = float_group(valsel);
-        if (random_values && !sets && !floats) valsel = VAL_RANDOM;
+        if ((random_values || (div & DIV_VALUES)) && !sets && !floats) valsel = VAL_RANDOM;
+        if ((div & DIV_WDEG) && !sets && !floats) vsel = VS_DOM_W_DEG;
         int best = -1;
         for (int i = sg_ptr[g]; i < sg_ptr[g + 1]; ++i) {
             int v = sg_var[i];
@@ -78,7 +80,7 @@ bool choose(Ctx *x, __global const int *sg_ptr, __global const int *sg_var, __gl
 #ifdef FZN_FLOATS
             if (floats) better = better_float(x, vsel, v, best); else
 #endif
-            better = sets ? better_set(x, vsel, v, best) : better_var(x, vsel, v, best, deg, weights, x->st);
+            better = sets ? better_set(x, vsel, v, best) : better_var_tie(x, vsel, v, best, deg, weights, x->st, tie);
             if (better) {
                 best = v;
                 if (vsel == VS_INPUT_ORDER) break;
@@ -120,7 +122,8 @@ __kernel void search(
     int nv, int nc, int nwords, int nf, int tcap, int maxd, int pcap, int ngroups, int use_weights,
     int obj_var, int obj_sense, int count_only, int enqueue_all, int budget, int n_items, int interleave,
     int track, int donate, int sub_base,
-    int node_limit, int random_values, __global int *results, int use_results)
+    int node_limit, __global const int *limits, int use_limits, int random_values, __global int *results,
+    int use_results)
 {
     int gid = get_global_id(0);
     if (gid >= n_items) return;
@@ -177,6 +180,13 @@ __kernel void search(
     bool fresh = status == S_PROPAGATE && (st[ST_FLAGS] & ST_FRESH);
     bool pending = status == S_PROPAGATE && (st[ST_FLAGS] & ST_PENDING);
     int sub_nodes = st[ST_SUBNODES];
+    // restarts: how this search departs from the plan (the phase's path 0 follows it), its
+    // sub-search space's node limit (one per path with use_limits) and tie key (one per path)
+    int sub = st[ST_SUB];
+    int div = sub != 0 ? st[ST_DIV] : 0;
+    int sub_limit = use_limits ? limits[sub] : node_limit;
+    uint tie = st[ST_TIE] && sub != 0 ? tie_key((uint)st[ST_TIE], sub) | 1u : 0u;
+    long cut = 0;
 
     if (donate > 0 && depth > 0 && status != S_DONE && status != S_NEED_SUB && ctrl[C_DONATED] < donate) {
         for (int l = 0; l < depth; ++l) {
@@ -222,6 +232,10 @@ __kernel void search(
             int s = atomic_inc(&ctrl[C_NEXT]);
             if (s >= n_sub) { status = S_DONE; break; }
             st[ST_SUB] = sub_base + s;   // the phase's index of it (the device holds from sub_base on)
+            sub = sub_base + s;
+            div = sub != 0 ? st[ST_DIV] : 0;
+            sub_limit = use_limits ? limits[sub] : node_limit;
+            tie = st[ST_TIE] && sub != 0 ? tie_key((uint)st[ST_TIE], sub) | 1u : 0u;
             sub_nodes = 0;
             pending = false;
             for (int v = 0; v < nv; ++v) { LB_(x, v) = root_lb[v]; UB_(x, v) = root_ub[v]; STAMP_(x, v) = -1; }
@@ -252,8 +266,8 @@ __kernel void search(
             continue;
         }
         if (status == S_PROPAGATE) {
-            // LNS: a neighbourhood gets node_limit nodes, then the work-item moves on
-            if (node_limit > 0 && sub_nodes >= node_limit) { clear_queue(x); status = S_NEED_SUB; continue; }
+            // LNS and restarts: a path gets its node limit, then the work-item moves on
+            if (sub_limit > 0 && sub_nodes >= sub_limit) { clear_queue(x); cut += 1; status = S_NEED_SUB; continue; }
             budget -= 1;
             if (!pending) {
                 sub_nodes += 1;
@@ -306,7 +320,7 @@ __kernel void search(
             }
             int v, op, value, value_hi = 0;
             PROF_START(t_choose);
-            bool open = choose(x, sg_ptr, sg_var, sg_sel, sg_prec, ngroups, deg, weights, &rng, random_values,
+            bool open = choose(x, sg_ptr, sg_var, sg_sel, sg_prec, ngroups, deg, weights, &rng, random_values, div, tie,
                                2 * depth >= maxd, &v, &op, &value, &value_hi);
             PROF_ADD(x->t_choose, t_choose);
             if (!open) {
@@ -371,7 +385,7 @@ __kernel void search(
     st[ST_TTOP] = x->ttop; st[ST_QHEAD] = x->qhead; st[ST_QLEN] = x->qlen; st[ST_RNG] = (int)rng;
     st[ST_FLAGS] = status == S_PROPAGATE ? (fresh ? ST_FRESH : 0) | (pending ? ST_PENDING : 0) : 0;
     cnt[CNT_NODES] += nodes; cnt[CNT_FAILS] += fails; cnt[CNT_PROPS] += x->props;
-    cnt[CNT_SOLS] += sols_found; cnt[CNT_SUBS] += subs; cnt[CNT_PASSES] += x->passes;
+    cnt[CNT_SOLS] += sols_found; cnt[CNT_SUBS] += subs; cnt[CNT_PASSES] += x->passes; cnt[CNT_CUT] += cut;
 #ifdef FZN_PROFILE
     cnt[CNT_T_PROPAGATE] += x->t_prop; cnt[CNT_T_COPY] += x->t_copy; cnt[CNT_T_CHOOSE] += x->t_choose;
     PROF_ADD(cnt[CNT_T_TOTAL], t_slice);

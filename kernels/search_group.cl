@@ -211,16 +211,18 @@ inline int compact_right_branch(__global const int *path, int plen, int floor, i
 // ties, so the choice is the one the one-work-item kernel makes). False at a solution.
 bool choose_group(Ctx *x, __global const int *sg_ptr, __global const int *sg_var, __global const int *sg_sel,
                   int ngroups, __global const int *deg, __global const int *weights, uint *rng, int random_values,
-                  bool halve, __local int *red, __local int *ctl, int lid, int w, int *out_var, int *out_op,
+                  int div, uint tie, bool halve, __local int *red, __local int *ctl, int lid, int w, int *out_var, int *out_op,
                   int *out_val, int *out_hi) {
     for (int g = 0; g < ngroups; ++g) {
         int vsel = sg_sel[2 * g], valsel = sg_sel[2 * g + 1];
         bool sets = set_group(valsel);
+        if ((random_values || (div & DIV_VALUES)) && !sets) valsel = VAL_RANDOM;
+        if ((div & DIV_WDEG) && !sets) vsel = VS_DOM_W_DEG;
         int best = -1, best_pos = INT_MAX;
         for (int i = sg_ptr[g] + lid; i < sg_ptr[g + 1]; i += w) {
             int v = sg_var[i];
             if (!open_var(x, v, valsel)) continue;
-            if (sets ? better_set(x, vsel, v, best) : better_var(x, vsel, v, best, deg, weights, 1)) {
+            if (sets ? better_set(x, vsel, v, best) : better_var_tie(x, vsel, v, best, deg, weights, 1, tie)) {
                 best = v; best_pos = i;
                 if (vsel == VS_INPUT_ORDER) break;
             }
@@ -235,13 +237,14 @@ bool choose_group(Ctx *x, __global const int *sg_ptr, __global const int *sg_var
                 if (v < 0) continue;
                 bool better = sets ? better_set(x, vsel, v, b) : better_var(x, vsel, v, b, deg, weights, 1);
                 bool worse = b >= 0 && (sets ? better_set(x, vsel, b, v) : better_var(x, vsel, b, v, deg, weights, 1));
-                if (b < 0 || better || (!worse && p < bp)) { b = v; bp = p; }
+                bool first = tie && !sets && vsel != VS_INPUT_ORDER ? tie_key(tie, v) < tie_key(tie, b) : p < bp;
+                if (b < 0 || better || (!worse && first)) { b = v; bp = p; }
             }
             ctl[L_BCAST] = b;
             if (b >= 0) {
                 int op, value, hi = 0;
                 if (sets) select_set_value(x, b, valsel, &op, &value);
-                else select_value(x, b, random_values ? VAL_RANDOM : valsel, rng, halve, &op, &value);
+                else select_value(x, b, valsel, rng, halve, &op, &value);
                 ctl[L_OP] = op;
                 ctl[L_VAL] = value;
                 ctl[L_VAL_HI] = hi;
@@ -278,7 +281,8 @@ __kernel void search_group(
     // longest path an emitted or donated record holds)
     int nv, int nc, int nunits, int nwords, int maxd, int slevels, int pcap, int rcap, int ngroups, int use_weights,
     int obj_var, int obj_sense, int count_only, int enqueue_all, int budget, int slice_us, int n_items,
-    int donate, int sub_base, int node_limit, int random_values, __global int *results, int use_results,
+    int donate, int sub_base, int node_limit, __global const int *limits, int use_limits, int random_values,
+    __global int *results, int use_results,
     // local memory
     __local int *L_store, __local uint *L_changed, __local uint *L_queued, __local int *L_clist, __local int *L_act,
     __local int *L_red, __local int *ctl)
@@ -323,7 +327,13 @@ __kernel void search_group(
 
     int status = st[ST_STATUS], depth = st[ST_DEPTH], plen = st[ST_PLEN], sub_nodes = st[ST_SUBNODES];
     uint rng = (uint)st[ST_RNG];
-    long nodes = 0, fails = 0, sols_found = 0, subs = 0, recomputed = 0;
+    // restarts: how this search departs from the plan (the phase's path 0 follows it), its
+    // sub-search space's node limit (one per path with use_limits) and tie key (one per path)
+    int sub = st[ST_SUB];
+    int div = sub != 0 ? st[ST_DIV] : 0;
+    int sub_limit = use_limits ? limits[sub] : node_limit;
+    uint tie = st[ST_TIE] && sub != 0 ? tie_key((uint)st[ST_TIE], sub) | 1u : 0u;
+    long nodes = 0, fails = 0, sols_found = 0, subs = 0, recomputed = 0, cut = 0;
     int passes = 0;
     bool emitting = cutoff > 0;
     // a node left in S_PROPAGATE: a sub-search space's root (fresh), or one whose propagation
@@ -388,6 +398,10 @@ __kernel void search_group(
             int s = share(ctl, L_BCAST, lid == 0 ? atomic_inc(&ctrl[C_NEXT]) : 0, lid);
             if (s >= n_sub) { status = S_DONE; break; }
             if (lid == 0) st[ST_SUB] = sub_base + s;
+            sub = sub_base + s;
+            div = sub != 0 ? st[ST_DIV] : 0;
+            sub_limit = use_limits ? limits[sub] : node_limit;
+            tie = st[ST_TIE] && sub != 0 ? tie_key((uint)st[ST_TIE], sub) | 1u : 0u;
             sub_nodes = 0; depth = 0; plen = 0;
             pending = false;
             store_from(store, root_lb, nv, lid, w);
@@ -424,11 +438,12 @@ __kernel void search_group(
             continue;
         }
         if (status == S_PROPAGATE) {
-            // LNS: a neighbourhood gets node_limit nodes, then the group moves on
-            if (node_limit > 0 && sub_nodes >= node_limit) {
+            // LNS and restarts: a path gets its node limit, then the group moves on
+            if (sub_limit > 0 && sub_nodes >= sub_limit) {
                 clear_marks(x, L_queued, ctl, lid, w);
                 if (lid == 0) ctl[L_FAILED] = 0;
                 sync_group();
+                cut += 1;
                 status = S_NEED_SUB;
                 continue;
             }
@@ -486,7 +501,7 @@ __kernel void search_group(
             }
             int v, op, value, value_hi;
             PROF_START(t_choose);
-            bool open = choose_group(x, sg_ptr, sg_var, sg_sel, ngroups, deg, weights, &rng, random_values, 2 * depth >= maxd,
+            bool open = choose_group(x, sg_ptr, sg_var, sg_sel, ngroups, deg, weights, &rng, random_values, div, tie, 2 * depth >= maxd,
                               L_red, ctl, lid, w, &v, &op, &value, &value_hi);
             PROF_ADD(x->t_choose, t_choose);
             if (!open) {
@@ -573,7 +588,7 @@ __kernel void search_group(
         st[ST_RNG] = (int)rng;
         cnt[CNT_NODES] += nodes; cnt[CNT_FAILS] += fails; cnt[CNT_PROPS] += props;
         cnt[CNT_SOLS] += sols_found; cnt[CNT_SUBS] += subs; cnt[CNT_RECOMPUTED] += recomputed;
-        cnt[CNT_PASSES] += x->passes;
+        cnt[CNT_PASSES] += x->passes; cnt[CNT_CUT] += cut;
 #ifdef FZN_PROFILE
         cnt[CNT_T_PROPAGATE] += x->t_prop; cnt[CNT_T_SETTLE] += x->t_settle; cnt[CNT_T_COPY] += x->t_copy;
         cnt[CNT_T_CHOOSE] += x->t_choose;

@@ -530,13 +530,14 @@ def _set_env(values: dict[str, str | None]) -> None:
             os.environ[k] = v
 
 
-def run_fzn_gpu(case: Case, time_limit_s: float, all_solutions: bool = True) -> Answer:
-    """fzn-gpu in this process (PoCL): the same stream the command line prints."""
+def run_fzn_gpu(case: Case, time_limit_s: float, all_solutions: bool = True, **options) -> Answer:
+    """fzn-gpu in this process (PoCL): the same stream the command line prints. `options`:
+    more SolveOptions (an engine, restarts, a solution limit)."""
     with kernel_env(case.seed):
-        return _run_fzn_gpu(case, time_limit_s, all_solutions)
+        return _run_fzn_gpu(case, time_limit_s, all_solutions, options)
 
 
-def _run_fzn_gpu(case: Case, time_limit_s: float, all_solutions: bool) -> Answer:
+def _run_fzn_gpu(case: Case, time_limit_s: float, all_solutions: bool, options: dict) -> Answer:
     from fzn_gpu.engine import SolveRun
     from fzn_gpu.errors import FznError
     from fzn_gpu.lower import lower
@@ -546,7 +547,7 @@ def _run_fzn_gpu(case: Case, time_limit_s: float, all_solutions: bool) -> Answer
     t0 = time.monotonic()
     try:
         model = lower(parse_items(case.text, "fuzz.fzn"), "fuzz.fzn")
-        run = SolveRun(model, SolveOptions(all_solutions=all_solutions, devices="cpu"), out=out)
+        run = SolveRun(model, SolveOptions(all_solutions=all_solutions, devices="cpu", **options), out=out)
         run.run_until(t0 + time_limit_s)
     except FznError as err:
         return Answer(error=str(err), seconds=time.monotonic() - t0)
@@ -555,7 +556,7 @@ def _run_fzn_gpu(case: Case, time_limit_s: float, all_solutions: bool) -> Answer
     outcome = run.outcome
     if outcome is not None and outcome.error:
         ans.note = outcome.error
-    if not ans.complete and not ans.note and (all_solutions or not ans.solutions):
+    if not ans.complete and not ans.note and (all_solutions or options.get("num_solutions") or not ans.solutions):
         ans.timed_out = True
     return ans
 

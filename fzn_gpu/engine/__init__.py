@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import clock
 from ..errors import FznError
-from ..model import Model, VarKind
+from ..model import Model, RestartSpec, VarKind
 from ..options import SolveOptions
 from ..output import (SEARCH_COMPLETE, UNKNOWN, UNSATISFIABLE, ERROR, Printer)
 from ..watchdog import Watchdog
@@ -53,6 +53,7 @@ class SolveRun:
         self.ended = False
         self.outcome: Outcome | None = None     # how the run ended, once it has
         self.search = None
+        self.restart = None         # the restart sequence this run may follow (restart.restart_spec)
         self.dm = None
         self.devices: list = []
         self.t_init = 0.0
@@ -148,17 +149,23 @@ class SolveRun:
             return 130 if interrupted else 0
 
     def _engine(self) -> str:
-        """complete, lns or portfolio. --engine names one; by default an optimisation model gets
-        the portfolio (portfolio.py; the lns(...) annotation configures its LNS), or LNS alone
-        where --lns-strategy names a strategy, and a satisfaction model complete search. LNS
-        needs an objective and works on int, bool and set models: the others are solved by
-        complete search, said on stderr where LNS was asked for."""
+        """complete, lns, portfolio or restart. --engine names one; by default an optimisation
+        model gets the portfolio (portfolio.py; the lns(...) annotation configures its LNS, a
+        restart annotation or --restart makes its branch and bound restart), or LNS alone where
+        --lns-strategy names a strategy, and a satisfaction model complete search, or restarts
+        where the model or --restart asks for them (restart.py). LNS needs an objective and
+        works on int, bool and set models; restarts need int or bool variables and are no use
+        with -a: the others are solved by complete search, said on stderr where asked for."""
         opts = self.opts
         flag = bool(opts.lns and opts.lns.get("strategy"))
         asked = opts.engine != "auto" or flag or self.model.solve.lns is not None
         wanted = opts.engine
         if wanted == "auto":
-            wanted = "lns" if flag else "portfolio" if self.optimising or asked else "complete"
+            wanted = "lns" if flag else "portfolio" if self.optimising or asked else self._satisfaction_engine()
+        if wanted == "sat-portfolio":
+            return wanted
+        if wanted == "restart":
+            return "restart" if self._restart_why(asked=True) is None else "complete"
         if wanted == "complete":
             return wanted
         why = None
@@ -171,6 +178,33 @@ class SolveRun:
         if asked:
             print(f"fzn-gpu: {why}", file=sys.stderr)
         return "complete"
+
+    def _satisfaction_engine(self) -> str:
+        """For one solution, complete search and restarts together (sat_portfolio.py) unless the
+        model or --restart says restart_none; for several, restarts where asked for (printing
+        each solution once), else complete search; for all of them complete search."""
+        opts = self.opts
+        said_none = (opts.restart or self.model.solve.restart or RestartSpec("luby")).kind == "none"
+        if opts.all_solutions or self.dm.nf:
+            return "restart" if self.restart is not None else "complete"   # restart: said why not
+        if (opts.num_solutions or 1) == 1 and not said_none:
+            return "sat-portfolio"
+        return "restart" if self.restart is not None else "complete"
+
+    def _restart_why(self, asked: bool) -> str | None:
+        """Why restarts cannot serve this run (None: they can), said on stderr where the user
+        asked for them (--engine restart, --restart); a model's annotation alone is Gecode's
+        kind of hint, followed where it fits."""
+        why = None
+        if self.restart is None:
+            why = "--engine restart needs a restart sequence (a restart annotation, or --restart luby)"
+        elif self.opts.all_solutions and not self.optimising:
+            why = "restarts would find the same solutions again; searching for all of them without restarts"
+        elif self.dm.nf:
+            why = "restarts work on int, bool and set models; solving this float model without them"
+        if why is not None and (asked and self.opts.engine == "restart" or self.opts.restart is not None):
+            print(f"fzn-gpu: {why}", file=sys.stderr)
+        return why
 
     # -- the run
     def run(self) -> int:
@@ -194,14 +228,25 @@ class SolveRun:
             with self.lock:
                 self._end(Outcome(complete=True), interrupted=False)
             return 0
+        from .restart import restart_spec
+        self.restart = restart_spec(self.model, self.opts)
         engine = self._engine()
-        if engine == "lns":
+        restart = self.restart if engine == "restart" or (engine == "portfolio" and
+                                                          self._restart_why(asked=False) is None) else None
+        if engine == "sat-portfolio":
+            from .sat_portfolio import SatisfactionPortfolio
+            self.search = SatisfactionPortfolio(self.model, self.dm, self.devices, self.opts, self.report,
+                                                self.restart)
+        elif engine == "restart":
+            from .restart import RestartSearch
+            self.search = RestartSearch(self.model, self.dm, self.devices, self.opts, self.report, restart)
+        elif engine == "lns":
             from .lns import LnsSearch
             self.search = LnsSearch(self.model, self.dm, self.devices, self.opts, self.report, self.model.solve.lns)
         elif engine == "portfolio":
             from .portfolio import PortfolioSearch
             self.search = PortfolioSearch(self.model, self.dm, self.devices, self.opts, self.report,
-                                          self.model.solve.lns)
+                                          self.model.solve.lns, restart)
         else:
             self.search = CompleteSearch(self.model, self.dm, self.devices, self.opts, self.report, self.report_batch)
         interrupted = False

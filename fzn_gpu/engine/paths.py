@@ -23,6 +23,11 @@ class Paths:
         return Paths(np.zeros(2, np.int32), np.zeros(0, np.int32))
 
     @staticmethod
+    def roots(n: int) -> "Paths":
+        """n empty paths: the whole search space, n times (restarts)."""
+        return Paths(np.zeros(n + 1, np.int32), np.zeros(0, np.int32))
+
+    @staticmethod
     def from_records(records: np.ndarray) -> "Paths":
         """Paths from the kernel's emit records: row = [decisions, triples..., padding]."""
         n = len(records)

@@ -26,12 +26,13 @@ from dataclasses import replace
 
 from ..device import Device
 from ..errors import FznError
-from ..model import LnsSpec, Model
+from ..model import LnsSpec, Model, RestartSpec
 from ..options import SolveOptions
 from .complete import CompleteSearch
 from .incumbent import Incumbent, Outcome
 from .lns import LnsSearch
 from .pack import DeviceModel
+from .restart import RestartSearch
 from .threads import run_threads
 
 KINDS = ("all", "gpu", "cpu")
@@ -57,13 +58,17 @@ def split_devices(devices: list[Device]) -> tuple[list[Device], list[Device]]:
 
 class PortfolioSearch:
     def __init__(self, model: Model, dm: DeviceModel, devices: list[Device], opts: SolveOptions, report,
-                 spec: LnsSpec | None):
+                 spec: LnsSpec | None, restart: RestartSpec | None = None):
         """report(values, objective) prints one solution; `spec`: the model's lns(...)
-        annotation, configuring the LNS part (the --lns-* flags over it)."""
+        annotation, configuring the LNS part (the --lns-* flags over it); `restart`: branch and
+        bound restarts with this sequence (restart.py) instead of searching the tree once."""
         self.outcome = Outcome()
         self.incumbent = Incumbent(self.outcome, dm.obj_sense, report)
         bnb_devices, lns_devices = split_devices(devices)
-        self.bnb = CompleteSearch(model, dm, bnb_devices, opts, report, incumbent=self.incumbent)
+        if restart is not None:
+            self.bnb = RestartSearch(model, dm, bnb_devices, opts, report, restart, incumbent=self.incumbent)
+        else:
+            self.bnb = CompleteSearch(model, dm, bnb_devices, opts, report, incumbent=self.incumbent)
         # LNS's first solution, from one CPU work-item of its own, comes sooner than a GPU's
         # one-work-item dive would give one: branch and bound searches in parallel at once
         # (FZN_GPU_DIVE_MS, where set, decides as everywhere else)

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..device import BUILD_LOGS, Device, build, is_nvidia, launch_lock
 from ..errors import FznError
-from ..kernel_abi import DEC, Cnt, Ctrl, Lv, St, Status
+from ..kernel_abi import DEC, Cnt, Ctrl, Div, Lv, St, Status
 from . import views
 from .pack import DeviceModel
 from .paths import Paths
@@ -206,6 +206,8 @@ class Runner:
         self.sol_buf = cl.Buffer(self.ctx, mf.READ_WRITE, size=4 * self.sol_cap * self.sol_row)
         self.budget = SliceBudget(self.tuning.slice_budget)
         self._scratch: dict[str, object] = {}     # run_phase's per-search buffers, kept between phases
+        self.phase_solutions = 0                  # the last phase's solutions met,
+        self.phase_cut = 0                        # and its paths left at their node limit
 
     def _describe_kernel(self) -> None:
         """-v: what the built kernel costs a work-item (private memory: registers spilled) and
@@ -275,7 +277,8 @@ class Runner:
     def per_item_bytes(self, pcap: int, stack_levels: int | None = None) -> int:
         """Global memory of one search (a work-item's, or a work-group's)."""
         dm = self.dm
-        common = dm.maxd * len(Lv) + pcap * DEC + len(St) + 2 * len(Cnt) + (dm.nc if dm.use_weights else 0)
+        # dom_w_deg's weights: the plan's, or a restart's (engine/restart.py), so always counted
+        common = dm.maxd * len(Lv) + pcap * DEC + len(St) + 2 * len(Cnt) + dm.nc
         if self.group:
             levels = self.stack_levels if stack_levels is None else stack_levels
             return 4 * (common + (levels + 1) * self.store_ints() + 2 * dm.nunits + dm.nv)
@@ -372,16 +375,29 @@ class Runner:
                      cl.Buffer(self.ctx, rw | mf.COPY_HOST_PTR, hostbuf=inq)]
         LV = scratch("levels", 4 * n_items * dm.maxd * len(Lv))
         PATH = scratch("path", 4 * n_items * pcap * DEC)
-        weights = np.ones(max(n_items * dm.nc, 1) if dm.use_weights else 1, dtype=np.int32)
-        WEIGHTS = cl.Buffer(self.ctx, rw | mf.COPY_HOST_PTR, hostbuf=weights)
+        use_weights = dm.use_weights or bool(lns is not None and lns.div & Div.WDEG)
+        WEIGHTS = self._weights(n_items if use_weights else 0, lns is not None and lns.keep_weights)
         st = np.zeros((n_items, len(St)), dtype=np.int32)
-        st[:, St.RNG] = (np.arange(n_items, dtype=np.int64) * 2654435761 + self.seed * 97 + 12345) % (2 ** 31 - 1) + 1
+        salt = lns.salt if lns is not None else 0
+        st[:, St.RNG] = (np.arange(n_items, dtype=np.int64) * 2654435761 + self.seed * 97 + salt * 7919 + 12345) \
+            % (2 ** 31 - 1) + 1
+        if lns is not None and lns.div:       # the search of path 0 follows the plan, the others depart from it
+            st[:, St.DIV] = lns.div
+            if lns.div & Div.TIES:        # the kernel draws each path's key from this and the path
+                st[:, St.TIE] = np.random.default_rng([self.seed, salt]).integers(1, 2 ** 31 - 1, n_items)
         ST = cl.Buffer(self.ctx, rw | mf.COPY_HOST_PTR, hostbuf=st)
         cnt = np.zeros((n_items, len(Cnt)), dtype=np.int64)
         CNT = cl.Buffer(self.ctx, rw | mf.COPY_HOST_PTR, hostbuf=cnt)
         base = 0                     # the device holds paths base..n_sub-1; Ctrl.NEXT counts from base
         SUBP, SUBD = upload(paths)
         EMIT = zeros(4 * emit_cap * emit_stride)
+        limits = lns is not None and lns.limits is not None
+        if limits:
+            if len(lns.limits) != n_sub:
+                raise ValueError("Exploration.limits needs one node limit per path")
+            LIMITS = cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(lns.limits, np.int32))
+        else:
+            LIMITS = zeros(4)
         if lns is not None:
             lns.results = np.full(max(n_sub, 1), INT_MAX, dtype=np.int32)
             RESULTS = cl.Buffer(self.ctx, rw | mf.COPY_HOST_PTR, hostbuf=lns.results)
@@ -423,11 +439,12 @@ class Runner:
                         EMIT, np.int32(emit_cap), np.int32(emit_stride), np.int32(cutoff),
                         self.sol_buf, np.int32(self.sol_cap), np.int32(dm.sol_words), *self.root_out, self.ctrl_buf,
                         np.int32(dm.nv), np.int32(dm.nc), np.int32(dm.nunits), np.int32(dm.nwords), np.int32(dm.maxd),
-                        np.int32(self.stack_levels), np.int32(pcap), np.int32(rcap), np.int32(self.ngroups), np.int32(1 if dm.use_weights else 0),
+                        np.int32(self.stack_levels), np.int32(pcap), np.int32(rcap), np.int32(self.ngroups), np.int32(1 if use_weights else 0),
                         np.int32(dm.obj_var), np.int32(dm.obj_sense), np.int32(1 if count_only else 0),
                         np.int32(1 if enqueue_all else 0), np.int32(budget), np.int32(slice_us), np.int32(n_items),
                         np.int32(donate), np.int32(base),
-                        np.int32(lns.node_limit if lns else 0), np.int32(1 if lns and lns.random_values else 0),
+                        np.int32(lns.node_limit if lns else 0), LIMITS, np.int32(1 if limits else 0),
+                        np.int32(1 if lns and lns.random_values else 0),
                         RESULTS, np.int32(0 if lns is None else 1 if lns.prune else 2), *local_mem)
             else:
                 args = (*self.model_bufs, *root, *self.plan_bufs,
@@ -437,12 +454,13 @@ class Runner:
                         self.sol_buf, np.int32(self.sol_cap), np.int32(dm.sol_words), *self.root_out, self.ctrl_buf,
                         self.fbest_buf, np.int32(dm.nv), np.int32(dm.nc), np.int32(dm.nwords), np.int32(dm.nf),
                         np.int32(self.tcap), np.int32(dm.maxd),
-                        np.int32(pcap), np.int32(self.ngroups), np.int32(1 if dm.use_weights else 0),
+                        np.int32(pcap), np.int32(self.ngroups), np.int32(1 if use_weights else 0),
                         np.int32(dm.obj_var), np.int32(dm.obj_sense), np.int32(1 if count_only else 0),
                         np.int32(1 if enqueue_all else 0), np.int32(budget), np.int32(n_items),
                         np.int32(1 if self.tuning.interleave else 0),
                         np.int32(1 if resplit is not None else 0), np.int32(donate), np.int32(base),
-                        np.int32(lns.node_limit if lns else 0), np.int32(1 if lns and lns.random_values else 0),
+                        np.int32(lns.node_limit if lns else 0), LIMITS, np.int32(1 if limits else 0),
+                        np.int32(1 if lns and lns.random_values else 0),
                         RESULTS, np.int32(0 if lns is None else 1 if lns.prune else 2))
             t0 = time.perf_counter()
             try:
@@ -521,6 +539,7 @@ class Runner:
         cl.enqueue_copy(self.queue, cnt, CNT)
         self.queue.finish()
         self.phase_solutions = int(cnt[:, Cnt.SOLS].sum())
+        self.phase_cut = int(cnt[:, Cnt.CUT].sum())
         self.stats.nodes += int(cnt[:, Cnt.NODES].sum())
         self.stats.fails += int(cnt[:, Cnt.FAILS].sum())
         self.stats.props += int(cnt[:, Cnt.PROPS].sum())
@@ -550,6 +569,20 @@ class Runner:
                     self.queue.finish()
                 emitted = Paths.from_records(rec)
         return finished, emitted
+
+    def _weights(self, n_items: int, keep: bool):
+        """dom_w_deg's failure counts, one per constraint and search (a one-int buffer where no
+        search selects by them). `keep`: the counts of the last phase of as many searches go on
+        (restarts learn from every round before); otherwise they start at 1."""
+        size = max(n_items * self.dm.nc, 1)
+        held = self._scratch.get("weights") if keep else None
+        if held is not None and held.size == 4 * size:
+            return held
+        buf = self.cl.Buffer(self.ctx, self.cl.mem_flags.READ_WRITE | self.cl.mem_flags.COPY_HOST_PTR,
+                             hostbuf=np.ones(size, dtype=np.int32))
+        if keep:
+            self._scratch["weights"] = buf
+        return buf
 
     def best(self) -> int | float:
         """The best sense-adjusted objective the kernels have met: INT_MAX (int) or inf (float)
@@ -582,6 +615,10 @@ class Exploration:
     random_values: bool = False
     prune: bool = True          # False: no bound below the paths, each one's own objective
     enough: float = 1.0         # end the batch once this share of work-items is done
+    limits: np.ndarray | None = None    # a node limit per path (restarts), over node_limit
+    div: int = 0                # Div bits for every search but the first (restarts)
+    salt: int = 0               # varies the searches' random choices from one phase to the next
+    keep_weights: bool = False  # dom_w_deg's counts go on from the last such phase
     results: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
 
 

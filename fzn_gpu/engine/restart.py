@@ -1,0 +1,223 @@
+"""Restart-based search: MiniZinc's restart annotations (restart_luby, restart_geometric,
+restart_linear, restart_constant), or `--restart`.
+
+A restart is a path from the root (an empty path) with a node limit, the next term of the
+annotation's sequence times its scale (MiniZinc counts a restart's cutoff in nodes). A phase
+hands a device the next terms of the sequence, one path each, in order; a search that reaches
+its limit takes the next path at once, inside the launch (`Exploration.limits`; no search
+waits for another's restart to end), and phases double in length while they are short. The
+searches differ so that a device makes many different restarts at once (kernel_abi.Div): the
+search of a phase's first path follows the search plan as written; the others break the
+variable selection's ties by a random key of their own per path, and where the model leaves
+the search to the solver (no annotation on its int variables, or -f) select by dom_w_deg.
+Each search keeps its dom_w_deg counts from restart to restart and phase to phase
+(Runner._weights), so what failed before steers the next dive, as in Gecode's restart-based
+search. Random choices change from phase to phase (Exploration.salt).
+
+Proofs: a restart that finished its tree under its limit explored everything (every path is
+the root), so the run ends complete: UNSATISFIABLE, or an optimum proven by branch and bound,
+whose bound every restart keeps. The limits grow without end in every sequence but
+constant's, so the search stays complete in the limit; restart_constant proves only what fits
+in its limit, as in Gecode.
+
+Satisfaction: solutions found again by a later restart are printed once. With -a the tree is
+searched without restarts (complete.py): restarts would only find the same solutions again.
+Several devices each run their own phases in a thread of their own (salts apart), sharing the
+solution stream."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import sys
+import threading
+import time
+from typing import Iterator
+
+import numpy as np
+
+from ..device import Device
+from ..errors import FznError
+from ..kernel_abi import Div
+from ..model import Model, RestartSpec
+from ..options import SolveOptions
+from .incumbent import Incumbent, Outcome
+from .pack import DeviceModel
+from .paths import Paths
+from .runner import CapacityError, Exploration, Runner
+from .threads import run_threads
+
+MAX_LIMIT = 1 << 30     # node limits stop growing here (the kernel counts in int)
+PHASE_S = 0.5           # a phase (one launch sequence) shorter than this doubles the next one's restarts
+FIRST_PER_SEARCH, MAX_PER_SEARCH = 8, 1024     # restarts per search in the first phase, and at most
+
+
+def luby(i: int) -> int:
+    """The i-th term (from 1) of the Luby sequence 1 1 2 1 1 2 4 1 1 2 1 1 2 4 8..."""
+    k = 1
+    while (1 << k) - 1 < i:
+        k += 1
+    while True:
+        if i == (1 << k) - 1:
+            return 1 << (k - 1)
+        i -= (1 << (k - 1)) - 1
+        k = 1
+        while (1 << k) - 1 < i:
+            k += 1
+
+
+def node_limits(spec: RestartSpec) -> Iterator[int]:
+    """The node limit of each restart, as the annotation's sequence gives it."""
+    i = 0
+    while True:
+        i += 1
+        if spec.kind == "luby":
+            limit = spec.scale * luby(i)
+        elif spec.kind == "geometric":
+            limit = math.ceil(spec.scale * spec.base ** (i - 1)) if i < 4096 else MAX_LIMIT
+        elif spec.kind == "linear":
+            limit = spec.scale * i
+        else:
+            limit = spec.scale
+        yield int(min(limit, MAX_LIMIT))
+
+
+def plan_is_free(model: Model, opts: SolveOptions) -> bool:
+    """Whether the model leaves the choice of int variables to the solver: no int or bool
+    search annotation, or -f."""
+    return opts.free_search or not any(step.kind in ("int", "bool") for step in model.solve.search)
+
+
+class RestartSearch:
+    def __init__(self, model: Model, dm: DeviceModel, devices: list[Device], opts: SolveOptions, report,
+                 spec: RestartSpec, incumbent: Incumbent | None = None):
+        """report(values, objective) prints one solution. `incumbent` (optimisation): one shared
+        with LNS beside this search (the portfolio), as CompleteSearch takes it."""
+        self.model = model
+        self.dm = dm
+        self.opts = opts
+        self.report = report
+        self.spec = spec
+        self.devices = devices
+        self.optimising = dm.obj_var >= 0
+        self.limit = opts.solution_limit(self.optimising)
+        self.runner = Runner(devices[0], dm, seed=opts.seed, verbose=opts.verbose)
+        if self.runner.float_objective:
+            raise FznError("restarts work with int objectives", fix="drop the restart annotation (or --restart none)")
+        self.runners = [self.runner]
+        self.shares: list = []
+        self.outcome = Outcome()
+        self.incumbent = incumbent if self.optimising else None
+        self.cancel = threading.Event()
+        self.dive = False                 # the portfolio's setting for branch and bound; no dive here
+        self.div = Div.TIES | (Div.WDEG if plan_is_free(model, opts) else 0)
+        self._lock = threading.Lock()
+        self._seen: set[bytes] = set()    # satisfaction solutions printed, so none prints twice
+        self._errors: list[BaseException] = []
+
+    # -- solutions
+    def _take(self, sols: np.ndarray | None) -> bool:
+        with self._lock:
+            if sols is not None and len(sols):
+                if self.incumbent is not None:
+                    self.outcome.solutions += self.incumbent.offer(sols, "bnb")
+                    self.outcome.best = self.incumbent.bound()
+                elif self.optimising:
+                    from .incumbent import report_improvements
+                    report_improvements(self.outcome, sols, self.dm.obj_sense, self.report)
+                else:
+                    for row in sols[:, 1:]:
+                        if self.limit is not None and self.outcome.solutions >= self.limit:
+                            break
+                        key = row.tobytes()
+                        if key not in self._seen:
+                            self._seen.add(key)
+                            self.outcome.solutions += 1
+                            self.report(row, None)
+            if self.limit is not None and self.outcome.solutions >= self.limit:
+                self.outcome.stopped = True
+            return not (self.outcome.stopped or self.outcome.complete or self.cancel.is_set())
+
+    def _bound(self, runner: Runner) -> None:
+        """The best objective any device or engine has found bounds this device's next slice."""
+        best = min(x.best() for x in self.runners)
+        if self.incumbent is not None and self.incumbent.bound() is not None:
+            best = min(best, self.incumbent.bound())
+        if runner.best() > best:
+            runner.set_best(best)
+
+    # -- the run
+    def run(self, deadline: float | None) -> Outcome:
+        for device in self.devices[1:]:
+            try:
+                self.runners.append(Runner(device, self.dm, seed=self.opts.seed, verbose=self.opts.verbose))
+            except FznError as err:
+                if self.opts.verbose:
+                    print(f"fzn-gpu: leaving out {device.name}: {err}", file=sys.stderr)
+        if len(self.runners) == 1:
+            self._phases(0, deadline)
+        else:
+            threads = [threading.Thread(target=self._phases, args=(i, deadline), daemon=True)
+                       for i in range(len(self.runners))]
+            run_threads(threads, self.cancel.set)
+        if self._errors and not self.outcome.complete:
+            raise self._errors[0]
+        return self.outcome
+
+    def _phases(self, index: int, deadline: float | None) -> None:
+        """Device `index`'s phases until a proof, the solution limit, a stop or the deadline.
+        A phase holds the next terms of the sequence, one path each, in order: a search that
+        reaches its limit takes the next one at once, within the launch. Phases double in
+        length while they last under PHASE_S."""
+        runner = self.runners[index]
+        sequence = node_limits(self.spec)
+        per_search = FIRST_PER_SEARCH
+        try:
+            for phase in itertools.count():
+                if not self._take(None):
+                    return
+                if self.optimising:
+                    self._bound(runner)
+                n = runner.max_items * per_search
+                limits = np.fromiter(itertools.islice(sequence, n), np.int64, n)
+                explore = Exploration(limits=np.minimum(limits, MAX_LIMIT).astype(np.int32), div=int(self.div),
+                                      salt=phase * len(self.runners) + index, keep_weights=True)
+
+                def on_slice(sols) -> bool:
+                    more = self._take(sols)
+                    if self.optimising:
+                        self._bound(runner)
+                    return more
+
+                t0 = time.monotonic()
+                finished, _ = runner.run_phase(Paths.roots(n), 0, True, on_slice, deadline, lns=explore)
+                if not finished:
+                    return                          # a stop, the solution limit or the deadline
+                if runner.phase_cut < n:            # a search explored the whole tree, found all below
+                    with self._lock:
+                        self.outcome.complete = True
+                    self.cancel.set()
+                    return
+                if time.monotonic() - t0 < PHASE_S and per_search < MAX_PER_SEARCH:
+                    per_search *= 2
+        except CapacityError as err:
+            with self._lock:
+                self.outcome.error = self.outcome.error or f"a search thread ran out of {err} capacity"
+            self.cancel.set()
+        except BaseException as err:                # raised again by run(), after every device stopped
+            self._errors.append(err)
+            self.cancel.set()
+
+    def progress(self) -> Outcome:
+        from dataclasses import replace
+        return replace(self.outcome, complete=False)
+
+    def extra_stats(self) -> dict[str, object]:
+        return {"restarts": sum(r.stats.subs for r in self.runners), "restartKind": self.spec.kind}
+
+
+def restart_spec(model: Model, opts: SolveOptions) -> RestartSpec | None:
+    """The restarts this run makes: --restart over the model's annotation; None for none."""
+    spec = opts.restart or model.solve.restart
+    return None if spec is None or spec.kind == "none" else spec
+

@@ -1,0 +1,100 @@
+"""The default for a satisfaction model asked for one solution: complete search and restarts
+(restart.py) at the same time, each in a thread of its own, on the same devices.
+
+Complete search splits the tree and searches it all, so it proves unsatisfiability and wins
+where solutions are plentiful; a puzzle whose first choices are wrong keeps its threads in
+subtrees without a solution for as long as they last. Restarts dive from the root again and
+again, each round's dives different (random tie-breaking, dom_w_deg where the model leaves
+the search free) and steered by the failures before: on the public corpus they answered
+quasigroup completion in 0.6 s and a cryptarithm in 2 s where complete search had none in
+20 s (docs/BENCHMARKS.md). Whichever finds a solution first prints it and stops the other;
+either one's proof (complete search exhausting the tree, a restart round finishing under its
+limit) ends the run UNSATISFIABLE. Restarts follow the Luby sequence of 100 nodes unless the
+model or --restart names another."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+
+import numpy as np
+
+from ..device import Device
+from ..model import Model, RestartSpec
+from ..options import SolveOptions
+from .complete import CompleteSearch
+from .incumbent import Outcome
+from .pack import DeviceModel
+from .restart import RestartSearch
+from .threads import run_threads
+
+DEFAULT_RESTARTS = RestartSpec("luby", 100)
+
+
+class SatisfactionPortfolio:
+    def __init__(self, model: Model, dm: DeviceModel, devices: list[Device], opts: SolveOptions, report,
+                 spec: RestartSpec | None = None):
+        """report(values, objective) prints one solution; `spec`: the restarts' sequence."""
+        self.outcome = Outcome()
+        self._lock = threading.Lock()
+        self._report = report
+        self.complete = CompleteSearch(model, dm, devices, opts, self._first_only)
+        self.restarts = RestartSearch(model, dm, devices, opts, self._first_only, spec or DEFAULT_RESTARTS)
+        self._results: dict[str, Outcome | BaseException] = {}
+
+    def _first_only(self, values: np.ndarray, objective) -> None:
+        """The first solution either engine finds is the run's; the other's, met in the same
+        moment, is dropped."""
+        with self._lock:
+            if self.outcome.solutions:
+                return
+            self.outcome.solutions = 1
+            self.outcome.stopped = True
+        self._report(values, objective)
+        self._stop_all()
+
+    @property
+    def runners(self) -> list:
+        return self.complete.runners + self.restarts.runners
+
+    @property
+    def shares(self) -> list:
+        return self.complete.shares
+
+    def run(self, deadline: float | None) -> Outcome:
+        threads = [threading.Thread(target=self._engine, args=(name, search, deadline), daemon=True)
+                   for name, search in (("complete", self.complete), ("restarts", self.restarts))]
+        run_threads(threads, self._stop_all)
+        for result in self._results.values():
+            if isinstance(result, BaseException):
+                raise result
+        done = self._results["complete"]
+        out = replace(self.outcome, expansions=done.expansions, sub_spaces=done.sub_spaces, split_s=done.split_s)
+        out.complete = any(r.complete for r in self._results.values())
+        if not (out.complete or out.stopped):
+            out.error = done.error or self._results["restarts"].error
+        return out
+
+    def _engine(self, name: str, search, deadline: float | None) -> None:
+        try:
+            result = search.run(deadline)
+        except BaseException as err:      # raised again in the main thread, after both have stopped
+            self._results[name] = err
+            self._stop_all()
+            return
+        self._results[name] = result
+        if result.complete:               # a proof: the other engine has nothing left to find
+            self._stop_all()
+
+    def _stop_all(self) -> None:
+        self.complete.cancel.set()
+        self.restarts.cancel.set()
+
+    def progress(self) -> Outcome:
+        return replace(self.outcome, complete=False, error=None, sub_spaces=self.complete.outcome.sub_spaces)
+
+    def extra_stats(self) -> dict[str, object]:
+        stats: dict[str, object] = {"engine": "complete+restarts"}
+        stats.update(self.restarts.extra_stats())
+        stats["completeDevices"] = "; ".join(r.device.name for r in self.complete.runners)
+        return stats
