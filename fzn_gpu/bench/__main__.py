@@ -269,7 +269,7 @@ def variants(device_sets: list[str], gecode_p: int, check: bool = False) -> dict
         out[name] = base
         out[f"{name} count"] = ["--solver", "gpu-fzn", "--devices", d, "--count-only"]
         for engine in ENGINES[1:]:
-            out[f"{name} {engine}"] = base + ["--engine", engine]
+            out[f"{name} {engine}"] = base + ["--engine", engine] + (["--restart", "luby"] if engine == "restart" else [])
         for strategy in LNS_STRATEGIES:            # optimisation by LNS (engine/lns.py)
             out[f"{name} lns {strategy}"] = base + ["--lns-strategy", strategy]
         for bnb in KINDS:
