@@ -39,16 +39,16 @@ KINDS = ("all", "gpu", "cpu")
 DEFAULT_SPLIT = {"bnb": "gpu", "lns": "cpu"}    # on a machine with both kinds (docs/BENCHMARKS.md)
 
 
-def split_devices(devices: list[Device]) -> tuple[list[Device], list[Device]]:
-    """(branch and bound's devices, LNS's). Each engine gets the kind DEFAULT_SPLIT names where
-    the machine has both kinds, all devices where it has one kind; an environment variable
-    FZN_GPU_BNB_DEVICES / FZN_GPU_LNS_DEVICES (all, gpu or cpu) overrides the default, and a
-    kind the machine lacks falls back to every device."""
+def split_devices(devices: list[Device], split: dict[str, str] = DEFAULT_SPLIT) -> tuple[list[Device], list[Device]]:
+    """The devices of each of two engines (by default branch and bound's, LNS's). Each engine
+    gets the kind `split` names where the machine has both kinds, all devices where it has one
+    kind; an environment variable FZN_GPU_<ENGINE>_DEVICES (all, gpu or cpu) overrides it, and
+    a kind the machine lacks falls back to every device."""
     mixed = len({d.is_gpu for d in devices}) > 1
     chosen = []
-    for engine in ("bnb", "lns"):
+    for engine in split:
         var = f"FZN_GPU_{engine.upper()}_DEVICES"
-        kind = os.environ.get(var) or (DEFAULT_SPLIT[engine] if mixed else "all")
+        kind = os.environ.get(var) or (split[engine] if mixed else "all")
         if kind not in KINDS:
             raise FznError(f"{var}={kind!r} is not a kind of device", fix=f"unset {var} or give all, gpu or cpu")
         picked = [d for d in devices if kind == "all" or d.is_gpu == (kind == "gpu")]

@@ -1,11 +1,12 @@
 """Restart-based search: MiniZinc's restart annotations (restart_luby, restart_geometric,
 restart_linear, restart_constant), or `--restart`.
 
-A restart is a path from the root (an empty path) with a node limit, the next term of the
-annotation's sequence times its scale (MiniZinc counts a restart's cutoff in nodes). A phase
-hands a device the next terms of the sequence, one path each, in order; a search that reaches
-its limit takes the next path at once, inside the launch (`Exploration.limits`; no search
-waits for another's restart to end), and phases double in length while they are short. The
+A restart is a path from the root (an empty path) with a node limit, a term of the
+annotation's sequence times its scale (MiniZinc counts a restart's cutoff in nodes); every
+search follows the sequence on its own. A phase hands a device the next terms, each once per
+search, as root paths with a limit each; a search that reaches its limit takes its next path
+at once, inside the launch (`Exploration.limits`; no search waits for another's restart to
+end), and phases double in length while they are short. The
 searches differ so that a device makes many different restarts at once (kernel_abi.Div): the
 search of a phase's first path follows the search plan as written; the others break the
 variable selection's ties by a random key of their own per path, and where the model leaves
@@ -166,9 +167,12 @@ class RestartSearch:
 
     def _phases(self, index: int, deadline: float | None) -> None:
         """Device `index`'s phases until a proof, the solution limit, a stop or the deadline.
-        A phase holds the next terms of the sequence, one path each, in order: a search that
-        reaches its limit takes the next one at once, within the launch. Phases double in
-        length while they last under PHASE_S."""
+        Every search follows the sequence on its own, as the workers of a parallel portfolio
+        do: a phase holds the next terms, each once per search, in layers (searches take paths
+        in order, so each takes about one of each layer), and a search that reaches its limit
+        takes its next path at once, within the launch. One sequence spread over all searches
+        instead gave the GPU's 4,224 searches the terms up to 33,792, a few of them millions of
+        nodes long, and the phase waited for those. Phases double while shorter than PHASE_S."""
         runner = self.runners[index]
         sequence = node_limits(self.spec)
         per_search = FIRST_PER_SEARCH
@@ -178,8 +182,9 @@ class RestartSearch:
                     return
                 if self.optimising:
                     self._bound(runner)
-                n = runner.max_items * per_search
-                limits = np.fromiter(itertools.islice(sequence, n), np.int64, n)
+                terms = np.fromiter(itertools.islice(sequence, per_search), np.int64, per_search)
+                limits = np.repeat(terms, runner.max_items)       # layer k: every search's k-th restart
+                n = len(limits)
                 explore = Exploration(limits=np.minimum(limits, MAX_LIMIT).astype(np.int32), div=int(self.div),
                                       salt=phase * len(self.runners) + index, keep_weights=True)
 

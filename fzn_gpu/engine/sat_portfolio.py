@@ -10,7 +10,8 @@ quasigroup completion in 0.6 s and a cryptarithm in 2 s where complete search ha
 20 s (docs/BENCHMARKS.md). Whichever finds a solution first prints it and stops the other;
 either one's proof (complete search exhausting the tree, a restart round finishing under its
 limit) ends the run UNSATISFIABLE. Restarts follow the Luby sequence of 100 nodes unless the
-model or --restart names another."""
+model or --restart names another. With GPUs and CPUs both present, complete search runs on
+the GPUs and restarts on the CPUs (SPLIT); with one kind, both share every device."""
 
 from __future__ import annotations
 
@@ -25,10 +26,15 @@ from ..options import SolveOptions
 from .complete import CompleteSearch
 from .incumbent import Outcome
 from .pack import DeviceModel
+from .portfolio import split_devices
 from .restart import RestartSearch
 from .threads import run_threads
 
 DEFAULT_RESTARTS = RestartSpec("luby", 100)
+# with GPUs and CPUs both present: complete search on the GPUs (thousands of subtrees at once),
+# restarts on the CPUs, where a node costs microseconds, not a GPU work-group's milliseconds
+# (FZN_GPU_COMPLETE_DEVICES, FZN_GPU_RESTARTS_DEVICES: all, gpu or cpu, override it)
+SPLIT = {"complete": "gpu", "restarts": "cpu"}
 
 
 class SatisfactionPortfolio:
@@ -38,8 +44,9 @@ class SatisfactionPortfolio:
         self.outcome = Outcome()
         self._lock = threading.Lock()
         self._report = report
-        self.complete = CompleteSearch(model, dm, devices, opts, self._first_only)
-        self.restarts = RestartSearch(model, dm, devices, opts, self._first_only, spec or DEFAULT_RESTARTS)
+        complete_devices, restart_devices = split_devices(devices, SPLIT)
+        self.complete = CompleteSearch(model, dm, complete_devices, opts, self._first_only)
+        self.restarts = RestartSearch(model, dm, restart_devices, opts, self._first_only, spec or DEFAULT_RESTARTS)
         self._results: dict[str, Outcome | BaseException] = {}
 
     def _first_only(self, values: np.ndarray, objective) -> None:
@@ -97,4 +104,5 @@ class SatisfactionPortfolio:
         stats: dict[str, object] = {"engine": "complete+restarts"}
         stats.update(self.restarts.extra_stats())
         stats["completeDevices"] = "; ".join(r.device.name for r in self.complete.runners)
+        stats["restartDevices"] = "; ".join(r.device.name for r in self.restarts.runners)
         return stats
