@@ -96,6 +96,11 @@ def count_eq(xs: list, y: int, c: int) -> bool:
     return _count(xs, y) == c
 
 
+def among(n: int, xs: list, values) -> bool:
+    """n of the x take a value of the set."""
+    return n == sum(1 for x in xs if x in values)
+
+
 def lex(strict: bool) -> Callable[[list, list], bool]:
     """x before y in lexicographic order (a proper prefix comes first); strictly, or not."""
     def holds(xs: list, ys: list) -> bool:
@@ -136,6 +141,7 @@ GLOBALS: dict[str, Callable[..., bool]] = {
     "fzn_alldifferent_except": alldifferent_except,
     "fzn_cumulative": cumulative,
     "fzn_count_eq": count_eq,
+    "fzn_among": among,
     "fzn_lex_lesseq_int": lex(False),
     "fzn_lex_lesseq_bool": lex(False),
     "fzn_lex_less_int": lex(True),

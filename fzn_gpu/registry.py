@@ -71,7 +71,7 @@ SHARED_BY_VARIABLE = frozenset({"fzn_all_different_int"})
 GLOBALS = frozenset({"fzn_table_int", "fzn_table_bool", "fzn_gpu_circuit", "fzn_gpu_inverse", "fzn_gpu_regular",
                      "fzn_global_cardinality", "fzn_global_cardinality_closed", "fzn_global_cardinality_low_up",
                      "fzn_global_cardinality_low_up_closed", "fzn_alldifferent_except", "fzn_cumulative",
-                     "fzn_count_eq", "fzn_lex_lesseq_int", "fzn_lex_lesseq_bool", "fzn_lex_less_int",
+                     "fzn_count_eq", "fzn_among", "fzn_lex_lesseq_int", "fzn_lex_lesseq_bool", "fzn_lex_less_int",
                      "fzn_lex_less_bool", "fzn_nvalue", "fzn_increasing_int", "fzn_increasing_bool",
                      "fzn_decreasing_int", "fzn_decreasing_bool", "fzn_gpu_bin_packing_load"})
 
@@ -122,6 +122,7 @@ def _build() -> list[tuple[str, str, tuple[str, ...], str]]:
     add("fzn_alldifferent_except", (_VA, _S), "int")
     add("fzn_cumulative", (_VA, _VA, _VA, _V), "int")
     add("fzn_count_eq", (_VA, _V, _V), "int")
+    add("fzn_among", (_V, _VA, _S), "int")
     for strict in ("", "_less"):
         for base in ("int", "bool"):
             name = f"fzn_lex{strict or '_lesseq'}_{base}"

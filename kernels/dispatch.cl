@@ -71,6 +71,7 @@ bool propagate_one(Ctx *x, int c) {
     PROPAGATOR(fzn_alldifferent_except, prop_alldiff_except(x, row))
     PROPAGATOR(fzn_cumulative, prop_cumulative(x, row))
     PROPAGATOR(fzn_count_eq, prop_count_eq(x, row))
+    PROPAGATOR(fzn_among, prop_among(x, row))
     PROPAGATOR(fzn_lex_lesseq_int, prop_lex(x, row, false))
     PROPAGATOR(fzn_lex_lesseq_bool, prop_lex(x, row, false))
     PROPAGATOR(fzn_lex_less_int, prop_lex(x, row, true))

@@ -391,6 +391,35 @@ PROPAGATOR_FN bool prop_cumulative(Ctx *x, __global const int *row) {
     return true;
 }
 
+// ---- among: n = #{i : x_i in S}
+// Row [n, k, x..., S]. Each x_i lies surely in S, surely outside it, or either (in_set_status,
+// as set_in_reif reads it); n lies between the sure ones and the possible ones; once its
+// maximum is the sure count, the undecided x leave S, and once its minimum needs every
+// possible one, they enter it (post_not_in_set, post_in_set). MiniZinc's decomposition (a
+// set_in_reif per variable and a sum) prunes the same with k + 1 propagators and k booleans;
+// this is one, O(k |S|) per call.
+PROPAGATOR_FN bool prop_among(Ctx *x, __global const int *row) {
+    int nv = row[0], k = row[1];
+    __global const int *xs = row + 2, *S = row + 2 + k;
+    int sure = 0, possible = 0;
+    for (int i = 0; i < k; ++i) {
+        int st = in_set_status(x, xs[i], S);
+        if (st == ENTAILED) sure++;
+        if (st != DISENTAILED) possible++;
+    }
+    TRY(set_min(x, nv, sure));
+    TRY(set_max(x, nv, possible));
+    if (sure == possible) return true;
+    bool out = dmax(x, nv) == sure, in = dmin(x, nv) == possible;
+    if (!out && !in) return true;
+    for (int i = 0; i < k; ++i) {
+        if (in_set_status(x, xs[i], S) != UNDECIDED) continue;
+        if (out) TRY(post_not_in_set(x, xs[i], S));
+        else TRY(post_in_set(x, xs[i], S));
+    }
+    return true;
+}
+
 // ---- count_eq: c = #{i : x_i = y}
 // Row [n, x..., y, c]. With y fixed: c lies between the x fixed to y and the x that may take
 // it, and a count reached removes y from the other x, one that needs every candidate fixes

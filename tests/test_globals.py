@@ -148,6 +148,14 @@ def _count_eq(rng) -> str:
     return inst, inst.text(f"fzn_count_eq({xs}, {y}, {c})")
 
 
+def _among(rng) -> str:
+    inst = Instance()
+    xs = inst.vars(rng, rng.randint(0, 4), -1, 3)
+    n = inst.var(rng, -1, 5, "n")
+    values = sorted(rng.sample(range(-2, 5), rng.randint(0, 4)))
+    return inst, inst.text(f"fzn_among({n}, {xs}, {_set(values)})")
+
+
 def _lex(rng, key: str) -> str:
     inst = Instance()
     lo, hi = (0, 1) if key.endswith("bool") else (-1, 2)
@@ -182,6 +190,7 @@ GENERATORS = {
     "fzn_gpu_bin_packing_load": _bin_packing_load,
     **{key: (lambda k: lambda rng: _monotone(rng, k))(key) for key in GLOBALS if "creasing" in key},
     "fzn_count_eq": _count_eq,
+    "fzn_among": _among,
     "fzn_nvalue": _nvalue,
     **{key: (lambda k: lambda rng: _lex(rng, k))(key) for key in GLOBALS if key.startswith("fzn_lex")},
     "fzn_table_int": lambda rng: _table(rng, False),

@@ -18,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-KINDS = ["circuit", "gcc", "regular", "table", "cumulative", "binpack", "inverse", "lex", "nvalue", "count"]
+KINDS = ["circuit", "gcc", "regular", "table", "cumulative", "binpack", "inverse", "lex", "nvalue", "count", "among"]
 
 
 def model(seed: int) -> tuple[str, str]:
@@ -54,6 +54,11 @@ def model(seed: int) -> tuple[str, str]:
     elif k == "lex":
         n = r.randint(2, 4)
         body = f"array[1..{n}] of var 0..2: x;\narray[1..{n}] of var 0..2: y;\nconstraint lex_less(x, y);\nconstraint lex_lesseq(y, [2 | i in 1..{n}]);\n"
+    elif k == "among":
+        n = r.randint(3, 6)
+        values = sorted(r.sample(range(0, 5), r.randint(1, 3)))
+        body = (f"array[1..{n}] of var 0..4: x;\nvar 0..{n}: m;\nconstraint among(m, x, {{{', '.join(map(str, values))}}});\n"
+                f"constraint m >= {r.randint(1, 3)};\nconstraint among({r.randint(0, 2)}, x, {{{r.randint(0, 4)}}});\n")
     elif k == "nvalue":
         n = r.randint(3, 5)
         body = f"array[1..{n}] of var 0..3: x;\nvar 0..{n}: m;\nconstraint nvalue(m, x);\nconstraint m <= {r.randint(1, 3)};\n"
