@@ -53,6 +53,7 @@ CASES = {
     "fzn_alldifferent_except": ("[a, b, c], {0}", dict(a=0, b=0, c=1), dict(a=1, b=0, c=1)),
     "fzn_cumulative": ("[a, b], [2, 2], [1, 1], c", dict(a=0, b=1, c=2), dict(a=0, b=1, c=1)),
     "fzn_count_eq": ("[a, b, 1], c, 2", dict(a=1, b=2, c=1), dict(a=1, b=1, c=1)),
+    "fzn_among": ("a, [b, c, 5], {1, 3, 4}", dict(a=2, b=1, c=4), dict(a=2, b=1, c=2)),
     "fzn_lex_lesseq_int": ("[a, b], [c, 0]", dict(a=-1, b=0, c=-1), dict(a=0, b=1, c=0)),
     "fzn_lex_less_int": ("[a, b], [c]", dict(a=0, c=1), dict(a=1, c=1)),
     "fzn_lex_lesseq_bool": ("[p, q], [r]", dict(p=False, r=True), dict(p=True, r=True)),
