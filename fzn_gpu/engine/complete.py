@@ -5,7 +5,6 @@ without a capacity error."""
 
 from __future__ import annotations
 
-import sys
 import threading
 import time
 from dataclasses import replace
@@ -22,7 +21,7 @@ from .paths import Paths
 from ..errors import FznError
 from .balance import DeviceFault, DeviceShare, balance
 from .resplit import Resplit, SelfSplit
-from .runner import INT_MAX, CapacityError, Runner
+from .runner import INT_MAX, CapacityError, Runner, other_runners
 
 MAX_EXPANSIONS = 12
 
@@ -172,12 +171,7 @@ class CompleteSearch:
     def _start_other_devices(self) -> None:
         """Runners for the other devices (kernel builds included); one that fails to build is
         left out, said on stderr with -v."""
-        for device in self.devices[1:]:
-            try:
-                self.runners.append(Runner(device, self.dm, seed=self.opts.seed, verbose=self.opts.verbose))
-            except FznError as err:
-                if self.opts.verbose:
-                    print(f"fzn-gpu: leaving out {device.name}: {err}", file=sys.stderr)
+        self.runners += other_runners(self.devices[1:], self.dm, self.opts)
 
     def _search_all(self, paths: Paths, deadline: float | None) -> bool:
         r = self.runner

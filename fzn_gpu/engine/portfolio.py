@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os
 import re
-import threading
 from dataclasses import replace
 
 from ..device import Device
@@ -33,7 +32,7 @@ from .incumbent import Incumbent, Outcome
 from .lns import LnsSearch
 from .pack import DeviceModel
 from .restart import RestartSearch
-from .threads import run_threads
+from .threads import run_engines
 
 KINDS = ("all", "gpu", "cpu")
 DEFAULT_SPLIT = {"bnb": "gpu", "lns": "cpu"}    # on a machine with both kinds (docs/BENCHMARKS.md)
@@ -75,7 +74,6 @@ class PortfolioSearch:
         self.bnb.dive = "FZN_GPU_DIVE_MS" in os.environ or \
             not any(not d.is_gpu and d not in bnb_devices for d in lns_devices)
         self.lns = LnsSearch(model, dm, lns_devices, opts, report, spec, incumbent=self.incumbent)
-        self._results: dict[str, Outcome | BaseException] = {}
 
     @property
     def runners(self) -> list:
@@ -86,25 +84,8 @@ class PortfolioSearch:
         return self.bnb.shares
 
     def run(self, deadline: float | None) -> Outcome:
-        threads = [threading.Thread(target=self._engine, args=(name, search, deadline), daemon=True)
-                   for name, search in (("bnb", self.bnb), ("lns", self.lns))]
-        run_threads(threads, self._stop_all)
-        for result in self._results.values():
-            if isinstance(result, BaseException):
-                raise result
-        return self._merged(self._results["bnb"], self.outcome.complete)
-
-    def _engine(self, name: str, search, deadline: float | None) -> None:
-        """One engine's run; its end tells the other what it needs to know."""
-        try:
-            result = search.run(deadline)
-        except BaseException as err:   # raised again in the main thread, after both have stopped
-            self._results[name] = err
-            self._stop_all()
-            return
-        self._results[name] = result
-        if result.complete:            # a proof: nothing is left for the other engine to find
-            self._stop_all()
+        results = run_engines({"bnb": self.bnb, "lns": self.lns}, deadline, self._stop_all)
+        return self._merged(results["bnb"], self.outcome.complete)
 
     def _stop_all(self) -> None:
         """Every LNS island ends at its next slice, and branch and bound at its next one."""

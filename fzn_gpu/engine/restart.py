@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import sys
 import threading
 import time
 from typing import Iterator
@@ -45,7 +44,7 @@ from ..options import SolveOptions
 from .incumbent import Incumbent, Outcome
 from .pack import DeviceModel
 from .paths import Paths
-from .runner import CapacityError, Exploration, Runner
+from .runner import CapacityError, Exploration, Runner, other_runners
 from .threads import run_threads
 
 MAX_LIMIT = 1 << 30     # node limits stop growing here (the kernel counts in int)
@@ -149,12 +148,7 @@ class RestartSearch:
 
     # -- the run
     def run(self, deadline: float | None) -> Outcome:
-        for device in self.devices[1:]:
-            try:
-                self.runners.append(Runner(device, self.dm, seed=self.opts.seed, verbose=self.opts.verbose))
-            except FznError as err:
-                if self.opts.verbose:
-                    print(f"fzn-gpu: leaving out {device.name}: {err}", file=sys.stderr)
+        self.runners += other_runners(self.devices[1:], self.dm, self.opts)
         if len(self.runners) == 1:
             self._phases(0, deadline)
         else:
@@ -170,9 +164,9 @@ class RestartSearch:
         Every search follows the sequence on its own, as the workers of a parallel portfolio
         do: a phase holds the next terms, each once per search, in layers (searches take paths
         in order, so each takes about one of each layer), and a search that reaches its limit
-        takes its next path at once, within the launch. One sequence spread over all searches
-        instead gave the GPU's 4,224 searches the terms up to 33,792, a few of them millions of
-        nodes long, and the phase waited for those. Phases double while shorter than PHASE_S."""
+        takes its next path at once, within the launch. (One sequence spread over all of a
+        GPU's searches handed a few of them restarts millions of nodes long, and the phase
+        waited for those: docs/BENCHMARKS.md.) Phases double while shorter than PHASE_S."""
         runner = self.runners[index]
         sequence = node_limits(self.spec)
         per_search = FIRST_PER_SEARCH

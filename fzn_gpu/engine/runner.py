@@ -600,6 +600,19 @@ class Runner:
         self.cl.enqueue_copy(self.queue, self.ctrl_buf, self.ctrl)
 
 
+def other_runners(devices: list, dm: DeviceModel, opts) -> list["Runner"]:
+    """Runners for the devices beside a search's first (kernel builds included); one that fails
+    to build is left out, said on stderr with -v."""
+    built = []
+    for device in devices:
+        try:
+            built.append(Runner(device, dm, seed=opts.seed, verbose=opts.verbose))
+        except FznError as err:
+            if opts.verbose:
+                print(f"fzn-gpu: leaving out {device.name}: {err}", file=sys.stderr)
+    return built
+
+
 @dataclass
 class Exploration:
     """How an LNS phase searches its paths (neighbourhoods or candidate assignments): at most

@@ -4,10 +4,9 @@
 Complete search splits the tree and searches it all, so it proves unsatisfiability and wins
 where solutions are plentiful; a puzzle whose first choices are wrong keeps its threads in
 subtrees without a solution for as long as they last. Restarts dive from the root again and
-again, each round's dives different (random tie-breaking, dom_w_deg where the model leaves
-the search free) and steered by the failures before: on the public corpus they answered
-quasigroup completion in 0.6 s and a cryptarithm in 2 s where complete search had none in
-20 s (docs/BENCHMARKS.md). Whichever finds a solution first prints it and stops the other;
+again, each dive different (random tie-breaking, dom_w_deg where the model leaves the search
+free) and steered by the failures before (figures: docs/BENCHMARKS.md, "Restarts beside
+complete search"). Whichever finds a solution first prints it and stops the other;
 either one's proof (complete search exhausting the tree, a restart round finishing under its
 limit) ends the run UNSATISFIABLE. Restarts follow the Luby sequence of 100 nodes unless the
 model or --restart names another. With GPUs and CPUs both present, complete search runs on
@@ -28,7 +27,7 @@ from .incumbent import Outcome
 from .pack import DeviceModel
 from .portfolio import split_devices
 from .restart import RestartSearch
-from .threads import run_threads
+from .threads import run_engines
 
 DEFAULT_RESTARTS = RestartSpec("luby", 100)
 # with GPUs and CPUs both present: complete search on the GPUs (thousands of subtrees at once),
@@ -47,7 +46,6 @@ class SatisfactionPortfolio:
         complete_devices, restart_devices = split_devices(devices, SPLIT)
         self.complete = CompleteSearch(model, dm, complete_devices, opts, self._first_only)
         self.restarts = RestartSearch(model, dm, restart_devices, opts, self._first_only, spec or DEFAULT_RESTARTS)
-        self._results: dict[str, Outcome | BaseException] = {}
 
     def _first_only(self, values: np.ndarray, objective) -> None:
         """The first solution either engine finds is the run's; the other's, met in the same
@@ -69,29 +67,13 @@ class SatisfactionPortfolio:
         return self.complete.shares
 
     def run(self, deadline: float | None) -> Outcome:
-        threads = [threading.Thread(target=self._engine, args=(name, search, deadline), daemon=True)
-                   for name, search in (("complete", self.complete), ("restarts", self.restarts))]
-        run_threads(threads, self._stop_all)
-        for result in self._results.values():
-            if isinstance(result, BaseException):
-                raise result
-        done = self._results["complete"]
+        results = run_engines({"complete": self.complete, "restarts": self.restarts}, deadline, self._stop_all)
+        done = results["complete"]
         out = replace(self.outcome, expansions=done.expansions, sub_spaces=done.sub_spaces, split_s=done.split_s)
-        out.complete = any(r.complete for r in self._results.values())
+        out.complete = any(r.complete for r in results.values())
         if not (out.complete or out.stopped):
-            out.error = done.error or self._results["restarts"].error
+            out.error = done.error or results["restarts"].error
         return out
-
-    def _engine(self, name: str, search, deadline: float | None) -> None:
-        try:
-            result = search.run(deadline)
-        except BaseException as err:      # raised again in the main thread, after both have stopped
-            self._results[name] = err
-            self._stop_all()
-            return
-        self._results[name] = result
-        if result.complete:               # a proof: the other engine has nothing left to find
-            self._stop_all()
 
     def _stop_all(self) -> None:
         self.complete.cancel.set()

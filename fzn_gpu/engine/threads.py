@@ -21,3 +21,26 @@ def run_threads(threads: list[threading.Thread], stop: Callable[[], None]) -> No
         stop()
         for t in threads:
             t.join()
+
+
+def run_engines(engines: dict[str, object], deadline: float | None, stop: Callable[[], None]) -> dict[str, object]:
+    """Each engine's run(deadline) in a thread of its own (the portfolios); an engine that
+    proves its answer (its outcome complete) or raises calls stop() for the others. Returns
+    each engine's outcome by name, once all have ended; an exception is raised again here."""
+    results: dict[str, object] = {}
+
+    def one(name: str, search) -> None:
+        try:
+            results[name] = search.run(deadline)
+        except BaseException as err:        # raised again below, after every engine has stopped
+            results[name] = err
+            stop()
+            return
+        if results[name].complete:          # a proof: nothing is left for the others to find
+            stop()
+
+    run_threads([threading.Thread(target=one, args=item, daemon=True) for item in engines.items()], stop)
+    for result in results.values():
+        if isinstance(result, BaseException):
+            raise result
+    return results
