@@ -33,6 +33,34 @@ def circuit(offset: int, xs: list) -> bool:
     return node == 0 and len(seen) == n
 
 
+def subcircuit(offset: int, xs: list) -> bool:
+    """x[i] = j + offset: node j follows node i; x[i] = i + offset: node i is out. The nodes in
+    form one cycle (none in: every node out), so every successor is a node that is in, each
+    taken once, and following them from one node in visits every node in."""
+    n = len(xs)
+    if any(not offset <= v < offset + n for v in xs):
+        return False
+    succ = [v - offset for v in xs]
+    inside = [i for i in range(n) if succ[i] != i]
+    if not inside:
+        return True
+    if len({succ[i] for i in inside}) != len(inside) or any(succ[succ[i]] == succ[i] for i in inside):
+        return False
+    seen, node = set(), inside[0]
+    while node not in seen:
+        seen.add(node)
+        node = succ[node]
+    return node == inside[0] and len(seen) == len(inside)
+
+
+def diffn(xs: list, ys: list, dxs: list, dys: list) -> bool:
+    """No two rectangles overlap: of every pair, one lies left of, right of, below or above
+    the other (MiniZinc's definition, zero-sized rectangles included)."""
+    boxes = list(zip(xs, ys, dxs, dys))
+    return all(xi + wi <= xj or yi + hi <= yj or xj + wj <= xi or yj + hj <= yi
+               for k, (xi, yi, wi, hi) in enumerate(boxes) for (xj, yj, wj, hj) in boxes[k + 1:])
+
+
 def inverse(f: list, f_first: int, g: list, g_first: int) -> bool:
     """f[i] = j <-> g[j] = i, indices counted from each array's first index."""
     def ok(a, a_first, b, b_first):
@@ -132,6 +160,8 @@ GLOBALS: dict[str, Callable[..., bool]] = {
     "fzn_table_int": table,
     "fzn_table_bool": table,
     "fzn_gpu_circuit": circuit,
+    "fzn_gpu_subcircuit": subcircuit,
+    "fzn_diffn": diffn,
     "fzn_gpu_inverse": inverse,
     "fzn_gpu_regular": regular,
     "fzn_global_cardinality": gcc,

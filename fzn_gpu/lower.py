@@ -477,6 +477,9 @@ def _global_shape(key: str, args: list) -> str | None:
     elif key == "fzn_gpu_bin_packing_load":
         if len(args[2]) != len(args[3]):
             return "the items' bins and weights differ in length"
+    elif key == "fzn_diffn":
+        if len({len(a) for a in args}) != 1:
+            return "the rectangles' x, y, widths and heights differ in length"
     elif key == "fzn_cumulative":
         if not len(args[0]) == len(args[1]) == len(args[2]):
             return "the starts, durations and resource usages differ in length"

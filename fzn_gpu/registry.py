@@ -55,7 +55,7 @@ WAKE_ON_FIX = frozenset({"int_ne", "int_lin_ne", "fzn_all_different_int", "fzn_a
                          "fzn_gpu_circuit"})
 WAKE_ON_BOUNDS = frozenset({f"{base}{suffix}" for base in ("int_le", "int_lt", "int_lin_le", "int_lin_eq")
                             for suffix in ("", "_reif", "_imp")}
-                           | {"fzn_cumulative", "fzn_lex_lesseq_int", "fzn_lex_lesseq_bool", "fzn_lex_less_int",
+                           | {"fzn_cumulative", "fzn_diffn", "fzn_lex_lesseq_int", "fzn_lex_lesseq_bool", "fzn_lex_less_int",
                               "fzn_lex_less_bool", "fzn_increasing_int", "fzn_increasing_bool",
                               "fzn_decreasing_int", "fzn_decreasing_bool"})
 
@@ -68,7 +68,7 @@ SHARED_BY_VARIABLE = frozenset({"fzn_all_different_int"})
 
 # The globals of kernels/globals.cl: rows whose arrays must fit together (lower.py checks
 # them), tested against brute force by tests/test_globals.py rather than the per-builtin test.
-GLOBALS = frozenset({"fzn_table_int", "fzn_table_bool", "fzn_gpu_circuit", "fzn_gpu_inverse", "fzn_gpu_regular",
+GLOBALS = frozenset({"fzn_table_int", "fzn_table_bool", "fzn_gpu_circuit", "fzn_gpu_subcircuit", "fzn_diffn", "fzn_gpu_inverse", "fzn_gpu_regular",
                      "fzn_global_cardinality", "fzn_global_cardinality_closed", "fzn_global_cardinality_low_up",
                      "fzn_global_cardinality_low_up_closed", "fzn_alldifferent_except", "fzn_cumulative",
                      "fzn_count_eq", "fzn_among", "fzn_lex_lesseq_int", "fzn_lex_lesseq_bool", "fzn_lex_less_int",
@@ -113,6 +113,8 @@ def _build() -> list[tuple[str, str, tuple[str, ...], str]]:
     add("fzn_table_int", (_VA, _IA), "int")
     add("fzn_table_bool", (_VA, _IA), "int")
     add("fzn_gpu_circuit", (_I, _VA), "int")
+    add("fzn_gpu_subcircuit", (_I, _VA), "int")
+    add("fzn_diffn", (_VA, _VA, _VA, _VA), "int")
     add("fzn_gpu_inverse", (_VA, _I, _VA, _I), "int")
     add("fzn_gpu_regular", (_VA, _I, _I, _IA, _I, _S), "int")
     add("fzn_global_cardinality", (_VA, _IA, _VA), "int")

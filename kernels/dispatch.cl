@@ -62,6 +62,8 @@ bool propagate_one(Ctx *x, int c) {
     PROPAGATOR(fzn_table_int, prop_table(x, row))
     PROPAGATOR(fzn_table_bool, prop_table(x, row))
     PROPAGATOR(fzn_gpu_circuit, prop_circuit(x, row))
+    PROPAGATOR(fzn_gpu_subcircuit, prop_subcircuit(x, row))
+    PROPAGATOR(fzn_diffn, prop_diffn(x, row))
     PROPAGATOR(fzn_gpu_inverse, prop_inverse(x, row))
     PROPAGATOR(fzn_gpu_regular, prop_regular(x, row))
     PROPAGATOR(fzn_global_cardinality, prop_gcc(x, row, true, false))

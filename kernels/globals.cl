@@ -86,6 +86,126 @@ PROPAGATOR_FN bool prop_circuit(Ctx *x, __global const int *row) {
     return true;
 }
 
+// ---- subcircuit: x_i = j + offset makes node j the successor of node i; x_i = i + offset
+// leaves node i out; the nodes left in form one cycle (of two nodes or more), or none.
+// Row [offset, n, x_1..x_n]. Domains to the nodes; the successors all different (value
+// elimination: a node taken by x_i, itself included, is nobody else's successor); the
+// successor of a node surely in is in; a node no other node can point at is out. Sub-tours:
+// once fixed successors close a cycle, every other node is out; a chain of fixed successors
+// s -> ... -> e whose closing edge would leave a node surely in (x_k without k) outside the
+// cycle loses that edge (s leaves x_e). MiniZinc's decomposition (all_different on x and on
+// order variables, a first and a last node, an implication per node) sees a closing sub-tour
+// only once order bounds cross; at a full assignment this propagator is exact. O(n^2) per call.
+inline bool subcircuit_in(Ctx *x, __global const int *xs, long off, int i) {
+    return !contains(x, xs[i], off + i);
+}
+
+inline bool subcircuit_fixed_in(Ctx *x, __global const int *xs, long off, int i) {
+    return is_fixed(x, xs[i]) && val(x, xs[i]) != off + i;
+}
+
+PROPAGATOR_FN bool prop_subcircuit(Ctx *x, __global const int *row) {
+    long off = row[0];
+    int n = row[1];
+    __global const int *xs = row + 2;
+    for (int i = 0; i < n; ++i) {
+        TRY(set_min(x, xs[i], off));
+        TRY(set_max(x, xs[i], off + n - 1));
+    }
+    for (int i = 0; i < n; ++i) {
+        if (!is_fixed(x, xs[i])) continue;
+        long v = val(x, xs[i]);
+        for (int j = 0; j < n; ++j)
+            if (j != i) TRY(remove_value(x, xs[j], v));
+        if (v != off + i) TRY(remove_value(x, xs[v - off], v));    // the successor is in
+    }
+    for (int j = 0; j < n; ++j) {                   // nobody can point at j: j is out
+        if (!contains(x, xs[j], off + j)) {
+            bool pointed = false;
+            for (int i = 0; i < n && !pointed; ++i) pointed = i != j && contains(x, xs[i], off + j);
+            if (!pointed) return false;
+            continue;
+        }
+        bool pointed = false;
+        for (int i = 0; i < n && !pointed; ++i) pointed = i != j && contains(x, xs[i], off + j);
+        if (!pointed) TRY(fix(x, xs[j], off + j));
+    }
+    int sure = 0;
+    for (int k = 0; k < n; ++k) sure += subcircuit_in(x, xs, off, k);
+    for (int s = 0; s < n; ++s) {
+        if (!subcircuit_fixed_in(x, xs, off, s)) continue;
+        int e = s, len = 0, least = s, sure_on = subcircuit_in(x, xs, off, s);
+        while (subcircuit_fixed_in(x, xs, off, e) && len < n) {
+            e = (int)(val(x, xs[e]) - off);
+            len++;
+            if (e == s) break;
+            least = min(least, e);
+            sure_on += subcircuit_in(x, xs, off, e);
+        }
+        if (e == s) {                               // a closed cycle: everyone else is out
+            if (least != s) continue;               // handled from its least node
+            for (int k = 0; k < n; ++k) {
+                bool on = false;
+                int c = s;
+                for (int step = 0; step < len && !on; ++step, c = (int)(val(x, xs[c]) - off)) on = c == k;
+                if (!on) TRY(fix(x, xs[k], off + k));
+            }
+            continue;
+        }
+        bool pointed = false;                       // some fixed successor is s: s starts no chain
+        for (int j = 0; j < n && !pointed; ++j) pointed = j != s && subcircuit_fixed_in(x, xs, off, j) && val(x, xs[j]) == off + s;
+        if (!pointed && sure > sure_on) TRY(remove_value(x, xs[e], off + s));
+    }
+    return true;
+}
+
+// ---- diffn: rectangles (x_i, y_i, dx_i, dy_i) do not overlap: for every pair, one lies left
+// of, right of, below or above the other (zero-sized ones too, as MiniZinc defines it)
+// Row [n, x..., n, y..., n, dx..., n, dy...]. Bounds reasoning per pair: a side that the bounds
+// rule out is dropped, no side left fails, and a single side left is enforced on all three of
+// its variables (x_i + dx_i <= x_j pushes x_j up, x_i down and dx_i down). Beside it, the
+// energy check MiniZinc's decomposition (four reified inequalities and a clause per pair)
+// lacks: with no negative size, the rectangles' least areas fit in their bounding box.
+// O(n^2) per call.
+inline int diffn_sides(Ctx *x, int xi, int dxi, int xj, int dxj) {
+    return ((long)dmin(x, xi) + dmin(x, dxi) <= dmax(x, xj)) | (((long)dmin(x, xj) + dmin(x, dxj) <= dmax(x, xi)) << 1);
+}
+
+// a + d <= b on bounds.
+inline bool diffn_before(Ctx *x, int a, int d, int b) {
+    TRY(set_min(x, b, (long)dmin(x, a) + dmin(x, d)));
+    TRY(set_max(x, a, (long)dmax(x, b) - dmin(x, d)));
+    return set_max(x, d, (long)dmax(x, b) - dmin(x, a));
+}
+
+PROPAGATOR_FN bool prop_diffn(Ctx *x, __global const int *row) {
+    int n = row[0];
+    __global const int *px = row + 1, *py = row + 2 + n, *dx = row + 3 + 2 * n, *dy = row + 4 + 3 * n;
+    for (int i = 0; i < n; ++i)
+        for (int j = i + 1; j < n; ++j) {
+            int h = diffn_sides(x, px[i], dx[i], px[j], dx[j]), v = diffn_sides(x, py[i], dy[i], py[j], dy[j]);
+            int sides = popcount(h) + popcount(v);
+            if (sides == 0) return false;
+            if (sides > 1) continue;
+            if (h == 1) TRY(diffn_before(x, px[i], dx[i], px[j]));
+            if (h == 2) TRY(diffn_before(x, px[j], dx[j], px[i]));
+            if (v == 1) TRY(diffn_before(x, py[i], dy[i], py[j]));
+            if (v == 2) TRY(diffn_before(x, py[j], dy[j], py[i]));
+        }
+    if (n == 0) return true;
+    long x0 = LONG_MAX, x1 = LONG_MIN, y0 = LONG_MAX, y1 = LONG_MIN;
+    double area = 0;                                // exact below 2^53; the slack covers rounding above
+    for (int i = 0; i < n; ++i) {
+        if (dmin(x, dx[i]) < 0 || dmin(x, dy[i]) < 0) return true;
+        x0 = min(x0, (long)dmin(x, px[i]));
+        x1 = max(x1, (long)dmax(x, px[i]) + dmax(x, dx[i]));
+        y0 = min(y0, (long)dmin(x, py[i]));
+        y1 = max(y1, (long)dmax(x, py[i]) + dmax(x, dy[i]));
+        area += (double)dmin(x, dx[i]) * dmin(x, dy[i]);
+    }
+    return area <= (double)(x1 - x0) * (double)(y1 - y0) * (1.0 + 1e-12);
+}
+
 // ---- inverse: f_i = j + og  <->  g_j = i + of
 // Row [n, f_1..f_n, of, m, g_1..g_m, og] (of, og: the arrays' first indices in the model).
 // Domain consistent on the channel: j stays in f_i only while i is in g_j, and the other way;

@@ -44,6 +44,8 @@ CASES = {
     "fzn_table_int": ("[a, b], [1, 2, 3, 4]", dict(a=3, b=4), dict(a=1, b=4)),
     "fzn_table_bool": ("[p, q], [true, false, false, true]", dict(p=True), dict(p=True, q=True)),
     "fzn_gpu_circuit": ("0, [a, b, c]", dict(a=2, b=0, c=1), dict(a=1, b=0, c=2)),
+    "fzn_gpu_subcircuit": ("1, [a, b, c]", dict(a=3, b=2, c=1), dict(a=2, b=1, c=1)),
+    "fzn_diffn": ("[a, b], [0, 0], [2, 1], [1, 1]", dict(a=0, b=2), dict(a=0, b=1)),
     "fzn_gpu_inverse": ("[a, b], 0, [c, 0], 1", dict(a=2, b=1, c=1), dict(a=1, b=2, c=1)),
     "fzn_gpu_regular": ("[a, b], 2, 2, [2, 0, 0, 2], 1, {2}", dict(a=1, b=2), dict(a=2, b=1)),
     "fzn_global_cardinality": ("[a, b], [1, 2], [c, 1]", dict(a=1, b=2, c=1), dict(a=1, b=1, c=2)),

@@ -91,6 +91,31 @@ def _circuit(rng) -> str:
     return inst, inst.text(f"fzn_gpu_circuit({off}, {xs})")
 
 
+def _subcircuit(rng) -> str:
+    inst = Instance()
+    n, off = rng.randint(1, 5), rng.randint(-1, 2)
+    xs = inst.vars(rng, n, off - 1, off + n)
+    return inst, inst.text(f"fzn_gpu_subcircuit({off}, {xs})")
+
+
+def _diffn(rng) -> str:
+    """Two or three rectangles; each coordinate and size a variable or a constant, sizes
+    sometimes zero or negative (MiniZinc's definition still applies)."""
+    inst = Instance()
+    n = rng.randint(1, 3)
+
+    def term(lo, hi, prefix):
+        return inst.var(rng, lo, hi, prefix) if rng.random() < 0.5 else str(rng.randint(lo, hi))
+
+    xs = [term(0, 3, "x") for _ in range(n)]
+    ys = [term(0, 2, "y") for _ in range(n)]
+    low = -1 if rng.random() < 0.15 else 0
+    dxs = [term(low, 2, "w") for _ in range(n)]
+    dys = [term(low, 2, "h") for _ in range(n)]
+    arrays = ", ".join("[" + ", ".join(a) + "]" for a in (xs, ys, dxs, dys))
+    return inst, inst.text(f"fzn_diffn({arrays})")
+
+
 def _inverse(rng) -> str:
     inst = Instance()
     n = rng.randint(1, 3)
@@ -196,6 +221,8 @@ GENERATORS = {
     "fzn_table_int": lambda rng: _table(rng, False),
     "fzn_table_bool": lambda rng: _table(rng, True),
     "fzn_gpu_circuit": _circuit,
+    "fzn_gpu_subcircuit": _subcircuit,
+    "fzn_diffn": _diffn,
     "fzn_gpu_inverse": _inverse,
     "fzn_gpu_regular": _regular,
     "fzn_alldifferent_except": _except,
@@ -266,12 +293,36 @@ def test_circuit_closes_no_sub_tour():
     assert len(found) == 2 and fails == 0
 
 
+def test_subcircuit_leaves_out_everyone_off_a_closed_cycle():
+    """1 -> 2 -> 1 fixed: the cycle is closed, so nodes 3 and 4 are out at the root; and a
+    chain 1 -> 2 may not close while node 3 must be in (x3 cannot be 3)."""
+    text = ("var 2..2: a; var 1..1: b; var 1..4: c; var 1..4: d;\n"
+            "constraint fzn_gpu_subcircuit(1, [a, b, c, d]);\nsolve satisfy;\n")
+    found, outcome, fails = solve_stats(text, all_solutions=True)
+    assert [(s["c"], s["d"]) for s in found] == [(3, 4)] and fails == 0
+    text = ("var 2..2: a; var 1..3: b; var {1,2}: c;\n"
+            "constraint fzn_gpu_subcircuit(1, [a, b, c]);\nsolve satisfy;\n")
+    found, outcome, fails = solve_stats(text, all_solutions=True)
+    assert [(s["b"], s["c"]) for s in found] == [(3, 1)] and fails == 0
+
+
+def test_diffn_fails_on_area_at_the_root():
+    """Four 2x2 squares with x in 0..1 and y in 0..2 lie in a 3x4 box: their area 16 exceeds
+    its 12, though every pair still has room on its own, so the energy check fails the root
+    instead of searching."""
+    decls = "".join(f"var 0..1: x{i}; var 0..2: y{i};\n" for i in range(4))
+    xs, ys = ", ".join(f"x{i}" for i in range(4)), ", ".join(f"y{i}" for i in range(4))
+    text = f"{decls}constraint fzn_diffn([{xs}], [{ys}], {_ints([2] * 4)}, {_ints([2] * 4)});\nsolve satisfy;\n"
+    found, outcome, fails = solve_stats(text, all_solutions=True)
+    assert found == [] and outcome.complete and fails <= 1
+
+
 def test_bad_global_rows_are_refused_with_the_line():
     for constraint in ("fzn_table_int([x, y], [1, 2, 3])", "fzn_gpu_regular([x], 2, 2, [1, 2, 0], 1, {1})",
                        "fzn_gpu_regular([x], 2, 1, [1, 3], 1, {1})",
                        f"fzn_gpu_regular([x], {64 * REGULAR_WORDS + 1}, 1, [{', '.join(['1'] * (64 * REGULAR_WORDS + 1))}], 1, {{1}})",
                        "fzn_global_cardinality([x, y], [1, 2], [x])", "fzn_cumulative([x, y], [1], [1, 1], x)",
-                       "fzn_gpu_bin_packing_load([x, y], 1, [x, y], [3])"):
+                       "fzn_gpu_bin_packing_load([x, y], 1, [x, y], [3])", "fzn_diffn([x, y], [x], [1, 1], [1, 1])"):
         text = f"var 1..2: x;\nvar 1..2: y;\nconstraint {constraint};\nsolve satisfy;\n"
         with pytest.raises(FznError) as err:
             lower(parse_items(text, "bad.fzn"), "bad.fzn")

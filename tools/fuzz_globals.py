@@ -18,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-KINDS = ["circuit", "gcc", "regular", "table", "cumulative", "binpack", "inverse", "lex", "nvalue", "count", "among"]
+KINDS = ["circuit", "gcc", "regular", "table", "cumulative", "binpack", "inverse", "lex", "nvalue", "count", "among", "subcircuit", "diffn"]
 
 
 def model(seed: int) -> tuple[str, str]:
@@ -29,6 +29,14 @@ def model(seed: int) -> tuple[str, str]:
     if k == "circuit":
         n = r.randint(4, 7); off = r.randint(-1, 2)
         body = f"array[{off}..{off+n-1}] of var {off}..{off+n-1}: x;\nconstraint circuit(x);\nconstraint x[{off}] != {off+1};\n"
+    elif k == "subcircuit":
+        n = r.randint(3, 7); off = r.randint(-1, 2)
+        body = (f"array[{off}..{off+n-1}] of var {off}..{off+n-1}: x;\nconstraint subcircuit(x);\n"
+                f"constraint x[{off}] != {off+1};\nconstraint x[{off+n-1}] != {off+n-1};\n")
+    elif k == "diffn":
+        n = r.randint(2, 4); w = [r.randint(1, 3) for _ in range(n)]; h = [r.randint(0, 2) for _ in range(n)]
+        body = (f"array[1..{n}] of var 0..{r.randint(2, 4)}: x;\narray[1..{n}] of var 0..{r.randint(1, 3)}: y;\n"
+                f"constraint diffn(x, y, {w}, {h});\n")
     elif k == "gcc":
         n = r.randint(4, 7)
         body = f"array[1..{n}] of var 0..3: x;\narray[1..3] of var 0..{n}: c;\nconstraint global_cardinality(x, [0, 1, 2], c);\nconstraint c[1] >= c[2];\n"
