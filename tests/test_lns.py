@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from fzn_gpu.engine.lns_island import CE_NODES, StepPace
 from helpers import ROOT, have_minizinc
 from test_cli import fzn, run
 
@@ -99,3 +100,30 @@ def test_every_device_runs_its_own_steps_and_a_failed_one_leaves_the_rest(monkey
         assert steps[1] == 1 and steps[0] > 2 and "LNS goes on without" in r.stderr
     else:
         assert min(steps) > 2 and "==========" not in r.stdout
+
+
+def test_step_pace_keeps_steps_near_the_target():
+    """Complete exploration's node budget: doubling after quick steps up to CE_NODES, cut in
+    proportion after slow ones, never under LOWEST; a device whose node costs a millisecond
+    settles where a step lasts about the target."""
+    pace = StepPace()
+    assert pace.nodes == StepPace.START
+    for _ in range(20):
+        pace.after_step(StepPace.TARGET_S / 10)
+    assert pace.nodes == CE_NODES
+    pace.after_step(StepPace.TARGET_S * 4)
+    assert pace.nodes == CE_NODES // 4
+    for _ in range(5):
+        pace.after_step(1000.0)
+    assert pace.nodes == StepPace.LOWEST
+    slow = StepPace()
+    for _ in range(30):
+        slow.after_step(0.005 + 0.001 * slow.nodes)         # 5 ms a step plus 1 ms a node
+    assert 0.005 + 0.001 * slow.nodes <= 2 * StepPace.TARGET_S and slow.nodes >= StepPace.LOWEST
+
+
+def test_statistics_show_each_islands_node_budget():
+    r = solve("tsp_10", "--lns-strategy", "complete_exploration", "-a", "-s", "-t", "2000")
+    assert r.returncode == 0, r.stderr
+    budget = re.search(r"lnsNodeBudget=\"?([0-9 ;]+)", r.stdout)
+    assert budget and all(StepPace.LOWEST <= int(b) <= CE_NODES for b in budget.group(1).split(";"))

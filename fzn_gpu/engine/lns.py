@@ -236,6 +236,8 @@ class LnsSearch:
             "lnsImprovingSteps": sum(isl.improving_steps for isl in islands),
             "lnsNeighbourhoods": sum(isl.settings.neighbourhoods for isl in islands) or s.neighbourhoods,
             "lnsStarts": s.starts, "lnsPercent": s.percent}
+        if islands:
+            stats["lnsNodeBudget"] = " ; ".join(str(isl.pace.nodes) for isl in islands)
         if islands and s.strategy == ADAPTIVE:
             stats["lnsStrategySteps"] = " ; ".join(isl.strategy_steps() for isl in islands)
         if len(islands) > 1:

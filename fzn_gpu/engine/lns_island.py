@@ -26,8 +26,30 @@ from .paths import Paths
 from .runner import INT_MAX, Exploration, Runner
 
 MAX_VALUES = 64          # ICM / Gibbs: values tried per variable and step (sampled beyond)
-CE_NODES = 2000          # complete exploration: nodes per neighbourhood and step
+CE_NODES = 2000          # complete exploration: the most nodes per neighbourhood and step
 ENOUGH = 0.9             # a step ends when this share of its work-items is done (runner.Exploration)
+
+
+class StepPace:
+    """Complete exploration's node budget per neighbourhood, steered so that an island's step
+    lasts about TARGET_S. LNS improves step by step: an island that spends seconds on one step
+    gives up the improvements its next steps would have built on. A GPU work-group explores a
+    node of a big model in about a millisecond, so the fixed budget of CE_NODES a neighbourhood
+    made its steps last seconds while a CPU work-item's took milliseconds (docs/BENCHMARKS.md,
+    large neighbourhood search per device). The budget starts at START, doubles after a step
+    under half the target, shrinks in proportion after one over it, and stays within LOWEST and
+    CE_NODES; a device whose steps are quick at CE_NODES keeps CE_NODES."""
+
+    TARGET_S, START, LOWEST = 0.05, 64, 16
+
+    def __init__(self) -> None:
+        self.nodes = self.START
+
+    def after_step(self, seconds: float) -> None:
+        if seconds > self.TARGET_S:
+            self.nodes = max(self.LOWEST, int(self.nodes * self.TARGET_S / seconds))
+        elif seconds < self.TARGET_S / 2:
+            self.nodes = min(CE_NODES, 2 * self.nodes)
 
 
 
@@ -77,6 +99,7 @@ class Island:
         self.rng = np.random.default_rng([seed, index])
         self.bandit = StrategyBandit(len(arms), self.rng) if len(arms) > 1 else None
         self.incumbent = incumbent
+        self.pace = StepPace()
         self.steps = 0
         self.improving_steps = 0
         self.improvements = 0               # solutions of this island's that were printed
@@ -124,9 +147,12 @@ class Island:
             return self._conditional_modes(obj, values, releases, deadline, gibbs=strategy == "gibbs")
         m = self.settings.starts
         if strategy == "complete_exploration":
+            t0 = time.monotonic()
             fixed = ~self._released_mask(releases)
-            return self._explore(self._paths(np.tile(values[self.fd], (len(releases), 1)), fixed),
-                                 obj, deadline, Exploration(node_limit=CE_NODES, enough=ENOUGH))
+            found = self._explore(self._paths(np.tile(values[self.fd], (len(releases), 1)), fixed),
+                                  obj, deadline, Exploration(node_limit=self.pace.nodes, enough=ENOUGH))
+            self.pace.after_step(time.monotonic() - t0)
+            return found
         if strategy == "random_labeling":
             fixed = np.repeat(~self._released_mask(releases), m, axis=0)
             k = releases.shape[1]
