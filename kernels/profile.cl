@@ -26,10 +26,18 @@ inline ulong prof_clock(void) { return 0; }
 #define PROF_DECL(name) ulong name = 0
 #define PROF_START(t0) ulong t0 = prof_clock()
 #define PROF_ADD(acc, t0) ((acc) += prof_clock() - (t0))
+// A search's counters, then per constraint kind its propagator's calls and the cycles inside
+// them, summed over the work-items that ran them (engine/profile.py: `kindProfile` in -s).
+#define CNT_ROW (NCNT + 2 * NKINDS)
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+#define PROF_KIND(kprof, kind, t0) \
+    do { atom_add(&(kprof)[2 * (kind)], 1L); atom_add(&(kprof)[2 * (kind) + 1], (long)(prof_clock() - (t0))); } while (0)
 #else
 #define PROF_DECL(name)
 #define PROF_START(t0)
 #define PROF_ADD(acc, t0)
+#define CNT_ROW NCNT
+#define PROF_KIND(kprof, kind, t0)
 #endif
 
 // A work-group slice's end by the device's clock. A budget of units ends each group's slice

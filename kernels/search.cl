@@ -27,7 +27,10 @@ int propagate(Ctx *x, long limit) {
         x->qlen -= 1;
         INQ_(x, c) = 0;
         x->props += 1;
-        if (!propagate_one(x, c)) {
+        PROF_START(t_call);
+        bool ok = propagate_one(x, c);
+        PROF_KIND(x->kprof, x->ckind[c], t_call);
+        if (!ok) {
             x->failed = c;
             clear_queue(x);
             return 0;
@@ -161,7 +164,10 @@ __kernel void search(
     PROF_START(t_slice);
 #endif
     __global int *st = ST + gid * NST;
-    __global long *cnt = CNT + gid * NCNT;
+    __global long *cnt = CNT + gid * CNT_ROW;
+#ifdef FZN_PROFILE
+    x->kprof = cnt + NCNT;
+#endif
     __global int *lv = LV + (interleave ? first : (long)gid * maxd * NLV);
     __global int *path = PATH + (long)gid * pcap * DEC;
     __global int *weights = WEIGHTS + (use_weights ? (interleave ? first : (long)gid * nc) : 0);

@@ -141,7 +141,10 @@ int fixpoint(Ctx *x, bool all, STORE int *act, __local uint *queued, __local int
             int e = list[i], c = e & ((1 << PART_SHIFT) - 1), p = e >> PART_SHIFT;
             if (!all && p == 0) atomic_and(&queued[c >> 5], ~(1u << (c & 31)));
             x->props += p == 0;
-            if (!(all ? propagate_one(x, c) : propagate_part(x, c, p, x->cparts[c]))) {
+            PROF_START(t_call);
+            bool ok = all ? propagate_one(x, c) : propagate_part(x, c, p, x->cparts[c]);
+            PROF_KIND(x->kprof, x->ckind[c], t_call);
+            if (!ok) {
                 ctl[L_FAILED] = 1;
                 if (use_weights) atomic_inc(&weights[c]);       // dom_w_deg
             }
@@ -319,7 +322,10 @@ __kernel void search_group(
     PROF_START(t_slice);
 #endif
     __global int *st = ST + g * NST;
-    __global long *cnt = CNT + g * NCNT;
+    __global long *cnt = CNT + g * CNT_ROW;
+#ifdef FZN_PROFILE
+    x->kprof = cnt + NCNT;
+#endif
     __global int *lv = LV + (long)g * maxd * NLV;
     __global int *path = PATH + (long)g * pcap * DEC;
     __global int *stack = STACK + (long)g * slevels * ssize;

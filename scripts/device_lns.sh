@@ -12,8 +12,9 @@ source scripts/device_env.sh >/dev/null 2>&1
 source scripts/opt_instances.sh
 opt_setup "$out" "${4:-}"
 stat() { grep -oE "(objective|nodes|lnsSteps|lnsImprovingSteps|d[0-9]_lnsSteps|d[0-9]_lnsImprovements|buildTime)=[0-9.e+-]+|lnsNodeBudget=\"?[0-9 ;]+" | tr '\n' ' '; }
-# fzn-gpu from the checkout at $1 (python -m puts the working folder first on the path)
-from() { local path=$1; shift; (cd "$path" && PYTHONPATH=$path:/tmp/site python3 -m fzn_gpu "$@"); }
+# fzn-gpu from the checkout at $1 (python -m puts the working folder first on the path), under
+# `timeout` (which runs programs, not shell functions)
+from=(bash -c 'cd "$0" && PYTHONPATH=$0:/tmp/site exec python3 -m fzn_gpu "$@"')
 builds="new"; [ -n "${OLD:-}" ] && builds="new old"
 table_start "$out/lns.md" instance build devices best "first s" "best s" statistics
 for c in "${cases[@]}"; do
@@ -23,8 +24,8 @@ for c in "${cases[@]}"; do
     path=$PWD; devs=${DEVS:-gpu cpu all}
     [ $build = old ] && { path=$(realpath "$OLD"); devs=${OLD_DEVS:-gpu}; }
     for d in $devs; do
-      from "$path" --devices "$d" --build-only "$f" >/dev/null 2>&1
-      timed timeout $((limit + 30)) from "$path" --devices "$d" -a --lns-strategy "$strategy" -s -t $((limit * 1000)) "$f"
+      "${from[@]}" "$path" --devices "$d" --build-only "$f" >/dev/null 2>&1
+      timed timeout $((limit + 30)) "${from[@]}" "$path" --devices "$d" -a --lns-strategy "$strategy" -s -t $((limit * 1000)) "$f"
       echo "| $name | $build | $d | $(best) | $(first) | $(last) | $(cut -d' ' -f2- "$work/run.txt" | stat) |" | tee -a "$out/lns.md"
     done
   done

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Where a node's time goes on the GPU (docs/ARCHITECTURE.md "Profiling a node"): all-solution
 # counts (n-queens, Costas) under each execution model, and branch and bound on optimisation
-# instances, each with a profile build (FZN_GPU_PROFILE=1: cycles by phase, `nodeProfile` in
+# instances (branch and bound alone), each with a profile build (FZN_GPU_PROFILE=1: cycles by phase, `nodeProfile` in
 # -s) and without (what the profile costs), kernels built beforehand. GPU alone. Each row says
 # the build's registers and spills (NVIDIA's -cl-nv-verbose) and the FZN_GPU_* settings it ran
 # under (exported by the caller: FZN_GPU_CL_OPTIONS, FZN_GPU_OUTLINE, ...).
@@ -29,10 +29,11 @@ run() {
     > "$work/o.txt" 2>&1
   local wall; wall=$(awk "BEGIN{printf \"%.2f\", $EPOCHREALTIME - $t0}")
   local prof; prof=$(grep -oE 'nodeProfile=.*' "$work/o.txt" | tail -1 | cut -d= -f2- | tr -d '"')
-  echo "| $name | $kernel $settings| $p | $res | $wall | $(stat < "$work/o.txt") | $prof |" | tee -a "$out/profile.md"
+  local kinds; kinds=$(grep -oE 'kindProfile=.*' "$work/o.txt" | tail -1 | cut -d= -f2- | tr -d '"')
+  echo "| $name | $kernel $settings| $p | $res | $wall | $(stat < "$work/o.txt") | $prof | $kinds |" | tee -a "$out/profile.md"
 }
 [ -f "$out/profile.md" ] || table_start "$out/profile.md" instance "kernel, settings" profile registers "wall s" \
-  statistics "node profile"
+  statistics "node profile" "kinds by cycles"
 for c in $counts; do
   IFS=: read -r m n kernels <<< "$c"
   f=$work/${m}_$n.fzn
@@ -45,6 +46,6 @@ if [ -n "${4:-}" ]; then
   opt_cases "$4"
   for c in "${cases[@]}"; do
     f=$(compile_case "$c") || continue
-    run "$(basename "$f" .fzn)" "$f" group 1 -t $((limit * 1000))
+    run "$(basename "$f" .fzn)" "$f" group 1 --engine complete -t $((limit * 1000))
   done
 fi

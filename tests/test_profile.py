@@ -5,15 +5,17 @@ compiler only where it takes them."""
 
 from __future__ import annotations
 
+import re
 import time
 
 import numpy as np
 import pytest
 
 from fzn_gpu.device import Device, is_nvidia
-from fzn_gpu.engine.profile import node_profile
+from fzn_gpu.engine.profile import cnt_row, kind_profile, node_profile
 from fzn_gpu.engine.runner import SliceBudget, Tuning
 from fzn_gpu.kernel_abi import Cnt
+from fzn_gpu.registry import KINDS
 from test_cli import fzn, queens_by_pairs, run
 from test_multidevice import stat
 
@@ -37,6 +39,25 @@ def test_a_profile_build_searches_the_same_tree(tmp_path, monkeypatch, kernel):
     assert int(stat(timed.stdout, "passes")) >= int(stat(plain.stdout, "nodes")) > 0
     assert int(stat(plain.stdout, "passes")) >= int(stat(plain.stdout, "nodes"))
     assert "nodeProfile" not in timed.stdout
+    # the calls of each kind are counted without a clock: queens by pairs is int_ne and
+    # int_lin_ne alone
+    kinds = stat(timed.stdout, "kindProfile")
+    assert kinds and set(re.findall(r"(\w+) \(", kinds)) <= {"int_ne", "int_lin_ne"}, kinds
+    assert "kindProfile" not in plain.stdout
+
+
+def test_the_kind_line_ranks_kinds_by_cycles_then_calls():
+    row = np.zeros(cnt_row(True), dtype=np.int64)
+    assert kind_profile(row, nodes=10) is None
+    lin, ne = next(k.id for k in KINDS if k.key == "int_lin_eq"), next(k.id for k in KINDS if k.key == "int_ne")
+    row[len(Cnt) + 2 * ne] = 40                         # calls only (no clock): ranked by calls
+    row[len(Cnt) + 2 * lin] = 10
+    assert kind_profile(row, nodes=10) == "int_ne (4.00 calls a node); int_lin_eq (1.00 calls a node)"
+    row[len(Cnt) + 2 * lin + 1] = 30_000                # cycles: int_lin_eq 75 %, 3,000 a call
+    row[len(Cnt) + 2 * ne + 1] = 10_000
+    assert kind_profile(row, nodes=10) == ("int_lin_eq 75 % (1.00 calls a node, 3,000 cycles a call); "
+                                           "int_ne 25 % (4.00 calls a node, 250 cycles a call)")
+    assert kind_profile(row[:len(Cnt)], nodes=10) is None
 
 
 def test_the_profile_line_gives_each_phase_its_share():

@@ -16,7 +16,7 @@ from ..options import SolveOptions
 from ..output import (SEARCH_COMPLETE, UNKNOWN, UNSATISFIABLE, ERROR, Printer)
 from ..watchdog import Watchdog
 from .incumbent import Outcome
-from .profile import node_profile
+from .profile import kind_profile, node_profile
 
 
 def assignment(model: Model, values: np.ndarray, decoded: dict | None = None) -> dict[str, object]:
@@ -130,6 +130,9 @@ class SolveRun:
                                     x.device.clock_mhz) if x.tuning.profile else None
                 if line is not None:
                     stats["nodeProfile" if len(runners) == 1 else f"d{i}_nodeProfile"] = line
+                kinds = kind_profile(x.stats.cycles, x.stats.nodes) if x.tuning.profile else None
+                if kinds is not None:
+                    stats["kindProfile" if len(runners) == 1 else f"d{i}_kindProfile"] = kinds
             stats.update(device_stats(self.search.shares, self.search.runners))
             stats.update(self.search.extra_stats())
         else:

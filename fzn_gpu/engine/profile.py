@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernel_abi import PROFILE_PARTS, Cnt
+from ..registry import KINDS
 
 PART_NAMES = {Cnt.T_PROPAGATE: "propagate", Cnt.T_SETTLE: "settle", Cnt.T_COPY: "copy",
               Cnt.T_CHOOSE: "choose"}
@@ -29,3 +30,34 @@ def node_profile(cycles: np.ndarray, nodes: int, passes: int, search_s: float = 
     busy = f"; busy {100 * total / (search_s * clock_mhz * 1e6):.0f} %" if search_s > 0 and clock_mhz > 0 else ""
     return (f"{total / nodes:,.0f} cycles a node ({shares}); {passes / nodes:.2f} passes, "
             f"{total / max(passes, 1):,.0f} cycles a pass{busy}")
+
+
+def cnt_row(profile: bool) -> int:
+    """A search's counters on the device: Cnt's, and in a profile build two per constraint kind
+    (its propagator's calls, the cycles inside them: kernels/profile.cl, CNT_ROW)."""
+    return len(Cnt) + (2 * len(KINDS) if profile else 0)
+
+
+def kind_profile(row: np.ndarray, nodes: int, top: int = 6) -> str | None:
+    """One line: the constraint kinds whose propagators took the most cycles (summed over the
+    work-items that ran them; a work-group's pass lasts as long as its slowest call), each with
+    its share, its calls a node and its cycles a call; by calls where the device kept no
+    cycles (PoCL). None without a profile build's row or any call."""
+    if len(row) < cnt_row(True) or nodes <= 0:
+        return None
+    calls, cycles = row[len(Cnt)::2][:len(KINDS)], row[len(Cnt) + 1::2][:len(KINDS)]
+    if calls.sum() <= 0:
+        return None
+    timed = cycles.sum() > 0
+    order = np.argsort(-(cycles if timed else calls), kind="stable")[:top]
+    parts = []
+    for k in order:
+        if calls[k] <= 0:
+            break
+        per_node = f"{calls[k] / nodes:.2f} calls a node"
+        if timed:
+            parts.append(f"{KINDS[k].key} {100 * cycles[k] / cycles.sum():.0f} % ({per_node}, "
+                         f"{cycles[k] / calls[k]:,.0f} cycles a call)")
+        else:
+            parts.append(f"{KINDS[k].key} ({per_node})")
+    return "; ".join(parts)

@@ -15,6 +15,7 @@ import numpy as np
 from ..device import BUILD_LOGS, Device, build, is_nvidia, launch_lock
 from ..errors import FznError
 from ..kernel_abi import DEC, Cnt, Ctrl, Div, Lv, St, Status
+from .profile import cnt_row
 from . import views
 from .pack import DeviceModel
 from .paths import Paths
@@ -123,7 +124,7 @@ class Stats:
     recomputed: int = 0         # levels work-groups rebuilt from their paths (search_group.cl)
     passes: int = 0             # propagation passes (groups) or queue runs (items)
     search_s: float = 0.0       # searches (work-groups or work-items) launched x slice seconds
-    cycles: np.ndarray = field(default_factory=lambda: np.zeros(len(Cnt), dtype=np.int64))   # T_* columns
+    cycles: np.ndarray = field(default_factory=lambda: np.zeros(cnt_row(True), dtype=np.int64))   # T_*, kinds
 
 
 def path_capacity(paths: Paths, cutoff: int) -> int:
@@ -278,7 +279,7 @@ class Runner:
         """Global memory of one search (a work-item's, or a work-group's)."""
         dm = self.dm
         # dom_w_deg's weights: the plan's, or a restart's (engine/restart.py), so always counted
-        common = dm.maxd * len(Lv) + pcap * DEC + len(St) + 2 * len(Cnt) + dm.nc
+        common = dm.maxd * len(Lv) + pcap * DEC + len(St) + 2 * cnt_row(self.tuning.profile) + dm.nc
         if self.group:
             levels = self.stack_levels if stack_levels is None else stack_levels
             return 4 * (common + (levels + 1) * self.store_ints() + 2 * dm.nunits + dm.nv)
@@ -386,7 +387,7 @@ class Runner:
             if lns.div & Div.TIES:        # the kernel draws each path's key from this and the path
                 st[:, St.TIE] = np.random.default_rng([self.seed, salt]).integers(1, 2 ** 31 - 1, n_items)
         ST = cl.Buffer(self.ctx, rw | mf.COPY_HOST_PTR, hostbuf=st)
-        cnt = np.zeros((n_items, len(Cnt)), dtype=np.int64)
+        cnt = np.zeros((n_items, cnt_row(self.tuning.profile)), dtype=np.int64)
         CNT = cl.Buffer(self.ctx, rw | mf.COPY_HOST_PTR, hostbuf=cnt)
         base = 0                     # the device holds paths base..n_sub-1; Ctrl.NEXT counts from base
         SUBP, SUBD = upload(paths)
@@ -547,7 +548,7 @@ class Runner:
         self.stats.recomputed += int(cnt[:, Cnt.RECOMPUTED].sum())
         self.stats.passes += int(cnt[:, Cnt.PASSES].sum())
         if self.tuning.profile:
-            self.stats.cycles += cnt.sum(axis=0)
+            self.stats.cycles += cnt.sum(axis=0)       # a profile build's row: phases, then kinds
         self.root_failed = bool(self.ctrl[Ctrl.ROOT_FAILED])
         if lns is not None:
             cl.enqueue_copy(self.queue, lns.results, RESULTS)
