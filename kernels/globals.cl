@@ -51,15 +51,21 @@ PROPAGATOR_FN bool prop_table(Ctx *x, __global const int *row) {
 // variables, and an element constraint per node) finds a closing sub-tour only once the
 // order variables' bounds cross; this removes the closing edge as soon as the chain forms.
 // O(n^2) per call.
+// Every successor one of the nodes off .. off + n - 1 (circuit and subcircuit).
+inline bool successors_are_nodes(Ctx *x, __global const int *xs, int n, long off) {
+    for (int i = 0; i < n; ++i) {
+        TRY(set_min(x, xs[i], off));
+        TRY(set_max(x, xs[i], off + n - 1));
+    }
+    return true;
+}
+
 PROPAGATOR_FN bool prop_circuit(Ctx *x, __global const int *row) {
     long off = row[0];
     int n = row[1];
     __global const int *xs = row + 2;
-    for (int i = 0; i < n; ++i) {
-        TRY(set_min(x, xs[i], off));
-        TRY(set_max(x, xs[i], off + n - 1));
-        if (n > 1) TRY(remove_value(x, xs[i], off + i));
-    }
+    if (!successors_are_nodes(x, xs, n, off)) return false;
+    for (int i = 0; n > 1 && i < n; ++i) TRY(remove_value(x, xs[i], off + i));
     for (int i = 0; i < n; ++i) {
         if (!is_fixed(x, xs[i])) continue;
         long v = val(x, xs[i]);
@@ -108,10 +114,7 @@ PROPAGATOR_FN bool prop_subcircuit(Ctx *x, __global const int *row) {
     long off = row[0];
     int n = row[1];
     __global const int *xs = row + 2;
-    for (int i = 0; i < n; ++i) {
-        TRY(set_min(x, xs[i], off));
-        TRY(set_max(x, xs[i], off + n - 1));
-    }
+    if (!successors_are_nodes(x, xs, n, off)) return false;
     for (int i = 0; i < n; ++i) {
         if (!is_fixed(x, xs[i])) continue;
         long v = val(x, xs[i]);
@@ -175,7 +178,8 @@ inline int diffn_sides(Ctx *x, int xi, int dxi, int xj, int dxj) {
 inline bool diffn_before(Ctx *x, int a, int d, int b) {
     TRY(set_min(x, b, (long)dmin(x, a) + dmin(x, d)));
     TRY(set_max(x, a, (long)dmax(x, b) - dmin(x, d)));
-    return set_max(x, d, (long)dmax(x, b) - dmin(x, a));
+    TRY(set_max(x, d, (long)dmax(x, b) - dmin(x, a)));
+    return true;
 }
 
 PROPAGATOR_FN bool prop_diffn(Ctx *x, __global const int *row) {
@@ -187,10 +191,10 @@ PROPAGATOR_FN bool prop_diffn(Ctx *x, __global const int *row) {
             int sides = popcount(h) + popcount(v);
             if (sides == 0) return false;
             if (sides > 1) continue;
-            if (h == 1) TRY(diffn_before(x, px[i], dx[i], px[j]));
-            if (h == 2) TRY(diffn_before(x, px[j], dx[j], px[i]));
-            if (v == 1) TRY(diffn_before(x, py[i], dy[i], py[j]));
-            if (v == 2) TRY(diffn_before(x, py[j], dy[j], py[i]));
+            if (h == 1 && !diffn_before(x, px[i], dx[i], px[j])) return false;
+            if (h == 2 && !diffn_before(x, px[j], dx[j], px[i])) return false;
+            if (v == 1 && !diffn_before(x, py[i], dy[i], py[j])) return false;
+            if (v == 2 && !diffn_before(x, py[j], dy[j], py[i])) return false;
         }
     if (n == 0) return true;
     long x0 = LONG_MAX, x1 = LONG_MIN, y0 = LONG_MAX, y1 = LONG_MIN;
