@@ -103,6 +103,20 @@ inline uint tie_key(uint tie, int v) {
     return h;
 }
 
+// How a search runs sub-search space `sub` (restarts, engine/restart.py): its departures from
+// the plan (Div bits of ST_DIV; a phase's path 0 follows the plan), its node limit (one per path
+// with use_limits, else node_limit; 0: none) and its tie key (from ST_TIE, one per path; 0:
+// none). Both kernels set it when a search takes a sub-search space.
+typedef struct { int div; int limit; uint tie; } SubRun;
+
+inline SubRun sub_run(__global const int *st, int sub, __global const int *limits, int use_limits, int node_limit) {
+    SubRun r;
+    r.div = sub != 0 ? st[ST_DIV] : 0;
+    r.limit = use_limits ? limits[sub] : node_limit;
+    r.tie = st[ST_TIE] && sub != 0 ? tie_key((uint)st[ST_TIE], sub) | 1u : 0u;
+    return r;
+}
+
 // Is candidate (size a_num/a_den) better than the incumbent under the variable selection?
 // Returns true if v should replace best.
 bool better_var(Ctx *x, int sel, int v, int best, __global const int *deg, __global const int *weights, int ws) {

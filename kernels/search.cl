@@ -186,12 +186,9 @@ __kernel void search(
     bool fresh = status == S_PROPAGATE && (st[ST_FLAGS] & ST_FRESH);
     bool pending = status == S_PROPAGATE && (st[ST_FLAGS] & ST_PENDING);
     int sub_nodes = st[ST_SUBNODES];
-    // restarts: how this search departs from the plan (the phase's path 0 follows it), its
-    // sub-search space's node limit (one per path with use_limits) and tie key (one per path)
+    // how this search runs its sub-search space (restarts: branching.cl, sub_run)
     int sub = st[ST_SUB];
-    int div = sub != 0 ? st[ST_DIV] : 0;
-    int sub_limit = use_limits ? limits[sub] : node_limit;
-    uint tie = st[ST_TIE] && sub != 0 ? tie_key((uint)st[ST_TIE], sub) | 1u : 0u;
+    SubRun run = sub_run(st, sub, limits, use_limits, node_limit);
     long cut = 0;
 
     if (donate > 0 && depth > 0 && status != S_DONE && status != S_NEED_SUB && ctrl[C_DONATED] < donate) {
@@ -239,9 +236,7 @@ __kernel void search(
             if (s >= n_sub) { status = S_DONE; break; }
             st[ST_SUB] = sub_base + s;   // the phase's index of it (the device holds from sub_base on)
             sub = sub_base + s;
-            div = sub != 0 ? st[ST_DIV] : 0;
-            sub_limit = use_limits ? limits[sub] : node_limit;
-            tie = st[ST_TIE] && sub != 0 ? tie_key((uint)st[ST_TIE], sub) | 1u : 0u;
+            run = sub_run(st, sub, limits, use_limits, node_limit);
             sub_nodes = 0;
             pending = false;
             for (int v = 0; v < nv; ++v) { LB_(x, v) = root_lb[v]; UB_(x, v) = root_ub[v]; STAMP_(x, v) = -1; }
@@ -273,7 +268,7 @@ __kernel void search(
         }
         if (status == S_PROPAGATE) {
             // LNS and restarts: a path gets its node limit, then the work-item moves on
-            if (sub_limit > 0 && sub_nodes >= sub_limit) { clear_queue(x); cut += 1; status = S_NEED_SUB; continue; }
+            if (run.limit > 0 && sub_nodes >= run.limit) { clear_queue(x); cut += 1; status = S_NEED_SUB; continue; }
             budget -= 1;
             if (!pending) {
                 sub_nodes += 1;
@@ -326,7 +321,7 @@ __kernel void search(
             }
             int v, op, value, value_hi = 0;
             PROF_START(t_choose);
-            bool open = choose(x, sg_ptr, sg_var, sg_sel, sg_prec, ngroups, deg, weights, &rng, random_values, div, tie,
+            bool open = choose(x, sg_ptr, sg_var, sg_sel, sg_prec, ngroups, deg, weights, &rng, random_values, run.div, run.tie,
                                2 * depth >= maxd, &v, &op, &value, &value_hi);
             PROF_ADD(x->t_choose, t_choose);
             if (!open) {

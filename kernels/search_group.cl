@@ -333,12 +333,9 @@ __kernel void search_group(
 
     int status = st[ST_STATUS], depth = st[ST_DEPTH], plen = st[ST_PLEN], sub_nodes = st[ST_SUBNODES];
     uint rng = (uint)st[ST_RNG];
-    // restarts: how this search departs from the plan (the phase's path 0 follows it), its
-    // sub-search space's node limit (one per path with use_limits) and tie key (one per path)
+    // how this search runs its sub-search space (restarts: branching.cl, sub_run)
     int sub = st[ST_SUB];
-    int div = sub != 0 ? st[ST_DIV] : 0;
-    int sub_limit = use_limits ? limits[sub] : node_limit;
-    uint tie = st[ST_TIE] && sub != 0 ? tie_key((uint)st[ST_TIE], sub) | 1u : 0u;
+    SubRun run = sub_run(st, sub, limits, use_limits, node_limit);
     long nodes = 0, fails = 0, sols_found = 0, subs = 0, recomputed = 0, cut = 0;
     int passes = 0;
     bool emitting = cutoff > 0;
@@ -405,9 +402,7 @@ __kernel void search_group(
             if (s >= n_sub) { status = S_DONE; break; }
             if (lid == 0) st[ST_SUB] = sub_base + s;
             sub = sub_base + s;
-            div = sub != 0 ? st[ST_DIV] : 0;
-            sub_limit = use_limits ? limits[sub] : node_limit;
-            tie = st[ST_TIE] && sub != 0 ? tie_key((uint)st[ST_TIE], sub) | 1u : 0u;
+            run = sub_run(st, sub, limits, use_limits, node_limit);
             sub_nodes = 0; depth = 0; plen = 0;
             pending = false;
             store_from(store, root_lb, nv, lid, w);
@@ -445,7 +440,7 @@ __kernel void search_group(
         }
         if (status == S_PROPAGATE) {
             // LNS and restarts: a path gets its node limit, then the group moves on
-            if (sub_limit > 0 && sub_nodes >= sub_limit) {
+            if (run.limit > 0 && sub_nodes >= run.limit) {
                 clear_marks(x, L_queued, ctl, lid, w);
                 if (lid == 0) ctl[L_FAILED] = 0;
                 sync_group();
@@ -507,7 +502,7 @@ __kernel void search_group(
             }
             int v, op, value, value_hi;
             PROF_START(t_choose);
-            bool open = choose_group(x, sg_ptr, sg_var, sg_sel, ngroups, deg, weights, &rng, random_values, div, tie, 2 * depth >= maxd,
+            bool open = choose_group(x, sg_ptr, sg_var, sg_sel, ngroups, deg, weights, &rng, random_values, run.div, run.tie, 2 * depth >= maxd,
                               L_red, ctl, lid, w, &v, &op, &value, &value_hi);
             PROF_ADD(x->t_choose, t_choose);
             if (!open) {

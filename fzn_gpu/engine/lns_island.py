@@ -34,9 +34,9 @@ class StepPace:
     """Complete exploration's node budget per neighbourhood, steered so that an island's step
     lasts about TARGET_S. LNS improves step by step: an island that spends seconds on one step
     gives up the improvements its next steps would have built on. A GPU work-group explores a
-    node of a big model in about a millisecond, so the fixed budget of CE_NODES a neighbourhood
-    made its steps last seconds while a CPU work-item's took milliseconds (docs/BENCHMARKS.md,
-    large neighbourhood search per device). The budget starts at START, doubles after a step
+    node of a big model far more slowly than a CPU work-item, so one fixed budget made the GPU's
+    steps last seconds while the CPU's took milliseconds (docs/BENCHMARKS.md, LNS steps paced to
+    the device). The budget starts at START, doubles after a step
     under half the target, shrinks in proportion after one over it, and stays within LOWEST and
     CE_NODES; a device whose steps are quick at CE_NODES keeps CE_NODES."""
 
