@@ -22,7 +22,7 @@ from .resources import kernels_dir
 KERNEL_FILES = {"item": ("profile.cl", "domain.cl", "mutate_item.cl", "mutate_common.cl", "propagators.cl", "propagators_set.cl",
                          "globals.cl", "floats.cl", "dispatch.cl", "branching.cl", "search.cl"),
                 "group": ("profile.cl", "domain.cl", "mutate_group.cl", "mutate_common.cl", "propagators.cl", "propagators_set.cl",
-                          "globals.cl", "dispatch.cl", "branching.cl", "search_group.cl")}
+                          "globals.cl", "dispatch.cl", "propagators_group.cl", "branching.cl", "search_group.cl")}
 
 NO_DEVICE_FIX = ("install an OpenCL driver: `pip install pocl-binary-distribution` (a CPU device, "
                  "or `pip install 'fzn-gpu[cpu]'`), or Debian's `apt-get install pocl-opencl-icd`; on NVIDIA "

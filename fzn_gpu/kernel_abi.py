@@ -116,6 +116,12 @@ DEC = 4                 # ints of a decision in a path: variable, op, value, and
 PART_SHIFT = 26
 PARTS_MAX = 32
 assert PARTS_MAX <= 2 ** (31 - PART_SHIFT)
+# A constraint whose row a work-group may walk together (registry.SHARED_BY_GROUP, rows of at
+# least GROUP_ROW_MIN terms) has parts entry -GROUP_ROW_MIN: woken while its current work (a
+# linear row's terms, an element's index range) is at least that, it goes on a list of its own,
+# run by every work-item of the group together (kernels/propagators_group.cl), else on the
+# ordinary list. FZN_GPU_GROUP_ROW_MIN changes the length (tuning runs and tests; 0: never).
+GROUP_ROW_MIN = 32
 
 # all_different's fixed values as a bitmask over its root hull when that spans at most this
 # many words (engine/views.py writes the hull into the row; kernels/propagators.cl)

@@ -41,6 +41,12 @@ class ConstraintKind:
         array (SHARED_BY_VARIABLE)."""
         return self.key in SHARED_BY_VARIABLE
 
+    @property
+    def group_length_at(self) -> int:
+        """Where its row holds the length that makes a work-group walk it together
+        (SHARED_BY_GROUP), or -1 for kinds one work-item always runs."""
+        return SHARED_BY_GROUP.get(self.key, -1)
+
 
 # What wakes a constraint's propagator (Gecode's propagation conditions): by default any
 # change of a watched variable's domain (WAKE_DOM). WAKE_FIX: its propagator prunes only from
@@ -65,6 +71,15 @@ WAKE_ON_BOUNDS = frozenset({f"{base}{suffix}" for base in ("int_le", "int_lt", "
 # as the longest part instead of one work-item updating every variable. A part does one round;
 # what it fixes wakes the constraint again. At most PARTS_MAX parts (kernel_abi).
 SHARED_BY_VARIABLE = frozenset({"fzn_all_different_int"})
+
+# Kinds whose long rows a work-group walks together (kernels/propagators_group.cl): each
+# work-item takes terms i = lid, lid + w, ... of the row, the group adds up their partial sums
+# (linear) or supports (element) in local memory, and each narrows its own terms. One
+# work-item walking a 1,024-entry element row took 87 % of a QAP 32 node's cycles on the H100
+# (docs/BENCHMARKS.md). The value: the row position of the row's length (its number of terms),
+# which decides whether it is long enough (kernel_abi.GROUP_ROW_MIN).
+SHARED_BY_GROUP = {"int_lin_eq": 0, "int_lin_le": 0, "bool_lin_eq": 0, "bool_lin_le": 0,
+                   "array_int_element": 1, "array_bool_element": 1}
 
 # The globals of kernels/globals.cl: rows whose arrays must fit together (lower.py checks
 # them), tested against brute force by tests/test_globals.py rather than the per-builtin test.

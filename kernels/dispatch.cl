@@ -171,10 +171,10 @@ bool propagate_one(Ctx *x, int c) {
 
 #ifdef FZN_GROUP
 // Part p of `parts` of constraint c, the parts of one constraint running side by side on a
-// group's work-items (registry.SHARED_BY_VARIABLE lists the kinds below; parts == 1: the
-// whole propagator).
+// group's work-items (registry.SHARED_BY_VARIABLE lists the kinds below; parts <= 1: the
+// whole propagator, as for a row the group may walk together but that was woken short).
 bool propagate_part(Ctx *x, int c, int p, int parts) {
-    if (parts == 1) return propagate_one(x, c);
+    if (parts <= 1) return propagate_one(x, c);
     __global const int *row = x->cd + x->coff[c];
     switch (x->ckind[c]) {
     PROPAGATOR(fzn_all_different_int, prop_alldiff(x, row, p, parts))

@@ -72,6 +72,7 @@ typedef struct {
     int nu;                         // an active list's capacity: every constraint's parts
     int err;                        // ERR_* when a capacity ran out
     long props;                     // propagations run by this work-item
+    __local long *red;              // four longs a work-item: the shares of a row the group walks
     CTX_PROFILE_FIELDS
 } Ctx;
 

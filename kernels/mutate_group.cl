@@ -8,6 +8,15 @@
 // checks them for wipe-outs (settle() in search_group.cl): a mutator's own FAILED is an early
 // exit, never the only report of a failure.
 
+// A barrier of the group. With the node in local memory, what work-items share through global
+// memory is each one's own slice (stack, saved node) or work-item 0's alone (levels, path), so
+// a local fence does; with the node in global memory the fence covers global memory too.
+#ifdef FZN_STORE_GLOBAL
+inline void sync_group(void) { barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE); }
+#else
+inline void sync_group(void) { barrier(CLK_LOCAL_MEM_FENCE); }
+#endif
+
 // v changed: the first change of a pass lists it, for settle() to share out among the group.
 // `moved`: a bound of v moved (the second half of the changed set: what wakes WAKE_BND).
 inline void mark(Ctx *x, int v, bool moved) {

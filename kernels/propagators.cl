@@ -144,9 +144,12 @@ typedef struct { Wide lo, hi; } Span;
 #define LIN_TERM(i, a, v) \
     if (i < n) { a = cs[i]; v = vs[i]; } else { if (xv < 0) break; a = xc; v = xv; }
 
-inline Span lin_span(Ctx *x, int n, __global const int *cs, __global const int *vs, int xv, int xc) {
+// The span of the terms i = from, from + step, ... (a work-group's work-item adds up its share:
+// propagators_group.cl).
+inline Span lin_span_of(Ctx *x, int n, __global const int *cs, __global const int *vs, int xv, int xc, int from,
+                        int step) {
     Span s = {w_of(0), w_of(0)};
-    for (int i = 0; i <= n; ++i) {
+    for (int i = from; i <= n; i += step) {
         long a; int v;
         LIN_TERM(i, a, v)
         long l = a * (long)dmin(x, v), u = a * (long)dmax(x, v);
@@ -154,6 +157,31 @@ inline Span lin_span(Ctx *x, int n, __global const int *cs, __global const int *
         s.hi = w_addl(s.hi, max(l, u));
     }
     return s;
+}
+
+inline Span lin_span(Ctx *x, int n, __global const int *cs, __global const int *vs, int xv, int xc) {
+    return lin_span_of(x, n, cs, vs, xv, xc, 0, 1);
+}
+
+// Narrow the term a*v of lo <= sum <= hi, `s` the sum's span (no narrower than the true one: a
+// term read before another narrowed it only makes the rest look wider, which stays sound), then
+// move `s` by what the term lost. false: a wipe-out.
+inline bool lin_narrow(Ctx *x, long a, int v, bool has_lo, long lo, bool has_hi, long hi, Span *s) {
+    long l = a * (long)dmin(x, v), u = a * (long)dmax(x, v);
+    long tmin = min(l, u), tmax = max(l, u);
+    // a*x <= hi - (s.lo - tmin) and a*x >= lo - (s.hi - tmax)
+    if (has_hi) {
+        long up = w_clamp(w_sub(w_of(hi), w_sub(s->lo, w_of(tmin))));
+        if (up < tmax) TRY(a > 0 ? set_max(x, v, floor_div(up, a)) : set_min(x, v, ceil_div(up, a)));
+    }
+    if (has_lo) {
+        long dn = w_clamp(w_sub(w_of(lo), w_sub(s->hi, w_of(tmax))));
+        if (dn > tmin) TRY(a > 0 ? set_min(x, v, ceil_div(dn, a)) : set_max(x, v, floor_div(dn, a)));
+    }
+    long l2 = a * (long)dmin(x, v), u2 = a * (long)dmax(x, v);
+    s->lo = w_addl(s->lo, min(l2, u2) - tmin);
+    s->hi = w_addl(s->hi, max(l2, u2) - tmax);
+    return true;
 }
 
 // Bounds propagation of lo <= sum <= hi; a side without a bound is left out (has_lo, has_hi).
@@ -165,22 +193,7 @@ PROPAGATOR_FN bool lin_bounds(Ctx *x, int n, __global const int *cs, __global co
     for (int i = 0; i <= n; ++i) {
         long a; int v;
         LIN_TERM(i, a, v)
-        if (a == 0) continue;
-        long l = a * (long)dmin(x, v), u = a * (long)dmax(x, v);
-        long tmin = min(l, u), tmax = max(l, u);
-        // a*x <= hi - (s.lo - tmin) and a*x >= lo - (s.hi - tmax)
-        if (has_hi) {
-            long up = w_clamp(w_sub(w_of(hi), w_sub(s.lo, w_of(tmin))));
-            if (up < tmax) TRY(a > 0 ? set_max(x, v, floor_div(up, a)) : set_min(x, v, ceil_div(up, a)));
-        }
-        if (has_lo) {
-            long dn = w_clamp(w_sub(w_of(lo), w_sub(s.hi, w_of(tmax))));
-            if (dn > tmin) TRY(a > 0 ? set_min(x, v, ceil_div(dn, a)) : set_max(x, v, floor_div(dn, a)));
-        }
-        // keep s consistent with the narrowed term
-        long l2 = a * (long)dmin(x, v), u2 = a * (long)dmax(x, v);
-        s.lo = w_addl(s.lo, min(l2, u2) - tmin);
-        s.hi = w_addl(s.hi, max(l2, u2) - tmax);
+        if (a != 0 && !lin_narrow(x, a, v, has_lo, lo, has_hi, hi, &s)) return false;
     }
     return true;
 }
@@ -509,30 +522,42 @@ PROPAGATOR_FN bool prop_pow(Ctx *x, int a, int b, int c) {
 // one, idx's bounds go to the hull of the indices left in one call, where removing bound by
 // bound took a call per index: thousands of rounds over a long array), and z keeps the entries'
 // hull. Domain consistent on a bitmap idx, bounds on z.
+// The supports among indices i = from, from + step, ... <= to of z = arr[idx]: an index whose
+// entry z cannot take leaves a bitmap idx; s = (first, last) supported index, (lo, hi) their
+// entries' hull, left as they were when none is found. false: a wipe-out.
+typedef struct { int first, last, lo, hi; } Supports;
+inline bool element_supports(Ctx *x, int idx, int z, __global const int *arr, int from, int to, int step,
+                             Supports *s) {
+    bool bits = has_bits(x, idx);
+    for (int i = from; i <= to; i += step) {
+        if (!contains(x, idx, i)) continue;
+        int e = arr[i - 1];
+        if (!contains(x, z, e)) { if (bits) TRY(remove_value(x, idx, i)); continue; }
+        s->first = min(s->first, i);
+        s->last = max(s->last, i);
+        s->lo = min(s->lo, e);
+        s->hi = max(s->hi, e);
+    }
+    return true;
+}
+
+// idx to its supported indices' hull and z to their entries' hull (both found: s.first <= s.last).
+inline bool element_bounds(Ctx *x, int idx, int z, Supports s) {
+    if (s.first > s.last) return false;
+    TRY(set_min(x, idx, s.first));
+    TRY(set_max(x, idx, s.last));
+    TRY(set_min(x, z, s.lo));
+    TRY(set_max(x, z, s.hi));
+    return true;
+}
+
 PROPAGATOR_FN bool prop_element_const(Ctx *x, __global const int *row) {
     int idx = row[0], n = row[1];
     __global const int *arr = row + 2;
     int z = row[2 + n];
-    TRY(set_min(x, idx, 1));
-    TRY(set_max(x, idx, n));
-    long lo = LONG_MAX, hi = LONG_MIN;
-    int first = INT_MAX, last = INT_MIN;        // the supported indices' hull: idx's new bounds
-    bool bits = has_bits(x, idx);
-    for (int i = dmin(x, idx); i <= dmax(x, idx); ++i) {
-        if (!contains(x, idx, i)) continue;
-        if (!contains(x, z, arr[i - 1])) { if (bits) TRY(remove_value(x, idx, i)); continue; }
-        first = min(first, i);
-        last = i;
-        lo = min(lo, (long)arr[i - 1]);
-        hi = max(hi, (long)arr[i - 1]);
-    }
-    if (lo > hi) return false;
-    TRY(set_min(x, idx, first));
-    TRY(set_max(x, idx, last));
-    TRY(set_min(x, z, lo));
-    TRY(set_max(x, z, hi));
-    if (is_fixed(x, idx)) TRY(fix(x, z, arr[val(x, idx) - 1]));
-    return true;
+    Supports s = {INT_MAX, INT_MIN, INT_MAX, INT_MIN};
+    if (!element_supports(x, idx, z, arr, max(dmin(x, idx), 1), min(dmax(x, idx), n), 1, &s)) return false;
+    return element_bounds(x, idx, z, s);
 }
 
 PROPAGATOR_FN bool prop_element_var(Ctx *x, __global const int *row) {

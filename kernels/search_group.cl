@@ -29,16 +29,8 @@
 #define L_NCHANGED 7    // variables listed as changed in this pass (Ctx.clist)
 #define L_VAL_HI 8      // a shared decision value's high word
 #define L_LATE 9        // the slice's time is up (work-item 0 reads the clock: t_end)
-#define L_CTL 10
-
-// A barrier of the group. With the node in local memory, what work-items share through global
-// memory is each one's own slice (stack, saved node) or work-item 0's alone (levels, path), so
-// a local fence does; with the node in global memory the fence covers global memory too.
-#ifdef FZN_STORE_GLOBAL
-inline void sync_group(void) { barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE); }
-#else
-inline void sync_group(void) { barrier(CLK_LOCAL_MEM_FENCE); }
-#endif
+#define L_GCOUNT 10     // L_GCOUNT + k: the length of active list k's rows run by the whole group
+#define L_CTL 12
 
 // Work-item 0's `value` for the whole group. Between two barriers no work-item writes a local
 // word that another reads: the barrier after the read lets the word be reused at once.
@@ -61,7 +53,10 @@ inline void store_to(__global int *dst, STORE const int *src, int n, int lid, in
 // After a pass: every changed variable (the list the mutators made, shared out among the group)
 // gets its bounds onto its bitmap and bits outside its bounds cleared, the node fails if one is
 // empty, and with `wake` the constraints watching it go on the next list (queued: a bit per
-// constraint). No mutator runs meanwhile; the list's length is reset before the next pass.
+// constraint): its parts from the bottom of `next`, counted in ctl[count_slot], or, for a row
+// the whole group walks (cparts -m, its current work at least m: propagators_group.cl), the
+// constraint from the top of `next` down, counted in ctl[count_slot + L_GCOUNT - L_COUNT]. No
+// mutator runs meanwhile; the list's length is reset before the next pass.
 void settle(Ctx *x, bool wake, STORE int *next, __local uint *queued, __local int *ctl, int count_slot,
             int lid, int w) {
     int n = *x->nchanged;
@@ -90,6 +85,11 @@ void settle(Ctx *x, bool wake, STORE int *next, __local uint *queued, __local in
             uint cbit = 1u << (c & 31);
             if (atomic_or(&queued[c >> 5], cbit) & cbit) continue;
             int parts = x->cparts[c];                       // its parts, side by side in the list
+            if (parts < 0 && group_work(x, c) >= -parts) {
+                next[x->nu - 1 - atomic_inc(&ctl[count_slot + L_GCOUNT - L_COUNT])] = c;
+                continue;
+            }
+            parts = max(parts, 1);
             int at = atomic_add(&ctl[count_slot], parts);
             for (int p = 0; p < parts; ++p) next[at + p] = c | (p << PART_SHIFT);
         }
@@ -109,21 +109,28 @@ inline void clear_marks(Ctx *x, __local uint *queued, __local int *ctl, int lid,
 // narrowed so far and its propagation resumes, every constraint woken, in the next slice).
 // `all`: the first pass runs every constraint whole (a sub-search space's root), else those
 // watching the variables changed since the last fixpoint, a constraint shared out over
-// several work-items (x->cparts) as that many entries c | p << PART_SHIFT. `passes` counts the passes run.
+// several work-items (x->cparts) as that many entries c | p << PART_SHIFT, and after them the rows
+// the whole group walks together, one at a time (propagators_group.cl), the first pass's too.
+// `passes` counts the passes run.
 // `t_end` (work-item 0's; 0: none): past the floor of passes, the slice's clock stops it too.
 int fixpoint(Ctx *x, bool all, STORE int *act, __local uint *queued, __local int *ctl,
              __global int *weights, int use_weights, int *passes, int limit, ulong t_end, ulong *ticks, int lid,
              int w) {
-    int nc = x->nc, cur = 0;
-    if (lid == 0) { ctl[L_COUNT] = all ? nc : 0; ctl[L_LATE] = 0; }
+    int nc = x->nc, nu = x->nu, cur = 0;
+    if (lid == 0) { ctl[L_COUNT] = all ? nc : 0; ctl[L_GCOUNT] = 0; ctl[L_LATE] = 0; }
     sync_group();
     settle(x, !all, act, queued, ctl, L_COUNT, lid, w);
-    if (all) for (int c = lid; c < nc; c += w) act[c] = c;
+    if (all) {
+        for (int c = lid; c < nc; c += w) {
+            act[c] = c;
+            if (x->cparts[c] < 0) act[nu - 1 - atomic_inc(&ctl[L_GCOUNT])] = c;
+        }
+    }
     sync_group();
     while (true) {
-        // every work-item reads the flag and the count before any may write them again
+        // every work-item reads the flag and the counts before any may write them again
         bool failed = ctl[L_FAILED], late = ctl[L_LATE];
-        int n = ctl[L_COUNT + cur];
+        int n = ctl[L_COUNT + cur], ng = ctl[L_GCOUNT + cur];
         if (lid == 0) ctl[L_NCHANGED] = 0;          // settle has read it: a fresh list for this pass
         sync_group();
         if (failed || *passes >= limit || late) {
@@ -131,14 +138,15 @@ int fixpoint(Ctx *x, bool all, STORE int *act, __local uint *queued, __local int
             sync_group();
             return failed ? 0 : -1;
         }
-        if (n == 0) return 1;
+        if (n == 0 && ng == 0) return 1;
         *passes += 1;
         x->passes += 1;
         PROF_START(t_pass);
         STORE int *list = act + cur * x->nu, *next = act + (1 - cur) * x->nu;
-        if (lid == 0) ctl[L_COUNT + 1 - cur] = 0;
+        if (lid == 0) { ctl[L_COUNT + 1 - cur] = 0; ctl[L_GCOUNT + 1 - cur] = 0; }
         for (int i = lid; i < n; i += w) {
             int e = list[i], c = e & ((1 << PART_SHIFT) - 1), p = e >> PART_SHIFT;
+            if (all && x->cparts[c] < 0) continue;       // on the group's list, below
             if (!all && p == 0) atomic_and(&queued[c >> 5], ~(1u << (c & 31)));
             x->props += p == 0;
             PROF_START(t_call);
@@ -147,6 +155,23 @@ int fixpoint(Ctx *x, bool all, STORE int *act, __local uint *queued, __local int
             if (!ok) {
                 ctl[L_FAILED] = 1;
                 if (use_weights) atomic_inc(&weights[c]);       // dom_w_deg
+            }
+        }
+        // The long rows: one at a time by the whole group while they are few, else side by side
+        // as the others (a first pass's every row, or most of a model's rows woken at once).
+        bool together = ng <= w / 2;
+        for (int k = together ? 0 : lid; k < ng; k += together ? 1 : w) {
+            int c = list[nu - 1 - k];
+            if (lid == 0 || !together) {
+                if (!all) atomic_and(&queued[c >> 5], ~(1u << (c & 31)));
+                x->props += 1;
+            }
+            PROF_START(t_call);
+            bool ok = together ? propagate_group(x, c, x->red, lid, w) : propagate_one(x, c);
+            if (lid == 0 || !together) PROF_KIND(x->kprof, x->ckind[c], t_call);
+            if (!ok) {
+                ctl[L_FAILED] = 1;
+                if (use_weights && (lid == 0 || !together)) atomic_inc(&weights[c]);
             }
         }
         all = false;
@@ -288,7 +313,7 @@ __kernel void search_group(
     __global int *results, int use_results,
     // local memory
     __local int *L_store, __local uint *L_changed, __local uint *L_queued, __local int *L_clist, __local int *L_act,
-    __local int *L_red, __local int *ctl)
+    __local long *L_red, __local int *ctl)
 {
     int g = get_group_id(0), lid = get_local_id(0), w = get_local_size(0);
     if (g >= n_items) return;
@@ -311,6 +336,8 @@ __kernel void search_group(
     x->ubits = ubits; x->compan = compan;
     x->lb = store; x->ub = store + nv; x->bits = (STORE uint *)(store + 2 * nv);
     x->changed = L_changed;
+    x->red = L_red;
+    __local int *red_ints = (__local int *)L_red;
     x->clist = clist;
     x->nchanged = &ctl[L_NCHANGED];
     x->failed = &ctl[L_FAILED];
@@ -503,7 +530,7 @@ __kernel void search_group(
             int v, op, value, value_hi;
             PROF_START(t_choose);
             bool open = choose_group(x, sg_ptr, sg_var, sg_sel, ngroups, deg, weights, &rng, random_values, run.div, run.tie, 2 * depth >= maxd,
-                              L_red, ctl, lid, w, &v, &op, &value, &value_hi);
+                              red_ints, ctl, lid, w, &v, &op, &value, &value_hi);
             PROF_ADD(x->t_choose, t_choose);
             if (!open) {
                 sols_found += 1;
@@ -579,11 +606,11 @@ __kernel void search_group(
     if (status == S_PROPAGATE || status == S_BRANCH || status == S_SOLUTION)
         store_to(CUR + (long)g * ssize, store, ssize, lid, w);
 #endif
-    L_red[lid] = (int)min(x->props, (long)INT_MAX);
+    red_ints[lid] = (int)min(x->props, (long)INT_MAX);
     sync_group();
     if (lid == 0) {
         long props = 0;
-        for (int k = 0; k < w; ++k) props += L_red[k];
+        for (int k = 0; k < w; ++k) props += red_ints[k];
         st[ST_STATUS] = status; st[ST_DEPTH] = depth; st[ST_PLEN] = plen; st[ST_SUBNODES] = sub_nodes;
         st[ST_FLAGS] = status == S_PROPAGATE ? (fresh ? ST_FRESH : 0) | (pending ? ST_PENDING : 0) : 0;
         st[ST_RNG] = (int)rng;

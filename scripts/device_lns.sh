@@ -5,7 +5,9 @@
 # untimed --build-only first; each run's best objective and statistics go to OUT/lns.md. With
 # OLD (a folder holding an older fzn_gpu/, kernels/, grammar/ and mznlib/: `git archive REV
 # fzn_gpu kernels grammar mznlib | tar -x -C .carry/old`), that build runs too, on OLD_DEVS.
-# Usage there: [DEVS="gpu cpu all"] [OLD=DIR OLD_DEVS=gpu] bash scripts/device_lns.sh OUT LIMIT_S [STRATEGY] [DATA_REGEX]
+# With VARIANTS (FZN_GPU_* settings without the prefix, "-" for none: "GROUP_ROW_MIN=0 -"),
+# this build also runs under each setting on VAR_DEVS (default gpu), labelled by the setting.
+# Usage there: [DEVS="gpu cpu all"] [OLD=DIR OLD_DEVS=gpu] [VARIANTS=... VAR_DEVS=gpu] bash scripts/device_lns.sh OUT LIMIT_S [STRATEGY] [DATA_REGEX]
 set -uo pipefail
 out=${1:?usage: $0 OUT LIMIT_S [STRATEGY] [REGEX]}; limit=${2:?}; strategy=${3:-complete_exploration}
 source scripts/device_env.sh >/dev/null 2>&1
@@ -16,16 +18,18 @@ stat() { grep -oE "(objective|nodes|lnsSteps|lnsImprovingSteps|d[0-9]_lnsSteps|d
 # `timeout` (which runs programs, not shell functions)
 from=(bash -c 'cd "$0" && PYTHONPATH=$0:/tmp/site exec python3 -m fzn_gpu "$@"')
 builds="new"; [ -n "${OLD:-}" ] && builds="new old"
+for v in ${VARIANTS:-}; do builds+=" $v"; done
 table_start "$out/lns.md" instance build devices best "first s" "best s" statistics
 for c in "${cases[@]}"; do
   f=$(compile_case "$c") || continue
   name=$(basename "$f" .fzn)
   for build in $builds; do
-    path=$PWD; devs=${DEVS:-gpu cpu all}
+    path=$PWD; devs=${DEVS:-gpu cpu all}; setting=()
     [ $build = old ] && { path=$(realpath "$OLD"); devs=${OLD_DEVS:-gpu}; }
+    case $build in new|old) ;; -) devs=${VAR_DEVS:-gpu} ;; *) devs=${VAR_DEVS:-gpu}; setting=("FZN_GPU_$build") ;; esac
     for d in $devs; do
-      "${from[@]}" "$path" --devices "$d" --build-only "$f" >/dev/null 2>&1
-      timed timeout $((limit + 30)) "${from[@]}" "$path" --devices "$d" -a --lns-strategy "$strategy" -s -t $((limit * 1000)) "$f"
+      env "${setting[@]}" "${from[@]}" "$path" --devices "$d" --build-only "$f" >/dev/null 2>&1
+      timed timeout $((limit + 30)) env "${setting[@]}" "${from[@]}" "$path" --devices "$d" -a --lns-strategy "$strategy" -s -t $((limit * 1000)) "$f"
       echo "| $name | $build | $d | $(best) | $(first) | $(last) | $(cut -d' ' -f2- "$work/run.txt" | stat) |" | tee -a "$out/lns.md"
     done
   done

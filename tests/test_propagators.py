@@ -94,19 +94,23 @@ def instance(kind, rng: random.Random) -> tuple[str, dict[str, list[int]]]:
 
 
 @pytest.mark.parametrize("bitmaps,layout", [(True, "blocked"), (False, "blocked"), (True, "interleaved"),
-                                            (True, "group"), (False, "group"), (True, "group-global")],
-                         ids=["bitmaps", "bounds", "interleaved", "group-bitmaps", "group-bounds", "group-global"])
+                                            (True, "group"), (False, "group"), (True, "group-global"),
+                                            (True, "group-rows"), (False, "group-rows")],
+                         ids=["bitmaps", "bounds", "interleaved", "group-bitmaps", "group-bounds", "group-global",
+                              "group-rows-bitmaps", "group-rows-bounds"])
 @pytest.mark.parametrize("kind", INT_KINDS, ids=[k.key for k in INT_KINDS])
 def test_propagator_matches_brute_force(kind, bitmaps, layout, monkeypatch):
     """The interleaved layout (the GPU's work-item kernel) and the work-group kernel (the
     GPU's default, its work-items propagating one node side by side; its node in local memory,
-    or in global memory for big models) must find exactly what the blocked work-item kernel
-    (PoCL's) finds."""
+    or in global memory for big models; group-rows and group-global: every row of
+    registry.SHARED_BY_GROUP's kinds walked by the whole group, however short) must find exactly what the blocked
+    work-item kernel (PoCL's) finds."""
     if not bitmaps:
         monkeypatch.setattr(pack_module, "BITMAP_MAX_SPAN", 0)
     if layout.startswith("group"):
         monkeypatch.setenv("FZN_GPU_KERNEL", "group")
         monkeypatch.setenv("FZN_GPU_STORE_GLOBAL", "1" if layout == "group-global" else "0")
+        monkeypatch.setenv("FZN_GPU_GROUP_ROW_MIN", "1" if layout in ("group-rows", "group-global") else "0")
     else:
         monkeypatch.setenv("FZN_GPU_KERNEL", "item")
         monkeypatch.setenv("FZN_GPU_LAYOUT", layout)
@@ -204,6 +208,67 @@ def test_constraint_parts_follow_the_registry():
     dispatch = (Path(__file__).resolve().parents[1] / "kernels" / "dispatch.cl").read_text()
     part_fn = dispatch[dispatch.index("bool propagate_part("):]
     assert all(f"PROPAGATOR({key}," in part_fn for key in SHARED_BY_VARIABLE)
+
+
+def test_long_rows_are_walked_by_the_group():
+    """A row of registry.SHARED_BY_GROUP's kinds at least GROUP_ROW_MIN long is marked with
+    parts -GROUP_ROW_MIN (a shorter one, or another kind, keeps its parts), the active lists make room for
+    both lists, and the group's dispatch (kernels/propagators_group.cl, group_step) names every such kind."""
+    from pathlib import Path
+
+    from fzn_gpu.kernel_abi import GROUP_ROW_MIN
+    from fzn_gpu.registry import BY_KEY, SHARED_BY_GROUP
+    lin, elem, ne = BY_KEY["int_lin_le"].id, BY_KEY["array_int_element"].id, BY_KEY["int_ne"].id
+    n = GROUP_ROW_MIN
+    rows = [[n] + [1] * n + list(range(n)) + [5], [n - 1] + [1] * (n - 1) + list(range(n - 1)) + [5],
+            [0, n] + list(range(n)) + [1], [0, 1]]
+    ckind = np.array([lin, lin, elem, ne], dtype=np.int32)
+    coff = np.cumsum([0] + [len(r) for r in rows[:-1]]).astype(np.int32)
+    cd = np.array(sum(rows, []), dtype=np.int32)
+    parts = pack_module.constraint_parts(ckind, cd, coff, row_min=n)
+    assert parts.tolist() == [-n, 1, -n, 1]
+    assert pack_module.constraint_parts(ckind, cd, coff, row_min=0).tolist() == [1, 1, 1, 1]
+    from types import SimpleNamespace
+    assert pack_module.DeviceModel.nunits.fget(SimpleNamespace(nc=4, cparts=parts)) == 4 + 2
+    group_fn = (Path(__file__).resolve().parents[1] / "kernels" / "propagators_group.cl").read_text()
+    group_fn = group_fn[group_fn.index("bool group_step("):]
+    assert all(f"PROPAGATOR({key}," in group_fn for key in SHARED_BY_GROUP)
+
+
+@pytest.mark.parametrize("bitmaps", [True, False], ids=["bitmaps", "bounds"])
+@pytest.mark.parametrize("seed", range(4))
+def test_many_long_rows_together_and_side_by_side(seed, bitmaps, monkeypatch):
+    """Every linear and element row walked by the group (FZN_GPU_GROUP_ROW_MIN=1), twenty of
+    them: more than half the group's work-items at once run side by side (the first pass),
+    fewer one at a time by the whole group (search_group.cl); either way exactly the brute
+    force's solutions."""
+    use_kernel(monkeypatch, "group")
+    monkeypatch.setenv("FZN_GPU_GROUP_ROW_MIN", "1")
+    if not bitmaps:
+        monkeypatch.setattr(pack_module, "BITMAP_MAX_SPAN", 0)
+    rng = stable_rng("long rows", seed)
+    names = [f"x{i}" for i in range(5)]
+    domains = {n: list(range(-1, 3)) for n in names} | {"i": list(range(0, 7)), "b0": [0, 1], "b1": [0, 1]}
+    rows = []
+    for k in range(20):
+        pick = rng.sample(names, 3)
+        coefs = [rng.choice([-2, -1, 1, 2]) for _ in pick]
+        kind = ["int_lin_eq", "element", "element"][k] if k < 3 else rng.choice(["int_lin_le"] * 4 + ["bool_lin_le"])
+        if kind == "element":
+            arr = [rng.randint(-1, 2) for _ in range(6)]
+            rows.append(f"array_int_element(i, {arr}, {pick[0]})")
+        elif kind == "bool_lin_le":
+            rows.append(f"bool_lin_le([1, 2], [b0, b1], {rng.randint(0, 3)})")
+        elif kind == "int_lin_eq":
+            rows.append(f"int_lin_eq({coefs}, [{', '.join(pick)}], {rng.randint(-2, 2)})")
+        else:
+            rows.append(f"int_lin_le({coefs}, [{', '.join(pick)}], {rng.randint(2, 6)})")
+    text = "".join(f"var {d[0]}..{d[-1]}: {n};\n" for n, d in domains.items())
+    text += "".join(f"constraint {r};\n" for r in rows) + "solve satisfy;\n"
+    expected = brute_force(text, domains)
+    found, outcome = solve_text(text, all_solutions=True)
+    assert outcome.complete and as_tuples(found, list(domains)) == expected and len(found) == len(expected), text
+    assert expected, "an instance with solutions tests more than the root"
 
 
 SET_KINDS = [k for k in KINDS if k.domain == "set"]

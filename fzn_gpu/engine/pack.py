@@ -5,6 +5,7 @@ no kernel runs, so the engine never guesses."""
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -13,7 +14,7 @@ from ..ast import IntSet
 from ..codegen import (FLOAT_VAL_BASE, FLOAT_VAL_SETTLE, SET_VAL_BASE, float_val_select_code, set_val_select_code, val_select_code,
                        var_select_code)
 from ..errors import Unsupported
-from ..kernel_abi import PART_SHIFT, PARTS_MAX
+from ..kernel_abi import GROUP_ROW_MIN, PART_SHIFT, PARTS_MAX
 from ..model import UNBOUNDED, ConstraintTable, Model, VarKind
 from ..options import SolveOptions
 from ..registry import BY_KEY, KINDS, WAKE_DOM, ConstraintKind
@@ -60,12 +61,16 @@ class DeviceModel:
     froot: np.ndarray = field(default_factory=lambda: np.zeros(2, np.int64))       # root float bounds (ordinals)
     sg_prec: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))     # a float group's precision (bits)
     cparts: np.ndarray = field(default_factory=lambda: np.ones(1, np.int32))     # work-items a group shares c over
+                                                                                  # (-m: the group, kernel_abi.GROUP_ROW_MIN)
     views: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.int64))  # (y, x, c): y = x + c (views.py)
 
     @property
     def nunits(self) -> int:
-        """Entries a work-group's active list may hold: every constraint's parts."""
-        return max(int(self.cparts[:self.nc].sum()), self.nc, 1)
+        """Entries a work-group's active lists may hold: every constraint's parts, and the
+        constraints the whole group may walk twice (their list fills the same array from its
+        top, beside a first pass's list of every constraint: kernels/search_group.cl)."""
+        parts = self.cparts[:self.nc]
+        return max(int(np.maximum(parts, 1).sum() + (parts < 0).sum()), self.nc, 1)
 
 
 def _var_positions(kind: ConstraintKind, row: np.ndarray) -> list[int]:
@@ -408,17 +413,33 @@ _LIN_EQ = np.array([k.id for k in KINDS if k.name in ("int_lin_eq", "int_lin_eq_
 
 
 _SHARED = np.array([k.shared_by_variable for k in KINDS], dtype=bool)
+_GROUP_AT = np.array([k.group_length_at for k in KINDS], dtype=np.int64)
 
 
-def constraint_parts(ckind: np.ndarray, cd: np.ndarray, coff: np.ndarray) -> np.ndarray:
+def group_row_min() -> int:
+    """Rows at least this long are walked by a whole work-group (kernel_abi.GROUP_ROW_MIN;
+    FZN_GPU_GROUP_ROW_MIN for tuning runs and tests, 0: never)."""
+    value = os.environ.get("FZN_GPU_GROUP_ROW_MIN", "")
+    return int(value) if value.strip().isdigit() else GROUP_ROW_MIN
+
+
+def constraint_parts(ckind: np.ndarray, cd: np.ndarray, coff: np.ndarray, row_min: int | None = None) -> np.ndarray:
     """How many work-items of a group share each constraint's propagation (registry's
     SHARED_BY_VARIABLE: one per variable of the row's first array, whose length leads the row,
-    at most PARTS_MAX; 1 for the others, and for all in a model of 2 ** PART_SHIFT constraints)."""
+    at most PARTS_MAX; -row_min for a SHARED_BY_GROUP row of at least `row_min` terms, which
+    the whole group walks while its work is that long (kernel_abi.GROUP_ROW_MIN); 1 for the
+    others, and for all in a model of 2 ** PART_SHIFT constraints)."""
     parts = np.ones(max(len(ckind), 1), dtype=np.int32)
     if len(ckind) == 0 or len(ckind) >= 2 ** PART_SHIFT:
         return parts
     shared = np.flatnonzero(_SHARED[ckind])
     parts[shared] = np.clip(cd[coff[shared]], 1, PARTS_MAX)
+    row_min = group_row_min() if row_min is None else row_min
+    at = _GROUP_AT[ckind]
+    grouped = np.flatnonzero(at >= 0)
+    if row_min > 0 and len(grouped):
+        long_rows = grouped[cd[coff[grouped] + at[grouped]] >= row_min]
+        parts[long_rows] = -row_min
     return parts
 
 

@@ -92,6 +92,11 @@ class Tuning:
                       slice_clock=False)
 
 
+def _round8(nbytes: int) -> int:
+    """A local buffer's size, rounded up to a multiple of 8 bytes."""
+    return -(-nbytes // 8) * 8
+
+
 def _env_flag(name: str, default: bool) -> bool:
     text = os.environ.get(name)
     if text is None:
@@ -245,7 +250,7 @@ class Runner:
         # the reduction and control words
         ints = (self.store_ints() + dm.nv + 2 * dm.nunits if with_store else 3) + 2 * ((dm.nv + 31) // 32 + 1) + \
             (dm.nc + 31) // 32 + 1
-        return 4 * (ints + 2 * self.tuning.local + 16)
+        return 4 * (ints + 8 * self.tuning.local + 16) + 8 * 7     # + each buffer's rounding (_round8)
 
     def recomputes(self) -> bool:
         """Whether a work-group's stack holds fewer levels than a branch can reach (deeper
@@ -420,9 +425,11 @@ class Runner:
                 big = (1, 1, 1)
             else:
                 ACT = zeros(4)
-            local_mem = (cl.LocalMemory(4 * big[0]), cl.LocalMemory(2 * words(dm.nv)), cl.LocalMemory(words(dm.nc)),
-                         cl.LocalMemory(4 * big[1]), cl.LocalMemory(4 * big[2]),
-                         cl.LocalMemory(4 * 2 * local), cl.LocalMemory(4 * 16))     # search_group.cl's L_* words
+            # search_group.cl's L_* words, each a multiple of 8 bytes: NVIDIA lays local arguments
+            # end to end, and L_red holds longs (an odd number of ints before it misaligned them:
+            # the kernel faulted)
+            local_mem = tuple(cl.LocalMemory(_round8(n)) for n in (
+                4 * big[0], 2 * words(dm.nv), words(dm.nc), 4 * big[1], 4 * big[2], 8 * 4 * local, 4 * 16))
         else:
             global_size = ((n_items + local - 1) // local) * local
         finished = False
