@@ -103,6 +103,15 @@ inline void clear_marks(Ctx *x, __local uint *queued, __local int *ctl, int lid,
     if (lid == 0) ctl[L_NCHANGED] = 0;
 }
 
+// The bookkeeping of a long row's propagation, by the one work-item that counts it: off the
+// queue, a propagation, a failure's weight (dom_w_deg).
+inline void long_row_done(Ctx *x, int c, bool all, bool ok, __local uint *queued, __global int *weights,
+                          int use_weights) {
+    if (!all) atomic_and(&queued[c >> 5], ~(1u << (c & 31)));
+    x->props += 1;
+    if (!ok && use_weights) atomic_inc(&weights[c]);
+}
+
 // Propagate the node to a fixpoint, the whole group together: 1 at the fixpoint, 0 on a
 // wipe-out, -1 when `limit` passes ran first (the slice's budget: bounds that move by one a
 // pass on a huge domain would hold the slice for billions of passes; the node is left as
@@ -159,19 +168,27 @@ int fixpoint(Ctx *x, bool all, STORE int *act, __local uint *queued, __local int
         }
         // The long rows: one at a time by the whole group while they are few, else side by side
         // as the others (a first pass's every row, or most of a model's rows woken at once).
-        bool together = ng <= w / 2;
-        for (int k = together ? 0 : lid; k < ng; k += together ? 1 : w) {
-            int c = list[nu - 1 - k];
-            if (lid == 0 || !together) {
-                if (!all) atomic_and(&queued[c >> 5], ~(1u << (c & 31)));
-                x->props += 1;
+        // Two loops: PoCL needs a loop holding a barrier to run the same times on every
+        // work-item, and the side-by-side one does not.
+        if (ng <= w / 2) {
+            for (int k = 0; k < ng; ++k) {
+                int c = list[nu - 1 - k];
+                PROF_START(t_call);
+                bool ok = propagate_group(x, c, x->red, lid, w);
+                if (lid == 0) {
+                    PROF_KIND(x->kprof, x->ckind[c], t_call);
+                    long_row_done(x, c, all, ok, queued, weights, use_weights);
+                }
+                if (!ok) ctl[L_FAILED] = 1;
             }
-            PROF_START(t_call);
-            bool ok = together ? propagate_group(x, c, x->red, lid, w) : propagate_one(x, c);
-            if (lid == 0 || !together) PROF_KIND(x->kprof, x->ckind[c], t_call);
-            if (!ok) {
-                ctl[L_FAILED] = 1;
-                if (use_weights && (lid == 0 || !together)) atomic_inc(&weights[c]);
+        } else {
+            for (int k = lid; k < ng; k += w) {
+                int c = list[nu - 1 - k];
+                PROF_START(t_call);
+                bool ok = propagate_one(x, c);
+                PROF_KIND(x->kprof, x->ckind[c], t_call);
+                long_row_done(x, c, all, ok, queued, weights, use_weights);
+                if (!ok) ctl[L_FAILED] = 1;
             }
         }
         all = false;

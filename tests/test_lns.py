@@ -122,6 +122,35 @@ def test_step_pace_keeps_steps_near_the_target():
     assert 0.005 + 0.001 * slow.nodes <= 2 * StepPace.TARGET_S and slow.nodes >= StepPace.LOWEST
 
 
+def test_step_pace_cuts_neighbourhoods_before_the_budget_goes_under_its_floor():
+    """With many neighbourhoods a step (a GPU's 4,224): a slow step cuts the budget to FLOOR,
+    then the neighbourhoods, down to a SHARE_KEPT-th, and only then the budget below FLOOR; quick steps
+    give them back in the reverse order. Without steer_count (the user's T) the neighbourhoods
+    stay T."""
+    pace = StepPace(4224, steer_count=True)
+    assert (pace.count, pace.nodes) == (4224, StepPace.START)
+    pace.after_step(StepPace.TARGET_S * 4)
+    assert (pace.count, pace.nodes) == (1056, StepPace.FLOOR)
+    for _ in range(10):
+        pace.after_step(1000.0)
+    assert (pace.count, pace.nodes) == (4224 // StepPace.SHARE_KEPT, StepPace.LOWEST)
+    for _ in range(3):
+        pace.after_step(StepPace.TARGET_S / 10)
+    assert (pace.count, pace.nodes) == (4224 // StepPace.SHARE_KEPT, StepPace.FLOOR)
+    for _ in range(30):
+        pace.after_step(StepPace.TARGET_S / 10)
+    assert (pace.count, pace.nodes) == (4224, CE_NODES)
+    settled = StepPace(4224, steer_count=True)
+    for _ in range(40):         # a node costs 10 ms a neighbourhood-thousandth: steps of count * nodes
+        settled.after_step(0.002 + 1e-7 * settled.count * settled.nodes)
+    assert settled.nodes >= StepPace.FLOOR and settled.count < 4224
+    assert 0.002 + 1e-7 * settled.count * settled.nodes <= 2 * StepPace.TARGET_S
+    fixed = StepPace(4224, steer_count=False)
+    for _ in range(10):
+        fixed.after_step(1000.0)
+    assert (fixed.count, fixed.nodes) == (4224, StepPace.LOWEST)
+
+
 def test_statistics_show_each_islands_node_budget():
     r = solve("tsp_10", "--lns-strategy", "complete_exploration", "-a", "-s", "-t", "2000")
     assert r.returncode == 0, r.stderr

@@ -31,25 +31,49 @@ ENOUGH = 0.9             # a step ends when this share of its work-items is done
 
 
 class StepPace:
-    """Complete exploration's node budget per neighbourhood, steered so that an island's step
-    lasts about TARGET_S. LNS improves step by step: an island that spends seconds on one step
-    gives up the improvements its next steps would have built on. A GPU work-group explores a
-    node of a big model far more slowly than a CPU work-item, so one fixed budget made the GPU's
-    steps last seconds while the CPU's took milliseconds (docs/BENCHMARKS.md, LNS steps paced to
-    the device). The budget starts at START, doubles after a step
-    under half the target, shrinks in proportion after one over it, and stays within LOWEST and
-    CE_NODES; a device whose steps are quick at CE_NODES keeps CE_NODES."""
+    """Complete exploration's node budget per neighbourhood and neighbourhoods per step,
+    steered so that an island's step lasts about TARGET_S. LNS improves step by step: an island
+    that spends seconds on one step gives up the improvements its next steps would have built
+    on. A GPU work-group explores a node of a big model far more slowly than a CPU work-item, so
+    one fixed budget made the GPU's steps last seconds while the CPU's took milliseconds; and a
+    budget cut to fit thousands of neighbourhoods (one per GPU work-group) into a step explored
+    none of them, where fewer neighbourhoods with a real budget improved at most steps
+    (docs/BENCHMARKS.md, LNS neighbourhoods sized to the device).
 
-    TARGET_S, START, LOWEST = 0.05, 64, 16
+    So a slow step first cuts the budget down to FLOOR, then the neighbourhoods down to
+    `fewest` (when the island may: `most` is a default, not the user's T; FEWEST, or a
+    SHARE_KEPT-th of `most`: below that a GPU's groups sit idle while a step still waits for
+    its slowest neighbourhood, which fewer of them do not shorten), then the budget down to
+    LOWEST, each in proportion to the overshoot; a quick one (under half the target) doubles
+    them back in the reverse order: the budget up to FLOOR, the neighbourhoods up to `most`,
+    the budget up to CE_NODES."""
 
-    def __init__(self) -> None:
+    TARGET_S, LOWEST, FLOOR, FEWEST, SHARE_KEPT = 0.05, 16, 128, 16, 16
+    START = FLOOR
+
+    def __init__(self, most: int = 1, steer_count: bool = False) -> None:
         self.nodes = self.START
+        self.most = max(1, most)
+        self.count = self.most                  # neighbourhoods in the next step
+        self.fewest = max(self.FEWEST, self.most // self.SHARE_KEPT)
+        self.steer_count = steer_count and self.most > self.fewest
 
     def after_step(self, seconds: float) -> None:
         if seconds > self.TARGET_S:
-            self.nodes = max(self.LOWEST, int(self.nodes * self.TARGET_S / seconds))
+            ratio = self.TARGET_S / seconds
+            if self.nodes > self.FLOOR:
+                self.nodes = max(self.FLOOR, int(self.nodes * ratio))
+            elif self.steer_count and self.count > self.fewest:
+                self.count = max(self.fewest, int(self.count * ratio))
+            else:
+                self.nodes = max(self.LOWEST, int(self.nodes * ratio))
         elif seconds < self.TARGET_S / 2:
-            self.nodes = min(CE_NODES, 2 * self.nodes)
+            if self.nodes < self.FLOOR:
+                self.nodes = min(self.FLOOR, 2 * self.nodes)
+            elif self.steer_count and self.count < self.most:
+                self.count = min(self.most, 2 * self.count)
+            else:
+                self.nodes = min(CE_NODES, 2 * self.nodes)
 
 
 
@@ -88,9 +112,10 @@ class StrategyBandit:
 
 class Island:
     def __init__(self, index: int, runner: Runner, arms: list[LnsSpec], fd: np.ndarray, seed: int,
-                 incumbent: Incumbent):
+                 incumbent: Incumbent, steer_count: bool = False):
         """`arms`: the settings of each strategy this island may use (lns.lns_arms); with more
-        than one, a StrategyBandit picks each step's."""
+        than one, a StrategyBandit picks each step's. `steer_count`: complete exploration's
+        neighbourhoods per step are the pace's (StepPace), the settings' T at most."""
         self.index = index
         self.runner = runner
         self.arms = arms
@@ -99,7 +124,8 @@ class Island:
         self.rng = np.random.default_rng([seed, index])
         self.bandit = StrategyBandit(len(arms), self.rng) if len(arms) > 1 else None
         self.incumbent = incumbent
-        self.pace = StepPace()
+        explore = [a.neighbourhoods for a in arms if a.strategy == "complete_exploration"]
+        self.pace = StepPace(explore[0] if explore else arms[0].neighbourhoods, steer_count)
         self.steps = 0
         self.improving_steps = 0
         self.improvements = 0               # solutions of this island's that were printed
@@ -141,8 +167,8 @@ class Island:
     # ------------------------------------------------------------------ one step
     def step(self, current: Solution, deadline: float | None) -> Solution | None:
         obj, values = current
-        releases = self._neighbourhoods()
         strategy = self.settings.strategy
+        releases = self._neighbourhoods(self.pace.count if strategy == "complete_exploration" else None)
         if strategy in ("icm", "gibbs"):
             return self._conditional_modes(obj, values, releases, deadline, gibbs=strategy == "gibbs")
         m = self.settings.starts
@@ -253,11 +279,13 @@ class Island:
         return out
 
     # ------------------------------------------------------------------ helpers
-    def _neighbourhoods(self) -> np.ndarray:
-        """T rows of k distinct positions in fd: the variables each neighbourhood releases."""
+    def _neighbourhoods(self, count: int | None = None) -> np.ndarray:
+        """`count` (default T) rows of k distinct positions in fd: the variables each
+        neighbourhood releases."""
         n = len(self.fd)
         k = min(n, max(1, math.ceil(self.settings.percent * n / 100)))
-        return np.argsort(self.rng.random((self.settings.neighbourhoods, n)), axis=1)[:, :k]
+        count = self.settings.neighbourhoods if count is None else min(count, self.settings.neighbourhoods)
+        return np.argsort(self.rng.random((count, n)), axis=1)[:, :k]
 
     def _released_mask(self, releases: np.ndarray) -> np.ndarray:
         mask = np.zeros((len(releases), len(self.fd)), dtype=bool)
