@@ -1,9 +1,9 @@
 // Long rows walked by a whole work-group (registry.SHARED_BY_GROUP, rows of at least
 // kernel_abi.GROUP_ROW_MIN terms; engine/pack.py marks them with parts -GROUP_ROW_MIN).
 //
-// One work-item walking a long row keeps the other 31 of its warp waiting at the pass's
-// barrier: on the H100 a 1,024-entry element row of QAP 32 took 681,000 cycles a call, 87 % of
-// a node (docs/BENCHMARKS.md). Here every work-item of the group takes the terms lid, lid + w,
+// One work-item walking a long row keeps the others of its warp waiting at the pass's barrier,
+// and such rows took most of an optimisation model's pass (docs/BENCHMARKS.md, where a big
+// model's pass goes). Here every work-item of the group takes the terms lid, lid + w,
 // ... of one row in two steps around a reduction in local memory:
 //  - share: it reads its terms and writes its share (a linear sum's span; an element's
 //    supported indices and entries, removing from a bitmap index the values without support);
@@ -20,9 +20,9 @@
 // (group_work: a linear row's terms, an element's index range), and search_group.cl's
 // fixpoint runs that list one constraint at a time, every work-item of the group calling
 // propagate_group together, while the list holds at most half as many rows as the group has
-// work-items (beyond, one work-item a row keeps them all busy). Its barriers stand outside every branch (PoCL
-// builds a work-group function only from barriers that every work-item provably meets), and the
-// one after the shares are read lets the next call write `red` at once.
+// work-items (beyond, one work-item a row keeps them all busy). Its barriers stand outside
+// every branch (PoCL builds a work-group function only from barriers that every work-item
+// provably meets), and the one after the shares are read lets the next call write `red` at once.
 
 // A work-item's share: a span as two 128-bit sums (added up over the group), or an element's
 // (first, -last, lo, -hi) (each the least over the group).

@@ -242,15 +242,21 @@ class Runner:
         """One node of a work-group search: lower bounds, upper bounds, bitmap words."""
         return 2 * self.dm.nv + self.dm.nwords
 
-    def _group_local_bytes(self, with_store: bool) -> int:
-        """Local memory of one work-group: with_store, the node and its changed and active
-        lists too (else those live in global memory, kernels/search_group.cl)."""
+    def _group_local_sizes(self, with_store: bool) -> tuple[int, ...]:
+        """Bytes of each of search_group.cl's local arguments, in its order: the node, the
+        changed and moved sets (a bit per variable each), the queued set, the changed list, the
+        two active lists (with_store; else those three live in global memory), the reduction
+        words (four longs a work-item), the control words. Each is a multiple of 8 bytes:
+        NVIDIA lays local arguments end to end, and L_red holds longs."""
         dm = self.dm
-        # the changed set and the moved set (two words per 32 variables), the queued set, and
-        # the reduction and control words
-        ints = (self.store_ints() + dm.nv + 2 * dm.nunits if with_store else 3) + 2 * ((dm.nv + 31) // 32 + 1) + \
-            (dm.nc + 31) // 32 + 1
-        return 4 * (ints + 8 * self.tuning.local + 16) + 8 * 7     # + each buffer's rounding (_round8)
+        words = lambda n: 4 * ((n + 31) // 32 + 1)      # noqa: E731
+        big = (self.store_ints(), max(dm.nv, 1), 2 * dm.nunits) if with_store else (1, 1, 1)
+        return tuple(_round8(n) for n in (4 * big[0], 2 * words(dm.nv), words(dm.nc), 4 * big[1], 4 * big[2],
+                                          8 * 4 * self.tuning.local, 4 * 16))
+
+    def _group_local_bytes(self, with_store: bool) -> int:
+        """Local memory of one work-group (_group_local_sizes)."""
+        return sum(self._group_local_sizes(with_store))
 
     def recomputes(self) -> bool:
         """Whether a work-group's stack holds fewer levels than a branch can reach (deeper
@@ -418,18 +424,11 @@ class Runner:
         local = self.tuning.local
         if self.group:      # a work-group per search
             global_size = n_items * local
-            words = lambda n: 4 * ((n + 31) // 32 + 1)      # noqa: E731
-            big = (self.store_ints(), max(dm.nv, 1), 2 * dm.nunits)      # node, changed list, active lists
-            if self.store_global:
+            if self.store_global:       # the node, changed list and active lists in global memory
                 ACT = scratch("active", 4 * n_items * (2 * dm.nunits + max(dm.nv, 1)))
-                big = (1, 1, 1)
             else:
                 ACT = zeros(4)
-            # search_group.cl's L_* words, each a multiple of 8 bytes: NVIDIA lays local arguments
-            # end to end, and L_red holds longs (an odd number of ints before it misaligned them:
-            # the kernel faulted)
-            local_mem = tuple(cl.LocalMemory(_round8(n)) for n in (
-                4 * big[0], 2 * words(dm.nv), words(dm.nc), 4 * big[1], 4 * big[2], 8 * 4 * local, 4 * 16))
+            local_mem = tuple(cl.LocalMemory(n) for n in self._group_local_sizes(not self.store_global))
         else:
             global_size = ((n_items + local - 1) // local) * local
         finished = False
