@@ -12,6 +12,7 @@ import numpy as np
 
 from .ast import IntSet
 from .model import Model, OutputItem, VarKind
+from .writer import StreamWriter
 
 SOLUTION_END = "----------"
 SEARCH_COMPLETE = "=========="
@@ -87,6 +88,8 @@ class SolutionTemplate:
         lines.append(SOLUTION_END)
         self.text = "\n".join(lines) + "\n"
         self.bool_columns = bools
+        # a solution's text, estimated before formatting: the fixed text and a few digits a value
+        self.row_bytes = len(self.text) + 4 * len(self.columns)
 
     def format(self, rows: np.ndarray) -> str:
         """The text of every solution in `rows` (one row of variable values per solution)."""
@@ -122,34 +125,47 @@ def format_stats(stats: dict[str, object]) -> str:
 
 
 class Printer:
-    """Writes the stream, flushing after each batch of solutions so MiniZinc sees them at once."""
+    """Writes the stream. Solutions go through a writer thread (writer.py), so the search runs
+    on while MiniZinc reads them; the status lines and statistics wait for the solutions before
+    them and are written at once."""
 
     def __init__(self, model: Model, out: TextIO | None = None):
         self.model = model
         self.out = out or sys.stdout
         self._template: SolutionTemplate | None = None
+        self._writer = StreamWriter(self.out)
         # row -> {variable: IntSet or float}, for models with set or float variables (engine/decode.py)
         self.decoder: Callable[[np.ndarray], dict[int, object]] | None = None
 
     def solutions(self, rows: np.ndarray) -> None:
-        """Print solutions (rows of every variable's value) with one write and one flush."""
-        if self.decoder is not None:     # one solution at a time: sets and floats are decoded
-            parts = []
-            for row in rows:
-                decoded = self.decoder(row)
-                parts.append(format_solution(self.model, lambda v: decoded[v] if v in decoded else int(row[v])))
-            self.out.write("".join(parts))
-            self.out.flush()
+        """Hand over solutions (rows of every variable's value) to be printed in order."""
+        rows = np.array(rows, copy=True)     # the caller's buffer is reused by the next slice
+        if self.decoder is not None:         # one solution at a time: sets and floats are decoded
+            decoder = self.decoder
+            self._writer.put(lambda: self._decoded_text(rows, decoder), len(rows) * 16 * (rows.shape[1] + 4))
             return
         if self._template is None:
             self._template = SolutionTemplate(self.model)
-        self.out.write(self._template.format(rows))
-        self.out.flush()
+        template = self._template
+        self._writer.put(lambda: template.format(rows), len(rows) * template.row_bytes)
+
+    def _decoded_text(self, rows: np.ndarray, decoder: Callable[[np.ndarray], dict[int, object]]) -> str:
+        parts = []
+        for row in rows:
+            decoded = decoder(row)
+            parts.append(format_solution(self.model, lambda v: decoded[v] if v in decoded else int(row[v])))
+        return "".join(parts)
+
+    def drain(self) -> None:
+        """Wait until every solution handed over is written."""
+        self._writer.drain()
 
     def status(self, line: str) -> None:
+        self.drain()
         self.out.write(line + "\n")
         self.out.flush()
 
     def stats(self, stats: dict[str, object]) -> None:
+        self.drain()
         self.out.write(format_stats(stats))
         self.out.flush()

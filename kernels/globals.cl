@@ -538,8 +538,8 @@ PROPAGATOR_FN bool prop_among(Ctx *x, __global const int *row) {
     if (!out && !in) return true;
     for (int i = 0; i < k; ++i) {
         if (in_set_status(x, xs[i], S) != UNDECIDED) continue;
-        if (out) TRY(post_not_in_set(x, xs[i], S));
-        else TRY(post_in_set(x, xs[i], S));
+        // post_*_in_set say false on a wipe-out (TRY catches FAILED only)
+        if (!(out ? post_not_in_set(x, xs[i], S) : post_in_set(x, xs[i], S))) return false;
     }
     return true;
 }

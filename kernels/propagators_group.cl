@@ -105,26 +105,35 @@ bool group_step(Ctx *x, int c, bool apply, Share *t, int lid, int w) {
     }
 }
 
+// Two shares combined: spans added (128 bits), hulls met (least of each word).
+inline void share_combine(__local long *a, __local const long *b, bool add) {
+    if (add) {
+        Wide alo = {(ulong)a[0], a[1]}, ahi = {(ulong)a[2], a[3]};
+        Wide blo = {(ulong)b[0], b[1]}, bhi = {(ulong)b[2], b[3]};
+        Wide lo = w_add(alo, blo), hi = w_add(ahi, bhi);
+        a[0] = (long)lo.lo; a[1] = lo.hi; a[2] = (long)hi.lo; a[3] = hi.hi;
+    } else {
+        for (int j = 0; j < 4; ++j) a[j] = min(a[j], b[j]);
+    }
+}
+
 // Constraint c propagated by the whole group (every work-item calls it): false on a wipe-out
-// this work-item met.
+// this work-item met. The shares meet by a tree in `red` (log2 w rounds, each behind a barrier
+// every work-item meets: the rounds depend on w alone), so a wide group (a dive's, or a phase
+// of few searches: engine/runner.py) pays log w, not w, per row.
 bool propagate_group(Ctx *x, int c, __local long *red, int lid, int w) {
     Share mine;
     bool ok = group_step(x, c, false, &mine, lid, w);
     for (int k = 0; k < 4; ++k) red[4 * lid + k] = mine.v[k];
     sync_group();
-    Share t = mine;
-    if (mine.add) {
-        Span s = {w_of(0), w_of(0)};
-        for (int k = 0; k < w; ++k) {
-            Wide lo = {(ulong)red[4 * k], red[4 * k + 1]}, hi = {(ulong)red[4 * k + 2], red[4 * k + 3]};
-            s.lo = w_add(s.lo, lo);
-            s.hi = w_add(s.hi, hi);
-        }
-        share_span(s, &t);
-    } else {
-        for (int k = 0; k < w; ++k)
-            for (int j = 0; j < 4; ++j) t.v[j] = min(t.v[j], red[4 * k + j]);
+    int top = 1;
+    while (top < w) top <<= 1;
+    for (int s = top >> 1; s > 0; s >>= 1) {
+        if (lid < s && lid + s < w) share_combine(red + 4 * lid, red + 4 * (lid + s), mine.add);
+        sync_group();
     }
+    Share t = mine;
+    for (int k = 0; k < 4; ++k) t.v[k] = red[k];
     sync_group();
     return ok && group_step(x, c, true, &t, lid, w);
 }

@@ -244,15 +244,18 @@ def test_long_rows_are_walked_by_the_group():
     assert all(f"PROPAGATOR({key}," in group_fn for key in SHARED_BY_GROUP)
 
 
+@pytest.mark.parametrize("local", [32, 3], ids=["w32", "w3"])
 @pytest.mark.parametrize("bitmaps", [True, False], ids=["bitmaps", "bounds"])
 @pytest.mark.parametrize("seed", range(4))
-def test_many_long_rows_together_and_side_by_side(seed, bitmaps, monkeypatch):
+def test_many_long_rows_together_and_side_by_side(seed, bitmaps, local, monkeypatch):
     """Every linear and element row walked by the group (FZN_GPU_GROUP_ROW_MIN=1), twenty of
     them: more than half the group's work-items at once run side by side (the first pass),
     fewer one at a time by the whole group (search_group.cl); either way exactly the brute
-    force's solutions."""
+    force's solutions. A group of 3 work-items takes the shares' tree (propagators_group.cl)
+    through a width that is no power of two."""
     use_kernel(monkeypatch, "group")
     monkeypatch.setenv("FZN_GPU_GROUP_ROW_MIN", "1")
+    monkeypatch.setenv("FZN_GPU_LOCAL", str(local))
     if not bitmaps:
         monkeypatch.setattr(pack_module, "BITMAP_MAX_SPAN", 0)
     rng = stable_rng("long rows", seed)

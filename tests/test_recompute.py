@@ -144,3 +144,30 @@ def test_a_big_node_leaves_room_for_every_group(group):
     assert sized.max_items == want                             # and every group runs
     small = pack(lower(parse_items(QUEENS8, "q.fzn"), "q.fzn"), SolveOptions())
     assert _Sized(h100, small).stack_levels == small.maxd + 1  # a small model keeps its whole depth
+
+
+def test_phases_of_few_searches_get_wider_groups(monkeypatch):
+    """Runner.phase_local: a phase of one search (a dive) or a few (an LNS step) widens its
+    work-groups, doubling while the phase fills no more work-items than a full launch, up to
+    Tuning.wide_local, the kernel's limit and the local memory; a full phase keeps the tuned
+    width; a CPU (wide_local 0 by default) never widens."""
+    monkeypatch.delenv("FZN_GPU_WIDE_LOCAL", raising=False)
+    monkeypatch.setenv("FZN_GPU_KERNEL", "group")
+    dm = pack(lower(parse_items(QUEENS8, "q.fzn"), "q.fzn"), SolveOptions())
+    h100 = Device(0, None, "H100", "NVIDIA", True, 132, 80 << 30, 20 << 30, 49152)
+    sized = _Sized(h100, dm)
+    sized.max_group_width, sized.store_global = 1024, False
+    base, full = sized.tuning.local, sized.max_items
+    assert sized.phase_local(full) == base
+    assert sized.phase_local(1) == 1024
+    assert sized.phase_local(full // 16) == 16 * base
+    assert sized.phase_local(full // 16 + 1) == 8 * base
+    sized.max_group_width = 256                                  # the kernel's own limit
+    assert sized.phase_local(1) == 256
+    sized.max_group_width = 1024
+    sized.device = Device(0, None, "H100", "NVIDIA", True, 132, 80 << 30, 20 << 30,
+                          sized._group_local_bytes(True, 128))     # local memory for 128 at most
+    assert sized.phase_local(1) == 128
+    cpu = _Sized(Device(0, None, "CPU", "PoCL", False, 2, 24 << 30, 6 << 30, 1 << 20), dm)
+    cpu.max_group_width, cpu.store_global = 4096, False
+    assert cpu.phase_local(1) == cpu.tuning.local

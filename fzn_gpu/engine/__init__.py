@@ -106,6 +106,7 @@ class SolveRun:
             print(f"fzn-gpu: search incomplete: {outcome.error}", file=sys.stderr)
         if opts.statistics:
             self.printer.stats(self._stats(outcome))
+        self.printer.drain()       # the process ends with os._exit: nothing may stay queued
 
     def _stats(self, outcome) -> dict[str, object]:
         now = time.monotonic()
@@ -125,6 +126,8 @@ class SolveRun:
                 "splitTime": outcome.split_s, "workItems": total("items"),
                 "devices": len(runners), "device": "; ".join(x.device.name for x in runners)})
             stats["passes"] = total("passes")
+            if any(x.stats.width for x in runners):     # work-group kernels: their widest phase
+                stats["groupWidth"] = max(x.stats.width for x in runners)
             for i, x in enumerate(runners):
                 line = node_profile(x.stats.cycles, x.stats.nodes, x.stats.passes, x.stats.search_s,
                                     x.device.clock_mhz) if x.tuning.profile else None

@@ -48,6 +48,7 @@ class Tuning:
     max_registers: int = 0  # a work-item's registers, at most (NVIDIA's compiler; 0: its choice)
     propagation_floor: int = 4096   # units a node's propagation may always run in one slice
     slice_clock: bool = False  # a group slice ends by the device's clock (NVIDIA), not by a budget
+    wide_local: int = 0    # a phase of fewer searches than the device holds: groups up to this wide
 
     @staticmethod
     def for_device(device: Device, floats: bool = False) -> "Tuning":
@@ -89,7 +90,11 @@ class Tuning:
                       # slices ended by the clock (kernels/profile.cl) stay off: with them a
                       # device that failed after donating paths lost work in the tests
                       # (re-splitting; docs/ARCHITECTURE.md), not yet found
-                      slice_clock=False)
+                      slice_clock=False,
+                      # a dive (one search) or an LNS step of a few hundred neighbourhoods left
+                      # most of a GPU idle with groups of 32: wider groups give each search the
+                      # lanes the others leave (QAP 64's first pass: docs/BENCHMARKS.md)
+                      wide_local=_env_int("FZN_GPU_WIDE_LOCAL", 1024 if gpu and group else 0, minimum=0))
 
 
 def _round8(nbytes: int) -> int:
@@ -128,6 +133,7 @@ class Stats:
     donated: int = 0            # paths re-split off busy work-items (resplit.py)
     recomputed: int = 0         # levels work-groups rebuilt from their paths (search_group.cl)
     passes: int = 0             # propagation passes (groups) or queue runs (items)
+    width: int = 0              # the widest work-group a phase ran (Runner.phase_local)
     search_s: float = 0.0       # searches (work-groups or work-items) launched x slice seconds
     cycles: np.ndarray = field(default_factory=lambda: np.zeros(cnt_row(True), dtype=np.int64))   # T_*, kinds
 
@@ -166,6 +172,8 @@ class Runner:
         self.launch_lock = launch_lock(device)
         self.stats.build_s = time.perf_counter() - t_build
         self.kernel = self.cl.Kernel(self.prog, "search_group" if self.group else "search")
+        self.max_group_width = self.kernel.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE,
+                                                               device.cl_device)
         if verbose:
             self._describe_kernel()
         self.seed = seed
@@ -242,21 +250,38 @@ class Runner:
         """One node of a work-group search: lower bounds, upper bounds, bitmap words."""
         return 2 * self.dm.nv + self.dm.nwords
 
-    def _group_local_sizes(self, with_store: bool) -> tuple[int, ...]:
+    def _group_local_sizes(self, with_store: bool, width: int | None = None) -> tuple[int, ...]:
         """Bytes of each of search_group.cl's local arguments, in its order: the node, the
         changed and moved sets (a bit per variable each), the queued set, the changed list, the
         two active lists (with_store; else those three live in global memory), the reduction
-        words (four longs a work-item), the control words. Each is a multiple of 8 bytes:
-        NVIDIA lays local arguments end to end, and L_red holds longs."""
+        words (four longs a work-item of a group `width` wide), the control words. Each is a
+        multiple of 8 bytes: NVIDIA lays local arguments end to end, and L_red holds longs."""
         dm = self.dm
+        width = width or self.tuning.local
         words = lambda n: 4 * ((n + 31) // 32 + 1)      # noqa: E731
         big = (self.store_ints(), max(dm.nv, 1), 2 * dm.nunits) if with_store else (1, 1, 1)
         return tuple(_round8(n) for n in (4 * big[0], 2 * words(dm.nv), words(dm.nc), 4 * big[1], 4 * big[2],
-                                          8 * 4 * self.tuning.local, 4 * 16))
+                                          8 * 4 * width, 4 * 16))
 
-    def _group_local_bytes(self, with_store: bool) -> int:
+    def _group_local_bytes(self, with_store: bool, width: int | None = None) -> int:
         """Local memory of one work-group (_group_local_sizes)."""
-        return sum(self._group_local_sizes(with_store))
+        return sum(self._group_local_sizes(with_store, width))
+
+    def phase_local(self, n_items: int) -> int:
+        """A phase's work-group size: the tuned one, doubled while the phase's searches still
+        fill no more work-items than a full launch would, up to Tuning.wide_local, the kernel's
+        limit and the device's local memory. A phase of one search (a dive) or of a few hundred
+        (an LNS step) then has its propagation spread over as many lanes as the device has,
+        where groups of 32 left most multiprocessors idle."""
+        w = self.tuning.local
+        if not self.group:
+            return w
+        full = self.device.compute_units * self.tuning.items_per_cu * w
+        widest = min(self.tuning.wide_local, self.max_group_width)
+        while 2 * w <= widest and n_items * 2 * w <= full and \
+                self._group_local_bytes(not self.store_global, 2 * w) <= self.device.local_mem:
+            w *= 2
+        return w
 
     def recomputes(self) -> bool:
         """Whether a work-group's stack holds fewer levels than a branch can reach (deeper
@@ -421,14 +446,15 @@ class Runner:
             self.ctrl[k] = 0
         cl.enqueue_copy(self.queue, self.ctrl_buf, self.ctrl)
 
-        local = self.tuning.local
+        local = self.phase_local(n_items)
+        self.stats.width = max(self.stats.width, local if self.group else 0)
         if self.group:      # a work-group per search
             global_size = n_items * local
             if self.store_global:       # the node, changed list and active lists in global memory
                 ACT = scratch("active", 4 * n_items * (2 * dm.nunits + max(dm.nv, 1)))
             else:
                 ACT = zeros(4)
-            local_mem = tuple(cl.LocalMemory(n) for n in self._group_local_sizes(not self.store_global))
+            local_mem = tuple(cl.LocalMemory(n) for n in self._group_local_sizes(not self.store_global, local))
         else:
             global_size = ((n_items + local - 1) // local) * local
         finished = False

@@ -1,0 +1,119 @@
+"""The writer thread (fzn_gpu/writer.py): solutions are written in the order handed over, the
+backlog stays bounded while the reader is slow, the status comes after every solution, and a
+failed write reaches the searching thread instead of hanging it."""
+
+import io
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from fzn_gpu.lower import lower
+from fzn_gpu.output import SEARCH_COMPLETE, Printer
+from fzn_gpu.parser import parse_items
+from fzn_gpu.writer import StreamWriter
+
+
+class SlowPipe(io.StringIO):
+    """A reader that takes its time over every write, like MiniZinc's solns2out."""
+
+    def __init__(self, delay_s: float):
+        super().__init__()
+        self.delay_s = delay_s
+        self.writes = 0
+
+    def write(self, text: str) -> int:
+        time.sleep(self.delay_s)
+        self.writes += 1
+        return super().write(text)
+
+
+class BrokenPipe(io.StringIO):
+    def write(self, text: str) -> int:
+        raise BrokenPipeError("the reader is gone")
+
+
+def test_batches_are_written_in_order_and_drained():
+    out = SlowPipe(0.002)
+    writer = StreamWriter(out, max_pending=1 << 30)
+    for i in range(50):
+        writer.put(lambda i=i: f"{i}\n", 3)
+    writer.drain()
+    assert out.getvalue() == "".join(f"{i}\n" for i in range(50))
+
+
+def test_the_backlog_is_bounded():
+    out = SlowPipe(0.01)
+    writer = StreamWriter(out, max_pending=100)
+    most = 0
+    for i in range(30):
+        writer.put(lambda i=i: "x" * 40, 40)
+        most = max(most, writer._pending)
+    assert most <= 100
+    writer.drain()
+    assert out.getvalue() == "x" * 40 * 30
+
+
+def test_a_job_over_the_bound_still_goes_through():
+    out = io.StringIO()
+    writer = StreamWriter(out, max_pending=10)
+    writer.put(lambda: "a" * 100, 100)
+    writer.put(lambda: "b" * 100, 100)
+    writer.drain()
+    assert out.getvalue() == "a" * 100 + "b" * 100
+
+
+def test_a_failed_write_is_raised_in_the_searching_thread():
+    writer = StreamWriter(BrokenPipe())
+    writer.put(lambda: "lost\n", 5)
+    with pytest.raises(BrokenPipeError):
+        writer.drain()
+    with pytest.raises(BrokenPipeError):    # every later hand-over fails too, none hangs
+        for _ in range(3):
+            writer.put(lambda: "lost\n", 5)
+            time.sleep(0.01)
+        writer.drain()
+
+
+def test_the_search_runs_on_while_the_reader_is_slow():
+    out = SlowPipe(0.2)
+    writer = StreamWriter(out)
+    t0 = time.monotonic()
+    writer.put(lambda: "slow\n", 5)
+    handed_over = time.monotonic() - t0
+    writer.drain()
+    assert handed_over < 0.1 and out.getvalue() == "slow\n"
+
+
+def test_printer_status_follows_every_solution():
+    model = lower(parse_items("var 1..9: x :: output_var;\nsolve satisfy;\n"))
+    out = SlowPipe(0.001)
+    printer = Printer(model, out)
+    rows = np.zeros((1, len(model.vars.kind)), dtype=np.int64)
+    for v in range(1, 10):
+        rows[0, 0] = v
+        printer.solutions(rows)        # the same buffer, refilled: the printer keeps its own copy
+    printer.status(SEARCH_COMPLETE)
+    assert out.getvalue() == "".join(f"x = {v};\n----------\n" for v in range(1, 10)) + SEARCH_COMPLETE + "\n"
+
+
+def test_solutions_from_several_threads_stay_whole():
+    model = lower(parse_items("var 1..9: x :: output_var;\nsolve satisfy;\n"))
+    out = io.StringIO()
+    printer = Printer(model, out)
+    lock = threading.Lock()
+
+    def search(v: int) -> None:
+        rows = np.full((20, len(model.vars.kind)), v, dtype=np.int64)
+        with lock:                       # SolveRun hands batches over under its lock
+            printer.solutions(rows)
+
+    threads = [threading.Thread(target=search, args=(v,)) for v in range(1, 10)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    printer.drain()
+    lines = out.getvalue().split("----------\n")[:-1]
+    assert len(lines) == 180 and all(line.startswith("x = ") for line in lines)
