@@ -39,7 +39,7 @@ for c in $cases; do
   IFS=: read -r m n <<< "$c"
   mzn=".carry/bench/$m.mzn" f=$work/${m}_$n.fzn
   minizinc -c --solver gpu-fzn "$mzn" -D "n=$n;" --fzn "$f" --ozn "$work/x.ozn" >/dev/null || continue
-  python3 -m fzn_gpu --devices gpu --build-only "$f" >/dev/null 2>&1
+  python3 -m fzn_gpu --build-only "$f" >/dev/null 2>&1       # every device's kernel, untimed
   python3 -m fzn_gpu --devices gpu -a "$f" > "$work/stream.txt" 2>/dev/null
   REPLAY_FILE=$work/stream.txt row "$m $n" "limit (replayed stream)" minizinc --solver "$work/replay.msc" "$mzn" -D "n=$n;" -a
   row "$m $n" "fzn-gpu printed, all devices" minizinc --solver gpu-fzn "$mzn" -D "n=$n;" -a
@@ -49,7 +49,7 @@ for c in $cases; do
   echo "| $m $n | fzn-gpu counted, GPU | $(wall "$t0") | $(grep -oE "nSolutions=[0-9]+" "$work/o.txt" | cut -d= -f2) | $(grep -q "^==========" "$work/o.txt" && echo complete || echo "not finished") |" \
     | tee -a "$out/printing.md"
   if [ -n "${OLD:-}" ]; then
-    PYTHONPATH=$(realpath "$OLD"):$site python3 -m fzn_gpu --devices gpu --build-only "$f" >/dev/null 2>&1
+    PYTHONPATH=$(realpath "$OLD"):$site python3 -m fzn_gpu --build-only "$f" >/dev/null 2>&1
     PYTHONPATH=$(realpath "$OLD"):$site row "$m $n" "old build printed, GPU" minizinc --solver gpu-fzn "$mzn" -D "n=$n;" -a --devices gpu
   fi
   row "$m $n" "Gecode -p 16 printed" minizinc --solver gecode "$mzn" -D "n=$n;" -a -p 16
