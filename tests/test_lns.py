@@ -151,6 +151,83 @@ def test_step_pace_cuts_neighbourhoods_before_the_budget_goes_under_its_floor():
     assert (fixed.count, fixed.nodes) == (4224, StepPace.LOWEST)
 
 
+def test_a_slow_step_is_cut_off_and_paced_down(monkeypatch):
+    """A complete-exploration step gets a deadline CUTOFF_S after it began (or the run's, if
+    sooner): a first step of thousands of big neighbourhoods on a GPU would otherwise run to the
+    time limit, and the pace learns only from a step that ends. The cut step then shrinks the
+    next one."""
+    import numpy as np
+    from types import SimpleNamespace
+
+    from fzn_gpu.engine.lns_island import Island
+    monkeypatch.setattr(StepPace, "CUTOFF_S", 4 * StepPace.TARGET_S)
+    island = Island.__new__(Island)
+    island.settings = SimpleNamespace(strategy="complete_exploration", starts=1)
+    island.pace = StepPace(4224, steer_count=True)
+    island.fd = np.arange(3)
+    island.grow_release, island.extra_released, island.unimproved = False, 0, 0
+    island.runner = SimpleNamespace(phase_explored=0)
+    monkeypatch.setattr(Island, "_neighbourhoods", lambda self, count: np.zeros((count, 1), dtype=np.int64))
+    monkeypatch.setattr(Island, "_released_mask", lambda self, rel: np.zeros((len(rel), 3), dtype=bool))
+    monkeypatch.setattr(Island, "_paths", lambda self, assign, fixed: None)
+    given = []
+
+    def explore(self, paths, obj, deadline, how, bound=None):     # a step that would run for ever
+        given.append(deadline - time.monotonic())
+        time.sleep(max(0.0, deadline - time.monotonic()))
+        return None
+
+    monkeypatch.setattr(Island, "_explore", explore)
+    island.step((10, np.zeros(3, dtype=np.int64)), None)
+    assert 0 < given[0] <= StepPace.CUTOFF_S
+    assert island.pace.count < 4224                            # the cut step shrank the next one
+    island.step((10, np.zeros(3, dtype=np.int64)), time.monotonic() + 0.01)
+    assert given[1] <= 0.01                                    # the run's deadline, when sooner
+
+
+def test_a_neighbourhood_grows_once_every_set_of_its_size_failed():
+    """grow_release: after as many unimproved complete-exploration neighbourhoods as there are
+    sets of k of the n variables, the next ones release k + 1; an improvement (or a restart)
+    goes back to the percent's k; with the user's percent nothing grows."""
+    import numpy as np
+    from types import SimpleNamespace
+
+    from fzn_gpu.engine.lns_island import Island
+    island = Island.__new__(Island)
+    island.settings = SimpleNamespace(percent=34, neighbourhoods=1000)
+    island.fd = np.arange(6)
+    island.rng = np.random.default_rng(0)
+    island.grow_release, island.extra_released, island.most_released, island.unimproved = True, 0, 0, 0
+    rows = island._neighbourhoods(5)
+    assert rows.shape == (5, 3) and all(len(set(r)) == 3 for r in rows.tolist())
+    island._after_exploring(19, 3, improved=False)             # C(6, 3) = 20 sets
+    assert island._neighbourhoods(1).shape[1] == 3
+    island._after_exploring(1, 3, improved=False)
+    assert island._neighbourhoods(1).shape[1] == 4
+    for _ in range(3):
+        island._after_exploring(15, 4, improved=False)          # C(6, 4) = 15
+    assert island._neighbourhoods(1).shape[1] == 6               # every variable, at most
+    island._after_exploring(1, 6, improved=False)
+    assert island._neighbourhoods(1).shape[1] == 6
+    island._after_exploring(1, 6, improved=True)
+    assert island._neighbourhoods(1).shape[1] == 3 and island.most_released == 6
+    island.grow_release = False
+    island._after_exploring(1000, 3, improved=False)
+    assert island._neighbourhoods(1).shape[1] == 3
+
+
+def test_neighbourhoods_grow_at_a_local_optimum_unless_the_percent_is_given():
+    """QAP 8 releases 2 of its 8 facilities a neighbourhood (20 %): its 28 pairs are soon all
+    searched to the end without improving, and the neighbourhoods grow (lnsMostReleased); with
+    --lns-percent they stay as given. Every solution goes through the checker."""
+    grown = solve("qap_8", "--lns-strategy", "complete_exploration", "-s", "-t", "3000")
+    given = solve("qap_8", "--lns-strategy", "complete_exploration", "--lns-percent", "20", "-s", "-t", "3000")
+    for r in (grown, given):
+        assert r.returncode == 0, r.stderr
+    most = lambda r: max(int(k) for k in re.search(r"lnsMostReleased=\"?([0-9 ;]+)", r.stdout).group(1).split(";"))  # noqa: E731
+    assert most(grown) > 2 and most(given) == 2
+
+
 def test_statistics_show_each_islands_node_budget():
     r = solve("tsp_10", "--lns-strategy", "complete_exploration", "-a", "-s", "-t", "2000")
     assert r.returncode == 0, r.stderr

@@ -161,9 +161,10 @@ class LnsSearch:
             self.incumbent.note_error("LNS has no decision variables to release (every searched variable is "
                                       "defined by a constraint); the first solution is not proven optimal")
             return self.outcome
-        steer = "neighbourhoods" not in _given(self.spec, self.opts)     # the user's T stays T
+        given = _given(self.spec, self.opts)      # the user's T and percent stay as given
         self.islands = [Island(i, r, lns_arms(self.spec, self.opts, r.max_items), self.fd, self.opts.seed,
-                               self.incumbent, steer_count=steer) for i, r in enumerate(self.runners)]
+                               self.incumbent, steer_count="neighbourhoods" not in given,
+                               grow_release="percent" not in given) for i, r in enumerate(self.runners)]
         self._run_islands(first, deadline)
         if not self.incumbent.stopped and (run_deadline is None or time.monotonic() < run_deadline):
             # LNS proves nothing: an end before the run's time limit is said, not left silent
@@ -240,6 +241,7 @@ class LnsSearch:
         if islands:
             stats["lnsNodeBudget"] = " ; ".join(str(isl.pace.nodes) for isl in islands)
             stats["lnsPacedNeighbourhoods"] = " ; ".join(str(isl.pace.count) for isl in islands)
+            stats["lnsMostReleased"] = " ; ".join(str(isl.most_released) for isl in islands)
         if islands and s.strategy == ADAPTIVE:
             stats["lnsStrategySteps"] = " ; ".join(isl.strategy_steps() for isl in islands)
         if len(islands) > 1:

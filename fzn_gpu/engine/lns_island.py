@@ -50,6 +50,11 @@ class StepPace:
 
     TARGET_S, LOWEST, FLOOR, FEWEST, SHARE_KEPT = 0.05, 16, 128, 16, 16
     START = FLOOR
+    # A step is cut off this long after it began (what it found so far still counts): a first
+    # step of thousands of neighbourhoods of a big model on a GPU (QAP 64: a node of a work-group
+    # takes a third of a second) would otherwise run to the time limit, and its length is the
+    # pace's only news that it must shrink.
+    CUTOFF_S = 20 * TARGET_S
 
     def __init__(self, most: int = 1, steer_count: bool = False) -> None:
         self.nodes = self.START
@@ -112,10 +117,16 @@ class StrategyBandit:
 
 class Island:
     def __init__(self, index: int, runner: Runner, arms: list[LnsSpec], fd: np.ndarray, seed: int,
-                 incumbent: Incumbent, steer_count: bool = False):
+                 incumbent: Incumbent, steer_count: bool = False, grow_release: bool = False):
         """`arms`: the settings of each strategy this island may use (lns.lns_arms); with more
         than one, a StrategyBandit picks each step's. `steer_count`: complete exploration's
-        neighbourhoods per step are the pace's (StepPace), the settings' T at most."""
+        neighbourhoods per step are the pace's (StepPace), the settings' T at most.
+        `grow_release` (the percent is LNS's default, not the user's): a neighbourhood releases
+        one variable more each time complete exploration has searched to the end (within the
+        node budget) as many neighbourhoods since the last improvement as there are sets of
+        that size (likely a local optimum for them all, as a GPU step of 4,224 neighbourhoods of
+        3 of QAP 15's 15 facilities meets at once), and goes back to the percent at an
+        improvement or a restart."""
         self.index = index
         self.runner = runner
         self.arms = arms
@@ -126,6 +137,10 @@ class Island:
         self.incumbent = incumbent
         explore = [a.neighbourhoods for a in arms if a.strategy == "complete_exploration"]
         self.pace = StepPace(explore[0] if explore else arms[0].neighbourhoods, steer_count)
+        self.grow_release = grow_release
+        self.extra_released = 0             # variables released beyond the percent (grow_release)
+        self.most_released = 0              # the most a neighbourhood released (for -s)
+        self.unimproved = 0                 # neighbourhoods explored since the last improvement
         self.steps = 0
         self.improving_steps = 0
         self.improvements = 0               # solutions of this island's that were printed
@@ -138,6 +153,7 @@ class Island:
         s = self.arms[0]
         for _ in range(s.restarts):
             current = first
+            self.extra_released = self.unimproved = 0
             mark = self.incumbent.stamp()
             for _ in range(s.steps):
                 if self.incumbent.stopped or deadline is not None and time.monotonic() >= deadline:
@@ -175,9 +191,12 @@ class Island:
         if strategy == "complete_exploration":
             t0 = time.monotonic()
             fixed = ~self._released_mask(releases)
+            cutoff = t0 + StepPace.CUTOFF_S
             found = self._explore(self._paths(np.tile(values[self.fd], (len(releases), 1)), fixed),
-                                  obj, deadline, Exploration(node_limit=self.pace.nodes, enough=ENOUGH))
+                                  obj, cutoff if deadline is None else min(deadline, cutoff),
+                                  Exploration(node_limit=self.pace.nodes, enough=ENOUGH))
             self.pace.after_step(time.monotonic() - t0)
+            self._after_exploring(self.runner.phase_explored, releases.shape[1], found is not None and found[0] < obj)
             return found
         if strategy == "random_labeling":
             fixed = np.repeat(~self._released_mask(releases), m, axis=0)
@@ -279,11 +298,23 @@ class Island:
         return out
 
     # ------------------------------------------------------------------ helpers
+    def _after_exploring(self, count: int, k: int, improved: bool) -> None:
+        """grow_release's bookkeeping after a complete-exploration step that searched `count`
+        neighbourhoods of k variables to the end."""
+        if improved:
+            self.extra_released = self.unimproved = 0
+        elif self.grow_release:
+            self.unimproved += count
+            if k < len(self.fd) and self.unimproved >= math.comb(len(self.fd), k):
+                self.extra_released += 1
+                self.unimproved = 0
+
     def _neighbourhoods(self, count: int | None = None) -> np.ndarray:
         """`count` (default T) rows of k distinct positions in fd: the variables each
-        neighbourhood releases."""
+        neighbourhood releases (the percent's, and extra_released)."""
         n = len(self.fd)
-        k = min(n, max(1, math.ceil(self.settings.percent * n / 100)))
+        k = min(n, max(1, math.ceil(self.settings.percent * n / 100)) + self.extra_released)
+        self.most_released = max(self.most_released, k)
         count = self.settings.neighbourhoods if count is None else min(count, self.settings.neighbourhoods)
         return np.argsort(self.rng.random((count, n)), axis=1)[:, :k]
 

@@ -222,6 +222,7 @@ class Runner:
         self._scratch: dict[str, object] = {}     # run_phase's per-search buffers, kept between phases
         self.phase_solutions = 0                  # the last phase's solutions met,
         self.phase_cut = 0                        # and its paths left at their node limit
+        self.phase_explored = 0                   # and its paths searched to the end
 
     def _describe_kernel(self) -> None:
         """-v: what the built kernel costs a work-item (private memory: registers spilled) and
@@ -573,6 +574,9 @@ class Runner:
         self.queue.finish()
         self.phase_solutions = int(cnt[:, Cnt.SOLS].sum())
         self.phase_cut = int(cnt[:, Cnt.CUT].sum())
+        # paths searched to the end: taken, neither cut at their node limit nor still running
+        running = int(np.isin(st[:n_items, St.STATUS], (Status.NEED_SUB, Status.DONE), invert=True).sum())
+        self.phase_explored = max(0, int(cnt[:, Cnt.SUBS].sum()) - self.phase_cut - running)
         self.stats.nodes += int(cnt[:, Cnt.NODES].sum())
         self.stats.fails += int(cnt[:, Cnt.FAILS].sum())
         self.stats.props += int(cnt[:, Cnt.PROPS].sum())
