@@ -151,6 +151,28 @@ def test_step_pace_cuts_neighbourhoods_before_the_budget_goes_under_its_floor():
     assert (fixed.count, fixed.nodes) == (4224, StepPace.LOWEST)
 
 
+def test_a_step_is_reshaped_by_the_share_of_neighbourhoods_cut_at_the_budget():
+    """Most neighbourhoods cut at the node budget: half as many with twice the budget; almost
+    none cut: twice as many with half the budget, not under FLOOR; the work per step stays, and
+    the user's T (no steer_count) is never reshaped."""
+    mid = 0.75 * StepPace.TARGET_S                  # neither slow nor quick: the time moves nothing
+    pace = StepPace(4224, steer_count=True)
+    pace.after_step(mid, cut_share=0.9)
+    assert (pace.count, pace.nodes) == (2112, 2 * StepPace.START)
+    pace.after_step(mid, cut_share=0.3)
+    assert (pace.count, pace.nodes) == (2112, 2 * StepPace.START)
+    pace.after_step(mid, cut_share=0.0)
+    assert (pace.count, pace.nodes) == (4224, StepPace.START)
+    pace.after_step(mid, cut_share=0.0)
+    assert (pace.count, pace.nodes) == (4224, StepPace.START)    # at most T, at least FLOOR
+    for _ in range(20):
+        pace.after_step(mid, cut_share=1.0)
+    assert pace.count == 4224 // StepPace.SHARE_KEPT and pace.nodes <= CE_NODES
+    fixed = StepPace(4224, steer_count=False)
+    fixed.after_step(mid, cut_share=1.0)
+    assert (fixed.count, fixed.nodes) == (4224, StepPace.START)
+
+
 def test_a_slow_step_is_cut_off_and_paced_down(monkeypatch):
     """A complete-exploration step gets a deadline CUTOFF_S after it began (or the run's, if
     sooner): a first step of thousands of big neighbourhoods on a GPU would otherwise run to the
@@ -166,7 +188,7 @@ def test_a_slow_step_is_cut_off_and_paced_down(monkeypatch):
     island.pace = StepPace(4224, steer_count=True)
     island.fd = np.arange(3)
     island.grow_release, island.extra_released, island.unimproved = False, 0, 0
-    island.runner = SimpleNamespace(phase_explored=0)
+    island.runner = SimpleNamespace(phase_explored=0, phase_cut=0)
     monkeypatch.setattr(Island, "_neighbourhoods", lambda self, count: np.zeros((count, 1), dtype=np.int64))
     monkeypatch.setattr(Island, "_released_mask", lambda self, rel: np.zeros((len(rel), 3), dtype=bool))
     monkeypatch.setattr(Island, "_paths", lambda self, assign, fixed: None)

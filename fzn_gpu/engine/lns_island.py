@@ -55,6 +55,7 @@ class StepPace:
     # takes a third of a second) would otherwise run to the time limit, and its length is the
     # pace's only news that it must shrink.
     CUTOFF_S = 20 * TARGET_S
+    CUT_MOST, CUT_FEW = 0.5, 0.1    # shares of neighbourhoods cut at the budget that reshape a step
 
     def __init__(self, most: int = 1, steer_count: bool = False) -> None:
         self.nodes = self.START
@@ -63,7 +64,22 @@ class StepPace:
         self.fewest = max(self.FEWEST, self.most // self.SHARE_KEPT)
         self.steer_count = steer_count and self.most > self.fewest
 
-    def after_step(self, seconds: float) -> None:
+    def after_step(self, seconds: float, cut_share: float | None = None) -> None:
+        """`cut_share`: of the step's neighbourhoods searched, the share left at the node budget
+        (None: unknown). Beside the time, it shapes the step: where most are cut, half as many
+        neighbourhoods with twice the budget (their search needs depth); where almost none are,
+        twice as many with half the budget, down to FLOOR (the budget is more than they use)."""
+        self._time(seconds)
+        if not self.steer_count or cut_share is None:
+            return
+        if cut_share > self.CUT_MOST and self.count > self.fewest and self.nodes < CE_NODES:
+            self.count = max(self.fewest, self.count // 2)
+            self.nodes = min(CE_NODES, 2 * self.nodes)
+        elif cut_share < self.CUT_FEW and self.count < self.most and self.nodes > self.FLOOR:
+            self.count = min(self.most, 2 * self.count)
+            self.nodes = max(self.FLOOR, self.nodes // 2)
+
+    def _time(self, seconds: float) -> None:
         if seconds > self.TARGET_S:
             ratio = self.TARGET_S / seconds
             if self.nodes > self.FLOOR:
@@ -195,7 +211,8 @@ class Island:
             found = self._explore(self._paths(np.tile(values[self.fd], (len(releases), 1)), fixed),
                                   obj, cutoff if deadline is None else min(deadline, cutoff),
                                   Exploration(node_limit=self.pace.nodes, enough=ENOUGH))
-            self.pace.after_step(time.monotonic() - t0)
+            searched = self.runner.phase_explored + self.runner.phase_cut
+            self.pace.after_step(time.monotonic() - t0, self.runner.phase_cut / searched if searched else None)
             self._after_exploring(self.runner.phase_explored, releases.shape[1], found is not None and found[0] < obj)
             return found
         if strategy == "random_labeling":
