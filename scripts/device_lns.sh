@@ -13,7 +13,7 @@ out=${1:?usage: $0 OUT LIMIT_S [STRATEGY] [REGEX]}; limit=${2:?}; strategy=${3:-
 source scripts/device_env.sh >/dev/null 2>&1
 source scripts/opt_instances.sh
 opt_setup "$out" "${4:-}"
-stat() { grep -oE "(objective|nodes|lnsSteps|lnsImprovingSteps|d[0-9]_lnsSteps|d[0-9]_lnsImprovements|buildTime)=[0-9.e+-]+|lnsNodeBudget=\"?[0-9 ;]+|lnsPacedNeighbourhoods=\"?[0-9 ;]+" | tr '\n' ' '; }
+stat() { grep -oE "(objective|nodes|lnsSteps|lnsImprovingSteps|d[0-9]_lnsSteps|d[0-9]_lnsImprovements)=[0-9.e+-]+|lnsNodeBudget=\"?[0-9 ;]+|lnsPacedNeighbourhoods=\"?[0-9 ;]+" | tr '\n' ' '; }
 # fzn-gpu from the checkout at $1 (python -m puts the working folder first on the path), under
 # `timeout` (which runs programs, not shell functions)
 from=(bash -c 'cd "$0" && PYTHONPATH=$0:/tmp/site exec python3 -m fzn_gpu "$@"')
