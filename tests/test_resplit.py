@@ -128,3 +128,19 @@ def test_slice_budget_grows_only_on_a_measured_slice():
     big = b.for_slice(None)
     b.after_slice(big, 1.0, cut_short=True)              # too slow even cut short: shrinks
     assert b.for_slice(None) < big
+
+
+def test_tail_slices_are_shorter_and_leave_the_budget_as_it_was():
+    """With searches idle and waiting for donations (the tail of a search), a slice runs a
+    TAIL_SHARE-th of the budget, so that donated paths reach the idle ones sooner; the slice is
+    read as the whole one it stands for, so the budget it learns is that of a whole slice."""
+    from fzn_gpu.engine.runner import SliceBudget
+    b = SliceBudget()
+    b.begin_phase(8)
+    b.value = 1000
+    short = b.for_slice(None, tail=True)
+    assert short == 1000 // SliceBudget.TAIL_SHARE
+    b.after_slice(short, SliceBudget.TARGET_S / SliceBudget.TAIL_SHARE, tail=True)   # on target
+    assert b.for_slice(None) == 1000
+    b.value = SliceBudget.LOWEST
+    assert b.for_slice(None, tail=True) == SliceBudget.LOWEST

@@ -462,7 +462,8 @@ class Runner:
         donate = 0
         self.budget.begin_phase(n_items)
         while True:
-            budget = self.budget.for_slice(deadline)
+            tail = self.group and donate > 0        # idle searches wait for this slice's donations
+            budget = self.budget.for_slice(deadline, tail=tail)
             slice_us = self.budget.clock_us(deadline) if self.tuning.slice_clock else 0
             if slice_us:
                 budget = SliceBudget.CLOCKED
@@ -526,7 +527,7 @@ class Runner:
             # says nothing of how long its budget would have taken
             if not slice_us:
                 self.budget.after_slice(budget, dt, cut_short=nsol >= self.sol_cap or
-                                        bool((st[:n_items, St.STATUS] == Status.DONE).all()))
+                                        bool((st[:n_items, St.STATUS] == Status.DONE).all()), tail=tail)
             if self.ctrl[Ctrl.ERR]:
                 raise CapacityError(int(self.ctrl[Ctrl.ERR]))
             if self.verbose:
@@ -681,6 +682,8 @@ class SliceBudget:
     predicted to end past the deadline does not start that way."""
 
     TARGET_S, START, LOWEST, HIGHEST = 0.05, 16, 8, 1 << 22
+    # a tail slice's share of a whole one: 5 measured on the H100 (docs/BENCHMARKS.md); 1: off
+    TAIL_SHARE = _env_int("FZN_GPU_TAIL_SHARE", 5)
     CLOCKED = 1 << 30       # a slice the device's clock ends: the budget never does
 
     def __init__(self, fixed: int = 0) -> None:
@@ -693,11 +696,15 @@ class SliceBudget:
         if items != self.items and not self.fixed:
             self.items, self.value, self.s_per_unit = items, self.START, None
 
-    def for_slice(self, deadline: float | None) -> int:
+    def for_slice(self, deadline: float | None, tail: bool = False) -> int:
+        """`tail`: searches sit idle waiting for donated paths, which reach them only at the
+        next slice's start: a slice TAIL_SHARE times shorter brings them work that much sooner
+        (the budget learnt stays that of a whole slice)."""
+        value = max(self.LOWEST, self.value // self.TAIL_SHARE) if tail else self.value
         if deadline is not None and self.s_per_unit:
             fits = int(0.8 * (deadline - time.monotonic()) / self.s_per_unit)
-            return max(self.LOWEST, min(self.value, fits))
-        return self.value
+            return max(self.LOWEST, min(value, fits))
+        return value
 
     def clock_us(self, deadline: float | None) -> int:
         """A slice's length in microseconds where the device's clock ends it (Tuning.slice_clock):
@@ -707,14 +714,16 @@ class SliceBudget:
             seconds = min(seconds, max(0.001, 0.8 * (deadline - time.monotonic())))
         return int(seconds * 1e6)
 
-    def after_slice(self, used: int, seconds: float, cut_short: bool = False) -> None:
+    def after_slice(self, used: int, seconds: float, cut_short: bool = False, tail: bool = False) -> None:
         """cut_short: the slice may have ended before its budget ran out (a full solution
         buffer, every search done), so it may shrink the budget but never grow it: with -a on
         a model rich in solutions, slices of a millisecond had raised it to the maximum, and
         the first slice with few solutions then ran for a minute, deaf to time limits and
-        Ctrl-C."""
+        Ctrl-C. `tail`: a shortened slice (for_slice), read as the whole slice it stands for."""
         if self.fixed:
             return
+        if tail:
+            used, seconds = used * self.TAIL_SHARE, seconds * self.TAIL_SHARE
         self.s_per_unit = seconds / max(used, 1)
         ratio = self.TARGET_S / max(seconds, 1e-6)
         if cut_short:
