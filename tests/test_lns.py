@@ -174,10 +174,10 @@ def test_a_step_is_reshaped_by_the_share_of_neighbourhoods_cut_at_the_budget():
 
 
 def test_a_slow_step_is_cut_off_and_paced_down(monkeypatch):
-    """A complete-exploration step gets a deadline CUTOFF_S after it began (or the run's, if
-    sooner): a first step of thousands of big neighbourhoods on a GPU would otherwise run to the
-    time limit, and the pace learns only from a step that ends. The cut step then shrinks the
-    next one."""
+    """A step gets a deadline CUTOFF_S after it began (or the run's, if sooner), whatever its
+    strategy: a first step of thousands of big neighbourhoods on a GPU would otherwise run to
+    the time limit, and the pace learns only from a step that ends. A cut complete-exploration
+    step then shrinks the next one."""
     import numpy as np
     from types import SimpleNamespace
 
@@ -189,7 +189,7 @@ def test_a_slow_step_is_cut_off_and_paced_down(monkeypatch):
     island.fd = np.arange(3)
     island.grow_release, island.extra_released, island.unimproved = False, 0, 0
     island.runner = SimpleNamespace(phase_explored=0, phase_cut=0)
-    monkeypatch.setattr(Island, "_neighbourhoods", lambda self, count: np.zeros((count, 1), dtype=np.int64))
+    monkeypatch.setattr(Island, "_neighbourhoods", lambda self, count: np.zeros((count or 4, 1), dtype=np.int64))
     monkeypatch.setattr(Island, "_released_mask", lambda self, rel: np.zeros((len(rel), 3), dtype=bool))
     monkeypatch.setattr(Island, "_paths", lambda self, assign, fixed: None)
     given = []
@@ -205,6 +205,10 @@ def test_a_slow_step_is_cut_off_and_paced_down(monkeypatch):
     assert island.pace.count < 4224                            # the cut step shrank the next one
     island.step((10, np.zeros(3, dtype=np.int64)), time.monotonic() + 0.01)
     assert given[1] <= 0.01                                    # the run's deadline, when sooner
+    island.settings = SimpleNamespace(strategy="random_permutation", starts=2)
+    island.rng = np.random.default_rng(0)
+    island.step((10, np.zeros(3, dtype=np.int64)), None)      # every strategy's step is cut off
+    assert 0 < given[2] <= StepPace.CUTOFF_S
 
 
 def test_a_neighbourhood_grows_once_every_set_of_its_size_failed():

@@ -50,10 +50,11 @@ class StepPace:
 
     TARGET_S, LOWEST, FLOOR, FEWEST, SHARE_KEPT = 0.05, 16, 128, 16, 16
     START = FLOOR
-    # A step is cut off this long after it began (what it found so far still counts): a first
-    # step of thousands of neighbourhoods of a big model on a GPU (QAP 64: a node of a work-group
-    # takes a third of a second) would otherwise run to the time limit, and its length is the
-    # pace's only news that it must shrink.
+    # A step (of any strategy) is cut off this long after it began (what it found so far still
+    # counts): a first step of thousands of neighbourhoods of a big model on a GPU (QAP 64: a
+    # node of a work-group takes a third of a second) would otherwise run to the time limit, and
+    # its length is the pace's only news that it must shrink; the adaptive strategy's first
+    # tries of ICM, Gibbs or random labelling took seconds each on a GPU (TSP 60: 4 steps in 10 s).
     CUTOFF_S = 20 * TARGET_S
     CUT_MOST, CUT_FEW = 0.5, 0.1    # shares of neighbourhoods cut at the budget that reshape a step
 
@@ -200,17 +201,17 @@ class Island:
     def step(self, current: Solution, deadline: float | None) -> Solution | None:
         obj, values = current
         strategy = self.settings.strategy
+        t0 = time.monotonic()
+        cutoff = t0 + StepPace.CUTOFF_S                # every strategy's step ends by then
+        deadline = cutoff if deadline is None else min(deadline, cutoff)
         releases = self._neighbourhoods(self.pace.count if strategy == "complete_exploration" else None)
         if strategy in ("icm", "gibbs"):
             return self._conditional_modes(obj, values, releases, deadline, gibbs=strategy == "gibbs")
         m = self.settings.starts
         if strategy == "complete_exploration":
-            t0 = time.monotonic()
             fixed = ~self._released_mask(releases)
-            cutoff = t0 + StepPace.CUTOFF_S
             found = self._explore(self._paths(np.tile(values[self.fd], (len(releases), 1)), fixed),
-                                  obj, cutoff if deadline is None else min(deadline, cutoff),
-                                  Exploration(node_limit=self.pace.nodes, enough=ENOUGH))
+                                  obj, deadline, Exploration(node_limit=self.pace.nodes, enough=ENOUGH))
             searched = self.runner.phase_explored + self.runner.phase_cut
             self.pace.after_step(time.monotonic() - t0, self.runner.phase_cut / searched if searched else None)
             self._after_exploring(self.runner.phase_explored, releases.shape[1], found is not None and found[0] < obj)
