@@ -1,10 +1,10 @@
 """A thread that writes the solution stream while the search goes on.
 
-MiniZinc's solns2out reads a solver's output more slowly than a GPU finds solutions: 14-queens'
-365,596 solutions are counted in 2.5 s on the H100 but took 14.8 s printed, because every
-slice's write blocked on the full pipe while no kernel ran. Here the search hands each batch
-over and launches its next slice at once; the thread formats and writes, so the run takes
-about as long as MiniZinc's reading alone.
+MiniZinc's solns2out reads a solver's output more slowly than a GPU finds solutions, and a
+write into the full pipe blocked the search with no kernel running (docs/BENCHMARKS.md,
+printed enumeration). Here the search hands each batch over and launches its next slice at
+once; the thread formats and writes, so the run takes about as long as MiniZinc's reading
+alone.
 
 The backlog is bounded (`MAX_PENDING_BYTES`, estimated before formatting): past it the search
 waits, so memory stays small on any enumeration, and the text still queued when the run ends

@@ -51,10 +51,10 @@ class StepPace:
     TARGET_S, LOWEST, FLOOR, FEWEST, SHARE_KEPT = 0.05, 16, 128, 16, 16
     START = FLOOR
     # A step (of any strategy) is cut off this long after it began (what it found so far still
-    # counts): a first step of thousands of neighbourhoods of a big model on a GPU (QAP 64: a
-    # node of a work-group takes a third of a second) would otherwise run to the time limit, and
-    # its length is the pace's only news that it must shrink; the adaptive strategy's first
-    # tries of ICM, Gibbs or random labelling took seconds each on a GPU (TSP 60: 4 steps in 10 s).
+    # counts): a first step of thousands of neighbourhoods of a big model on a GPU would
+    # otherwise run to the time limit, and its length is the pace's only news that it must
+    # shrink; the adaptive strategy's first tries of ICM, Gibbs or random labelling could each
+    # take seconds of a GPU (docs/BENCHMARKS.md, the default engines on a GPU alone).
     CUTOFF_S = 20 * TARGET_S
     CUT_MOST, CUT_FEW = 0.5, 0.1    # shares of neighbourhoods cut at the budget that reshape a step
 
@@ -141,8 +141,8 @@ class Island:
         `grow_release` (the percent is LNS's default, not the user's): a neighbourhood releases
         one variable more each time complete exploration has searched to the end (within the
         node budget) as many neighbourhoods since the last improvement as there are sets of
-        that size (likely a local optimum for them all, as a GPU step of 4,224 neighbourhoods of
-        3 of QAP 15's 15 facilities meets at once), and goes back to the percent at an
+        that size (likely a local optimum for them all, which a GPU step of thousands of
+        neighbourhoods of a small model meets at once), and goes back to the percent at an
         improvement or a restart."""
         self.index = index
         self.runner = runner

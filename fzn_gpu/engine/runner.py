@@ -69,14 +69,14 @@ class Tuning:
                       local=_env_int("FZN_GPU_LOCAL", 32 if group else (64 if gpu else 1)),
                       interleave=layout == "interleaved",
                       specialise=_env_flag("FZN_GPU_SPECIALISE", gpu),
-                      # measured on the H100 (docs/BENCHMARKS.md): with 67,584 work-items, 2 per
-                      # item split fastest; PHACT's 50 suits CPUs with a few work-items
+                      # with a GPU's tens of thousands of work-items, 2 per item split fastest
+                      # (docs/BENCHMARKS.md); PHACT's 50 suits CPUs with a few work-items
                       subs_per_item=_env_int("FZN_GPU_SUBS_PER_ITEM", 2 if gpu else 50),
                       # a GPU's throughput comes from tens of thousands of slow threads: one
                       # alone reaches a first solution far sooner (docs/BENCHMARKS.md)
                       dive_ms=_env_int("FZN_GPU_DIVE_MS", 1000 if gpu else 0, minimum=0),
-                      # H100: tsp_20's kernel builds in 4.3 s instead of 33.9 s; 14-queens'
-                      # kernels run 12 % slower (docs/BENCHMARKS.md)
+                      # NVIDIA builds out of line several times faster, for somewhat slower
+                      # kernels (docs/BENCHMARKS.md)
                       outline=_env_flag("FZN_GPU_OUTLINE", gpu),
                       slice_budget=_env_int("FZN_GPU_SLICE_BUDGET", 0, minimum=0),
                       profile=_env_flag("FZN_GPU_PROFILE", False),
@@ -93,7 +93,7 @@ class Tuning:
                       slice_clock=False,
                       # a dive (one search) or an LNS step of a few hundred neighbourhoods left
                       # most of a GPU idle with groups of 32: wider groups give each search the
-                      # lanes the others leave (QAP 64's first pass: docs/BENCHMARKS.md)
+                      # lanes the others leave (docs/BENCHMARKS.md, wider work-groups)
                       wide_local=_env_int("FZN_GPU_WIDE_LOCAL", 1024 if gpu and group else 0, minimum=0))
 
 
@@ -660,8 +660,8 @@ class Exploration:
     path starts from all constraints queued, and the root fixpoint the kernel writes is not
     kept (a path's first node is not the root). `enough` < 1 ends the batch when that share of
     the work-items has finished and no path is left to start: a GPU thread is slow, and a
-    batch waiting for its slowest neighbourhood took seconds (tsp_60 on the H100: 31 nodes a
-    path on average, up to 2,000)."""
+    batch waiting for its slowest neighbourhood took seconds, its paths' node counts spread
+    from tens to the limit (docs/BENCHMARKS.md)."""
     node_limit: int = 0
     random_values: bool = False
     prune: bool = True          # False: no bound below the paths, each one's own objective
@@ -682,7 +682,7 @@ class SliceBudget:
     predicted to end past the deadline does not start that way."""
 
     TARGET_S, START, LOWEST, HIGHEST = 0.05, 16, 8, 1 << 22
-    # a tail slice's share of a whole one: 5 measured on the H100 (docs/BENCHMARKS.md); 1: off
+    # a tail slice's share of a whole one (docs/BENCHMARKS.md, shorter slices in a search's tail); 1: off
     TAIL_SHARE = _env_int("FZN_GPU_TAIL_SHARE", 5)
     CLOCKED = 1 << 30       # a slice the device's clock ends: the budget never does
 
