@@ -7,13 +7,20 @@
 # fzn_gpu kernels grammar mznlib | tar -x -C .carry/old`), that build runs too, on OLD_DEVS.
 # With VARIANTS (FZN_GPU_* settings without the prefix, "-" for none: "GROUP_ROW_MIN=0 -"),
 # this build also runs under each setting on VAR_DEVS (default gpu), labelled by the setting.
+# STRATEGY "adaptive" runs `--engine lns` with no strategy named (the bandit over all six),
+# "auto" the default engine (the portfolio) with no LNS flag.
 # Usage there: [DEVS="gpu cpu all"] [OLD=DIR OLD_DEVS=gpu] [VARIANTS=... VAR_DEVS=gpu] bash scripts/device_lns.sh OUT LIMIT_S [STRATEGY] [DATA_REGEX]
 set -uo pipefail
 out=${1:?usage: $0 OUT LIMIT_S [STRATEGY] [REGEX]}; limit=${2:?}; strategy=${3:-complete_exploration}
 source scripts/device_env.sh >/dev/null 2>&1
 source scripts/opt_instances.sh
 opt_setup "$out" "${4:-}"
-stat() { grep -oE "(objective|nodes|lnsSteps|lnsImprovingSteps|d[0-9]_lnsSteps|d[0-9]_lnsImprovements)=[0-9.e+-]+|lnsNodeBudget=\"?[0-9 ;]+|lnsPacedNeighbourhoods=\"?[0-9 ;]+" | tr '\n' ' '; }
+case $strategy in
+  adaptive) how=(--engine lns) ;;
+  auto) how=() ;;
+  *) how=(--lns-strategy "$strategy") ;;
+esac
+stat() { grep -oE "(objective|nodes|lnsSteps|lnsImprovingSteps|bnbImprovements|lnsImprovements|d[0-9]_lnsSteps|d[0-9]_lnsImprovements)=[0-9.e+-]+|lnsNodeBudget=\"?[0-9 ;]+|lnsPacedNeighbourhoods=\"?[0-9 ;]+|lnsStrategySteps=\"[a-z_:0-9/ ;]+" | tr '\n' ' '; }
 # fzn-gpu from the checkout at $1 (python -m puts the working folder first on the path), under
 # `timeout` (which runs programs, not shell functions)
 from=(bash -c 'cd "$0" && PYTHONPATH=$0:/tmp/site exec python3 -m fzn_gpu "$@"')
@@ -29,7 +36,7 @@ for c in "${cases[@]}"; do
     case $build in new|old) ;; -) devs=${VAR_DEVS:-gpu} ;; *) devs=${VAR_DEVS:-gpu}; setting=("FZN_GPU_$build") ;; esac
     for d in $devs; do
       env "${setting[@]}" "${from[@]}" "$path" --devices "$d" --build-only "$f" >/dev/null 2>&1
-      timed timeout $((limit + 30)) env "${setting[@]}" "${from[@]}" "$path" --devices "$d" -a --lns-strategy "$strategy" -s -t $((limit * 1000)) "$f"
+      timed timeout $((limit + 30)) env "${setting[@]}" "${from[@]}" "$path" --devices "$d" -a "${how[@]}" -s -t $((limit * 1000)) "$f"
       echo "| $name | $build | $d | $(best) | $(first) | $(last) | $(cut -d' ' -f2- "$work/run.txt" | stat) |" | tee -a "$out/lns.md"
     done
   done

@@ -8,7 +8,9 @@ import time
 
 import pytest
 
-from fzn_gpu.engine.lns_island import CE_NODES, StepPace
+import numpy as np
+
+from fzn_gpu.engine.lns_island import CE_NODES, StepPace, StrategyBandit
 from helpers import ROOT, have_minizinc
 from test_cli import fzn, run
 
@@ -100,6 +102,45 @@ def test_every_device_runs_its_own_steps_and_a_failed_one_leaves_the_rest(monkey
         assert steps[1] == 1 and steps[0] > 2 and "LNS goes on without" in r.stderr
     else:
         assert min(steps) > 2 and "==========" not in r.stdout
+
+
+def simulated_bandit(arms: list[tuple[float, float]], steps: int = 400) -> np.ndarray:
+    """Steps a StrategyBandit gives each arm, where arm i gains a share g_i of the objective
+    in every step of s_i seconds, (g_i, s_i), from an objective that keeps improving."""
+    bandit = StrategyBandit(len(arms), np.random.default_rng(1))
+    objective = 10 ** 9
+    for _ in range(steps):
+        arm = bandit.pick()
+        gain, seconds = arms[arm]
+        after = objective - int(objective * gain)
+        bandit.update(arm, objective, after, seconds)
+        objective = after
+    return bandit.steps
+
+
+def test_the_bandit_prefers_the_most_gain_per_second():
+    """A strategy of rare big steps beats one of frequent small ones when it gains more per
+    second (complete exploration against two-exchange on a GPU), and the reverse: the measure is
+    the objective gained per second, not improving steps per second."""
+    big_slow, small_quick = (0.01, 0.05), (0.0002, 0.002)      # 0.2 and 0.1 of the objective a second
+    steps = simulated_bandit([small_quick, big_slow])
+    assert steps[1] > 0.8 * steps.sum()                            # the rest: exploring at random
+    steps = simulated_bandit([(0.001, 0.05), small_quick])        # 0.02 against 0.1
+    assert steps[1] > 0.8 * steps.sum()
+
+
+def test_a_stalled_strategy_gives_way():
+    """An arm that stops gaining loses its lead to one that still gains, however slowly."""
+    bandit = StrategyBandit(2, np.random.default_rng(2))
+    for arm in (0, 1):
+        assert bandit.pick() == arm                                # each is tried once first
+        bandit.update(arm, 1000, 900 if arm == 0 else 999, 0.05)
+    picks = []
+    for _ in range(200):
+        arm = bandit.pick()
+        picks.append(arm)
+        bandit.update(arm, 1000, 1000 if arm == 0 else 999, 0.05)  # arm 0 has stalled
+    assert picks[-50:].count(1) > 40
 
 
 def test_step_pace_keeps_steps_near_the_target():

@@ -216,3 +216,78 @@ def test_the_statistics_do_not_wait_for_a_report_in_progress():
     engine.join(10)
     assert read == [("", {"bnb": 0, "lns": 0})]
     assert incumbent.found_by() == "bnb:1"
+
+
+def test_a_paused_runner_waits_its_share_and_wakes_when_cancelled():
+    """Runner.pause_after: a runner holding a quarter of the wall time waits three times its
+    slice; not past the deadline; at once once its search is cancelled; not at all when whole."""
+    from types import SimpleNamespace
+    from fzn_gpu.engine.runner import Runner
+    r = SimpleNamespace(time_share=0.25, resume=threading.Event())
+    t0 = time.monotonic()
+    Runner.pause_after(r, 0.02, None)
+    assert time.monotonic() - t0 >= 0.06
+    t0 = time.monotonic()
+    Runner.pause_after(r, 100.0, time.monotonic() + 0.05)        # the deadline comes first
+    assert time.monotonic() - t0 < 5
+    threading.Timer(0.05, r.resume.set).start()
+    t0 = time.monotonic()
+    Runner.pause_after(r, 100.0, None)                           # cancelled while it waits
+    assert time.monotonic() - t0 < 5
+    whole = SimpleNamespace(time_share=1.0, resume=threading.Event())
+    t0 = time.monotonic()
+    Runner.pause_after(whole, 100.0, None)
+    assert time.monotonic() - t0 < 1
+
+
+def test_branch_and_bound_sharing_its_device_still_proves_the_optimum():
+    """A search whose launches pause for another engine (here forced on a CPU runner, since
+    share_gpus touches GPUs only) proves the brute-force optimum all the same; share_gpus leaves
+    a CPU whole."""
+    weights, values, limit, cover = instance(3)
+    text = knapsack(weights, values, limit, cover)
+    model = lower(parse_items(text, "k.fzn"), "k.fzn")
+    opts = SolveOptions()
+    dm = pack(model, opts)
+    rows = []
+    bnb = CompleteSearch(model, dm, select_devices("all")[0], opts,
+                         lambda values, obj: rows.append(obj))
+    bnb.share_gpus(0.25)
+    assert bnb.runner.time_share == 1.0                          # a CPU is not split
+    bnb.runner.time_share = 0.5
+    assert bnb.run(None).complete
+    assert rows[-1] == optimum(weights, values, limit, cover)
+
+
+def test_branch_and_bound_takes_its_gpus_whole_once_lns_has_ended():
+    """In the portfolio, LNS's end (its restarts or time-out, or a failure) gives branch and
+    bound its share of a shared GPU back, so that the proof does not go on at a quarter."""
+    from fzn_gpu.engine import portfolio
+    shares = []
+    bnb = type("Bnb", (), {"share_gpus": lambda self, s: shares.append(s)})()
+    done = Outcome()
+    lns = type("Lns", (), {"run": lambda self, deadline: done})()
+    assert portfolio._ThenWhole(lns, bnb).run(None) is done and shares == [1.0]
+
+    def fail(self, deadline):
+        raise RuntimeError("device lost")
+    broken = type("Lns", (), {"run": fail})()
+    with pytest.raises(RuntimeError):
+        portfolio._ThenWhole(broken, bnb).run(None)
+    assert shares == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("text, ok", [(None, True), ("0.5", True), ("1", True), ("0", False), ("1.5", False),
+                                      ("half", False)])
+def test_the_shared_gpu_share_is_checked(monkeypatch, text, ok):
+    from fzn_gpu.engine.portfolio import SHARED_GPU_BNB, shared_gpu_share
+    from fzn_gpu.errors import FznError
+    if text is None:
+        monkeypatch.delenv("FZN_GPU_BNB_SHARE", raising=False)
+    else:
+        monkeypatch.setenv("FZN_GPU_BNB_SHARE", text)
+    if ok:
+        assert shared_gpu_share() == (SHARED_GPU_BNB if text is None else float(text))
+    else:
+        with pytest.raises(FznError, match="FZN_GPU_BNB_SHARE"):
+            shared_gpu_share()

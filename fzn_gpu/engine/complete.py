@@ -44,6 +44,7 @@ class CompleteSearch:
         self.devices = devices if isinstance(devices, list) else [devices]
         self.runner = Runner(self.devices[0], dm, seed=opts.seed, verbose=opts.verbose)
         self.runners = [self.runner]
+        self.gpu_time_share = 1.0         # of each GPU's wall time (share_gpus)
         self.shares: list[DeviceShare] = []
         self._lock = threading.RLock()      # device threads report solutions and counts
         self.optimising = dm.obj_var >= 0
@@ -54,6 +55,14 @@ class CompleteSearch:
         self.incumbent = incumbent if self.optimising and not self.runner.float_objective else None
         self.cancel = threading.Event()
         self.dive = True        # a first solution by one work-item first, on a GPU (tuning.dive_ms)
+
+    def share_gpus(self, share: float) -> None:
+        """Another engine runs on the same GPUs (the portfolio's LNS on a lone GPU): this
+        search's launches on a GPU take at most `share` of the wall time (Runner.pause_after)."""
+        self.gpu_time_share = share
+        for r in self.runners:
+            if r.device.is_gpu:
+                r.time_share, r.resume = share, self.cancel
 
     # -- solutions of one slice, in the order to print them
     def _take(self, sols: np.ndarray | None) -> bool:
@@ -172,6 +181,7 @@ class CompleteSearch:
         """Runners for the other devices (kernel builds included); one that fails to build is
         left out, said on stderr with -v."""
         self.runners += other_runners(self.devices[1:], self.dm, self.opts)
+        self.share_gpus(self.gpu_time_share)
 
     def _search_all(self, paths: Paths, deadline: float | None) -> bool:
         r = self.runner

@@ -100,19 +100,22 @@ class StepPace:
 
 
 class StrategyBandit:
-    """Chooses each step's strategy by the strategies' recent success (no single one is best
+    """Chooses each step's strategy by the strategies' recent gains (no single one is best
     everywhere: complete exploration on tours, two-exchange on QAP, ICM on covering). Each is
-    tried once; then, with probability EXPLORE one at random, else the one with the most
-    improving steps per second over its recent steps: both counts decay by DECAY at each step
+    tried once; then, with probability EXPLORE one at random, else the one whose recent steps
+    gained the most objective per second: a step's gain is its improvement relative to the
+    objective it started from, and both the gains and the seconds decay by DECAY at each step
     of that strategy, so a strategy that has stalled gives way, and is tried again once the
-    others stall too."""
+    others stall too. Counting improving steps instead favoured quick strategies with small
+    gains: on a GPU alone, two-exchange's many 1 % steps over complete exploration's fewer,
+    far larger ones (docs/BENCHMARKS.md, the default engines on a GPU alone)."""
     DECAY = 0.8
     EXPLORE = 0.1
-    PRIOR = 0.1        # improving steps credited to every strategy (none stays at zero)
+    PRIOR = 1e-6       # gain credited to every strategy: none stays at zero, stalled ones tie
 
     def __init__(self, arms: int, rng: np.random.Generator):
         self.rng = rng
-        self.wins = np.zeros(arms)
+        self.gains = np.zeros(arms)
         self.seconds = np.zeros(arms)
         self.steps = np.zeros(arms, dtype=np.int64)
         self.improving = np.zeros(arms, dtype=np.int64)
@@ -123,13 +126,15 @@ class StrategyBandit:
             return int(untried[0])
         if self.rng.random() < self.EXPLORE:
             return int(self.rng.integers(len(self.steps)))
-        return int(np.argmax((self.wins + self.PRIOR) / np.maximum(self.seconds, 1e-4)))
+        return int(np.argmax((self.gains + self.PRIOR) / np.maximum(self.seconds, 1e-4)))
 
-    def update(self, arm: int, improved: bool, seconds: float) -> None:
-        self.wins[arm] = self.DECAY * self.wins[arm] + improved
+    def update(self, arm: int, before: int, after: int, seconds: float) -> None:
+        """A step of `arm` from objective `before` (minimised) to `after` in `seconds`."""
+        gain = max(0, before - after) / max(1, abs(before))
+        self.gains[arm] = self.DECAY * self.gains[arm] + gain
         self.seconds[arm] = self.DECAY * self.seconds[arm] + seconds
         self.steps[arm] += 1
-        self.improving[arm] += improved
+        self.improving[arm] += gain > 0
 
 
 class Island:
@@ -185,7 +190,7 @@ class Island:
                 self.steps += 1
                 improved = better is not None and better[0] < current[0]
                 if self.bandit:
-                    self.bandit.update(arm, improved, time.monotonic() - t0)
+                    self.bandit.update(arm, current[0], better[0] if improved else current[0], time.monotonic() - t0)
                 if improved:
                     current = better
                     self.improving_steps += 1

@@ -36,6 +36,25 @@ from .threads import run_engines
 
 KINDS = ("all", "gpu", "cpu")
 DEFAULT_SPLIT = {"bnb": "gpu", "lns": "cpu"}    # on a machine with both kinds (docs/BENCHMARKS.md)
+SHARED_GPU_BNB = 0.25     # branch and bound's share of a GPU's time where LNS runs on it too
+
+
+def shared_gpu_share() -> float:
+    """Branch and bound's share of the wall time on a GPU that LNS uses as well (a machine whose
+    only device is a GPU): SHARED_GPU_BNB, or FZN_GPU_BNB_SHARE for measurements. LNS improves
+    step by step, and each of its launches waited behind one of branch and bound's slices
+    (docs/BENCHMARKS.md, the default engines on a GPU alone); branch and bound still proves the
+    small optima, later."""
+    text = os.environ.get("FZN_GPU_BNB_SHARE")
+    if text is None:
+        return SHARED_GPU_BNB
+    try:
+        share = float(text)
+    except ValueError:
+        share = 0.0
+    if not 0 < share <= 1:
+        raise FznError(f"FZN_GPU_BNB_SHARE={text!r} is not a share in (0, 1]", fix="unset it or give e.g. 0.25")
+    return share
 
 
 def split_devices(devices: list[Device], split: dict[str, str] = DEFAULT_SPLIT) -> tuple[list[Device], list[Device]]:
@@ -74,6 +93,9 @@ class PortfolioSearch:
         self.bnb.dive = "FZN_GPU_DIVE_MS" in os.environ or \
             not any(not d.is_gpu and d not in bnb_devices for d in lns_devices)
         self.lns = LnsSearch(model, dm, lns_devices, opts, report, spec, incumbent=self.incumbent)
+        self.shared_gpus = any(d.is_gpu and d in lns_devices for d in bnb_devices)
+        if self.shared_gpus:
+            self.bnb.share_gpus(shared_gpu_share())
 
     @property
     def runners(self) -> list:
@@ -84,7 +106,7 @@ class PortfolioSearch:
         return self.bnb.shares
 
     def run(self, deadline: float | None) -> Outcome:
-        results = run_engines({"bnb": self.bnb, "lns": self.lns}, deadline, self._stop_all)
+        results = run_engines({"bnb": self.bnb, "lns": _ThenWhole(self.lns, self.bnb)}, deadline, self._stop_all)
         return self._merged(results["bnb"], self.outcome.complete)
 
     def _stop_all(self) -> None:
@@ -117,3 +139,17 @@ class PortfolioSearch:
         stats["bnbDevices"] = "; ".join(r.device.name for r in self.bnb.runners)
         stats["lnsDevices"] = "; ".join(r.device.name for r in self.lns.runners)
         return stats
+
+
+class _ThenWhole:
+    """LNS's run, after which branch and bound takes its GPUs whole again (LNS ends on its own
+    at its restarts or time-out; the proof is then branch and bound's alone)."""
+
+    def __init__(self, lns: LnsSearch, bnb) -> None:
+        self.lns, self.bnb = lns, bnb
+
+    def run(self, deadline: float | None) -> Outcome:
+        try:
+            return self.lns.run(deadline)
+        finally:
+            self.bnb.share_gpus(1.0)

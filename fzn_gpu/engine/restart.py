@@ -105,6 +105,7 @@ class RestartSearch:
         if self.runner.float_objective:
             raise FznError("restarts work with int objectives", fix="drop the restart annotation (or --restart none)")
         self.runners = [self.runner]
+        self.gpu_time_share = 1.0         # of each GPU's wall time (share_gpus)
         self.shares: list = []
         self.outcome = Outcome()
         self.incumbent = incumbent if self.optimising else None
@@ -114,6 +115,14 @@ class RestartSearch:
         self._lock = threading.Lock()
         self._seen: set[bytes] = set()    # satisfaction solutions printed, so none prints twice
         self._errors: list[BaseException] = []
+
+    def share_gpus(self, share: float) -> None:
+        """Another engine runs on the same GPUs (the portfolio's LNS on a lone GPU): this
+        search's launches on a GPU take at most `share` of the wall time (Runner.pause_after)."""
+        self.gpu_time_share = share
+        for r in self.runners:
+            if r.device.is_gpu:
+                r.time_share, r.resume = share, self.cancel
 
     # -- solutions
     def _take(self, sols: np.ndarray | None) -> bool:
@@ -149,6 +158,7 @@ class RestartSearch:
     # -- the run
     def run(self, deadline: float | None) -> Outcome:
         self.runners += other_runners(self.devices[1:], self.dm, self.opts)
+        self.share_gpus(self.gpu_time_share)
         if len(self.runners) == 1:
             self._phases(0, deadline)
         else:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -154,6 +155,10 @@ class Runner:
         self.device = device
         self.dm = dm
         self.stats = Stats()
+        # the share of the wall time this runner's launches may take (another engine launches
+        # on the same GPU: Runner.pause_after)
+        self.time_share = 1.0
+        self.resume = threading.Event()         # set: a pause ends at once (the search is cancelled)
         self.tuning = Tuning.for_device(device, floats=dm.nf > 0)
         self.group = self.tuning.model == "group"
         self.floats = dm.nf > 0
@@ -537,6 +542,7 @@ class Runner:
                       f"{nsol} solutions, donated {min(int(self.ctrl[Ctrl.DONATED]), donate)}, cutoff {cutoff}",
                       file=sys.stderr)
             keep_going = on_slice(sols)
+            self.pause_after(dt, deadline)
             if resplit is not None:
                 started = base + min(int(self.ctrl[Ctrl.NEXT]), n_sub - base)
                 n_donated = min(int(self.ctrl[Ctrl.DONATED]), donate)
@@ -628,6 +634,20 @@ class Runner:
         if self.float_objective:
             return float_value(int(self.fbest[0]))
         return int(self.ctrl[Ctrl.BEST])
+
+    def pause_after(self, dt: float, deadline: float | None) -> None:
+        """After a slice of `dt` seconds, leave the device to the other engine for as long as
+        keeps this runner's launches at `time_share` of the wall time. Two engines launching
+        on one GPU (the portfolio on a lone GPU) take turns slice by slice whatever their
+        work-groups (docs/BENCHMARKS.md), so branch and bound's full slices held every LNS
+        launch back: LNS made about 20 steps in 10 s instead of 100 to 200."""
+        if self.time_share >= 1:
+            return
+        wait = dt * (1 / self.time_share - 1)
+        if deadline is not None:
+            wait = min(wait, deadline - time.monotonic())
+        if wait > 0:
+            self.resume.wait(wait)
 
     def set_best(self, value: int | float) -> None:
         if self.float_objective:
