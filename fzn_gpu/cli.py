@@ -21,7 +21,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="fzn-gpu",
         description="Solve a FlatZinc model with search running as OpenCL kernels on GPUs and CPUs.",
         epilog="Subcommands: `fzn-gpu install-solver-config [--dir DIR]` registers fzn-gpu with MiniZinc "
-               "(then `minizinc --solver gpu-fzn model.mzn`); `fzn-gpu --list-devices` lists OpenCL devices.")
+               "(then `minizinc --solver gpu-fzn model.mzn`); `fzn-gpu build-kernels` builds the generic GPU "
+               "kernel ahead (set-up: no model then waits for a build); `fzn-gpu --list-devices` lists OpenCL devices.")
     p.add_argument("file", nargs="?", help="the FlatZinc file, or - for standard input")
     p.add_argument("-a", "--all-solutions", action="store_true", help="all solutions (satisfaction), every improving one (optimisation)")
     p.add_argument("-n", "--num-solutions", type=int, metavar="N", help="stop after N solutions")
@@ -98,6 +99,9 @@ def _restart_option(args) -> RestartSpec | None:
 def run(argv: list[str]) -> int:
     if argv and argv[0] == "install-solver-config":
         return _install_solver_config(argv[1:])
+    if argv and argv[0] == "build-kernels":
+        from .engine import build_generic
+        return build_generic()
     args = _parser().parse_args(argv)
     if args.list_devices:
         from .device import describe_devices

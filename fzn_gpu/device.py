@@ -8,10 +8,12 @@ import contextlib
 import os
 import re
 import threading
+import time
 import warnings
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from . import build_record
 from .codegen import header
 from .errors import FznError
 from .resources import kernels_dir
@@ -206,42 +208,12 @@ def is_nvidia(device: Device) -> bool:
     return "NVIDIA" in device.platform.upper()
 
 
-def build(device: Device, kinds: frozenset[int] | None = None, outline: bool = False, model: str = "item",
-          store_global: bool = False, floats: bool = False, profile: bool = False, max_registers: int = 0,
-          propagation_floor: int = 4096, slice_clock: bool = False):
-    """(context, program) for `device`, built once per process (and cached on disk by
-    pyopencl across processes); with `kinds`, a program holding only those propagators;
-    `model` "group" with `store_global` keeps a group's node in global memory (a model too big
-    for local memory); `floats` builds the float variables' propagators and search (item only);
-    `profile` times the search's phases (kernels/profile.cl); `max_registers` caps a
-    work-item's registers where the compiler takes a cap (NVIDIA; 0: the compiler's choice);
-    `propagation_floor`: the units a node's propagation may always run in one slice
-    (kernels/profile.cl); `slice_clock`: the group kernel ends a slice by the device's clock
-    (NVIDIA's; elsewhere a counter of readings stands in for it, for tests: kernels/profile.cl)."""
-    # FZN_GPU_CL_OPTIONS: more build options, for tuning runs (NVIDIA: -cl-nv-verbose puts the
-    # registers and spills in `build_log`, -cl-nv-maxrregcount=N caps the registers)
-    extra = tuple(os.environ.get("FZN_GPU_CL_OPTIONS", "").split())
+def build_options(device: Device, outline: bool = False, model: str = "item", store_global: bool = False,
+                  floats: bool = False, profile: bool = False, max_registers: int = 0,
+                  propagation_floor: int = 4096, slice_clock: bool = False) -> list[str]:
+    """The compiler's options for a program (see `build`)."""
     cap = max_registers if max_registers > 0 and is_nvidia(device) else 0
     clock = ("ptx" if is_nvidia(device) else "fake") if slice_clock and model == "group" else ""
-    key = (id(device.cl_device), kinds, outline, model, store_global, floats, profile, cap, propagation_floor, clock,
-           extra)
-    with _BUILDS_LOCK:
-        lock = _BUILDS.setdefault(key, threading.Lock())
-    with lock:
-        if key not in _PROGRAMS:
-            _PROGRAMS[key] = _build_program(device, key, kinds, outline, model, store_global, floats, profile,
-                                            cap, propagation_floor, clock, extra)
-    return _PROGRAMS[key]
-
-
-def _build_program(device: Device, key: tuple, kinds, outline, model, store_global, floats, profile, cap,
-                   propagation_floor, clock, extra) -> tuple:
-    """Builds the program `build` caches under `key`: (context, program)."""
-    import pyopencl as cl
-    if floats and not supports_floats(device):
-        raise FznError(f"{device.name} has no double precision (or no 64-bit atomics): float variables "
-                       f"need both", fix="choose another device with --devices (see --list-devices)")
-    ctx = cl.Context([device.cl_device])
     options = ["-cl-std=CL1.2"] + (["-DFZN_OUTLINE"] if outline else []) + (["-DFZN_FLOATS"] if floats else [])
     if model == "group":
         options += ["-DFZN_GROUP"] + (["-DFZN_STORE_GLOBAL"] if store_global else [])
@@ -252,13 +224,68 @@ def _build_program(device: Device, key: tuple, kinds, outline, model, store_glob
     if clock:
         options.append("-DFZN_TIMER_PTX" if clock == "ptx" else "-DFZN_TIMER_FAKE")
     options.append(f"-DFZN_PROP_FLOOR={max(1, propagation_floor)}")
-    options += list(extra)
+    # FZN_GPU_CL_OPTIONS: more build options, for tuning runs (NVIDIA: -cl-nv-verbose puts the
+    # registers and spills in `build_log`, -cl-nv-maxrregcount=N caps the registers)
+    return options + os.environ.get("FZN_GPU_CL_OPTIONS", "").split()
+
+
+def device_id(device: Device) -> str:
+    """What a driver's cache of built programs tells devices apart by: name, platform, driver."""
+    d = device.cl_device
+    return f"{device.name}|{d.platform.version}|{d.driver_version}"
+
+
+def build_key(device: Device, kinds: frozenset[int] | None, model: str, options: list[str]) -> str:
+    return build_record.build_key(device_id(device), kernel_source(kinds, model), options)
+
+
+def kinds_to_build(device: Device, kinds: frozenset[int] | None, model: str, options: list[str]) -> frozenset[int] | None:
+    """The kinds of the program to use for a model of `kinds` (None: the generic program, every
+    kind): on a GPU, the specialised program where this machine built it before, else the
+    generic one where that was built before (and not lost since), else the specialised one (a
+    build of seconds). build_record.py says why."""
+    if kinds is None or not device.is_gpu:
+        return kinds
+    if build_record.was_built(build_key(device, kinds, model, options)):
+        return kinds
+    if build_record.was_built(build_key(device, None, model, options)):
+        return None
+    return kinds
+
+
+def build(device: Device, kinds: frozenset[int] | None = None, options: list[str] | None = None,
+          model: str = "item", floats: bool = False):
+    """(context, program) for `device`, built once per process with `options` (`build_options`;
+    cached on disk by pyopencl or the driver across processes, each build noted in
+    build_record); with `kinds`, a program holding only those propagators; `model`: "item" or
+    "group" (KERNEL_FILES); `floats`: the model has float variables (checked against the
+    device)."""
+    options = list(options if options is not None else build_options(device, model=model, floats=floats))
+    key = (id(device.cl_device), kinds, model, tuple(options))
+    with _BUILDS_LOCK:
+        lock = _BUILDS.setdefault(key, threading.Lock())
+    with lock:
+        if key not in _PROGRAMS:
+            _PROGRAMS[key] = _build_program(device, key, kinds, model, floats, options)
+    return _PROGRAMS[key]
+
+
+def _build_program(device: Device, key: tuple, kinds, model, floats, options) -> tuple:
+    """Builds the program `build` caches under `key`: (context, program)."""
+    import pyopencl as cl
+    if floats and not supports_floats(device):
+        raise FznError(f"{device.name} has no double precision (or no 64-bit atomics): float variables "
+                       f"need both", fix="choose another device with --devices (see --list-devices)")
+    ctx = cl.Context([device.cl_device])
+    source = kernel_source(kinds, model)
+    t0 = time.monotonic()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            prog = cl.Program(ctx, kernel_source(kinds, model)).build(options=options)
+            prog = cl.Program(ctx, source).build(options=options)
         except cl.RuntimeError as err:
             raise FznError(f"the search kernels did not build on {device.name}: {str(err)[-2000:]}",
                            fix="report this with the device name; meanwhile choose another device with --devices") from None
+    build_record.record(build_record.build_key(device_id(device), source, options), time.monotonic() - t0)
     BUILD_LOGS[key[0]] = prog.get_build_info(device.cl_device, cl.program_build_info.LOG) or ""
     return ctx, prog

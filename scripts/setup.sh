@@ -11,4 +11,7 @@ if ! command -v minizinc >/dev/null || ! command -v fzn-gecode >/dev/null; then
 fi
 python3 -m pip install -q --disable-pip-version-check ".[cpu,test,bench]"
 fzn-gpu install-solver-config
+# on a machine with a GPU: the generic kernel, built once here, so that no model's first run
+# waits seconds for its kernel build (nothing to do without a GPU)
+fzn-gpu build-kernels
 minizinc --solvers | grep gpu-fzn >/dev/null || { echo "minizinc does not list gpu-fzn" >&2; exit 1; }

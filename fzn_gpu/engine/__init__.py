@@ -126,6 +126,8 @@ class SolveRun:
                 "splitTime": outcome.split_s, "workItems": total("items"),
                 "devices": len(runners), "device": "; ".join(x.device.name for x in runners)})
             stats["passes"] = total("passes")
+            if any(x.stats.generic for x in runners):   # the specialised program was not built yet
+                stats["genericKernel"] = sum(x.stats.generic for x in runners)
             if any(x.stats.width for x in runners):     # work-group kernels: their widest phase
                 stats["groupWidth"] = max(x.stats.width for x in runners)
             for i, x in enumerate(runners):
@@ -317,7 +319,31 @@ def build_only(model: Model, opts: SolveOptions) -> int:
     dm = pack(model, opts)
     for device in select_devices(opts.devices, opts.parallel):
         t0 = time.monotonic()
-        runner = Runner(device, dm, seed=opts.seed, max_items=1, verbose=opts.verbose)
+        runner = Runner(device, dm, seed=opts.seed, max_items=1, verbose=opts.verbose, specialise_now=True)
         runner.run_phase(Paths.root(), 0, True, lambda sols: False, deadline=None)
         print(f"fzn-gpu: kernel ready on {device.name} in {time.monotonic() - t0:.2f} s", file=sys.stderr)
+    return 0
+
+
+def build_generic() -> int:
+    """`fzn-gpu build-kernels`: build, on every GPU, the generic search program (every
+    constraint kind) in the shape most models run (a work-group per search, its node in local
+    memory), so that a model whose specialised program this machine has not built yet starts
+    with it at once (device.kinds_to_build) instead of waiting seconds for a build. CPUs build
+    the generic program on first use anyway. Says what it built on stderr."""
+    from ..device import all_devices, build, build_options
+    from .runner import Tuning
+
+    gpus = [d for d in all_devices() if d.is_gpu]
+    if not gpus:
+        print("fzn-gpu: no GPU here: nothing to build ahead (CPUs build their program on first use)",
+              file=sys.stderr)
+    for device in gpus:
+        t = Tuning.for_device(device)
+        options = build_options(device, t.outline, t.model, False, profile=t.profile, max_registers=t.max_registers,
+                                propagation_floor=t.propagation_floor, slice_clock=t.slice_clock)
+        t0 = time.monotonic()
+        build(device, None, options, t.model)
+        print(f"fzn-gpu: generic {t.model} kernel ready on {device.name} in {time.monotonic() - t0:.1f} s",
+              file=sys.stderr)
     return 0

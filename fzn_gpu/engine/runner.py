@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..device import BUILD_LOGS, Device, build, is_nvidia, launch_lock
+from ..device import BUILD_LOGS, Device, build, build_options, is_nvidia, kinds_to_build, launch_lock
 from ..errors import FznError
 from ..kernel_abi import DEC, Cnt, Ctrl, Div, Lv, St, Status
 from .profile import cnt_row
@@ -135,6 +135,7 @@ class Stats:
     recomputed: int = 0         # levels work-groups rebuilt from their paths (search_group.cl)
     passes: int = 0             # propagation passes (groups) or queue runs (items)
     width: int = 0              # the widest work-group a phase ran (Runner.phase_local)
+    generic: bool = False       # ran the generic program: the specialised one was not built yet
     search_s: float = 0.0       # searches (work-groups or work-items) launched x slice seconds
     cycles: np.ndarray = field(default_factory=lambda: np.zeros(cnt_row(True), dtype=np.int64))   # T_*, kinds
 
@@ -149,7 +150,9 @@ class Runner:
     """Holds the model on one device and runs phases (lists of sub-search spaces) on it."""
 
     def __init__(self, device: Device, dm: DeviceModel, seed: int = 0, max_items: int | None = None,
-                 verbose: bool = False):
+                 verbose: bool = False, specialise_now: bool = False):
+        """`specialise_now`: build the program specialised to the model's kinds even where the
+        generic one is at hand (--build-only: a timed run afterwards gets it)."""
         import pyopencl as cl
         self.cl = cl
         self.device = device
@@ -167,11 +170,17 @@ class Runner:
                                             or _env_flag("FZN_GPU_STORE_GLOBAL", False))
         kinds = frozenset(int(k) for k in np.unique(dm.ckind)) if self.tuning.specialise else None
         t_build = time.perf_counter()
-        self.ctx, self.prog = build(device, kinds, self.tuning.outline, self.tuning.model,
-                                    self.store_global, floats=self.floats, profile=self.tuning.profile,
-                                    max_registers=self.tuning.max_registers,
-                                    propagation_floor=self.tuning.propagation_floor,
-                                    slice_clock=self.tuning.slice_clock)
+        t = self.tuning
+        options = build_options(device, t.outline, t.model, self.store_global, floats=self.floats,
+                                profile=t.profile, max_registers=t.max_registers,
+                                propagation_floor=t.propagation_floor, slice_clock=t.slice_clock)
+        # a GPU takes the generic program where the specialised one would be a new build
+        # (device.kinds_to_build); --build-only builds the specialised one
+        wanted = kinds
+        if not specialise_now:
+            kinds = kinds_to_build(device, kinds, t.model, options)
+        self.stats.generic = wanted is not None and kinds is None
+        self.ctx, self.prog = build(device, kinds, options, t.model, floats=self.floats)
         # a queue of its own: two engines on one device (the portfolio) run side by side
         self.queue = cl.CommandQueue(self.ctx)
         self.launch_lock = launch_lock(device)
