@@ -84,14 +84,18 @@ def test_the_portfolio_proves_the_brute_force_optimum(seed):
     assert all(sense * b < sense * a for a, b in zip(objs, objs[1:]))
 
 
+def knapsack_model(seed: int):
+    """(model, packed model, options, optimum) of instance(seed), lowered in-process."""
+    weights, values, limit, cover = instance(seed)
+    model = lower(parse_items(knapsack(weights, values, limit, cover), "k.fzn"), "k.fzn")
+    opts = SolveOptions()
+    return model, pack(model, opts), opts, optimum(weights, values, limit, cover)
+
+
 def test_branch_and_bound_takes_the_incumbents_bound():
     """Given the optimum by another engine before it starts, branch and bound prints nothing
     and proves it: every slice searched below the shared bound."""
-    weights, values, limit, cover = instance(2)
-    text = knapsack(weights, values, limit, cover)
-    model = lower(parse_items(text, "k.fzn"), "k.fzn")
-    opts = SolveOptions()
-    dm = pack(model, opts)
+    model, dm, opts, _ = knapsack_model(2)
     rows = []
     alone = CompleteSearch(model, dm, select_devices("all")[0], opts,
                            lambda values, obj: rows.append(np.r_[obj * dm.obj_sense, values]))
@@ -244,11 +248,7 @@ def test_branch_and_bound_sharing_its_device_still_proves_the_optimum():
     """A search whose launches pause for another engine (here forced on a CPU runner, since
     share_gpus touches GPUs only) proves the brute-force optimum all the same; share_gpus leaves
     a CPU whole."""
-    weights, values, limit, cover = instance(3)
-    text = knapsack(weights, values, limit, cover)
-    model = lower(parse_items(text, "k.fzn"), "k.fzn")
-    opts = SolveOptions()
-    dm = pack(model, opts)
+    model, dm, opts, best = knapsack_model(3)
     rows = []
     bnb = CompleteSearch(model, dm, select_devices("all")[0], opts,
                          lambda values, obj: rows.append(obj))
@@ -256,7 +256,7 @@ def test_branch_and_bound_sharing_its_device_still_proves_the_optimum():
     assert bnb.runner.time_share == 1.0                          # a CPU is not split
     bnb.runner.time_share = 0.5
     assert bnb.run(None).complete
-    assert rows[-1] == optimum(weights, values, limit, cover)
+    assert rows[-1] == best
 
 
 def test_branch_and_bound_takes_its_gpus_whole_once_lns_has_ended():

@@ -21,7 +21,7 @@ from .paths import Paths
 from ..errors import FznError
 from .balance import DeviceFault, DeviceShare, balance
 from .resplit import Resplit, SelfSplit
-from .runner import INT_MAX, CapacityError, Runner, other_runners
+from .runner import INT_MAX, CapacityError, Runner, other_runners, share_gpus
 
 MAX_EXPANSIONS = 12
 
@@ -60,9 +60,7 @@ class CompleteSearch:
         """Another engine runs on the same GPUs (the portfolio's LNS on a lone GPU): this
         search's launches on a GPU take at most `share` of the wall time (Runner.pause_after)."""
         self.gpu_time_share = share
-        for r in self.runners:
-            if r.device.is_gpu:
-                r.time_share, r.resume = share, self.cancel
+        share_gpus(self.runners, share, self.cancel)
 
     # -- solutions of one slice, in the order to print them
     def _take(self, sols: np.ndarray | None) -> bool:

@@ -44,7 +44,7 @@ from ..options import SolveOptions
 from .incumbent import Incumbent, Outcome
 from .pack import DeviceModel
 from .paths import Paths
-from .runner import CapacityError, Exploration, Runner, other_runners
+from .runner import CapacityError, Exploration, Runner, other_runners, share_gpus
 from .threads import run_threads
 
 MAX_LIMIT = 1 << 30     # node limits stop growing here (the kernel counts in int)
@@ -120,9 +120,7 @@ class RestartSearch:
         """Another engine runs on the same GPUs (the portfolio's LNS on a lone GPU): this
         search's launches on a GPU take at most `share` of the wall time (Runner.pause_after)."""
         self.gpu_time_share = share
-        for r in self.runners:
-            if r.device.is_gpu:
-                r.time_share, r.resume = share, self.cancel
+        share_gpus(self.runners, share, self.cancel)
 
     # -- solutions
     def _take(self, sols: np.ndarray | None) -> bool:

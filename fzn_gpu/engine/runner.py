@@ -667,6 +667,14 @@ class Runner:
         self.cl.enqueue_copy(self.queue, self.ctrl_buf, self.ctrl)
 
 
+def share_gpus(runners: list["Runner"], share: float, resume: threading.Event) -> None:
+    """The GPU runners of a search that another engine runs beside (the portfolio's LNS on a
+    lone GPU) take `share` of the wall time (Runner.pause_after); `resume` ends a pause."""
+    for r in runners:
+        if r.device.is_gpu:
+            r.time_share, r.resume = share, resume
+
+
 def other_runners(devices: list, dm: DeviceModel, opts) -> list["Runner"]:
     """Runners for the devices beside a search's first (kernel builds included); one that fails
     to build is left out, said on stderr with -v."""
