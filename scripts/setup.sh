@@ -13,5 +13,5 @@ python3 -m pip install -q --disable-pip-version-check ".[cpu,test,bench]"
 fzn-gpu install-solver-config
 # on a machine with a GPU: the generic kernel, built once here, so that no model's first run
 # waits seconds for its kernel build (nothing to do without a GPU)
-fzn-gpu build-kernels
+fzn-gpu build-kernels || echo "fzn-gpu: the generic GPU kernel was not built ahead; each model's first run builds its own" >&2
 minizinc --solvers | grep gpu-fzn >/dev/null || { echo "minizinc does not list gpu-fzn" >&2; exit 1; }
