@@ -46,7 +46,7 @@ def test_a_specialised_program_built_before_wins(records, gpu):
 
 
 def test_a_generic_program_built_slowly_counts_but_one_that_reloaded_slowly_does_not(records, gpu):
-    """Its first build takes long (set-up's build-kernels: 26 s on the H100); a slow load of a
+    """Its first build takes long (set-up's build-kernels); a slow load of a
     program built before means the driver's cache had lost it: a specialised build costs less."""
     options = build_options(gpu, model="group")
     key = build_key(gpu, None, "group", options)

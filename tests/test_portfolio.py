@@ -12,7 +12,9 @@ import numpy as np
 import pytest
 
 
+from fzn_gpu.check import Checker
 from fzn_gpu.device import select_devices
+from fzn_gpu.engine import assignment
 from fzn_gpu.engine.complete import CompleteSearch
 from fzn_gpu.engine.incumbent import Incumbent, Outcome
 from fzn_gpu.engine.pack import pack
@@ -85,17 +87,18 @@ def test_the_portfolio_proves_the_brute_force_optimum(seed):
 
 
 def knapsack_model(seed: int):
-    """(model, packed model, options, optimum) of instance(seed), lowered in-process."""
+    """(model, packed model, options, optimum, checker) of instance(seed), lowered in-process."""
     weights, values, limit, cover = instance(seed)
-    model = lower(parse_items(knapsack(weights, values, limit, cover), "k.fzn"), "k.fzn")
+    text = knapsack(weights, values, limit, cover)
+    model = lower(parse_items(text, "k.fzn"), "k.fzn")
     opts = SolveOptions()
-    return model, pack(model, opts), opts, optimum(weights, values, limit, cover)
+    return model, pack(model, opts), opts, optimum(weights, values, limit, cover), Checker(parse_items(text, "k.fzn"))
 
 
 def test_branch_and_bound_takes_the_incumbents_bound():
     """Given the optimum by another engine before it starts, branch and bound prints nothing
     and proves it: every slice searched below the shared bound."""
-    model, dm, opts, _ = knapsack_model(2)
+    model, dm, opts, _, _ = knapsack_model(2)
     rows = []
     alone = CompleteSearch(model, dm, select_devices("all")[0], opts,
                            lambda values, obj: rows.append(np.r_[obj * dm.obj_sense, values]))
@@ -248,10 +251,14 @@ def test_branch_and_bound_sharing_its_device_still_proves_the_optimum():
     """A search whose launches pause for another engine (here forced on a CPU runner, since
     share_gpus touches GPUs only) proves the brute-force optimum all the same; share_gpus leaves
     a CPU whole."""
-    model, dm, opts, best = knapsack_model(3)
+    model, dm, opts, best, checker = knapsack_model(3)
     rows = []
-    bnb = CompleteSearch(model, dm, select_devices("all")[0], opts,
-                         lambda values, obj: rows.append(obj))
+
+    def report(values, obj):
+        bad = checker.check(assignment(model, values))
+        assert not bad, f"a non-solution: {bad[0]}"
+        rows.append(obj)
+    bnb = CompleteSearch(model, dm, select_devices("all")[0], opts, report)
     bnb.share_gpus(0.25)
     assert bnb.runner.time_share == 1.0                          # a CPU is not split
     bnb.runner.time_share = 0.5

@@ -648,8 +648,8 @@ class Runner:
         """After a slice of `dt` seconds, leave the device to the other engine for as long as
         keeps this runner's launches at `time_share` of the wall time. Two engines launching
         on one GPU (the portfolio on a lone GPU) take turns slice by slice whatever their
-        work-groups (docs/BENCHMARKS.md), so branch and bound's full slices held every LNS
-        launch back: LNS made about 20 steps in 10 s instead of 100 to 200."""
+        work-groups, so branch and bound's full slices held every LNS launch back
+        (docs/BENCHMARKS.md, the default engines on a GPU alone)."""
         if self.time_share >= 1:
             return
         wait = dt * (1 / self.time_share - 1)
