@@ -331,7 +331,7 @@ def build_generic() -> int:
     memory), so that a model whose specialised program this machine has not built yet starts
     with it at once (device.kinds_to_build) instead of waiting seconds for a build. CPUs build
     the generic program on first use anyway. Says what it built on stderr."""
-    from ..device import all_devices, build, build_options
+    from ..device import all_devices, build
     from .runner import Tuning
 
     gpus = [d for d in all_devices() if d.is_gpu]
@@ -340,8 +340,7 @@ def build_generic() -> int:
               file=sys.stderr)
     for device in gpus:
         t = Tuning.for_device(device)
-        options = build_options(device, t.outline, t.model, False, profile=t.profile, max_registers=t.max_registers,
-                                propagation_floor=t.propagation_floor, slice_clock=t.slice_clock)
+        options = t.build_options(device)
         t0 = time.monotonic()
         build(device, None, options, t.model)
         print(f"fzn-gpu: generic {t.model} kernel ready on {device.name} in {time.monotonic() - t0:.1f} s",

@@ -51,6 +51,13 @@ class Tuning:
     slice_clock: bool = False  # a group slice ends by the device's clock (NVIDIA), not by a budget
     wide_local: int = 0    # a phase of fewer searches than the device holds: groups up to this wide
 
+    def build_options(self, device: Device, store_global: bool = False, floats: bool = False) -> list[str]:
+        """The compiler's options for this tuning's program (device.build_options): one place,
+        so the generic program set-up builds is the one a run looks for."""
+        return build_options(device, self.outline, self.model, store_global, floats=floats, profile=self.profile,
+                             max_registers=self.max_registers, propagation_floor=self.propagation_floor,
+                             slice_clock=self.slice_clock)
+
     @staticmethod
     def for_device(device: Device, floats: bool = False) -> "Tuning":
         """`floats`: the model has float variables, which only the work-item model runs."""
@@ -171,9 +178,7 @@ class Runner:
         kinds = frozenset(int(k) for k in np.unique(dm.ckind)) if self.tuning.specialise else None
         t_build = time.perf_counter()
         t = self.tuning
-        options = build_options(device, t.outline, t.model, self.store_global, floats=self.floats,
-                                profile=t.profile, max_registers=t.max_registers,
-                                propagation_floor=t.propagation_floor, slice_clock=t.slice_clock)
+        options = t.build_options(device, self.store_global, self.floats)
         # a GPU takes the generic program where the specialised one would be a new build
         # (device.kinds_to_build); --build-only builds the specialised one
         wanted = kinds
