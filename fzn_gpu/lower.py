@@ -315,6 +315,7 @@ class Lowering:
             elems = self.resolve(d.value)
             if not isinstance(elems, list):
                 raise self._error(f"array {d.name} must be given an array literal")
+            self._check_array(d, kind, elems)
             if t.is_var and t.domain is not None:
                 for e in elems:
                     if isinstance(e, VarRef):
@@ -329,6 +330,38 @@ class Lowering:
             dims = [self.resolve(x) for x in dims] if isinstance(dims, list) else []
             self.outputs.append(OutputItem(d.name, kind, dims,
                                            [("var", e.idx) if isinstance(e, VarRef) else ("const", e) for e in elems]))
+
+    def _check_array(self, d: ast.Decl, kind: VarKind, elems: list) -> None:
+        """An array literal holds as many elements as its index sets say, each of its type."""
+        t = d.type
+        if all(dim is not None for dim in t.dims):
+            n = 1
+            for lo, hi in t.dims:
+                n *= max(0, hi - lo + 1)
+            if n != len(elems):
+                raise self._error(f"array {d.name} is declared with {n} elements but given {len(elems)}",
+                                  fix="make the literal match the index set (regenerate with `minizinc -c`)")
+        if type(elems) is IntList and kind in (VarKind.INT, VarKind.FLOAT):
+            return
+        for i, e in enumerate(elems):
+            if isinstance(e, VarRef):
+                ok = t.is_var and self.kind[e.idx] == kind
+            elif isinstance(e, bool):
+                ok = kind == VarKind.BOOL
+            elif isinstance(e, int):
+                ok = kind in (VarKind.INT, VarKind.FLOAT)
+            elif isinstance(e, float):
+                ok = kind == VarKind.FLOAT
+            elif isinstance(e, IntSet):
+                ok = kind == VarKind.SET
+            else:
+                ok = False
+            if not ok:
+                what = ("a variable" if isinstance(e, VarRef) else "a set" if isinstance(e, IntSet)
+                        else str(e).lower() if isinstance(e, bool) else repr(e))
+                raise self._error(f"element {i + 1} of array {d.name} ({what}) is not of its type, "
+                                  f"{'var ' if t.is_var else ''}{t.base}",
+                                  fix="regenerate the FlatZinc with `minizinc -c`")
 
     def _constraint(self, c: ast.ConstraintItem) -> None:
         candidates = kinds_named(c.name)
@@ -461,7 +494,10 @@ class Lowering:
 def _global_shape(key: str, args: list) -> str | None:
     """What is wrong with a native global's arrays (kernels/globals.cl reads them as their
     lengths promise), or None."""
-    if key in ("fzn_table_int", "fzn_table_bool"):
+    if key.startswith(("int_lin_", "bool_lin_", "float_lin_")):
+        if len(args[0]) != len(args[1]):
+            return f"its {len(args[0])} coefficients and {len(args[1])} variables differ in length"
+    elif key in ("fzn_table_int", "fzn_table_bool"):
         n, m = len(args[0]), len(args[1])
         if (n == 0 and m) or (n and m % n):
             return f"the table's {m} values are not rows of {n}"
@@ -498,6 +534,12 @@ def lower(items: Iterable[ast.Item], filename: str = "<string>") -> Model:
             low.add(item)
         except FznError as err:
             raise err.located(filename, item.line)
+        except OverflowError:
+            raise FznError("a number on this line is too large (beyond 64 bits)", file=filename, line=item.line,
+                           fix="fzn-gpu, like Gecode, works with 32-bit integers: scale the model's numbers down") from None
+        except RecursionError:
+            raise FznError("this item is nested too deeply to read", file=filename, line=item.line,
+                           fix="regenerate the FlatZinc with `minizinc -c`") from None
     return low.finish()
 
 

@@ -240,6 +240,12 @@ def parse_items(text: str, filename: str = "<string>") -> Iterator[ast.Item]:
             raise _syntax_error(err, chunk, filename, line, col) from None
         except VisitError as err:  # a literal the transformer cannot read (e.g. a huge float)
             raise FznError(f"cannot read this item: {err.orig_exc}", file=filename, line=first_line) from None
+        except ValueError:         # an integer of thousands of digits (Python's conversion limit)
+            raise FznError("a number on this line is too long to read", file=filename, line=first_line,
+                           fix="fzn-gpu, like Gecode, works with 32-bit integers: scale the model's numbers down") from None
+        except RecursionError:
+            raise FznError("this item is nested too deeply to read", file=filename, line=first_line,
+                           fix="regenerate the FlatZinc with `minizinc -c`") from None
         item.line = first_line
         yield item
         nl = text.count("\n", start, m.end())

@@ -79,6 +79,19 @@ def test_float_and_set_variables_lower():
     ("var 1..3: x;\nconstraint int_le(x);\nsolve satisfy;\n", "wrong form", 2),
     ("var 1..3: x;\n", "no solve item", None),
     ("var 1..3: x;\nvar 1..3: x;\nsolve satisfy;\n", "declared twice", 2),
+    # malformed input that MiniZinc never writes and Gecode rejects: a clear error, never a
+    # traceback nor a silent reading
+    ("var 1..3: x;\nconstraint int_le(x, 99999999999999999999);\nsolve satisfy;\n", "beyond 64 bits", 2),
+    ("var 1..3: x;\nconstraint int_le(x, " + "9" * 5000 + ");\nsolve satisfy;\n", "too long to read", 2),
+    ("var 1..3: x;\nconstraint int_le(x, " + "[" * 20000 + "1" + "]" * 20000 + ");\nsolve satisfy;\n",
+     "nested too deeply", 2),
+    ("var 1..3: x;\nconstraint int_lin_eq([], [x], 5);\nsolve satisfy;\n", "differ in length", 2),
+    ("var 1..3: x;\nconstraint int_lin_le([1, 2], [x], 5);\nsolve satisfy;\n", "differ in length", 2),
+    ("array [1..3] of int: a = [1, 2];\nsolve satisfy;\n", "declared with 3 elements but given 2", 1),
+    ("array [1..2] of int: a = [1, {2, 3}];\nsolve satisfy;\n", "element 2 of array a (a set)", 1),
+    ("array [1..2] of int: a = [1, true];\nsolve satisfy;\n", "element 2 of array a (true)", 1),
+    ("var 1..3: x;\narray [1..2] of var int: y = [x, 1.5];\nsolve satisfy;\n", "element 2 of array y (1.5)", 2),
+    ("var bool: b;\narray [1..2] of var int: y = [b, 1];\nsolve satisfy;\n", "(a variable) is not of its type", 2),
 ])
 def test_bad_models_say_where_and_why(text, words, line):
     with pytest.raises(FznError) as err:
