@@ -14,6 +14,7 @@ from . import __version__, clock  # noqa: F401  (clock first: the time limit cou
 from .errors import FznError, Unsupported
 from .model import LNS_STRATEGIES, RESTART_KINDS, RestartSpec
 from .options import ENGINES
+from .watchdog import Terminated, interrupt_code
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -127,7 +128,10 @@ def run(argv: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    def terminated(*_):
+        raise Terminated()
+
+    signal.signal(signal.SIGTERM, terminated)
     try:
         code = run(argv)
     except Unsupported as err:
@@ -136,8 +140,8 @@ def main(argv: list[str] | None = None) -> None:
     except FznError as err:
         print(f"fzn-gpu: {err}", file=sys.stderr)
         code = err.exit_code
-    except KeyboardInterrupt:
-        code = 130
+    except KeyboardInterrupt as exc:
+        code = interrupt_code(exc)
     except BrokenPipeError:
         code = 0
     # end without tearing down the OpenCL contexts (0.3 s on PoCL, inside the user's time

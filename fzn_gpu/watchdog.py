@@ -5,7 +5,15 @@ kernel build or a blocking copy can keep it inside C for seconds. So SIGINT and 
 blocked in the main thread and taken by a watcher thread, which also wakes at the hard end of
 the time limit. Either way it calls `end_early(interrupted)`, which prints the best solution so
 far and the status and returns the exit code, and the process ends at once (os._exit: waiting
-for a running kernel to finish is what the user wanted to avoid)."""
+for a running kernel to finish is what the user wanted to avoid); a signal's exit code is
+128 + its number, as a shell reports it (130 for SIGINT, 143 for SIGTERM).
+
+A launcher may start the solver with SIGINT ignored (nohup, `&` in a script, some IDE set-ups),
+and an ignored signal is discarded even while blocked: the watchdog takes both signals
+whatever their disposition was, as Gecode does, so Stop still stops. And a solver whose parent
+(minizinc) is gone has no one to print for: the watcher checks every POLL_S that its parent is
+still the one that started it, and ends as if sent SIGTERM when it is not (no orphan left
+running at full speed)."""
 
 from __future__ import annotations
 
@@ -20,6 +28,17 @@ from . import clock
 
 SIGNALS = {signal.SIGINT, signal.SIGTERM}
 GRACE_S = 0.5   # past the time limit, the watchdog ends the run even inside a kernel slice
+POLL_S = 0.5    # how often the watcher checks that the parent process is still there
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM met in the main thread (a thread started before the watchdog, such as a math
+    library's, may take a signal first): an interrupt with SIGTERM's exit code."""
+
+
+def interrupt_code(exc: BaseException | None = None) -> int:
+    """The exit code of a run an interrupt ended: 128 + the signal's number."""
+    return 128 + (signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT)
 
 
 def unknown_yet(interrupted: bool) -> int:
@@ -39,12 +58,16 @@ class Watchdog:
         self.usable = hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
         self._old_mask: set | None = None
         self._closed = threading.Event()
+        self._parent = os.getppid()
 
     def __enter__(self) -> "Watchdog":
         if self.usable:
             # threads inherit the mask, so the watcher (started after) has them blocked too,
             # as sigtimedwait requires
             self._old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+            for sig in SIGNALS:     # an ignored signal would be discarded, never waited for
+                if signal.getsignal(sig) == signal.SIG_IGN:
+                    signal.signal(sig, signal.default_int_handler)
             threading.Thread(target=self._watch, name="fzn-gpu watchdog", daemon=True).start()
         return self
 
@@ -58,16 +81,18 @@ class Watchdog:
 
     def _watch(self) -> None:
         while True:
-            if self.hard_deadline is None:
-                info = signal.sigwaitinfo(SIGNALS)
-            else:
-                left = self.hard_deadline - time.monotonic()
-                info = signal.sigtimedwait(SIGNALS, left) if left > 0 else None
-                if info is None and time.monotonic() < self.hard_deadline:
-                    continue
+            wait = POLL_S if self.hard_deadline is None else min(POLL_S, self.hard_deadline - time.monotonic())
+            info = signal.sigtimedwait(SIGNALS, wait) if wait > 0 else None
+            signo = info.si_signo if info is not None else None
+            if signo is None and os.getppid() != self._parent:
+                signo = signal.SIGTERM              # orphaned: the parent is gone
+            elif signo is None and (self.hard_deadline is None or time.monotonic() < self.hard_deadline):
+                continue
             if self._closed.is_set():
                 return
-            code = self.end_early(info is not None)
+            code = self.end_early(signo is not None)
+            if signo is not None and code == 130:
+                code = 128 + int(signo)
             try:
                 sys.stdout.flush()
                 sys.stderr.flush()

@@ -2,10 +2,12 @@
 clear message with a non-zero exit and never a traceback."""
 
 import json
+import shlex
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -206,19 +208,53 @@ def test_time_limit_on_optimisation_keeps_best_and_claims_nothing(tmp_path):
 
 def test_interrupt_prints_the_solutions_so_far(tmp_path):
     """SIGINT (Ctrl-C) or SIGTERM while kernels run: the stream so far stays whole (every
-    solution block complete), no `==========`, exit status 130, at once."""
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    solution block complete), no `==========`, exit status 128 + the signal's number (130, 143),
+    at once; also when the launcher started the solver with SIGINT ignored (nohup, `&` in a
+    script), whose Stop sends SIGINT all the same."""
+    ignore = lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)     # noqa: E731
+    for sig, start in ((signal.SIGINT, None), (signal.SIGTERM, None), (signal.SIGINT, ignore)):
         proc = subprocess.Popen([sys.executable, "-m", "fzn_gpu", "-a", "--check", fzn(tmp_path, queens_by_pairs(15))],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                                preexec_fn=start)
         first = proc.stdout.readline()            # the first solution has begun: the search runs
         assert first.startswith("q") or first.startswith("----------"), first
         proc.send_signal(sig)
         t = time.monotonic()
         out, err = proc.communicate(timeout=60)
         assert time.monotonic() - t < 1.0 + LIMIT_SLACK_S
-        assert proc.returncode == 130, err
+        assert proc.returncode == 128 + sig, err
         assert "Traceback" not in err
         assert "==========" not in out and (first + out).endswith("----------\n")
+
+
+def test_an_orphaned_solver_stops(tmp_path):
+    """The launcher (minizinc) killed while the solver runs, the solver's SIGINT ignored: the
+    solver notices its parent is gone and ends within a second, its stream whole, instead of
+    searching on at full speed with no one to read it."""
+    out = tmp_path / "out.txt"
+    cmd = f"trap '' INT; {shlex.quote(sys.executable)} -m fzn_gpu -a {shlex.quote(fzn(tmp_path, queens_by_pairs(15)))} " \
+          f"> {shlex.quote(str(out))} 2>&1 & echo $!; exec sleep 120"
+    parent = subprocess.Popen(["sh", "-c", cmd], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    pid = int(parent.stdout.readline())
+    deadline = time.monotonic() + 60
+    while "----------" not in (out.read_text() if out.exists() else "") and time.monotonic() < deadline:
+        time.sleep(0.05)                          # the search runs
+    assert time.monotonic() < deadline, out.read_text()
+    parent.kill()
+    parent.wait()
+    t = time.monotonic()
+
+    def running() -> bool:                        # an exited orphan may stay a zombie here
+        try:
+            return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+        except FileNotFoundError:
+            return False
+    while running() and time.monotonic() - t < 10:
+        time.sleep(0.05)
+    assert not running(), "the orphaned solver runs on"
+    assert time.monotonic() - t < 1.0 + LIMIT_SLACK_S
+    text = out.read_text()
+    assert "Traceback" not in text and text.rstrip().endswith("----------")
 
 
 def test_list_devices_and_solver_config(tmp_path):

@@ -14,7 +14,7 @@ from ..errors import FznError
 from ..model import Model, RestartSpec, VarKind
 from ..options import SolveOptions
 from ..output import (SEARCH_COMPLETE, UNKNOWN, UNSATISFIABLE, ERROR, Printer)
-from ..watchdog import Watchdog
+from ..watchdog import Watchdog, interrupt_code
 from .incumbent import Outcome
 from .profile import kind_profile, node_profile
 
@@ -257,11 +257,11 @@ class SolveRun:
                                           self.model.solve.lns, restart)
         else:
             self.search = CompleteSearch(self.model, self.dm, self.devices, self.opts, self.report, self.report_batch)
-        interrupted = False
+        interrupted: KeyboardInterrupt | None = None
         try:
             outcome = self.search.run(deadline)
-        except KeyboardInterrupt:     # where the watchdog cannot take signals
-            interrupted = True
+        except KeyboardInterrupt as exc:     # where the watchdog cannot take signals
+            interrupted = exc
             outcome = self.search.progress()
         if not (outcome.complete or outcome.stopped or outcome.error or interrupted
                 or (deadline is not None and time.monotonic() >= deadline)):
@@ -269,8 +269,8 @@ class SolveRun:
                             "(an internal error in fzn-gpu: please report it with the model)"
         with self.lock:
             if not self.ended:
-                self._end(outcome, interrupted)
-        return 130 if interrupted else 0
+                self._end(outcome, interrupted is not None)
+        return interrupt_code(interrupted) if interrupted else 0
 
 
 def device_stats(shares, runners) -> dict[str, object]:
