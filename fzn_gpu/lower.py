@@ -71,6 +71,7 @@ class Lowering:
         self.defined_flag = bytearray()   # is_defined_var
         self.defined_by = bytearray()     # some constraint has defines_var(x)
         self.is_const = bytearray()
+        self.decl_lines = array("i")
         self.holes: dict[int, IntSet] = {}
         self.scope: dict[str, object] = {}   # name -> VarRef | constant | list
         self.scope_kind: dict[str, VarKind] = {}
@@ -109,6 +110,7 @@ class Lowering:
         self.defined_flag.append(1 if is_defined else 0)
         self.defined_by.append(0)
         self.is_const.append(1 if const else 0)
+        self.decl_lines.append(self.line)
         return idx
 
     def _const_var(self, value) -> int:
@@ -472,7 +474,7 @@ class Lowering:
 
     def finish(self) -> Model:
         if self.solve is None:
-            raise FznError("the model has no solve item", file=self.filename, line=self.line,
+            raise FznError("the model has no solve item", file=self.filename, line=max(self.line, 1),
                            fix="end the model with `solve satisfy;`, `solve minimize x;` or `solve maximize x;`")
         n = len(self.names)
         variables = Variables(
@@ -486,6 +488,7 @@ class Lowering:
                     np.frombuffer(bytes(self.defined_by), dtype=np.uint8)).astype(bool) if n else np.zeros(0, bool),
             is_const=np.frombuffer(bytes(self.is_const), dtype=np.uint8).astype(bool) if n else np.zeros(0, bool),
             holes=self.holes,
+            lines=np.frombuffer(self.decl_lines, dtype=np.int32).copy() if n else np.zeros(0, np.int32),
         )
         tables = {k: b.finish() for k, b in self.tables.items()}
         return Model(self.filename, variables, tables, self.outputs, self.solve)

@@ -35,6 +35,7 @@ class Variables:
     is_aux: np.ndarray      # bool: is_defined_var and defined by a constraint (GPU-LNS's Aux)
     is_const: np.ndarray    # bool: a constant that appears where a variable may stand
     holes: dict[int, IntSet]
+    lines: np.ndarray | None = None    # int32: the line that declared each (a constant: its first use)
 
     def __len__(self) -> int:
         return len(self.names)
