@@ -150,6 +150,7 @@ class Lowering:
         self.defined_flag.append(0)
         self.defined_by.append(0)
         self.is_const.append(1)
+        self.decl_lines.append(self.line)
         return idx
 
     def _narrow(self, idx: int, domain) -> None:
@@ -292,6 +293,10 @@ class Lowering:
                     elif kind == VarKind.SET:
                         idx = self._const_var(value)
                     else:
+                        if not isinstance(value, int):
+                            what = "a set" if isinstance(value, IntSet) else "an array" if isinstance(value, list) else repr(value)
+                            raise self._error(f"variable {d.name} is given {what}, not a value of its type",
+                                              fix="regenerate the FlatZinc with `minizinc -c`")
                         v = int(value)
                         idx = self._new_var(d.name, kind, IntSet.range(v, v), const=True)
                         self._narrow(idx, t.domain)
@@ -490,6 +495,7 @@ class Lowering:
             holes=self.holes,
             lines=np.frombuffer(self.decl_lines, dtype=np.int32).copy() if n else np.zeros(0, np.int32),
         )
+        assert len(self.decl_lines) == n, "a variable without its declaring line"     # every path adds both
         tables = {k: b.finish() for k, b in self.tables.items()}
         return Model(self.filename, variables, tables, self.outputs, self.solve)
 

@@ -18,14 +18,14 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from . import ast
 from .errors import FznError
-from .quickparse import quick_item
+from .quickparse import quick_item, stashed
 from .resources import grammar_file
 
 _ITEM_END = re.compile(r'"(?:[^"\\\n]|\\.)*"|%[^\n]*|;')
 _LEADING_SPACE = re.compile(r'(?:\s+|%[^\n]*)*')
 # Literal arrays of decimal ints skip the LALR parser: each becomes one placeholder name that the
 # transformer swaps back (qap_64's FlatZinc: 16k items, 1.5 MB, mostly such arrays).
-_INT_ARRAY = re.compile(r"\[\s*-?\d+(?:\s*,\s*-?\d+)+\s*\]")
+_INT_ARRAY = re.compile(r"\[\s*-?\d+(?:\s*,\s*-?\d+)+\s*\](?![A-Za-z0-9_])")   # not glued to a name after it
 _PLACEHOLDER = "__fzn_gpu_int_array_"
 
 # Names a user can read, for the tokens the parser says it expected.
@@ -74,9 +74,8 @@ class _ToAst(Transformer):
 
     def ident(self, tok):
         name = str(tok)
-        if name.startswith(_PLACEHOLDER) and self.literals:
-            return self.literals[int(name[len(_PLACEHOLDER):])]
-        return ast.Ident(name)
+        literal = stashed(name, self.literals, _PLACEHOLDER)
+        return literal if literal is not None else ast.Ident(name)
 
     def array_access(self, name, index):
         return ast.ArrayAccess(str(name), _int(index))

@@ -112,6 +112,15 @@ def _name(name: str, literals: list, placeholder: str):
         return name == "true"
     if name in _KEYWORDS:
         return None
-    if name.startswith(placeholder) and literals:
-        return literals[int(name[len(placeholder):])]
-    return ast.Ident(name)
+    literal = stashed(name, literals, placeholder)
+    return literal if literal is not None else ast.Ident(name)
+
+
+def stashed(name: str, literals: list, placeholder: str):
+    """The array literal a placeholder name stands for, or None: a name that only looks like one
+    (the text had digits right after a literal: `[1,2]3`) stays a name, and fails as one."""
+    number = name[len(placeholder):]
+    if name.startswith(placeholder) and number.isdecimal() and number == str(int(number)) and \
+            int(number) < len(literals):
+        return literals[int(number)]
+    return None

@@ -92,6 +92,9 @@ def test_float_and_set_variables_lower():
     ("array [1..2] of int: a = [1, true];\nsolve satisfy;\n", "element 2 of array a (true)", 1),
     ("var 1..3: x;\narray [1..2] of var int: y = [x, 1.5];\nsolve satisfy;\n", "element 2 of array y (1.5)", 2),
     ("var bool: b;\narray [1..2] of var int: y = [b, 1];\nsolve satisfy;\n", "(a variable) is not of its type", 2),
+    ("var 1..3: x = {1, 2};\nsolve satisfy;\n", "variable x is given a set", 1),
+    ("var int: x = [1, 2];\nsolve satisfy;\n", "variable x is given an array", 1),
+    ("var int: x;\nconstraint int_lin_eq([1, 2]3, [x, x], 1);\nsolve satisfy;\n", "syntax error", 2),
 ])
 def test_bad_models_say_where_and_why(text, words, line):
     with pytest.raises(FznError) as err:

@@ -89,7 +89,7 @@ def mutate(text: str, rng: random.Random) -> str:
         return _sub_nth(NUMBER, text, rng, lambda m: "[" * depth + m.group() + "]" * depth)
     if op == 6:                                             # an empty or reversed range
         return _sub_nth(RANGE, text, rng, lambda m: f"{m.group(2)}..{m.group(1)}" if rng.random() < 0.5
-                        else f"{int(m.group(1)) + 1}..{m.group(1)}")
+                        else "1..0")
     if op == 7:                                             # an array literal one shorter
         return _sub_nth(LITERAL, text, rng, lambda m: "[" + ",".join(m.group(1).split(",")[:-1]) + "]")
     if op == 8:                                             # an array literal one longer

@@ -157,7 +157,8 @@ def pack(model: Model, opts: SolveOptions) -> DeviceModel:
         what = f"the constant {V.lb[v]} is" if V.is_const[v] else f"variable {V.names[v]} has values"
         raise Unsupported(f"{what} beyond ±{LIMIT}", file=model.source, line=line,
                           fix="scale the model's numbers down; fzn-gpu (like Gecode) works with 32-bit integers")
-    loose = V.is_const & (lb != ub) & ((V.kind == VarKind.INT) | (V.kind == VarKind.BOOL))
+    # (a constant given a value outside its declared domain is empty: lb > ub, the model unsatisfiable)
+    loose = V.is_const & (lb < ub) & ((V.kind == VarKind.INT) | (V.kind == VarKind.BOOL))
     assert not loose.any(), f"constant {V.names[int(np.argmax(loose))]} is not fixed"   # lowering bug
     # a float variable's int slot is a flag: set when search accepts its box (floats.py)
     is_float = V.kind == VarKind.FLOAT
