@@ -3,8 +3,8 @@
 Python runs signal handlers only between bytecodes of the main thread, and a kernel slice, a
 kernel build or a blocking copy can keep it inside C for seconds. So SIGINT and SIGTERM are
 blocked in the main thread and taken by a watcher thread, which also wakes at the hard end of
-the time limit. Either way it calls `end_early(interrupted)`, which prints the best solution so
-far and the status and returns the exit code, and the process ends at once (os._exit: waiting
+the time limit. Either way it calls `end_early(signo)` (None at the time limit), which prints
+the best solution so far and the status and returns the exit code, and the process ends at once (os._exit: waiting
 for a running kernel to finish is what the user wanted to avoid); a signal's exit code is
 128 + its number, as a shell reports it (130 for SIGINT, 143 for SIGTERM).
 
@@ -38,20 +38,25 @@ class Terminated(KeyboardInterrupt):
 
 def interrupt_code(exc: BaseException | None = None) -> int:
     """The exit code of a run an interrupt ended: 128 + the signal's number."""
-    return 128 + (signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT)
+    return signal_code(signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT)
 
 
-def unknown_yet(interrupted: bool) -> int:
+def signal_code(signo: int | None) -> int:
+    """The exit code of a run a signal ended (0 at the time limit: signo None)."""
+    return 128 + int(signo) if signo else 0
+
+
+def unknown_yet(signo: int | None) -> int:
     """The early ending before the search has begun (parsing a large model, say)."""
     sys.stdout.write("=====UNKNOWN=====\n")
-    return 130 if interrupted else 0
+    return signal_code(signo)
 
 
 class Watchdog:
     """`end_early` may be replaced while the watchdog runs: the search installs its own
     once it has a stream to end."""
 
-    def __init__(self, end_early: Callable[[bool], int], time_limit_ms: int | None):
+    def __init__(self, end_early: Callable[[int | None], int], time_limit_ms: int | None):
         self.end_early = end_early
         limit = clock.deadline(time_limit_ms)
         self.hard_deadline = limit + GRACE_S if limit is not None else None
@@ -90,9 +95,7 @@ class Watchdog:
                 continue
             if self._closed.is_set():
                 return
-            code = self.end_early(signo is not None)
-            if signo is not None and code == 130:
-                code = 128 + int(signo)
+            code = self.end_early(signo)
             try:
                 sys.stdout.flush()
                 sys.stderr.flush()

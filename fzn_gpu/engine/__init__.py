@@ -14,7 +14,7 @@ from ..errors import FznError
 from ..model import Model, RestartSpec, VarKind
 from ..options import SolveOptions
 from ..output import (SEARCH_COMPLETE, UNKNOWN, UNSATISFIABLE, ERROR, Printer)
-from ..watchdog import Watchdog, interrupt_code
+from ..watchdog import Watchdog, interrupt_code, signal_code
 from .incumbent import Outcome
 from .profile import kind_profile, node_profile
 
@@ -146,15 +146,15 @@ class SolveRun:
             stats["objective"] = outcome.best * self.dm.obj_sense
         return stats
 
-    def end_early(self, interrupted: bool) -> int:
+    def end_early(self, signo: int | None) -> int:
         """From the watchdog: end the stream with what the search has so far. The search was
         cut short, so nothing claims completeness."""
         with self.lock:
             if self.ended:
                 return 0
             outcome = self.search.progress() if self.search is not None else Outcome()
-            self._end(outcome, interrupted=interrupted)
-            return 130 if interrupted else 0
+            self._end(outcome, interrupted=signo is not None)
+            return signal_code(signo)
 
     def _engine(self) -> str:
         """complete, lns, portfolio or restart. --engine names one; by default an optimisation

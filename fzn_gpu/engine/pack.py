@@ -153,7 +153,7 @@ def pack(model: Model, opts: SolveOptions) -> DeviceModel:
     declared = (np.abs(V.lb) != UNBOUNDED) & (V.lb != lb) | (np.abs(V.ub) != UNBOUNDED) & (V.ub != ub)
     if declared.any():
         v = int(np.nonzero(declared)[0][0])
-        line = int(V.lines[v]) if V.lines is not None and v < len(V.lines) else None
+        line = int(V.lines[v]) if V.lines is not None else None
         what = f"the constant {V.lb[v]} is" if V.is_const[v] else f"variable {V.names[v]} has values"
         raise Unsupported(f"{what} beyond ±{LIMIT}", file=model.source, line=line,
                           fix="scale the model's numbers down; fzn-gpu (like Gecode) works with 32-bit integers")
