@@ -253,6 +253,23 @@ def kinds_to_build(device: Device, kinds: frozenset[int] | None, model: str, opt
     return kinds
 
 
+def choose_program(device: Device, kinds: frozenset[int] | None, model: str, options: list[str],
+                   inlined: list[str] | None = None, build_now: bool = False) -> tuple[frozenset[int] | None, list[str]]:
+    """(kinds, options) of the program a run on `device` uses. `inlined`: the options of the
+    same program with its propagators inlined, for a GPU model whose specialised program may be
+    inlined (the fastest kernel, but an NVIDIA build of about 45 s instead of 10:
+    docs/BENCHMARKS.md, inlined specialised kernels). `build_now` (--build-only): the best
+    program, built now: the inlined specialised one where offered, else the specialised one.
+    Otherwise the inlined specialised program where this machine built it before, else what
+    `kinds_to_build` picks with `options`."""
+    if kinds is not None and inlined is not None and device.is_gpu:
+        if build_now or build_record.was_built(build_key(device, kinds, model, inlined)):
+            return kinds, inlined
+    if build_now:
+        return kinds, options
+    return kinds_to_build(device, kinds, model, options), options
+
+
 def build(device: Device, kinds: frozenset[int] | None = None, options: list[str] | None = None,
           model: str = "item", floats: bool = False):
     """(context, program) for `device`, built once per process with `options` (`build_options`;

@@ -721,6 +721,9 @@ PROPAGATOR_FN bool prop_alldiff(Ctx *x, __global const int *row, int p, int P) {
     long base = row[1 + 2 * n];
     uint used[ALLDIFF_WORDS];
     while (true) {
+        // a hull of at most 64 values (n-queens' diagonals, Costas' differences) gathers in a
+        // register: the array below lives in memory, each value a load and a store in turn
+        ulong used64 = 0ul;
         for (int w = 0; w < mw; ++w) used[w] = 0u;
         int nfixed = 0;
         long lo = LONG_MAX, hi = LONG_MIN;
@@ -731,11 +734,18 @@ PROPAGATOR_FN bool prop_alldiff(Ctx *x, __global const int *row, int p, int P) {
             hi = max(hi, u);
             if (l != u) continue;
             long k = l - base;
-            uint bit = 1u << (k & 31);
-            if (used[k >> 5] & bit) return false;
-            used[k >> 5] |= bit;
+            if (mw <= 2) {
+                ulong bit = 1ul << k;
+                if (used64 & bit) return false;
+                used64 |= bit;
+            } else {
+                uint bit = 1u << (k & 31);
+                if (used[k >> 5] & bit) return false;
+                used[k >> 5] |= bit;
+            }
             nfixed++;
         }
+        if (mw <= 2) { used[0] = (uint)used64; used[1] = (uint)(used64 >> 32); }
         if (hi - lo + 1 < n) return false;
         if (nfixed == 0 || nfixed == n) return true;
         bool newly_fixed = false;

@@ -1,13 +1,15 @@
-"""Which program a run builds (fzn_gpu/build_record.py, device.kinds_to_build): a GPU takes its
-specialised program where this machine built it before, else the generic one where that was
-built before and loaded quickly, else builds the specialised one; every build leaves a record."""
+"""Which program a run builds (fzn_gpu/build_record.py, device.kinds_to_build and
+choose_program): a GPU takes its specialised program inlined where --build-only built that,
+else the specialised one where this machine built it before, else the generic one where that
+was built before and loaded quickly, else builds the specialised one; every build leaves a
+record."""
 
 from dataclasses import replace
 
 import pytest
 
 from fzn_gpu import build_record
-from fzn_gpu.device import all_devices, build, build_key, build_options, kinds_to_build
+from fzn_gpu.device import all_devices, build, build_key, build_options, choose_program, kinds_to_build
 
 KINDS = frozenset({1, 2})
 
@@ -80,3 +82,45 @@ def test_an_unwritable_cache_is_no_error(tmp_path, monkeypatch):
     monkeypatch.setenv("FZN_GPU_CACHE_DIR", str(blocker / "builds"))
     build_record.record("abc", 1.0)
     assert not build_record.was_built("abc")
+
+
+def test_build_only_builds_the_inlined_specialised_program_and_runs_take_it(records, gpu):
+    options = build_options(gpu, outline=True, model="group")
+    inlined = build_options(gpu, outline=False, model="group")
+    build_record.record(build_key(gpu, None, "group", options), 0.4)
+    # before --build-only: the generic program, out of line
+    assert choose_program(gpu, KINDS, "group", options, inlined) == (None, options)
+    # --build-only: the inlined specialised one
+    assert choose_program(gpu, KINDS, "group", options, inlined, build_now=True) == (KINDS, inlined)
+    build_record.record(build_key(gpu, KINDS, "group", inlined), 45.0)
+    assert choose_program(gpu, KINDS, "group", options, inlined) == (KINDS, inlined)
+    # a model not offered inlining (too many kinds) keeps to the outlined programs
+    assert choose_program(gpu, KINDS, "group", options) == (None, options)
+    assert choose_program(gpu, KINDS, "group", options, build_now=True) == (KINDS, options)
+
+
+def test_a_cpu_never_takes_the_inlined_program(records):
+    cpu = all_devices()[0]
+    options = build_options(cpu, outline=True, model="item")
+    inlined = build_options(cpu, outline=False, model="item")
+    assert choose_program(cpu, KINDS, "item", options, inlined, build_now=True) == (KINDS, options)
+
+
+def _device_model(text):
+    from fzn_gpu.engine.pack import pack
+    from fzn_gpu.lower import lower
+    from fzn_gpu.options import SolveOptions
+    from fzn_gpu.parser import parse_items
+    return pack(lower(parse_items(text, "m.fzn")), SolveOptions())
+
+
+def test_inlining_pays_for_short_calls_not_for_long_rows():
+    from fzn_gpu.engine.runner import inlining_pays
+    queens = ("array [1..4] of var 1..4: q :: output_array([1..4]);\n"
+              "constraint fzn_all_different_int(q);\nsolve satisfy;\n")
+    assert inlining_pays(_device_model(queens))
+    n = 40
+    names = ", ".join(f"x{i}" for i in range(n))
+    long_row = "".join(f"var 0..1: x{i} :: output_var;\n" for i in range(n))
+    long_row += f"constraint int_lin_le([{', '.join(['1'] * n)}], [{names}], 7);\nsolve satisfy;\n"
+    assert not inlining_pays(_device_model(long_row))

@@ -128,6 +128,8 @@ class SolveRun:
             stats["passes"] = total("passes")
             if any(x.stats.generic for x in runners):   # the specialised program was not built yet
                 stats["genericKernel"] = sum(x.stats.generic for x in runners)
+            if any(x.stats.inlined for x in runners):   # built ahead, propagators inlined
+                stats["inlinedKernel"] = sum(x.stats.inlined for x in runners)
             if any(x.stats.width for x in runners):     # work-group kernels: their widest phase
                 stats["groupWidth"] = max(x.stats.width for x in runners)
             for i, x in enumerate(runners):

@@ -9,11 +9,11 @@ import os
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..device import BUILD_LOGS, Device, build, build_options, is_nvidia, kinds_to_build, launch_lock
+from ..device import BUILD_LOGS, Device, build, build_options, choose_program, is_nvidia, launch_lock
 from ..errors import FznError
 from ..kernel_abi import DEC, Cnt, Ctrl, Div, Lv, St, Status
 from .profile import cnt_row
@@ -27,6 +27,9 @@ RESPLIT_SLACK = 32   # decisions a donated path may add to the longest path of i
 STACK_MIN = 8        # a work-group's stack holds at least this many levels (if the branch can be as deep)
 BRANCH_PATH_MAX = 1 << 16   # decisions of a branch a group records for recomputation, at most
 INT_MAX = 2 ** 31 - 1
+# a specialised program of at most this many constraint kinds may be inlined when built ahead
+# (--build-only on a GPU): its build grows with the kinds' code (docs/BENCHMARKS.md)
+INLINE_MAX_KINDS = 4
 SOL_MIN, SOL_MAX_BYTES = 256, 64 << 20    # solution slots per slice: at least, and memory at most
 INDEX_MAX = 2 ** 31 - 1                    # the kernel indexes per-item arrays with 32-bit ints
 POISON = os.environ.get("FZN_GPU_POISON") == "1"   # fill fresh buffers with a pattern (debugging)
@@ -44,6 +47,7 @@ class Tuning:
     subs_per_item: int   # sub-search spaces to split the root into, per work-item (PHACT: 50)
     dive_ms: int         # first, one work-item's dive for a first solution / bound (0: none)
     outline: bool        # keep propagators out of line (-DFZN_OUTLINE): shorter NVIDIA builds
+    inline_specialised: bool = False  # a specialised program may be inlined (device.choose_program)
     slice_budget: int = 0  # a fixed work per item and slice (0: steered by SliceBudget)
     profile: bool = False  # time the search's phases in the kernel (kernels/profile.cl)
     max_registers: int = 0  # a work-item's registers, at most (NVIDIA's compiler; 0: its choice)
@@ -86,6 +90,9 @@ class Tuning:
                       # NVIDIA builds out of line several times faster, for somewhat slower
                       # kernels (docs/BENCHMARKS.md)
                       outline=_env_flag("FZN_GPU_OUTLINE", gpu),
+                      # --build-only builds a GPU's specialised program inlined, its fastest
+                      # kernel, where the user did not choose (docs/BENCHMARKS.md)
+                      inline_specialised=gpu and "FZN_GPU_OUTLINE" not in env,
                       slice_budget=_env_int("FZN_GPU_SLICE_BUDGET", 0, minimum=0),
                       profile=_env_flag("FZN_GPU_PROFILE", False),
                       # NVIDIA: a register cap lets more work-groups stay resident on a
@@ -103,6 +110,17 @@ class Tuning:
                       # most of a GPU idle with groups of 32: wider groups give each search the
                       # lanes the others leave (docs/BENCHMARKS.md, wider work-groups)
                       wide_local=_env_int("FZN_GPU_WIDE_LOCAL", 1024 if gpu and group else 0, minimum=0))
+
+
+def inlining_pays(dm: DeviceModel) -> bool:
+    """Whether --build-only builds this model's specialised GPU program inlined: a build of
+    about 45 s instead of 10 (NVIDIA), for kernels 20-40 % faster where a node is many short
+    propagator calls (n-queens, Costas arrays: each call's overhead out of line is much of its
+    cost), and none faster where long rows walked by the whole group fill the passes
+    (knapsack, TSP: docs/BENCHMARKS.md, inlined specialised kernels). So: few kinds, no long
+    rows."""
+    kinds = np.unique(dm.ckind[:dm.nc])
+    return len(kinds) <= INLINE_MAX_KINDS and not bool((dm.cparts[:dm.nc] < 0).any())
 
 
 def _round8(nbytes: int) -> int:
@@ -143,6 +161,7 @@ class Stats:
     passes: int = 0             # propagation passes (groups) or queue runs (items)
     width: int = 0              # the widest work-group a phase ran (Runner.phase_local)
     generic: bool = False       # ran the generic program: the specialised one was not built yet
+    inlined: bool = False       # ran the specialised program inlined (built ahead by --build-only)
     search_s: float = 0.0       # searches (work-groups or work-items) launched x slice seconds
     cycles: np.ndarray = field(default_factory=lambda: np.zeros(cnt_row(True), dtype=np.int64))   # T_*, kinds
 
@@ -179,12 +198,15 @@ class Runner:
         t_build = time.perf_counter()
         t = self.tuning
         options = t.build_options(device, self.store_global, self.floats)
-        # a GPU takes the generic program where the specialised one would be a new build
-        # (device.kinds_to_build); --build-only builds the specialised one
+        # a GPU takes the generic program where the specialised one would be a new build, and
+        # the specialised one inlined where --build-only built that (device.choose_program)
+        inlined = None
+        if t.inline_specialised and kinds is not None and inlining_pays(dm):
+            inlined = replace(t, outline=False).build_options(device, self.store_global, self.floats)
         wanted = kinds
-        if not specialise_now:
-            kinds = kinds_to_build(device, kinds, t.model, options)
+        kinds, options = choose_program(device, kinds, t.model, options, inlined, build_now=specialise_now)
         self.stats.generic = wanted is not None and kinds is None
+        self.stats.inlined = options == inlined
         self.ctx, self.prog = build(device, kinds, options, t.model, floats=self.floats)
         # a queue of its own: two engines on one device (the portfolio) run side by side
         self.queue = cl.CommandQueue(self.ctx)
