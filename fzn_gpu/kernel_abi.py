@@ -116,6 +116,11 @@ DEC = 4                 # ints of a decision in a path: variable, op, value, and
 PART_SHIFT = 26
 PARTS_MAX = 32
 assert PARTS_MAX <= 2 ** (31 - PART_SHIFT)
+# The work-items of a group in most phases (runner.Tuning's default width: one NVIDIA warp). A
+# model whose shared-out constraints have together more parts than this, but at most twice as
+# many, gets fewer parts each, so that a pass waking them all runs in one round of the group's
+# work-items instead of two (engine/pack.py, constraint_parts).
+ROUND_LANES = 32
 # A constraint whose row a work-group may walk together (registry.SHARED_BY_GROUP, rows of at
 # least GROUP_ROW_MIN terms) has parts entry -GROUP_ROW_MIN: woken while its current work (a
 # linear row's terms, an element's index range) is at least that, it goes on a list of its own,

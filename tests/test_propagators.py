@@ -204,16 +204,26 @@ def test_alldifferent_shared_out_over_a_group(seed, local, monkeypatch):
 
 def test_constraint_parts_follow_the_registry():
     """all_different (SHARED_BY_VARIABLE) gets a part per variable up to PARTS_MAX, every other
-    kind one; the dispatch of parts (kernels/dispatch.cl, propagate_part) names every shared kind."""
+    kind one, and where all the parts together would need two rounds of ROUND_LANES work-items,
+    fewer each so that one round takes them; the dispatch of parts (kernels/dispatch.cl,
+    propagate_part) names every shared kind."""
     from pathlib import Path
 
-    from fzn_gpu.kernel_abi import PARTS_MAX
+    from fzn_gpu.kernel_abi import PARTS_MAX, ROUND_LANES
     from fzn_gpu.registry import BY_KEY, SHARED_BY_VARIABLE
     alldiff, ne = BY_KEY["fzn_all_different_int"].id, BY_KEY["int_ne"].id
-    ckind = np.array([alldiff, ne, alldiff], dtype=np.int32)
-    cd = np.array([3, 0, 1, 2, 0, 1, 40] + list(range(40)), dtype=np.int32)
-    coff = np.array([0, 4, 6], dtype=np.int32)
-    assert pack_module.constraint_parts(ckind, cd, coff).tolist() == [3, 1, PARTS_MAX]
+
+    def parts(*sizes):
+        rows = [[n] + list(range(n)) if n else [0, 1] for n in sizes]
+        ckind = np.array([alldiff if n else ne for n in sizes], dtype=np.int32)
+        coff = np.cumsum([0] + [len(r) for r in rows[:-1]]).astype(np.int32)
+        return pack_module.constraint_parts(ckind, np.array(sum(rows, []), dtype=np.int32), coff).tolist()
+
+    assert ROUND_LANES == 32 == PARTS_MAX
+    assert parts(3, 0, 20) == [3, 1, 20]                     # one round as they are
+    assert parts(3, 0, 40) == [2, 1, 29]                     # 35 parts: one round of 31 instead
+    assert parts(16, 16, 16) == [10, 10, 10]                 # 16-queens' three
+    assert parts(40, 40, 40) == [PARTS_MAX] * 3              # rounds anyway: each its most
     dispatch = (Path(__file__).resolve().parents[1] / "kernels" / "dispatch.cl").read_text()
     part_fn = dispatch[dispatch.index("bool propagate_part("):]
     assert all(f"PROPAGATOR({key}," in part_fn for key in SHARED_BY_VARIABLE)

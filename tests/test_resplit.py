@@ -41,6 +41,33 @@ def test_a_block_less_its_donations_covers_each_point_once_with_them():
     assert np.array_equal(left.path(1), block.path(1))  # a path that gave nothing stays whole
 
 
+def _random_paths(rng, n):
+    return Paths.from_list([rng.integers(0, 9, DEC * int(rng.integers(0, 5))).astype(np.int32) for _ in range(n)])
+
+
+def _same(a, b):
+    return len(a) == len(b) and all(np.array_equal(a.path(i), b.path(i)) for i in range(len(a)))
+
+
+def test_extended_paths_equal_their_concatenation_and_leave_every_older_view_as_it_was():
+    """Paths.extend writes into spare room shared with older Paths: none of those may change,
+    whichever of them is extended next (a block given to another device, then the kept part)."""
+    rng = np.random.default_rng(5)
+    paths, history = _random_paths(rng, 7), []
+    for step in range(40):
+        more = _random_paths(rng, int(rng.integers(0, 6)))
+        history.append((paths, Paths(paths.ptr.copy(), paths.data.copy())))
+        if step % 7 == 3 and len(paths) > 2:       # part of it went to another device
+            paths = paths.block(0, len(paths) - 2)
+        elif step % 5 == 4:                         # an older Paths extended again
+            paths = history[int(rng.integers(0, len(history)))][0]
+        extended = paths.extend(more)
+        assert _same(extended, Paths.concat([paths, more]))
+        paths = extended
+        for old, copy in history:
+            assert _same(old, copy)
+
+
 def test_donations_that_do_not_extend_their_source_are_refused():
     block = Paths.from_list([d(0, EQ, 1)])
     with pytest.raises(ValueError):

@@ -126,6 +126,7 @@ class SolveRun:
                 "splitTime": outcome.split_s, "workItems": total("items"),
                 "devices": len(runners), "device": "; ".join(x.device.name for x in runners)})
             stats["passes"] = total("passes")
+            stats["sliceGapTime"] = max(x.stats.gap_s for x in runners)    # host work between a runner's slices
             if any(x.stats.generic for x in runners):   # the specialised program was not built yet
                 stats["genericKernel"] = sum(x.stats.generic for x in runners)
             if any(x.stats.inlined for x in runners):   # built ahead, propagators inlined

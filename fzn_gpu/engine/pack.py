@@ -14,7 +14,7 @@ from ..ast import IntSet
 from ..codegen import (FLOAT_VAL_BASE, FLOAT_VAL_SETTLE, SET_VAL_BASE, float_val_select_code, set_val_select_code, val_select_code,
                        var_select_code)
 from ..errors import Unsupported
-from ..kernel_abi import GROUP_ROW_MIN, PART_SHIFT, PARTS_MAX
+from ..kernel_abi import GROUP_ROW_MIN, PART_SHIFT, PARTS_MAX, ROUND_LANES
 from ..model import UNBOUNDED, ConstraintTable, Model, VarKind
 from ..options import SolveOptions
 from ..registry import BY_KEY, KINDS, WAKE_DOM, ConstraintKind
@@ -426,17 +426,31 @@ def group_row_min() -> int:
     return int(value) if value.strip().isdigit() else GROUP_ROW_MIN
 
 
+def parts_max() -> int:
+    """A constraint shared out by variable has at most this many parts (kernel_abi.PARTS_MAX;
+    FZN_GPU_PARTS_MAX, 1 to PARTS_MAX, for tuning runs)."""
+    value = os.environ.get("FZN_GPU_PARTS_MAX", "")
+    return min(max(int(value), 1), PARTS_MAX) if value.strip().isdigit() else PARTS_MAX
+
+
 def constraint_parts(ckind: np.ndarray, cd: np.ndarray, coff: np.ndarray, row_min: int | None = None) -> np.ndarray:
     """How many work-items of a group share each constraint's propagation (registry's
     SHARED_BY_VARIABLE: one per variable of the row's first array, whose length leads the row,
-    at most PARTS_MAX; -row_min for a SHARED_BY_GROUP row of at least `row_min` terms, which
+    at most PARTS_MAX, and fewer where that fits a pass waking them all in one round of a group
+    (kernel_abi.ROUND_LANES); -row_min for a SHARED_BY_GROUP row of at least `row_min` terms, which
     the whole group walks while its work is that long (kernel_abi.GROUP_ROW_MIN); 1 for the
     others, and for all in a model of 2 ** PART_SHIFT constraints)."""
     parts = np.ones(max(len(ckind), 1), dtype=np.int32)
     if len(ckind) == 0 or len(ckind) >= 2 ** PART_SHIFT:
         return parts
     shared = np.flatnonzero(_SHARED[ckind])
-    parts[shared] = np.clip(cd[coff[shared]], 1, PARTS_MAX)
+    parts[shared] = np.clip(cd[coff[shared]], 1, parts_max())
+    total = int(parts[shared].sum())
+    if ROUND_LANES < total <= 2 * ROUND_LANES:
+        # one round instead of two: each work-item narrows two variables of a constraint after
+        # reading its row once, where two rounds read it twice (docs/BENCHMARKS.md: 16-queens'
+        # 48 parts as 24, kernel 3.58 -> 3.09 s)
+        parts[shared] = np.maximum(parts[shared] * ROUND_LANES // total, 1)
     row_min = group_row_min() if row_min is None else row_min
     at = _GROUP_AT[ckind]
     grouped = np.flatnonzero(at >= 0)

@@ -153,6 +153,7 @@ class Stats:
     props: int = 0
     subs: int = 0
     kernel_s: float = 0.0
+    gap_s: float = 0.0          # the host's time between one slice's end and the next launch
     build_s: float = 0.0        # building (or loading from pyopencl's cache) the program
     launches: int = 0
     items: int = 0
@@ -502,6 +503,7 @@ class Runner:
         finished = False
         donate = 0
         self.budget.begin_phase(n_items)
+        slice_end = None
         while True:
             tail = self.group and donate > 0        # idle searches wait for this slice's donations
             budget = self.budget.for_slice(deadline, tail=tail)
@@ -539,6 +541,8 @@ class Runner:
                         np.int32(1 if lns and lns.random_values else 0),
                         RESULTS, np.int32(0 if lns is None else 1 if lns.prune else 2))
             t0 = time.perf_counter()
+            if slice_end is not None:
+                self.stats.gap_s += t0 - slice_end
             try:
                 with self.launch_lock:
                     self.kernel(self.queue, (global_size,), (local,), *args)
@@ -548,7 +552,8 @@ class Runner:
                 raise FznError(f"the search kernel failed on {self.device.name} with {n_items} work-items: {err}",
                                fix="fewer work-items (FZN_GPU_ITEMS_PER_CU), another device (--devices), "
                                    "or a smaller model") from None
-            dt = time.perf_counter() - t0
+            slice_end = time.perf_counter()
+            dt = slice_end - t0
             self.stats.kernel_s += dt
             self.stats.search_s += n_items * dt
             self.stats.launches += 1
@@ -586,7 +591,8 @@ class Runner:
                     rec = np.empty((n_donated, emit_stride), dtype=np.int32)
                     cl.enqueue_copy(self.queue, rec, EMIT)
                     self.queue.finish()
-                    paths = Paths.concat([paths.block(0, n_sub), Paths.from_records(rec[:, :-1])])
+                    kept = paths if n_sub == len(paths) else paths.block(0, n_sub)
+                    paths = kept.extend(Paths.from_records(rec[:, :-1]))
                     n_sub = len(paths)
                     self.stats.donated += n_donated
                     resplit.donated(rec[:, -1].copy(), paths)
