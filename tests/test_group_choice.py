@@ -1,0 +1,40 @@
+"""A work-group chooses the branching variable as one work-item does: each of its work-items
+takes the best of its share of the variables, and work-item 0 the best of theirs, ties going
+to the earlier variable (search_group.cl, choose_group). A one-search dive
+(FZN_GPU_DIVE_MS) finds the leftmost solution of the annotated search, so both execution
+models print the same first solution under every variable selection, on a model with more
+variables than a group has work-items and many ties in size and bounds."""
+
+import pytest
+
+from conftest import use_kernel
+from helpers import solve_text
+
+N = 45
+SELECTIONS = ["input_order", "first_fail", "anti_first_fail", "smallest", "largest", "occurrence",
+              "most_constrained", "max_regret"]
+
+
+def model(selection: str, value: str) -> str:
+    lines = [f"var 1..{3 + (i * 7) % 9}: x{i} :: output_var;" for i in range(N)]
+    for i in range(N - 1):
+        lines.append(f"constraint int_ne(x{i}, x{i + 1});")
+    for i in range(0, N - 2, 3):              # a few variables in more constraints (occurrence)
+        lines.append(f"constraint int_lin_le([1, 1], [x{i}, x{i + 2}], {4 + i % 5});")
+    names = ", ".join(f"x{i}" for i in range(N))
+    lines.append(f"solve :: int_search([{names}], {selection}, {value}, complete) satisfy;")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("selection", SELECTIONS)
+def test_a_group_picks_the_variable_a_work_item_picks(selection, monkeypatch):
+    monkeypatch.setenv("FZN_GPU_DIVE_MS", "20000")
+    first = {}
+    for kernel in ("item", "group"):
+        use_kernel(monkeypatch, kernel)
+        for value in ("indomain_min", "indomain_max"):
+            found, outcome = solve_text(model(selection, value), num_solutions=1)
+            assert len(found) == 1, (kernel, selection, value)
+            first[kernel, value] = found[0]
+    for value in ("indomain_min", "indomain_max"):
+        assert first["item", value] == first["group", value], (selection, value)
