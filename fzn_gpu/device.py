@@ -208,6 +208,19 @@ def is_nvidia(device: Device) -> bool:
     return "NVIDIA" in device.platform.upper()
 
 
+def has_warp_min(device: Device) -> bool:
+    """NVIDIA at compute capability 8.0 or later: a warp's minimum in one instruction (redux.sync,
+    through inline PTX), which a group of one warp chooses its variable with
+    (kernels/search_group.cl, FZN_WARP_PTX)."""
+    if not is_nvidia(device):
+        return False
+    import pyopencl as cl
+    try:
+        return int(device.cl_device.compute_capability_major_nv) >= 8
+    except (AttributeError, cl.Error):      # a driver without cl_nv_device_attribute_query
+        return False
+
+
 def build_options(device: Device, outline: bool = False, model: str = "item", store_global: bool = False,
                   floats: bool = False, profile: bool = False, max_registers: int = 0,
                   propagation_floor: int = 4096, slice_clock: bool = False) -> list[str]:
@@ -217,6 +230,7 @@ def build_options(device: Device, outline: bool = False, model: str = "item", st
     options = ["-cl-std=CL1.2"] + (["-DFZN_OUTLINE"] if outline else []) + (["-DFZN_FLOATS"] if floats else [])
     if model == "group":
         options += ["-DFZN_GROUP"] + (["-DFZN_STORE_GLOBAL"] if store_global else [])
+        options += ["-DFZN_WARP_PTX"] if has_warp_min(device) else []
     if profile:
         options += ["-DFZN_PROFILE"] + (["-DFZN_CLOCK_PTX"] if is_nvidia(device) else [])
     if cap:

@@ -66,9 +66,17 @@ class Cnt(IntEnum):
     T_CHOOSE = 10       # choosing the next decision
     T_TOTAL = 11        # the whole slice
     CUT = 12            # sub-search spaces left unfinished at their node limit (LNS, restarts)
+    # a work-group's bookkeeping, timed apart (the work-item kernel leaves them 0)
+    T_FIXPOINT = 13     # a node's fixpoint outside its passes and their settles: the first settle
+                        # (what the decision woke), the last round's checks, marks cleared on a wipe-out
+    T_BRANCH = 14       # after the choice, the decision's bookkeeping (level, path, the decision
+                        # applied), the push apart
+    T_BACKTRACK = 15    # a level read back and its right branch applied, the pop apart
+    T_CLOCK = 16        # the slice's clock read between steps
 
 
-PROFILE_PARTS = (Cnt.T_PROPAGATE, Cnt.T_SETTLE, Cnt.T_COPY, Cnt.T_CHOOSE)
+PROFILE_PARTS = (Cnt.T_PROPAGATE, Cnt.T_SETTLE, Cnt.T_COPY, Cnt.T_CHOOSE, Cnt.T_FIXPOINT, Cnt.T_BRANCH,
+                 Cnt.T_BACKTRACK, Cnt.T_CLOCK)
 
 
 class Ctrl(IntEnum):

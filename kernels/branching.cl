@@ -144,6 +144,24 @@ bool better_var(Ctx *x, int sel, int v, int best, __global const int *deg, __glo
     }
 }
 
+// The selections whose order is that of a 32-bit key (var_key): smaller is better, equal keys
+// are ties, exactly as better_var rates them.
+inline bool keyed_selection(int sel) {
+    return sel == VS_INPUT_ORDER || sel == VS_FIRST_FAIL || sel == VS_ANTI_FIRST_FAIL || sel == VS_SMALLEST ||
+           sel == VS_LARGEST || sel == VS_OCCURRENCE;
+}
+
+inline uint var_key(Ctx *x, int sel, int v, __global const int *deg) {
+    switch (sel) {
+    case VS_FIRST_FAIL: return (uint)(dsize(x, v) - 1);             // an int domain holds at most 2^32 values
+    case VS_ANTI_FIRST_FAIL: return ~(uint)(dsize(x, v) - 1);
+    case VS_SMALLEST: return (uint)dmin(x, v) ^ 0x80000000u;        // signed order as unsigned
+    case VS_LARGEST: return ~((uint)dmax(x, v) ^ 0x80000000u);
+    case VS_OCCURRENCE: return ~(uint)deg[v];
+    default: return 0u;                                             // input order: position alone
+    }
+}
+
 // better_var, ties broken by the salt's keys where `tie` is set (input order has no ties).
 inline bool better_var_tie(Ctx *x, int sel, int v, int best, __global const int *deg, __global const int *weights,
                            int ws, uint tie) {

@@ -44,7 +44,8 @@
 
 // A search's counts and, built with FZN_PROFILE, its cycles by phase (profile.cl).
 #ifdef FZN_PROFILE
-#define CTX_PROFILE_FIELDS long passes; ulong t_prop, t_settle, t_copy, t_choose; __global long *kprof;
+#define CTX_PROFILE_FIELDS long passes; ulong t_prop, t_settle, t_copy, t_choose, t_fix, t_branch, t_back, t_clock; \
+    __global long *kprof;
 #else
 #define CTX_PROFILE_FIELDS long passes;
 #endif

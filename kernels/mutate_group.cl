@@ -17,6 +17,28 @@ inline void sync_group(void) { barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENC
 inline void sync_group(void) { barrier(CLK_LOCAL_MEM_FENCE); }
 #endif
 
+// The smallest of the group's values `v`, for every work-item. NVIDIA (FZN_WARP_PTX, a group
+// of one warp: KEYED_GROUP): one instruction (redux.sync, compute capability 8.0 on). Else
+// (FZN_KEYED_CHOICE, which tests build the portable choice with) through local memory `red`.
+#ifdef FZN_WARP_PTX
+#define KEYED_GROUP(w) ((w) == 32)
+inline uint group_min(uint v, __local uint *red, int lid, int w) {
+    uint r;
+    asm volatile("redux.sync.min.u32 %0, %1, 0xffffffff;" : "=r"(r) : "r"(v));
+    return r;
+}
+#else
+#define KEYED_GROUP(w) true
+inline uint group_min(uint v, __local uint *red, int lid, int w) {
+    red[lid] = v;
+    sync_group();
+    uint m = UINT_MAX;
+    for (int k = 0; k < w; ++k) m = min(m, red[k]);
+    sync_group();                       // all have read before `red` is written again
+    return m;
+}
+#endif
+
 // v changed: the first change of a pass lists it, for settle() to share out among the group.
 // `moved`: a bound of v moved (the second half of the changed set: what wakes WAKE_BND).
 inline void mark(Ctx *x, int v, bool moved) {

@@ -26,6 +26,9 @@ inline ulong prof_clock(void) { return 0; }
 #define PROF_DECL(name) ulong name = 0
 #define PROF_START(t0) ulong t0 = prof_clock()
 #define PROF_ADD(acc, t0) ((acc) += prof_clock() - (t0))
+// a phase's cycles less those its inner phases counted meanwhile (`inner`: their sum before)
+#define PROF_NOTE(name, value) ulong name = (value)
+#define PROF_ADD_OWN(acc, t0, inner, inner0) ((acc) += prof_clock() - (t0) - ((inner) - (inner0)))
 // A search's counters, then per constraint kind its propagator's calls and the cycles inside
 // them, summed over the work-items that ran them (engine/profile.py: `kindProfile` in -s).
 #define CNT_ROW (NCNT + 2 * NKINDS)
@@ -36,6 +39,8 @@ inline ulong prof_clock(void) { return 0; }
 #define PROF_DECL(name)
 #define PROF_START(t0)
 #define PROF_ADD(acc, t0)
+#define PROF_NOTE(name, value)
+#define PROF_ADD_OWN(acc, t0, inner, inner0)
 #define CNT_ROW NCNT
 #define PROF_KIND(kprof, kind, t0)
 #endif

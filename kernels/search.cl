@@ -160,7 +160,7 @@ __kernel void search(
     x->props = 0;
     x->passes = 0;
 #ifdef FZN_PROFILE
-    x->t_prop = x->t_settle = x->t_copy = x->t_choose = 0;
+    x->t_prop = x->t_settle = x->t_copy = x->t_choose = x->t_fix = x->t_branch = x->t_back = x->t_clock = 0;
     PROF_START(t_slice);
 #endif
     __global int *st = ST + gid * NST;

@@ -272,6 +272,36 @@ bool choose_group(Ctx *x, __global const int *sg_ptr, __global const int *sg_var
                 if (vsel == VS_INPUT_ORDER) break;
             }
         }
+#if defined(FZN_WARP_PTX) || defined(FZN_KEYED_CHOICE)
+        // A selection that orders by a 32-bit key: two minimums over the group (the key, then
+        // the position among the keys' ties) give every work-item the choice at once, and a
+        // value selection without chance is made by each alike. In a group of one warp on
+        // NVIDIA each minimum is one instruction and no barrier is needed.
+        if (KEYED_GROUP(w) && (!tie || vsel == VS_INPUT_ORDER) && !sets && !float_group(valsel) &&
+                keyed_selection(vsel)) {
+            __local uint *red_u = (__local uint *)red;
+            uint key = best >= 0 ? var_key(x, vsel, best, deg) : UINT_MAX;
+            uint k = group_min(key, red_u, lid, w);
+            uint pos = group_min(best >= 0 && key == k ? (uint)best_pos : UINT_MAX, red_u, lid, w);
+            if (pos == UINT_MAX) continue;          // nothing open in this group of the plan
+            int b = sg_var[pos], op, value;
+            if (valsel == VAL_RANDOM) {
+                if (lid == 0) {
+                    select_value(x, b, valsel, rng, halve, &op, &value);
+                    ctl[L_OP] = op;
+                    ctl[L_VAL] = value;
+                }
+                sync_group();
+                op = ctl[L_OP];
+                value = ctl[L_VAL];
+                sync_group();
+            } else {
+                select_value(x, b, valsel, rng, halve, &op, &value);
+            }
+            *out_var = b; *out_op = op; *out_val = value; *out_hi = 0;
+            return true;
+        }
+#endif
         red[2 * lid] = best;
         red[2 * lid + 1] = best_pos;
         sync_group();
@@ -362,7 +392,7 @@ __kernel void search_group(
     x->props = 0;
     x->passes = 0;
 #ifdef FZN_PROFILE
-    x->t_prop = x->t_settle = x->t_copy = x->t_choose = 0;
+    x->t_prop = x->t_settle = x->t_copy = x->t_choose = x->t_fix = x->t_branch = x->t_back = x->t_clock = 0;
     PROF_START(t_slice);
 #endif
     __global int *st = ST + g * NST;
@@ -423,7 +453,10 @@ __kernel void search_group(
 #endif
     while (budget > 0 && status != S_DONE) {
 #ifdef FZN_SLICE_CLOCK
-        if (share(ctl, L_BCAST, lid == 0 && slice_ns(&ticks) >= t_end, lid)) break;
+        PROF_START(t_clock);
+        bool late = share(ctl, L_BCAST, lid == 0 && slice_ns(&ticks) >= t_end, lid);
+        PROF_ADD(x->t_clock, t_clock);
+        if (late) break;
 #endif
         if (status == S_SOLUTION) {
             int slot = -1;
@@ -504,8 +537,11 @@ __kernel void search_group(
                     else set_min(x, obj_var, -(long)best + 1);
                 }
             }
+            PROF_START(t_fix);
+            PROF_NOTE(inner0, x->t_prop + x->t_settle);
             int r = fixpoint(x, resume_all || (fresh && (enqueue_all || use_results)), act, L_queued, ctl, weights,
                              use_weights, &passes, max(budget, FZN_PROP_FLOOR), t_end, &ticks, lid, w);
+            PROF_ADD_OWN(x->t_fix, t_fix, x->t_prop + x->t_settle, inner0);
             resume_all = false;
             budget -= min(passes, budget);
             passes = 0;
@@ -549,6 +585,8 @@ __kernel void search_group(
             bool open = choose_group(x, sg_ptr, sg_var, sg_sel, ngroups, deg, weights, &rng, random_values, run.div, run.tie, 2 * depth >= maxd,
                               red_ints, ctl, lid, w, &v, &op, &value, &value_hi);
             PROF_ADD(x->t_choose, t_choose);
+            PROF_START(t_branch);
+            PROF_NOTE(copy0, x->t_copy);
             if (!open) {
                 sols_found += 1;
                 if (obj_var >= 0) {
@@ -579,10 +617,13 @@ __kernel void search_group(
             depth += 1;
             status = S_PROPAGATE;
             sync_group();
+            PROF_ADD_OWN(x->t_branch, t_branch, x->t_copy, copy0);
             continue;
         }
         // S_BACKTRACK
         if (depth == 0) { status = S_NEED_SUB; continue; }
+        PROF_START(t_back);
+        PROF_NOTE(back0, x->t_copy + x->t_prop + x->t_settle);
         depth -= 1;
         __global int *l = lv + depth * NLV;
         // work-item 0 reads the level (it wrote it) and shares what the group needs of it
@@ -616,6 +657,7 @@ __kernel void search_group(
         }
         plen = share(ctl, L_BCAST, plen, lid) + 1;
         status = S_PROPAGATE;
+        PROF_ADD_OWN(x->t_back, t_back, x->t_copy + x->t_prop + x->t_settle, back0);
     }
 
     sync_group();
@@ -636,7 +678,8 @@ __kernel void search_group(
         cnt[CNT_PASSES] += x->passes; cnt[CNT_CUT] += cut;
 #ifdef FZN_PROFILE
         cnt[CNT_T_PROPAGATE] += x->t_prop; cnt[CNT_T_SETTLE] += x->t_settle; cnt[CNT_T_COPY] += x->t_copy;
-        cnt[CNT_T_CHOOSE] += x->t_choose;
+        cnt[CNT_T_CHOOSE] += x->t_choose; cnt[CNT_T_FIXPOINT] += x->t_fix; cnt[CNT_T_BRANCH] += x->t_branch;
+        cnt[CNT_T_BACKTRACK] += x->t_back; cnt[CNT_T_CLOCK] += x->t_clock;
         PROF_ADD(cnt[CNT_T_TOTAL], t_slice);
 #endif
     }

@@ -71,6 +71,10 @@ def test_the_profile_line_gives_each_phase_its_share():
     # 1,000 cycles at 1 MHz are 1 ms of a search's 4 ms launched (4 searches for 1 ms)
     assert node_profile(cycles, nodes=10, passes=40, search_s=0.004, clock_mhz=1).endswith("; busy 25 %")
     assert node_profile(cycles, nodes=0, passes=0) is None
+    # a work-group's bookkeeping phases appear where timed, out of "other"
+    cycles[[Cnt.T_FIXPOINT, Cnt.T_BACKTRACK]] = [100, 50]
+    line = node_profile(cycles, nodes=10, passes=40)
+    assert "choose 5 %, fixpoint 10 %, backtrack 5 %, other 5 %" in line and "branch" not in line
 
 
 def _device(platform: str, gpu: bool) -> Device:

@@ -12,7 +12,9 @@ import random
 import numpy as np
 import pytest
 
+from fzn_gpu.check import Checker
 from fzn_gpu.engine import pack as pack_module
+from fzn_gpu.parser import parse_items
 from fzn_gpu.registry import GLOBALS, KINDS
 from conftest import use_kernel
 from helpers import as_tuples, brute_force, solve_stats, solve_text, stable_rng
@@ -161,6 +163,74 @@ def test_shifted_equality_and_alldifferent_fast_paths(seed, kernel):
     found, outcome = solve_text(text, all_solutions=True)
     assert outcome.complete and as_tuples(found, names) == expected and len(found) == len(expected), text
     assert len(expected) or seed == 4      # most seeds have solutions
+
+
+@pytest.mark.parametrize("width,seed", [(w, s) for w in (20, 33, 64, 65, 200) for s in range(2)])
+def test_alldifferent_by_hull_width(width, seed, kernel):
+    """all_different whose values x_i + c_i span a root hull of `width` values from a negative
+    base: the fixed values gathered in one 64-bit register up to 64 values, in an array of
+    words up to 256, pairs beyond (kernels/propagators.cl). Two of the members are offset views y = x + c (folded into the
+    row: engine/views.py), the values sit at both ends of the hull and across word boundaries;
+    every solution against brute force over the x (y computed)."""
+    rng = random.Random(700 + 10 * width + seed)
+    base = -width // 2 - 3
+    ends = [base, base + width - 1]
+    xs = {}
+    for i in range(5):
+        values = set(rng.sample(range(base, base + width), 3)) | {ends[i % 2]}
+        xs[f"x{i}"] = sorted(values)
+    shift = {"y0": ("x0", rng.randint(1, 5)), "y1": ("x1", -rng.randint(1, 5))}
+    for y, (x, c) in shift.items():              # keep y = x + c inside the hull
+        xs[x] = sorted(v for v in xs[x] if base <= v + c < base + width) or [base + max(0, -c)]
+    lines = [_decl(n, d) for n, d in xs.items()]
+    for y, (x, c) in shift.items():
+        lo, hi = min(xs[x]) + c, max(xs[x]) + c
+        lines.append(f"var {lo}..{hi}: {y} :: var_is_introduced :: is_defined_var;")
+        lines.append(f"constraint int_lin_eq([1, -1], [{y}, {x}], {c}) :: defines_var({y});")
+    lines.append("constraint fzn_all_different_int([y0, y1, x2, x3, x4]);")
+    lines.append("constraint fzn_all_different_int([x0, x1, x2]);")
+    lines.append("solve satisfy;")
+    text = "\n".join(lines) + "\n"
+    checker = Checker(parse_items(text, "test.fzn"))
+    expected = set()
+    for combo in itertools.product(*xs.values()):
+        a = dict(zip(xs, combo))
+        a.update({y: a[x] + c for y, (x, c) in shift.items()})
+        if not checker.check(a):
+            expected.add(combo)
+    found, outcome = solve_text(text, all_solutions=True)
+    assert outcome.complete and as_tuples(found, list(xs)) == expected and len(found) == len(expected), text
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_linear_rows_with_coefficients_up_to_2_31(seed, kernel):
+    """Linear rows whose sums need more than 64 bits (kernels/propagators.cl keeps them in 128,
+    Wide) beside small ones: coefficients of 1, 3, 2^20, 2^20 + 1 and 2^31 - 1 of either sign,
+    right-hand sides reached by an assignment or just missing it, with holes; every solution
+    against brute force."""
+    rng = random.Random(900 + seed)
+    edge = [1, 3, 2 ** 20, 2 ** 20 + 1, 2 ** 31 - 1]
+    domains = {f"x{i}": _domain(rng, False) for i in range(4)}
+    names = list(domains)
+    lines = [_decl(n, d) for n, d in domains.items()]
+    for k, kind in enumerate(("int_lin_eq", "int_lin_le", "int_lin_ne", "int_lin_eq_reif")):
+        terms = rng.sample(names, rng.randint(2, 4))
+        coefs = [rng.choice(edge) * rng.choice((1, -1)) for _ in terms]
+        if seed % 2 == 0:
+            coefs = [c if abs(c) <= 2 ** 20 else 2 ** 20 for c in coefs]
+        rhs = sum(c * rng.choice(domains[t]) for c, t in zip(coefs, terms)) + rng.choice((0, 0, 1, -1))
+        rhs = max(-(2 ** 31 - 1), min(2 ** 31 - 1, rhs))
+        extra = ""
+        if kind.endswith("_reif"):
+            lines.append(f"var bool: r{k};")
+            names.append(f"r{k}")
+            domains[f"r{k}"] = [0, 1]
+            extra = f", r{k}"
+        lines.append(f"constraint {kind}({coefs}, [{', '.join(terms)}], {rhs}{extra});")
+    text = "\n".join(lines + ["solve satisfy;"]) + "\n"
+    expected = brute_force(text, domains)
+    found, outcome = solve_text(text, all_solutions=True)
+    assert outcome.complete and as_tuples(found, names) == expected and len(found) == len(expected), text
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -10,13 +10,16 @@ from ..kernel_abi import PROFILE_PARTS, Cnt
 from ..registry import KINDS
 
 PART_NAMES = {Cnt.T_PROPAGATE: "propagate", Cnt.T_SETTLE: "settle", Cnt.T_COPY: "copy",
-              Cnt.T_CHOOSE: "choose"}
+              Cnt.T_CHOOSE: "choose", Cnt.T_FIXPOINT: "fixpoint", Cnt.T_BRANCH: "branch",
+              Cnt.T_BACKTRACK: "backtrack", Cnt.T_CLOCK: "clock"}
+BASE_PARTS = PROFILE_PARTS[:4]      # printed always; the work-group's bookkeeping parts where timed
 
 
 def node_profile(cycles: np.ndarray, nodes: int, passes: int, search_s: float = 0.0, clock_mhz: int = 0) -> str | None:
     """One line: a search's cycles per node (a work-group's, or a work-item's: each runs its
-    nodes one after another), the share of each phase, the rest as "other" (sub-search spaces
-    taken, solutions written, barriers between phases), and passes per node. None where the
+    nodes one after another), the share of each phase (a work-group's bookkeeping phases too:
+    a fixpoint's own rounds, a branch's and a backtrack's, the slice's clock), the rest as
+    "other" (sub-search spaces taken, solutions written), and passes per node. None where the
     device kept no cycles (no counter, or no profile build). With `search_s` (searches launched
     x slice seconds) and the device's clock, also how busy the searches were: the share of
     their launched time spent inside a slice's loop, the rest waiting for the launch's last
@@ -24,7 +27,7 @@ def node_profile(cycles: np.ndarray, nodes: int, passes: int, search_s: float = 
     total = int(cycles[Cnt.T_TOTAL])
     if total <= 0 or nodes <= 0:
         return None
-    parts = [(PART_NAMES[k], int(cycles[k])) for k in PROFILE_PARTS]
+    parts = [(PART_NAMES[k], int(cycles[k])) for k in PROFILE_PARTS if k in BASE_PARTS or cycles[k] > 0]
     other = max(0, total - sum(c for _, c in parts))
     shares = ", ".join(f"{name} {100 * c / total:.0f} %" for name, c in parts + [("other", other)])
     busy = f"; busy {100 * total / (search_s * clock_mhz * 1e6):.0f} %" if search_s > 0 and clock_mhz > 0 else ""
