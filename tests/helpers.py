@@ -83,6 +83,19 @@ def brute_force(text: str, domains: dict[str, list[int]]) -> set[tuple]:
     return sols
 
 
+def brute_force_offsets(text: str, xs: dict[str, list[int]], defs: dict[str, tuple[str, int]]) -> set[tuple]:
+    """Every assignment of the x that the checker accepts with each y = x + c (defs: y -> (x,
+    c)) set from it, as tuples over the x then the y."""
+    checker = Checker(parse_items(text, "test.fzn"))
+    out = set()
+    for combo in itertools.product(*xs.values()):
+        a = dict(zip(xs, combo))
+        a.update({y: a[x] + c for y, (x, c) in defs.items()})
+        if not checker.check(a):
+            out.add(tuple(a[n] for n in list(xs) + list(defs)))
+    return out
+
+
 def as_tuples(found: list[dict], names: list[str]) -> set[tuple]:
     return {tuple(s[n] if isinstance(s[n], frozenset) else int(s[n]) for n in names) for s in found}
 

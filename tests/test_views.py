@@ -4,18 +4,16 @@ by the host) is exactly what brute force finds, with the fold and without, under
 
 from __future__ import annotations
 
-import itertools
 import random
 
 import numpy as np
 import pytest
 
-from fzn_gpu.check import Checker
 from fzn_gpu.engine import pack as pack_module
 from fzn_gpu.engine import views
 from fzn_gpu.lower import lower
 from fzn_gpu.parser import parse_items
-from helpers import as_tuples, solve_text
+from helpers import as_tuples, brute_force_offsets, solve_text
 
 
 def _set(values: list[int]) -> str:
@@ -44,18 +42,6 @@ def offset_model(rng: random.Random) -> tuple[str, list[str], dict[str, list[int
     lines.append(f"constraint int_le(y2, {rng.randint(2, 6)});")
     lines.append("solve satisfy;")
     return "\n".join(lines) + "\n", list(xs) + list(defs), xs, defs
-
-
-def _brute_force(text: str, xs: dict[str, list[int]], defs: dict[str, tuple[str, int]]) -> set[tuple]:
-    """Every assignment of the x, with y = x + c, that the checker accepts."""
-    checker = Checker(parse_items(text, "test.fzn"))
-    out = set()
-    for combo in itertools.product(*xs.values()):
-        a = dict(zip(xs, combo))
-        a.update({y: a[x] + c for y, (x, c) in defs.items()})
-        if not checker.check(a):
-            out.add(tuple(a[n] for n in list(xs) + list(defs)))
-    return out
 
 
 def test_which_variables_fold():
@@ -104,6 +90,6 @@ def test_offset_views_against_brute_force(seed, fold, kernel, monkeypatch):
     """Every solution, y written back from x, with declared y domains narrower than x + c."""
     monkeypatch.setenv("FZN_GPU_OFFSET_VIEWS", fold)
     text, names, xs, defs = offset_model(random.Random(seed))
-    expected = _brute_force(text, xs, defs)
+    expected = brute_force_offsets(text, xs, defs)
     found, outcome = solve_text(text, all_solutions=True)
     assert outcome.complete and as_tuples(found, names) == expected and len(found) == len(expected), text
