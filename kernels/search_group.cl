@@ -274,30 +274,18 @@ bool choose_group(Ctx *x, __global const int *sg_ptr, __global const int *sg_var
         }
 #if defined(FZN_WARP_PTX) || defined(FZN_KEYED_CHOICE)
         // A selection that orders by a 32-bit key: two minimums over the group (the key, then
-        // the position among the keys' ties) give every work-item the choice at once, and a
-        // value selection without chance is made by each alike. In a group of one warp on
-        // NVIDIA each minimum is one instruction and no barrier is needed.
+        // the position among the keys' ties) give every work-item the choice at once, and each
+        // makes the value choice alike (a random one is work-item 0's draw: the path below). In a
+        // group of one warp on NVIDIA each minimum is one instruction and no barrier is needed.
         if (KEYED_GROUP(w) && (!tie || vsel == VS_INPUT_ORDER) && !sets && !float_group(valsel) &&
-                keyed_selection(vsel)) {
+                valsel != VAL_RANDOM && keyed_selection(vsel)) {
             __local uint *red_u = (__local uint *)red;
             uint key = best >= 0 ? var_key(x, vsel, best, deg) : UINT_MAX;
             uint k = group_min(key, red_u, lid, w);
             uint pos = group_min(best >= 0 && key == k ? (uint)best_pos : UINT_MAX, red_u, lid, w);
             if (pos == UINT_MAX) continue;          // nothing open in this group of the plan
             int b = sg_var[pos], op, value;
-            if (valsel == VAL_RANDOM) {
-                if (lid == 0) {
-                    select_value(x, b, valsel, rng, halve, &op, &value);
-                    ctl[L_OP] = op;
-                    ctl[L_VAL] = value;
-                }
-                sync_group();
-                op = ctl[L_OP];
-                value = ctl[L_VAL];
-                sync_group();
-            } else {
-                select_value(x, b, valsel, rng, halve, &op, &value);
-            }
+            select_value(x, b, valsel, rng, halve, &op, &value);
             *out_var = b; *out_op = op; *out_val = value; *out_hi = 0;
             return true;
         }
