@@ -12,7 +12,7 @@ import sys
 
 from . import __version__, clock  # noqa: F401  (clock first: the time limit counts from here at the latest)
 from .errors import FznError, Unsupported
-from .model import LNS_STRATEGIES, RESTART_KINDS, RestartSpec
+from .search_options import LNS_STRATEGIES, RESTART_KINDS, RestartSpec
 from .options import ENGINES
 from .watchdog import Terminated, interrupt_code
 
@@ -118,6 +118,8 @@ def run(argv: list[str]) -> int:
                         check=args.check, count_only=args.count_only, lns=_lns_options(args),
                         engine=args.engine, restart=_restart_option(args))
     from .watchdog import Watchdog, unknown_yet
+    from . import opencl_start
+    opencl_start.begin(args.devices)     # the drivers start while numpy, pyopencl and the model load
     # started before parsing: a model of 40,000 items takes seconds to read, inside the limit
     with Watchdog(unknown_yet, opts.time_limit_ms) as watchdog:
         from .lower import load

@@ -81,6 +81,9 @@ def _cpu_parts(d, is_gpu: bool) -> list:
 @lru_cache(maxsize=1)
 def all_devices() -> tuple[Device, ...]:
     import pyopencl as cl
+
+    from . import opencl_start
+    opencl_start.wait()
     try:
         platforms = cl.get_platforms()
     except cl.Error:
@@ -307,7 +310,8 @@ def _build_program(device: Device, key: tuple, kinds, model, floats, options) ->
     if floats and not supports_floats(device):
         raise FznError(f"{device.name} has no double precision (or no 64-bit atomics): float variables "
                        f"need both", fix="choose another device with --devices (see --list-devices)")
-    ctx = cl.Context([device.cl_device])
+    from . import opencl_start
+    ctx = opencl_start.take_context(device.cl_device) or cl.Context([device.cl_device])
     source = kernel_source(kinds, model)
     t0 = time.monotonic()
     with warnings.catch_warnings():

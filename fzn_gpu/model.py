@@ -10,6 +10,7 @@ import numpy as np
 
 from .ast import IntSet
 from .registry import ConstraintKind
+from .search_options import LNS_STRATEGIES, RESTART_KINDS, LnsSpec, RestartSpec  # noqa: F401  (the model's vocabulary)
 
 UNBOUNDED = 2 ** 62  # |bound| of an int variable declared without a domain
 
@@ -79,36 +80,6 @@ class SearchStep:
     var_select: str
     val_select: str
     precision: float | None = None      # float_search's: split a variable until this narrow
-
-
-# in the order LNS's bandit first tries them (engine/lns_island.StrategyBandit): the steps that
-# cost least first (ICM and Gibbs launch once per released variable: seconds a step on QAP 64)
-LNS_STRATEGIES = ("complete_exploration", "two_exchange", "random_labeling", "random_permutation", "icm", "gibbs")
-
-
-@dataclass
-class LnsSpec:
-    """The GPU-LNS paper's solve annotation lns(P, T, M, H, STRATEGY, S, TIMEOUT)."""
-    percent: int
-    neighbourhoods: int
-    starts: int
-    steps: int
-    strategy: str
-    restarts: int
-    timeout_s: float | None      # None: the run's time limit alone
-
-
-RESTART_KINDS = ("luby", "geometric", "linear", "constant", "none")
-
-
-@dataclass
-class RestartSpec:
-    """MiniZinc's restart annotation (restart_luby(scale), restart_geometric(base, scale),
-    restart_linear(scale), restart_constant(scale), restart_none): the node limits of the
-    successive runs from the root (engine/restart.py)."""
-    kind: str                   # one of RESTART_KINDS
-    scale: int = 0
-    base: float = 0.0           # geometric's growth factor
 
 
 @dataclass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .model import RestartSpec
+from .search_options import RestartSpec
 
 ENGINES = ("auto", "complete", "lns", "portfolio", "restart")
 

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from .model import LNS_STRATEGIES, RESTART_KINDS
+from .search_options import LNS_STRATEGIES, RESTART_KINDS
 from .options import ENGINES
 from .resources import mznlib_dir
 

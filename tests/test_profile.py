@@ -70,6 +70,10 @@ def test_the_profile_line_gives_each_phase_its_share():
     assert "4.00 passes, 25 cycles a pass" in line and "busy" not in line
     # 1,000 cycles at 1 MHz are 1 ms of a search's 4 ms launched (4 searches for 1 ms)
     assert node_profile(cycles, nodes=10, passes=40, search_s=0.004, clock_mhz=1).endswith("; busy 25 %")
+    # the busiest search ran 500 cycles a millisecond (0.5 MHz): at that clock the 1,000 cycles
+    # are 2 ms of the 4 launched
+    assert node_profile(cycles, nodes=10, passes=40, search_s=0.004, clock_mhz=1, clock_seen_hz=5e5).endswith(
+        "; busy 25 % at the rated 1 MHz, 50 % at the busiest search's 0 MHz")
     assert node_profile(cycles, nodes=0, passes=0) is None
     # a work-group's bookkeeping phases appear where timed, out of "other"
     cycles[[Cnt.T_FIXPOINT, Cnt.T_BACKTRACK]] = [100, 50]

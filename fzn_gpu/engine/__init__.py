@@ -135,7 +135,7 @@ class SolveRun:
                 stats["groupWidth"] = max(x.stats.width for x in runners)
             for i, x in enumerate(runners):
                 line = node_profile(x.stats.cycles, x.stats.nodes, x.stats.passes, x.stats.search_s,
-                                    x.device.clock_mhz) if x.tuning.profile else None
+                                    x.device.clock_mhz, x.stats.clock_seen_hz) if x.tuning.profile else None
                 if line is not None:
                     stats["nodeProfile" if len(runners) == 1 else f"d{i}_nodeProfile"] = line
                 kinds = kind_profile(x.stats.cycles, x.stats.nodes) if x.tuning.profile else None

@@ -15,7 +15,8 @@ PART_NAMES = {Cnt.T_PROPAGATE: "propagate", Cnt.T_SETTLE: "settle", Cnt.T_COPY: 
 BASE_PARTS = PROFILE_PARTS[:4]      # printed always; the work-group's bookkeeping parts where timed
 
 
-def node_profile(cycles: np.ndarray, nodes: int, passes: int, search_s: float = 0.0, clock_mhz: int = 0) -> str | None:
+def node_profile(cycles: np.ndarray, nodes: int, passes: int, search_s: float = 0.0, clock_mhz: int = 0,
+                 clock_seen_hz: float = 0.0) -> str | None:
     """One line: a search's cycles per node (a work-group's, or a work-item's: each runs its
     nodes one after another), the share of each phase (a work-group's bookkeeping phases too:
     a fixpoint's own rounds, a branch's and a backtrack's, the slice's clock), the rest as
@@ -23,7 +24,10 @@ def node_profile(cycles: np.ndarray, nodes: int, passes: int, search_s: float = 
     device kept no cycles (no counter, or no profile build). With `search_s` (searches launched
     x slice seconds) and the device's clock, also how busy the searches were: the share of
     their launched time spent inside a slice's loop, the rest waiting for the launch's last
-    search to finish, or for the host (an estimate: the clock under load is not the rated one)."""
+    search to finish, or for the host (an estimate: the clock under load is not the rated one).
+    With `clock_seen_hz` (the busiest search's cycles a second of slices), also the same share
+    at that clock, which is the clock under load where some search never idled: the two bracket
+    how busy the searches were."""
     total = int(cycles[Cnt.T_TOTAL])
     if total <= 0 or nodes <= 0:
         return None
@@ -31,6 +35,9 @@ def node_profile(cycles: np.ndarray, nodes: int, passes: int, search_s: float = 
     other = max(0, total - sum(c for _, c in parts))
     shares = ", ".join(f"{name} {100 * c / total:.0f} %" for name, c in parts + [("other", other)])
     busy = f"; busy {100 * total / (search_s * clock_mhz * 1e6):.0f} %" if search_s > 0 and clock_mhz > 0 else ""
+    if busy and clock_seen_hz > 0:
+        busy += (f" at the rated {clock_mhz:,} MHz, {100 * total / (search_s * clock_seen_hz):.0f} % at the "
+                 f"busiest search's {clock_seen_hz / 1e6:,.0f} MHz")
     return (f"{total / nodes:,.0f} cycles a node ({shares}); {passes / nodes:.2f} passes, "
             f"{total / max(passes, 1):,.0f} cycles a pass{busy}")
 

@@ -165,6 +165,9 @@ class Stats:
     inlined: bool = False       # ran the specialised program inlined (built ahead by --build-only)
     search_s: float = 0.0       # searches (work-groups or work-items) launched x slice seconds
     cycles: np.ndarray = field(default_factory=lambda: np.zeros(cnt_row(True), dtype=np.int64))   # T_*, kinds
+    # the busiest search's cycles a second of a phase's slices (a profile build): the clock the
+    # searches ran at, if one was never idle (the rated clock overstates it under load)
+    clock_seen_hz: float = 0.0
 
 
 def path_capacity(paths: Paths, cutoff: int) -> int:
@@ -504,6 +507,7 @@ class Runner:
         donate = 0
         self.budget.begin_phase(n_items)
         slice_end = None
+        phase_kernel_s = 0.0
         while True:
             tail = self.group and donate > 0        # idle searches wait for this slice's donations
             budget = self.budget.for_slice(deadline, tail=tail)
@@ -555,6 +559,7 @@ class Runner:
             slice_end = time.perf_counter()
             dt = slice_end - t0
             self.stats.kernel_s += dt
+            phase_kernel_s += dt
             self.stats.search_s += n_items * dt
             self.stats.launches += 1
             nsol = int(self.ctrl[Ctrl.SOLS])
@@ -634,6 +639,9 @@ class Runner:
         self.stats.passes += int(cnt[:, Cnt.PASSES].sum())
         if self.tuning.profile:
             self.stats.cycles += cnt.sum(axis=0)       # a profile build's row: phases, then kinds
+            if phase_kernel_s > 0.05:                   # long enough for launch overheads not to count
+                busiest = float(cnt[:n_items, Cnt.T_TOTAL].max(initial=0))
+                self.stats.clock_seen_hz = max(self.stats.clock_seen_hz, busiest / phase_kernel_s)
         self.root_failed = bool(self.ctrl[Ctrl.ROOT_FAILED])
         if lns is not None:
             cl.enqueue_copy(self.queue, lns.results, RESULTS)
