@@ -42,13 +42,16 @@ int propagate(Ctx *x, long limit) {
 #define LV_(l, k) ((l)[(k) * x->st])
 
 // A path at the emission frontier becomes a sub-search space of its own.
+// A frontier path, with the phase's index of the path it extends last (a search emits its
+// frontier left to right: the host puts the records back in tree order by source and index).
 inline void emit_path(__global volatile int *ctrl, __global int *emit, int emit_cap, int emit_stride,
-                      __global const int *path, int plen) {
+                      __global const int *path, int plen, int source) {
     int idx = atomic_inc(&ctrl[C_EMIT]);
     if (idx >= emit_cap) { atomic_or(&ctrl[C_OVERFLOW], 1); return; }
     __global int *rec = emit + (long)idx * emit_stride;
     rec[0] = plen;
     for (int i = 0; i < DEC * plen; ++i) rec[1 + i] = path[i];
+    rec[emit_stride - 1] = source;
 }
 
 #ifdef FZN_FLOATS
@@ -220,7 +223,8 @@ __kernel void search(
             int slot = atomic_inc(&ctrl[C_SOLS]);
             if (slot >= sol_cap) { atomic_dec(&ctrl[C_SOLS]); break; }   // host drains, we retry
             __global int *out = sols + (long)slot * (nv + 1 + sol_words + 4 * nf);
-            out[0] = obj_var >= 0 && !obj_float ? obj_sense * val(x, obj_var) : 0;
+            // satisfaction: the path it was found below (the host prints in tree order)
+            out[0] = obj_var < 0 ? st[ST_SUB] : !obj_float ? obj_sense * val(x, obj_var) : 0;
             for (int v = 0; v < nv; ++v) out[1 + v] = LB_(x, v);
             for (int k = 0; k < sol_words; ++k) out[1 + nv + k] = (int)BITS_(x, k);   // set variables
             for (int k = 0; k < 2 * nf; ++k) {                                          // float boxes
@@ -315,7 +319,7 @@ __kernel void search(
         }
         if (status == S_BRANCH) {
             if (emitting && (depth >= cutoff || plen + 2 > pcap)) {
-                emit_path(ctrl, emit, emit_cap, emit_stride, path, plen);
+                emit_path(ctrl, emit, emit_cap, emit_stride, path, plen, st[ST_SUB]);
                 status = S_BACKTRACK;
                 continue;
             }
@@ -348,7 +352,7 @@ __kernel void search(
             }
 #ifdef FZN_FLOATS
             if (emitting && op == OP_FPOINT) {       // a point and its box stay in one sub-search space
-                emit_path(ctrl, emit, emit_cap, emit_stride, path, plen);
+                emit_path(ctrl, emit, emit_cap, emit_stride, path, plen, st[ST_SUB]);
                 status = S_BACKTRACK;
                 continue;
             }

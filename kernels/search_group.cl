@@ -455,7 +455,7 @@ __kernel void search_group(
             slot = share(ctl, L_BCAST, slot, lid);
             if (slot < 0) break;
             __global int *out = sols + (long)slot * (nv + 1 + sol_words);
-            if (lid == 0) out[0] = obj_var >= 0 ? obj_sense * val(x, obj_var) : 0;
+            if (lid == 0) out[0] = obj_var >= 0 ? obj_sense * val(x, obj_var) : st[ST_SUB];   // satisfaction: its path
             for (int v = lid; v < nv; v += w) out[1 + v] = LB_(x, v);
             for (int k = lid; k < sol_words; k += w) out[1 + nv + k] = (int)BITS_(x, k);   // set variables
             status = S_BACKTRACK;
@@ -563,6 +563,7 @@ __kernel void search_group(
                         __global int *rec = emit + (long)idx * emit_stride;
                         rec[0] = plen;
                         for (int i = 0; i < DEC * plen; ++i) rec[1 + i] = path[i];
+                        rec[emit_stride - 1] = st[ST_SUB];     // its source: the host sorts by it
                     }
                 }
                 status = S_BACKTRACK;

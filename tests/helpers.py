@@ -38,15 +38,16 @@ def stable_rng(*parts: object) -> random.Random:
     return random.Random(zlib.crc32(key.encode()))
 
 
-def solve_text(text: str, portfolio: bool = False, **opts) -> tuple[list[dict], object]:
-    """All solutions the engine reports (as name -> value dicts, each checked), and the outcome;
-    time_limit_ms counts from this call. The engine: complete search, or with `portfolio` LNS
-    and branch and bound together (an optimisation model)."""
-    found, outcome, _ = solve_stats(text, portfolio, **opts)
+def solve_text(text: str, portfolio: bool = False, ordered: bool = False, **opts) -> tuple[list[dict], object]:
+    """All solutions the engine reports (as name -> value dicts, each checked, in the order
+    reported), and the outcome; time_limit_ms counts from this call. The engine: complete
+    search (`ordered`: printing in tree order, as the CLI's complete engine does), or with
+    `portfolio` LNS and branch and bound together (an optimisation model)."""
+    found, outcome, _ = solve_stats(text, portfolio, ordered, **opts)
     return found, outcome
 
 
-def solve_stats(text: str, portfolio: bool = False, **opts) -> tuple[list[dict], object, int]:
+def solve_stats(text: str, portfolio: bool = False, ordered: bool = False, **opts) -> tuple[list[dict], object, int]:
     """solve_text's solutions and outcome, and the failed nodes of complete search (0 for the
     portfolio): what a propagator's strength shows in."""
     model = lower(parse_items(text, "test.fzn"), "test.fzn")
@@ -65,7 +66,7 @@ def solve_stats(text: str, portfolio: bool = False, **opts) -> tuple[list[dict],
     if portfolio:
         search = PortfolioSearch(model, dm, select_devices("all"), options, report, model.solve.lns)
     else:
-        search = CompleteSearch(model, dm, select_devices("all")[0], options, report)
+        search = CompleteSearch(model, dm, select_devices("all")[0], options, report, ordered=ordered)
     limit = options.time_limit_ms
     outcome = search.run(time.monotonic() + limit / 1000.0 if limit else None)
     fails = 0 if portfolio else sum(r.stats.fails for r in search.runners)

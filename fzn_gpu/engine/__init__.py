@@ -192,13 +192,18 @@ class SolveRun:
 
     def _satisfaction_engine(self) -> str:
         """For one solution, complete search and restarts together (sat_portfolio.py) unless the
-        model or --restart says restart_none; for several, restarts where asked for (printing
-        each solution once), else complete search; for all of them complete search."""
+        model or --restart says restart_none, or the model names its search (a search
+        annotation, without -f): then complete search alone, which prints the solution that
+        search meets first, every run (CompleteSearch's ordered printing), as Gecode does; for
+        several, restarts where asked for (printing each solution once), else complete search;
+        for all of them complete search."""
         opts = self.opts
         said_none = (opts.restart or self.model.solve.restart or RestartSpec("luby")).kind == "none"
         if opts.all_solutions or self.dm.nf:
             return "restart" if self.restart is not None else "complete"   # restart: said why not
-        if (opts.num_solutions or 1) == 1 and not said_none:
+        named = bool(self.model.solve.search) and not opts.free_search and opts.restart is None \
+            and self.model.solve.restart is None
+        if (opts.num_solutions or 1) == 1 and not said_none and not named:
             return "sat-portfolio"
         return "restart" if self.restart is not None else "complete"
 
@@ -259,7 +264,8 @@ class SolveRun:
             self.search = PortfolioSearch(self.model, self.dm, self.devices, self.opts, self.report,
                                           self.model.solve.lns, restart)
         else:
-            self.search = CompleteSearch(self.model, self.dm, self.devices, self.opts, self.report, self.report_batch)
+            self.search = CompleteSearch(self.model, self.dm, self.devices, self.opts, self.report, self.report_batch,
+                                         ordered=True)
         interrupted: KeyboardInterrupt | None = None
         try:
             outcome = self.search.run(deadline)

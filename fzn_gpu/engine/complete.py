@@ -28,14 +28,16 @@ MAX_EXPANSIONS = 12
 
 class CompleteSearch:
     def __init__(self, model: Model, dm: DeviceModel, devices: Device | list[Device], opts: SolveOptions, report,
-                 report_batch=None, incumbent: Incumbent | None = None):
+                 report_batch=None, incumbent: Incumbent | None = None, ordered: bool = False):
         """report(values: np.ndarray[int32 per variable], objective or None) prints one solution;
         report_batch(rows), when given, prints many solutions of a satisfaction problem at once.
         With several devices, the first splits the root and all of them search the sub-search
         spaces together (balance.py). `incumbent` (optimisation, int objective): one shared
         with another engine running beside this one (the portfolio's LNS): improvements go
         through it, and its best bounds this search at every slice. `cancel`, once set, ends
-        the search at the next slice, incomplete."""
+        the search at the next slice, incomplete. `ordered` (satisfaction with a solution
+        limit): solutions print in the order of the search tree, as a sequential search meets
+        them (OrderedSolutions below), whatever the devices and work-items."""
         self.model = model
         self.dm = dm
         self.opts = opts
@@ -55,6 +57,8 @@ class CompleteSearch:
         self.incumbent = incumbent if self.optimising and not self.runner.float_objective else None
         self.cancel = threading.Event()
         self.dive = True        # a first solution by one work-item first, on a GPU (tuning.dive_ms)
+        self.ordered = ordered and not self.optimising and self.limit is not None and not self.count_only
+        self.held = OrderedSolutions()
 
     def share_gpus(self, share: float) -> None:
         """Another engine runs on the same GPUs (the portfolio's LNS on a lone GPU): this
@@ -146,6 +150,12 @@ class CompleteSearch:
 
                     finished, emitted = r.run_phase(paths, 1, first, hold, deadline, emit_cap=emit_cap,
                                                     count_only=self.count_only)
+                    if finished and pending and self.ordered:
+                        # solutions above the frontier have no place among its paths: search the
+                        # paths as they are, where they come again in order
+                        emitted = None
+                        pending.clear()
+                        break
                     if not finished or emitted is not None or emit_cap > 64 * target or emit_cap >= room:
                         break
                     r.set_best(best_before)      # forget the pass: its solutions come again
@@ -177,12 +187,20 @@ class CompleteSearch:
     # -- several devices
     def _start_other_devices(self) -> None:
         """Runners for the other devices (kernel builds included); one that fails to build is
-        left out, said on stderr with -v."""
+        left out, said on stderr with -v. An ordered search runs on the first device alone: its
+        paths stay in tree order only without blocks handed between devices and donations."""
+        if self.ordered:
+            return
         self.runners += other_runners(self.devices[1:], self.dm, self.opts)
         self.share_gpus(self.gpu_time_share)
 
     def _search_all(self, paths: Paths, deadline: float | None) -> bool:
         r = self.runner
+        if self.ordered:
+            finished, _ = r.run_phase(paths, 0, False, self._ordered_slice(r), deadline)
+            with self._lock:
+                self._release(None)
+            return finished
         if len(self.runners) == 1:
             finished, _ = r.run_phase(paths, 0, False, self._on_slice(r), deadline, count_only=self.count_only,
                                       resplit=SelfSplit())
@@ -225,6 +243,21 @@ class CompleteSearch:
             self.counted += runner.phase_solutions if self.count_only else 0
         return finished and self._more()
 
+    def _ordered_slice(self, runner: Runner):
+        """After a slice of an ordered search: hold its solutions, print those no unfinished
+        path is left of."""
+        def on_slice(sols) -> bool:
+            with self._lock:
+                self.held.add(sols)
+                return self._release(runner.unfinished_from)
+        return on_slice
+
+    def _release(self, frontier: int | None) -> bool:
+        """Print the held solutions found below paths up to `frontier` (None: all of them), in
+        tree order; whether to go on."""
+        ready = self.held.take(frontier)
+        return self._take_locked(ready) if ready is not None else self._more()
+
     def _share_bound(self, runner: Runner) -> None:
         """A bound found on any device, or by an engine beside this one, reaches every device
         at its next slice."""
@@ -240,14 +273,52 @@ class CompleteSearch:
         return {}
 
     def progress(self) -> Outcome:
-        """The outcome so far, for a run cut short (interrupt, time limit): never complete."""
+        """The outcome so far, for a run cut short (interrupt, time limit): never complete. An
+        ordered search prints what it holds first, leftmost first: solutions all the same."""
+        if self.ordered:
+            with self._lock:
+                self._release(None)
         snapshot = replace(self.outcome, complete=False)
         if self.count_only:
             snapshot.solutions = self.counted
         return snapshot
 
     def _finish(self, complete: bool) -> Outcome:
+        if self.ordered:                  # a time limit: what is held still prints, leftmost first
+            with self._lock:
+                self._release(None)
         if self.count_only:
             self.outcome.solutions = self.counted
         self.outcome.complete = complete and self.outcome.error is None
         return self.outcome
+
+
+class OrderedSolutions:
+    """Satisfaction solutions held until they can print in the order of the search tree.
+
+    A phase's paths are in tree order (an expansion pass emits each search's frontier left to
+    right, and the runner sorts the records by their source), a search meets the solutions below
+    its path left to right, and the kernel writes the path's index in a solution's first column.
+    So once every path before path p has been searched to its end, the held solutions below
+    paths up to p are, sorted by path (stably: a path's own in the order found), the leftmost
+    there are: the ones a sequential search meets first (PHACT's ordering of sub-search spaces).
+    """
+
+    def __init__(self) -> None:
+        self.rows: np.ndarray | None = None
+
+    def add(self, sols: np.ndarray | None) -> None:
+        if sols is None or not len(sols):
+            return
+        self.rows = sols if self.rows is None else np.concatenate([self.rows, sols])
+
+    def take(self, frontier: int | None) -> np.ndarray | None:
+        """The held rows below paths up to `frontier` (None: every path), in tree order; the rest
+        stay held. None where there are none."""
+        if self.rows is None:
+            return None
+        rows = self.rows[np.argsort(self.rows[:, 0], kind="stable")]
+        n = len(rows) if frontier is None else int(np.searchsorted(rows[:, 0], frontier, side="right"))
+        self.rows = rows[n:] if n < len(rows) else None
+        return rows[:n] if n else None
+

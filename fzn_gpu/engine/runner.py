@@ -265,6 +265,7 @@ class Runner:
         self.sol_buf = cl.Buffer(self.ctx, mf.READ_WRITE, size=4 * self.sol_cap * self.sol_row)
         self.budget = SliceBudget(self.tuning.slice_budget)
         self._scratch: dict[str, object] = {}     # run_phase's per-search buffers, kept between phases
+        self.unfinished_from = 0      # after each slice: the phase's first path not searched to its end
         self.phase_solutions = 0                  # the last phase's solutions met,
         self.phase_cut = 0                        # and its paths left at their node limit
         self.phase_explored = 0                   # and its paths searched to the end
@@ -420,7 +421,7 @@ class Runner:
             emit_cap = n_items                           # at most one donation per item and slice
         else:
             pcap = path_capacity(paths, cutoff) if cutoff > 0 else 1
-            emit_stride = 1 + DEC * pcap
+            emit_stride = 2 + DEC * pcap                 # length, decisions, source path
             emit_cap = max(emit_cap, 1) if cutoff > 0 else 1
         rcap = pcap                      # the longest path a record (emitted, donated) holds
         if self.recomputes():            # deeper levels are recomputed from the branch's path
@@ -587,6 +588,11 @@ class Runner:
                       f"{done}/{n_items} items done, next sub-space {base + int(self.ctrl[Ctrl.NEXT])}/{n_sub}, "
                       f"{nsol} solutions, donated {min(int(self.ctrl[Ctrl.DONATED]), donate)}, cutoff {cutoff}",
                       file=sys.stderr)
+            # the first path of the phase not searched to its end yet (running or unstarted):
+            # what ordered printing waits for (complete.py, OrderedSolutions)
+            taken = base + min(int(self.ctrl[Ctrl.NEXT]), n_sub - base)
+            active = np.isin(st[:n_items, St.STATUS], (Status.NEED_SUB, Status.DONE), invert=True)
+            self.unfinished_from = min(int(st[:n_items, St.SUB][active].min(initial=taken)), taken)
             keep_going = on_slice(sols)
             self.pause_after(dt, deadline)
             if resplit is not None:
@@ -661,7 +667,9 @@ class Runner:
                 if n_emit:
                     cl.enqueue_copy(self.queue, rec, EMIT)
                     self.queue.finish()
-                emitted = Paths.from_records(rec)
+                # in tree order: a search emits its frontier left to right, and the sources
+                # are in tree order themselves (the sort is stable)
+                emitted = Paths.from_records(rec[np.argsort(rec[:, -1], kind="stable"), :-1])
         return finished, emitted
 
     def _weights(self, n_items: int, keep: bool):
