@@ -38,6 +38,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--list-devices", action="store_true", help="list the OpenCL devices and exit")
     p.add_argument("--check", action="store_true", help="verify every solution with the independent checker")
     p.add_argument("--count-only", action="store_true", help="with -a, count solutions without printing them")
+    p.add_argument("--deterministic", action="store_true",
+                   help="satisfaction: print the solutions the model's search meets first, in its order, the same every "
+                        "run (complete search on one device; slower where the leftmost solution is hard); also with -p 1")
     p.add_argument("--engine", choices=ENGINES, default="auto",
                    help="auto (default): optimisation by LNS and branch and bound together (portfolio), or by LNS "
                         "alone when --lns-strategy is given; satisfaction by complete search, or by restarts where "
@@ -115,7 +118,8 @@ def run(argv: list[str]) -> int:
                         free_search=args.free_search, parallel=args.parallel, seed=args.seed,
                         statistics=args.statistics, time_limit_ms=args.time_limit,
                         intermediate=args.intermediate, verbose=args.verbose, devices=args.devices,
-                        check=args.check, count_only=args.count_only, lns=_lns_options(args),
+                        check=args.check, count_only=args.count_only,
+                        deterministic=args.deterministic or args.parallel == 1, lns=_lns_options(args),
                         engine=args.engine, restart=_restart_option(args))
     from .watchdog import Watchdog, unknown_yet
     from . import opencl_start

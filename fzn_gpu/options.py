@@ -23,6 +23,7 @@ class SolveOptions:
     devices: str = "all"              # --devices
     check: bool = False               # --check
     count_only: bool = False          # --count-only
+    deterministic: bool = False       # --deterministic or -p 1: satisfaction solutions in tree order (engine/ordered.py)
     lns: dict | None = None           # --lns-*: LNS settings over the annotation's (engine/lns.py)
     engine: str = "auto"              # --engine: auto, complete, lns, portfolio or restart (engine/__init__.py)
     restart: RestartSpec | None = None  # --restart: over the model's restart annotation (engine/restart.py)

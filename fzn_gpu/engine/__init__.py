@@ -192,18 +192,17 @@ class SolveRun:
 
     def _satisfaction_engine(self) -> str:
         """For one solution, complete search and restarts together (sat_portfolio.py) unless the
-        model or --restart says restart_none, or the model names its search (a search
-        annotation, without -f): then complete search alone, which prints the solution that
-        search meets first, every run (CompleteSearch's ordered printing), as Gecode does; for
-        several, restarts where asked for (printing each solution once), else complete search;
-        for all of them complete search."""
+        model or --restart says restart_none; with --deterministic (or -p 1) complete search
+        alone, which prints the solutions the model's search meets first, in its order, every
+        run (engine/ordered.py), as Gecode does; for several, restarts where asked for (printing
+        each solution once), else complete search; for all of them complete search."""
         opts = self.opts
         said_none = (opts.restart or self.model.solve.restart or RestartSpec("luby")).kind == "none"
         if opts.all_solutions or self.dm.nf:
             return "restart" if self.restart is not None else "complete"   # restart: said why not
-        named = bool(self.model.solve.search) and not opts.free_search and opts.restart is None \
-            and self.model.solve.restart is None
-        if (opts.num_solutions or 1) == 1 and not said_none and not named:
+        if opts.deterministic:
+            return "complete"
+        if (opts.num_solutions or 1) == 1 and not said_none:
             return "sat-portfolio"
         return "restart" if self.restart is not None else "complete"
 
@@ -265,7 +264,7 @@ class SolveRun:
                                           self.model.solve.lns, restart)
         else:
             self.search = CompleteSearch(self.model, self.dm, self.devices, self.opts, self.report, self.report_batch,
-                                         ordered=True)
+                                         ordered=self.opts.deterministic)
         interrupted: KeyboardInterrupt | None = None
         try:
             outcome = self.search.run(deadline)

@@ -16,6 +16,7 @@ from ..model import Model
 from ..options import SolveOptions
 from .floats import objective_keys
 from .incumbent import Incumbent, Outcome, report_improvements
+from .ordered import OrderedSolutions
 from .pack import DeviceModel
 from .paths import Paths
 from ..errors import FznError
@@ -37,7 +38,7 @@ class CompleteSearch:
         through it, and its best bounds this search at every slice. `cancel`, once set, ends
         the search at the next slice, incomplete. `ordered` (satisfaction with a solution
         limit): solutions print in the order of the search tree, as a sequential search meets
-        them (OrderedSolutions below), whatever the devices and work-items."""
+        them (engine/ordered.py), whatever the devices and work-items."""
         self.model = model
         self.dm = dm
         self.opts = opts
@@ -187,8 +188,8 @@ class CompleteSearch:
     # -- several devices
     def _start_other_devices(self) -> None:
         """Runners for the other devices (kernel builds included); one that fails to build is
-        left out, said on stderr with -v. An ordered search runs on the first device alone: its
-        paths stay in tree order only without blocks handed between devices and donations."""
+        left out, said on stderr with -v. An ordered search runs on the first device alone
+        (engine/ordered.py keeps one device's paths in order)."""
         if self.ordered:
             return
         self.runners += other_runners(self.devices[1:], self.dm, self.opts)
@@ -197,7 +198,8 @@ class CompleteSearch:
     def _search_all(self, paths: Paths, deadline: float | None) -> bool:
         r = self.runner
         if self.ordered:
-            finished, _ = r.run_phase(paths, 0, False, self._ordered_slice(r), deadline)
+            order = self.held.start(len(paths))
+            finished, _ = r.run_phase(paths, 0, False, self._ordered_slice(r), deadline, resplit=order)
             with self._lock:
                 self._release(None)
             return finished
@@ -249,14 +251,16 @@ class CompleteSearch:
         def on_slice(sols) -> bool:
             with self._lock:
                 self.held.add(sols)
-                return self._release(runner.unfinished_from)
+                return self._release(runner.unfinished)
         return on_slice
 
-    def _release(self, frontier: int | None) -> bool:
-        """Print the held solutions found below paths up to `frontier` (None: all of them), in
-        tree order; whether to go on."""
-        ready = self.held.take(frontier)
-        return self._take_locked(ready) if ready is not None else self._more()
+    def _release(self, unfinished) -> bool:
+        """Print the held solutions no unfinished path lies left of (`unfinished`: the runner's
+        after a slice; None: all of them), in tree order; whether to go on."""
+        ready = self.held.take(unfinished)
+        more = self._take_locked(ready) if ready is not None else self._more()
+        self.held.set_cut(None if self.limit is None else self.limit - self.outcome.solutions)
+        return more
 
     def _share_bound(self, runner: Runner) -> None:
         """A bound found on any device, or by an engine beside this one, reaches every device
@@ -291,34 +295,3 @@ class CompleteSearch:
             self.outcome.solutions = self.counted
         self.outcome.complete = complete and self.outcome.error is None
         return self.outcome
-
-
-class OrderedSolutions:
-    """Satisfaction solutions held until they can print in the order of the search tree.
-
-    A phase's paths are in tree order (an expansion pass emits each search's frontier left to
-    right, and the runner sorts the records by their source), a search meets the solutions below
-    its path left to right, and the kernel writes the path's index in a solution's first column.
-    So once every path before path p has been searched to its end, the held solutions below
-    paths up to p are, sorted by path (stably: a path's own in the order found), the leftmost
-    there are: the ones a sequential search meets first (PHACT's ordering of sub-search spaces).
-    """
-
-    def __init__(self) -> None:
-        self.rows: np.ndarray | None = None
-
-    def add(self, sols: np.ndarray | None) -> None:
-        if sols is None or not len(sols):
-            return
-        self.rows = sols if self.rows is None else np.concatenate([self.rows, sols])
-
-    def take(self, frontier: int | None) -> np.ndarray | None:
-        """The held rows below paths up to `frontier` (None: every path), in tree order; the rest
-        stay held. None where there are none."""
-        if self.rows is None:
-            return None
-        rows = self.rows[np.argsort(self.rows[:, 0], kind="stable")]
-        n = len(rows) if frontier is None else int(np.searchsorted(rows[:, 0], frontier, side="right"))
-        self.rows = rows[n:] if n < len(rows) else None
-        return rows[:n] if n else None
-

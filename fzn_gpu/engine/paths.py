@@ -77,6 +77,16 @@ class Paths:
         lo, hi = int(self.ptr[start]), int(self.ptr[stop])
         return Paths((self.ptr[start:stop + 1] - lo).astype(np.int32), self.data[lo:hi])
 
+    def take(self, indices: np.ndarray) -> "Paths":
+        """The paths at `indices`, in that order (vectorised: no loop over paths)."""
+        indices = np.asarray(indices, np.int64)
+        starts = self.ptr[:-1].astype(np.int64)[indices]
+        lens = np.diff(self.ptr).astype(np.int64)[indices]
+        ptr = np.zeros(len(indices) + 1, np.int64)
+        np.cumsum(lens, out=ptr[1:])
+        gather = np.repeat(starts - ptr[:-1], lens) + np.arange(int(ptr[-1]), dtype=np.int64)
+        return Paths(ptr.astype(np.int32), self.data[gather].astype(np.int32))
+
     @staticmethod
     def concat(parts: list["Paths"]) -> "Paths":
         ptrs, base = [np.zeros(1, np.int64)], 0

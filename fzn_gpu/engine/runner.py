@@ -265,7 +265,8 @@ class Runner:
         self.sol_buf = cl.Buffer(self.ctx, mf.READ_WRITE, size=4 * self.sol_cap * self.sol_row)
         self.budget = SliceBudget(self.tuning.slice_budget)
         self._scratch: dict[str, object] = {}     # run_phase's per-search buffers, kept between phases
-        self.unfinished_from = 0      # after each slice: the phase's first path not searched to its end
+        # after each slice: the phase's paths running, the first not started, and how many
+        self.unfinished: tuple[np.ndarray, int, int] = (np.zeros(0, np.int32), 0, 0)
         self.phase_solutions = 0                  # the last phase's solutions met,
         self.phase_cut = 0                        # and its paths left at their node limit
         self.phase_explored = 0                   # and its paths searched to the end
@@ -588,15 +589,8 @@ class Runner:
                       f"{done}/{n_items} items done, next sub-space {base + int(self.ctrl[Ctrl.NEXT])}/{n_sub}, "
                       f"{nsol} solutions, donated {min(int(self.ctrl[Ctrl.DONATED]), donate)}, cutoff {cutoff}",
                       file=sys.stderr)
-            # the first path of the phase not searched to its end yet (running or unstarted):
-            # what ordered printing waits for (complete.py, OrderedSolutions)
-            taken = base + min(int(self.ctrl[Ctrl.NEXT]), n_sub - base)
-            active = np.isin(st[:n_items, St.STATUS], (Status.NEED_SUB, Status.DONE), invert=True)
-            self.unfinished_from = min(int(st[:n_items, St.SUB][active].min(initial=taken)), taken)
-            keep_going = on_slice(sols)
-            self.pause_after(dt, deadline)
+            started = base + min(int(self.ctrl[Ctrl.NEXT]), n_sub - base)     # paths taken so far
             if resplit is not None:
-                started = base + min(int(self.ctrl[Ctrl.NEXT]), n_sub - base)
                 n_donated = min(int(self.ctrl[Ctrl.DONATED]), donate)
                 if n_donated:
                     rec = np.empty((n_donated, emit_stride), dtype=np.int32)
@@ -613,6 +607,21 @@ class Runner:
                     base, self.ctrl[Ctrl.NEXT] = started, 0
                 elif self.ctrl[Ctrl.NEXT] > n_sub - base:
                     self.ctrl[Ctrl.NEXT] = n_sub - base
+            # what is not searched to its end yet, the slice's donations included: the paths
+            # running and those not started (ordered printing waits on them: engine/ordered.py)
+            active = np.isin(st[:n_items, St.STATUS], (Status.NEED_SUB, Status.DONE), invert=True)
+            self.unfinished = (st[:n_items, St.SUB][active].copy(), started, n_sub)
+            keep_going = on_slice(sols)
+            self.pause_after(dt, deadline)
+            pruned = resplit.prune(paths, started, n_sub, self.unfinished[0]) \
+                if keep_going and hasattr(resplit, "prune") else None
+            if pruned is not None:       # ordered printing: what lies right of its last solution goes
+                paths, n_sub, stop = pruned
+                SUBP, SUBD = upload(paths.block(started, n_sub))
+                base, self.ctrl[Ctrl.NEXT] = started, 0
+                st[np.flatnonzero(active)[stop], St.STATUS] = Status.NEED_SUB
+                cl.enqueue_copy(self.queue, ST, st)
+            if resplit is not None:
                 idle = st[:, St.STATUS] == Status.DONE
                 if n_sub > started and idle.any():       # idle work-items take the new paths
                     st[idle, St.STATUS] = Status.NEED_SUB
