@@ -21,7 +21,10 @@ import ctypes.util
 import glob
 import importlib.util
 import os
+import signal
 import threading
+
+from .watchdog import SIGNALS
 
 CL_DEVICE_TYPE_GPU = 1 << 2
 CL_DEVICE_TYPE_ALL = 0xFFFFFFFF
@@ -108,7 +111,15 @@ def begin(devices: str = "all") -> None:
             pass
 
     _thread = threading.Thread(target=run, name="fzn-gpu-opencl-start", daemon=True)
-    _thread.start()
+    # born with SIGINT and SIGTERM blocked, as are the threads the drivers start from it (PoCL's
+    # workers, NVIDIA's): the watchdog (watchdog.py) takes those signals in a thread of its own,
+    # and one delivered to a thread that does not block them would wait for the main thread
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS) if hasattr(signal, "pthread_sigmask") else None
+    try:
+        _thread.start()
+    finally:
+        if held is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def wait() -> None:

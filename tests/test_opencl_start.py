@@ -90,3 +90,24 @@ def test_solutions_equal_with_and_without_the_early_start(tmp_path):
         assert done.returncode == 0, done.stderr[-3000:]
         assert done.stdout.rstrip().endswith("==========")
         assert _solutions(done.stdout) == expected
+
+
+MASK = r"""
+import signal
+from fzn_gpu import opencl_start as o
+seen = []
+o._start = lambda path, device_type: seen.append(signal.pthread_sigmask(signal.SIG_BLOCK, []))
+o.begin("all")
+o.wait()
+assert seen, "the thread did not run"
+assert {signal.SIGINT, signal.SIGTERM} <= set(seen[0]), seen
+assert signal.SIGTERM not in signal.pthread_sigmask(signal.SIG_BLOCK, []), "the main thread's mask changed"
+print("ok")
+"""
+
+
+def test_the_thread_and_the_drivers_it_starts_block_the_stop_signals():
+    """SIGINT and SIGTERM are the watchdog's to take (watchdog.py); a driver thread started
+    from the early thread with them unblocked could receive one and leave it waiting for the
+    main thread, blocked in a kernel launch."""
+    assert _python(MASK) == "ok"
