@@ -227,6 +227,25 @@ def test_interrupt_prints_the_solutions_so_far(tmp_path):
         assert "==========" not in out and (first + out).endswith("----------\n")
 
 
+def test_a_signal_during_a_long_slice_ends_the_run(tmp_path, monkeypatch):
+    """SIGTERM while the main thread is inside one long kernel slice (a budget of 2e9 nodes):
+    only the watchdog's thread can take it, whichever thread the kernel hands it to; the
+    drivers' threads (PoCL's workers, started by the early OpenCL thread) block it too. Three
+    runs, each ended within a second."""
+    monkeypatch.setenv("FZN_GPU_SLICE_BUDGET", "2000000000")
+    for _ in range(3):
+        proc = subprocess.Popen([sys.executable, "-m", "fzn_gpu", "-a", "--count-only", fzn(tmp_path, queens_by_pairs(15))],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+        time.sleep(3)                              # started, and inside its first slice
+        assert proc.poll() is None
+        proc.send_signal(signal.SIGTERM)
+        t = time.monotonic()
+        out, err = proc.communicate(timeout=120)
+        assert time.monotonic() - t < 1.0 + LIMIT_SLACK_S, "the signal waited for the slice"
+        assert proc.returncode == 143, err
+        assert "==========" not in out and "Traceback" not in err
+
+
 def test_an_orphaned_solver_stops(tmp_path):
     """The launcher (minizinc) killed while the solver runs, the solver's SIGINT ignored: the
     solver notices its parent is gone and ends within a second, its stream whole, instead of
