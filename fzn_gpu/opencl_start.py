@@ -112,8 +112,9 @@ def begin(devices: str = "all") -> None:
 
     _thread = threading.Thread(target=run, name="fzn-gpu-opencl-start", daemon=True)
     # born with SIGINT and SIGTERM blocked, as are the threads the drivers start from it (PoCL's
-    # workers, NVIDIA's): the watchdog (watchdog.py) takes those signals in a thread of its own,
-    # and one delivered to a thread that does not block them would wait for the main thread
+    # workers, NVIDIA's), as they were when the main thread started them inside the watchdog
+    # (watchdog.py), whose thread takes those signals: one handed to a thread that does not
+    # block them would wait for the main thread, which may be blocked in a kernel launch
     held = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS) if hasattr(signal, "pthread_sigmask") else None
     try:
         _thread.start()
