@@ -39,8 +39,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true", help="verify every solution with the independent checker")
     p.add_argument("--count-only", action="store_true", help="with -a, count solutions without printing them")
     p.add_argument("--deterministic", action="store_true",
-                   help="satisfaction: print the solutions the model's search meets first, in its order, the same every "
-                        "run (complete search on one device; slower where the leftmost solution is hard); also with -p 1")
+                   help="the same answers every run: satisfaction, the solutions the model's search meets first, in its "
+                        "order (complete search on one device); optimisation, one sequential branch and bound; slower; "
+                        "also with -p 1")
     p.add_argument("--engine", choices=ENGINES, default="auto",
                    help="auto (default): optimisation by LNS and branch and bound together (portfolio), or by LNS "
                         "alone when --lns-strategy is given; satisfaction by complete search, or by restarts where "

@@ -23,8 +23,9 @@ EXTRA_FLAGS = [
     ["--devices", "OpenCL devices to use: all, gpu, cpu, or indices from --list-devices (e.g. 0,2)", "string", "all"],
     ["--check", "Verify every solution with the independent checker before printing it", "bool", "false"],
     ["--count-only", "With -a, count solutions without printing each one (the count is nSolutions)", "bool", "false"],
-    ["--deterministic", "Satisfaction: print the solutions the model's search meets first, in its order, the same every run "
-     "(complete search on one device; slower where the leftmost solution is hard). Also with -p 1", "bool", "false"],
+    ["--deterministic", "The same answers every run: satisfaction, the solutions the model's search meets first, in its "
+     "order (complete search on one device); optimisation, one sequential branch and bound. Slower. Also with -p 1",
+     "bool", "false"],
     ["--engine", "Search engine: auto (optimisation: LNS and branch and bound together), complete, lns, portfolio, restart",
      ":".join(("opt",) + ENGINES), "auto"],
     ["--restart", "Restarts: luby, geometric, linear, constant, none; auto: the model's restart annotation",

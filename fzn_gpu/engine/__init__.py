@@ -171,6 +171,8 @@ class SolveRun:
         flag = bool(opts.lns and opts.lns.get("strategy"))
         asked = opts.engine != "auto" or flag or self.model.solve.lns is not None
         wanted = opts.engine
+        if wanted == "auto" and opts.deterministic and not flag:
+            wanted = "complete"          # one sequential branch and bound, or ordered printing
         if wanted == "auto":
             wanted = "lns" if flag else "portfolio" if self.optimising or asked else self._satisfaction_engine()
         if wanted == "sat-portfolio":

@@ -59,6 +59,10 @@ class CompleteSearch:
         self.cancel = threading.Event()
         self.dive = True        # a first solution by one work-item first, on a GPU (tuning.dive_ms)
         self.ordered = ordered and not self.optimising and self.limit is not None and not self.count_only
+        # optimisation, deterministic: one search from the root to the end, a sequential branch
+        # and bound whose improving solutions come in the same order every run (Gecode's, where
+        # propagation and branching agree)
+        self.sequential = ordered and self.optimising
         self.held = OrderedSolutions()
 
     def share_gpus(self, share: float) -> None:
@@ -105,15 +109,16 @@ class CompleteSearch:
             return more
         return on_slice
 
-    def _dive(self, deadline: float | None) -> bool | None:
+    def _dive(self, deadline: float | None, whole: bool = False) -> bool | None:
         """One work-item searches the whole tree from the root for a while: on a GPU it finds a
         first solution (and a bound for branch and bound) long before tens of thousands of
         threads would. True: it explored everything; False: stop (solution limit); None: go on
         with the parallel search, which may meet the dive's solutions again, so it runs only
-        for optimisation (only improvements are printed) and for one solution."""
+        for optimisation (only improvements are printed) and for one solution. `whole`: the
+        dive is the search, to the end or the deadline (deterministic optimisation)."""
         r = self.runner
-        until = time.monotonic() + r.tuning.dive_ms / 1000.0
-        if deadline is not None:
+        until = deadline if whole else time.monotonic() + r.tuning.dive_ms / 1000.0
+        if deadline is not None and until is not None:
             until = min(until, deadline)
         finished, _ = r.run_phase(Paths.root(), 0, True, self._on_slice(r), until, count_only=False)
         if finished:
@@ -123,6 +128,8 @@ class CompleteSearch:
     def run(self, deadline: float | None) -> Outcome:
         r = self.runner
         try:
+            if self.sequential:           # the dive is the whole search: `whole` (None: time limit)
+                return self._finish(bool(self._dive(deadline, whole=True)))
             if r.tuning.dive_ms and self.dive and (self.optimising or self.limit == 1) and not self.count_only:
                 dived = self._dive(deadline)
                 if dived is not None:
