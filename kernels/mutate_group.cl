@@ -39,6 +39,58 @@ inline uint group_min(uint v, __local uint *red, int lid, int w) {
 }
 #endif
 
+// Segments: the lanes of a warp that run parts of one constraint side by side in a pass (a
+// part a lane), found at run time and reduced over, so that the parts share one reading of the
+// constraint (propagators.cl, all_different). NVIDIA (FZN_WARP_PTX): `seg_of(key)` is the mask
+// of the lanes running now with the same key (activemask, then match.any.sync), and each
+// reduction one redux.sync over that mask. Whatever lanes a segment holds, each reads the
+// variables k, k + s, ... (k its rank, s the segment's size), so a constraint whose parts were
+// split across two rounds of the pass, or across lanes that the warp runs apart, still reads
+// every variable in each segment. Elsewhere (FZN_SOLO_SEGMENTS, the same code for the tests on
+// PoCL) every lane is a segment of one and reads them all.
+#ifdef FZN_WARP_PTX
+#define SEGMENTS 1
+inline uint seg_of(uint key) {
+    uint active, seg;
+    asm volatile("activemask.b32 %0;" : "=r"(active));
+    asm volatile("match.any.sync.b32 %0, %1, %2;" : "=r"(seg) : "r"(key), "r"(active));
+    return seg;
+}
+inline int seg_rank(uint seg) {
+    uint below;
+    asm volatile("mov.u32 %0, %%lanemask_lt;" : "=r"(below));
+    return popcount(seg & below);
+}
+inline int seg_min(int v, uint seg) {
+    int r;
+    asm volatile("redux.sync.min.s32 %0, %1, %2;" : "=r"(r) : "r"(v), "r"(seg));
+    return r;
+}
+inline int seg_max(int v, uint seg) {
+    int r;
+    asm volatile("redux.sync.max.s32 %0, %1, %2;" : "=r"(r) : "r"(v), "r"(seg));
+    return r;
+}
+inline int seg_add(int v, uint seg) {
+    int r;
+    asm volatile("redux.sync.add.s32 %0, %1, %2;" : "=r"(r) : "r"(v), "r"(seg));
+    return r;
+}
+inline uint seg_or(uint v, uint seg) {
+    uint r;
+    asm volatile("redux.sync.or.b32 %0, %1, %2;" : "=r"(r) : "r"(v), "r"(seg));
+    return r;
+}
+#elif defined(FZN_SOLO_SEGMENTS)
+#define SEGMENTS 1
+inline uint seg_of(uint key) { return 1u; }
+inline int seg_rank(uint seg) { return 0; }
+inline int seg_min(int v, uint seg) { return v; }
+inline int seg_max(int v, uint seg) { return v; }
+inline int seg_add(int v, uint seg) { return v; }
+inline uint seg_or(uint v, uint seg) { return v; }
+#endif
+
 // v changed: the first change of a pass lists it, for settle() to share out among the group.
 // `moved`: a bound of v moved (the second half of the changed set: what wakes WAKE_BND).
 inline void mark(Ctx *x, int v, bool moved) {

@@ -712,12 +712,59 @@ PROPAGATOR_FN bool reif_in_set(Ctx *x, __global const int *row, int imp) {
 // new is fixed.
 PROPAGATOR_FN bool prop_alldiff_pairs(Ctx *x, __global const int *row, int p, int P);
 
+#ifdef SEGMENTS
+// Part p of P > 1 with a root hull of at most 64 values, where a warp's lanes running parts of
+// the constraint side by side share one reading of its row (mutate_group.cl, segments): each
+// lane of the segment reads its share of the variables, with values relative to the hull's
+// base (every domain lies inside the root hull, so each fits 0..63), and the segment combines
+// the current hull, the fixed values' bits and how many variables are fixed (a value fixed
+// twice leaves fewer bits than fixed variables). Then each part narrows its own variables,
+// as the serial propagator's round does. Before, every part read the whole row, so a pass of
+// 16-queens read each all_different ten times over.
+inline bool prop_alldiff_segment(Ctx *x, __global const int *row, int n, int p, int P) {
+    __global const int *xs = row + 1, *cs = row + 1 + n;
+    int base = row[1 + 2 * n];
+    uint seg = seg_of((uint)(row - x->cd));
+    int s = popcount(seg);
+    int lo = INT_MAX, hi = INT_MIN, nfixed = 0;
+    uint used_lo = 0u, used_hi = 0u;
+    for (int i = seg_rank(seg); i < n; i += s) {
+        int v = xs[i];
+        uint c = (uint)cs[i] - (uint)base;          // exact modulo 2^32; the true results lie in 0..63
+        int l = (int)((uint)dmin(x, v) + c), u = (int)((uint)dmax(x, v) + c);
+        lo = min(lo, l);
+        hi = max(hi, u);
+        if (l != u) continue;
+        nfixed++;
+        if (l < 32) used_lo |= 1u << l;
+        else used_hi |= 1u << (l - 32);
+    }
+    lo = seg_min(lo, seg);
+    hi = seg_max(hi, seg);
+    used_lo = seg_or(used_lo, seg);
+    used_hi = seg_or(used_hi, seg);
+    nfixed = seg_add(nfixed, seg);
+    if ((int)(popcount(used_lo) + popcount(used_hi)) != nfixed) return false;
+    if (hi - lo + 1 < n) return false;
+    if (nfixed == 0 || nfixed == n) return true;
+    uint used[2] = {used_lo, used_hi};
+    for (int i = p; i < n; i += P) {
+        if (is_fixed(x, xs[i])) continue;
+        if (remove_mask(x, xs[i], used, 2, (long)base - cs[i]) == FAILED) return false;
+    }
+    return true;
+}
+#endif
+
 PROPAGATOR_FN bool prop_alldiff(Ctx *x, __global const int *row, int p, int P) {
     int n = row[0];
     __global const int *xs = row + 1, *cs = row + 1 + n;
     int mw = row[2 + 2 * n];
     if (n <= 1) return true;
     if (mw == 0) return prop_alldiff_pairs(x, row, p, P);
+#ifdef SEGMENTS
+    if (P > 1 && mw <= 2) return prop_alldiff_segment(x, row, n, p, P);
+#endif
     long base = row[1 + 2 * n];
     uint used[ALLDIFF_WORDS];
     while (true) {

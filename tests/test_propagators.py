@@ -165,6 +165,20 @@ def test_shifted_equality_and_alldifferent_fast_paths(seed, kernel):
 
 @pytest.mark.parametrize("width,seed", [(w, s) for w in (20, 33, 64, 65, 200) for s in range(2)])
 def test_alldifferent_by_hull_width(width, seed, kernel):
+    check_alldifferent_by_hull_width(width, seed)
+
+
+@pytest.mark.parametrize("width,seed", [(w, s) for w in (20, 33, 64) for s in range(2)])
+def test_alldifferent_by_hull_width_in_segments(width, seed, monkeypatch):
+    """The narrow hulls of the test above (at most 64 values) under the group kernel's segment
+    code (use_segments), with groups narrower than the row."""
+    use_kernel(monkeypatch, "group")
+    use_segments(monkeypatch, True)
+    monkeypatch.setenv("FZN_GPU_LOCAL", str(3 + 2 * seed))
+    check_alldifferent_by_hull_width(width, seed)
+
+
+def check_alldifferent_by_hull_width(width: int, seed: int) -> None:
     """all_different whose values x_i + c_i span a root hull of `width` values from a negative
     base: the fixed values gathered in one 64-bit register up to 64 values, in an array of
     words up to 256, pairs beyond (kernels/propagators.cl). Two of the members are offset views y = x + c (folded into the
@@ -241,13 +255,24 @@ def test_a_long_alldifferent(seed, kernel):
     assert outcome.complete and as_tuples(found, names) == expected and len(found) == len(expected), text
 
 
-@pytest.mark.parametrize("seed,local", [(s, local) for s in range(3) for local in (1, 3, 8)])
-def test_alldifferent_shared_out_over_a_group(seed, local, monkeypatch):
+def use_segments(monkeypatch, on: bool) -> None:
+    """Build the group kernel's segment code (kernels/mutate_group.cl: the parts of one
+    constraint that a warp runs side by side share one reading of its row) with every lane a
+    segment of its own (FZN_SOLO_SEGMENTS), as PoCL has no warp; NVIDIA builds take it with
+    warp reductions (FZN_WARP_PTX), which these tests exercise when run on such a GPU."""
+    monkeypatch.setenv("FZN_GPU_CL_OPTIONS", "-DFZN_SOLO_SEGMENTS" if on else "")
+
+
+@pytest.mark.parametrize("seed,local,segments", [(s, local, seg) for s in range(3) for local in (1, 3, 8)
+                                                 for seg in (False, True)])
+def test_alldifferent_shared_out_over_a_group(seed, local, segments, monkeypatch):
     """A work-group shares all_different out, a part per variable (engine/pack.py's
     constraint_parts): with fewer work-items than parts (each takes several, in turn) or more,
     with a narrow hull (bitmask) and a wide one (pairwise, one value per 100), two
-    all_different sharing variables, against brute force."""
+    all_different sharing variables, against brute force; each part reading the whole row, or
+    (segments) the code that shares one reading between the parts a warp runs at once."""
     use_kernel(monkeypatch, "group")
+    use_segments(monkeypatch, segments)
     monkeypatch.setenv("FZN_GPU_LOCAL", str(local))
     rng = random.Random(300 + seed)
     scale = 100 if seed == 2 else 1
