@@ -9,7 +9,10 @@
 # this build also runs under each setting on VAR_DEVS (default gpu), labelled by the setting.
 # STRATEGY "adaptive" runs `--engine lns` with no strategy named (the bandit over all six),
 # "auto" the default engine (the portfolio) with no LNS flag.
-# Usage there: [DEVS="gpu cpu all"] [OLD=DIR OLD_DEVS=gpu] [VARIANTS=... VAR_DEVS=gpu] bash scripts/device_lns.sh OUT LIMIT_S [STRATEGY] [DATA_REGEX]
+# With GENERIC=1, each build's generic kernel is built once (`fzn-gpu build-kernels`, as the
+# set-up does) instead of a specialised one per run, and every run takes it, as a model's first
+# run on a GPU does: one build per checkout rather than one per instance and checkout.
+# Usage there: [DEVS="gpu cpu all"] [OLD=DIR OLD_DEVS=gpu] [VARIANTS=... VAR_DEVS=gpu] [GENERIC=1] bash scripts/device_lns.sh OUT LIMIT_S [STRATEGY] [DATA_REGEX]
 set -uo pipefail
 out=${1:?usage: $0 OUT LIMIT_S [STRATEGY] [REGEX]}; limit=${2:?}; strategy=${3:-complete_exploration}
 source scripts/device_env.sh >/dev/null 2>&1
@@ -20,12 +23,16 @@ case $strategy in
   auto) how=() ;;
   *) how=(--lns-strategy "$strategy") ;;
 esac
-stat() { grep -oE "(objective|nodes|lnsSteps|lnsImprovingSteps|bnbImprovements|lnsImprovements|d[0-9]_lnsSteps|d[0-9]_lnsImprovements)=[0-9.e+-]+|lnsNodeBudget=\"?[0-9 ;]+|lnsPacedNeighbourhoods=\"?[0-9 ;]+|lnsStrategySteps=\"[a-z_:0-9/ ;]+" | tr '\n' ' '; }
+stat() { grep -oE "(objective|nodes|kernelTime|hostTime|genericKernel|lnsSteps|lnsImprovingSteps|bnbImprovements|lnsImprovements|d[0-9]_lnsSteps|d[0-9]_lnsImprovements)=[0-9.e+-]+|lnsNodeBudget=\"?[0-9 ;]+|lnsPacedNeighbourhoods=\"?[0-9 ;]+|lnsModesNeighbourhoods=\"?[0-9 ;-]+|lnsStrategySteps=\"[a-z_:0-9/ ;]+" | tr '\n' ' '; }
 # fzn-gpu from the checkout at $1 (python -m puts the working folder first on the path), under
 # `timeout` (which runs programs, not shell functions)
 from=(bash -c 'cd "$0" && PYTHONPATH=$0:/tmp/site exec python3 -m fzn_gpu "$@"')
 builds="new"; [ -n "${OLD:-}" ] && builds="new old"
 for v in ${VARIANTS:-}; do builds+=" $v"; done
+if [ -n "${GENERIC:-}" ]; then
+  "${from[@]}" "$PWD" build-kernels >/dev/null 2>&1
+  [ -n "${OLD:-}" ] && "${from[@]}" "$(realpath "$OLD")" build-kernels >/dev/null 2>&1
+fi
 table_start "$out/lns.md" instance build devices best "first s" "best s" statistics
 for c in "${cases[@]}"; do
   f=$(compile_case "$c") || continue
@@ -35,7 +42,7 @@ for c in "${cases[@]}"; do
     [ $build = old ] && { path=$(realpath "$OLD"); devs=${OLD_DEVS:-gpu}; }
     case $build in new|old) ;; -) devs=${VAR_DEVS:-gpu} ;; *) devs=${VAR_DEVS:-gpu}; setting=("FZN_GPU_$build") ;; esac
     for d in $devs; do
-      env "${setting[@]}" "${from[@]}" "$path" --devices "$d" --build-only "$f" >/dev/null 2>&1
+      [ -n "${GENERIC:-}" ] || env "${setting[@]}" "${from[@]}" "$path" --devices "$d" --build-only "$f" >/dev/null 2>&1
       timed timeout $((limit + 30)) env "${setting[@]}" "${from[@]}" "$path" --devices "$d" -a "${how[@]}" -s -t $((limit * 1000)) "$f"
       echo "| $name | $build | $d | $(best) | $(first) | $(last) | $(cut -d' ' -f2- "$work/run.txt" | stat) |" | tee -a "$out/lns.md"
     done

@@ -10,7 +10,7 @@ import pytest
 
 import numpy as np
 
-from fzn_gpu.engine.lns_island import CE_NODES, StepPace, StrategyBandit
+from fzn_gpu.engine.lns_island import CE_NODES, ModesPace, StepPace, StrategyBandit
 from helpers import ROOT, have_minizinc
 from test_cli import fzn, run
 
@@ -163,12 +163,52 @@ def test_step_pace_keeps_steps_near_the_target():
     assert 0.005 + 0.001 * slow.nodes <= 2 * StepPace.TARGET_S and slow.nodes >= StepPace.LOWEST
 
 
+def test_modes_pace_sizes_icm_and_gibbs_steps_to_the_device():
+    """ICM's and Gibbs' neighbourhoods (M chains each): at first about one candidate path per
+    search at a position (2 candidates a value a chain), so a GPU of 4,224 searches over TSP 60's
+    60 values starts with 2 neighbourhoods of 16 chains, not the 264 that built 506,880 paths a
+    position; a step cut off or over the target halves them, one under half of it doubles
+    them, between 1 and T."""
+    gpu = ModesPace(264, searches=4224, values=60, starts=16)
+    assert gpu.count == 2 and 2 * 16 * 2 * 60 <= 4224
+    gpu.after_step(StepPace.TARGET_S / 10, cut=True)
+    assert gpu.count == 1
+    gpu.after_step(StepPace.TARGET_S * 3, cut=False)
+    assert gpu.count == 1
+    for _ in range(20):
+        gpu.after_step(StepPace.TARGET_S / 10, cut=False)
+    assert gpu.count == 264
+    gpu.after_step(StepPace.TARGET_S * 0.75, cut=False)      # near the target: kept
+    assert gpu.count == 264
+    small = ModesPace(1, searches=8, values=5, starts=16)        # a small CPU: the one neighbourhood
+    assert small.count == 1
+    small.after_step(0.0, cut=False)
+    assert small.count == 1
+
+
+@pytest.mark.parametrize("strategy", ["icm", "gibbs"])
+def test_icm_and_gibbs_steps_are_paced_unless_the_user_names_t(strategy):
+    """With LNS's default T, -s shows ICM's and Gibbs' paced neighbourhoods
+    (lnsModesNeighbourhoods, ModesPace); with T given (--lns-neighbourhoods) there is no pace
+    and each step has T; both improve and print only checked solutions."""
+    for extra in ([], ["--lns-neighbourhoods", "3"]):
+        r = solve("qap_8", "--lns-strategy", strategy, "-a", "-s", "-t", "3000", *extra)
+        assert r.returncode == 0, r.stderr
+        assert len(objectives(r.stdout, "cost")) >= 2, r.stdout[-2000:]
+        paced = re.search(r'lnsModesNeighbourhoods="(\d+)"', r.stdout)
+        assert (paced is None) == bool(extra), r.stdout[-2000:]
+        assert paced is None or int(paced.group(1)) >= 1
+
+
 def test_step_pace_cuts_neighbourhoods_before_the_budget_goes_under_its_floor():
     """With many neighbourhoods a step (a GPU's 4,224): a slow step cuts the budget to FLOOR,
     then the neighbourhoods, down to a SHARE_KEPT-th, and only then the budget below FLOOR; quick steps
     give them back in the reverse order. Without steer_count (the user's T) the neighbourhoods
     stay T."""
     pace = StepPace(4224, steer_count=True)
+    assert (pace.count, pace.nodes) == (4224 // StepPace.SHARE_KEPT, StepPace.START)    # starts small
+    for _ in range(4):
+        pace.after_step(StepPace.TARGET_S / 10)
     assert (pace.count, pace.nodes) == (4224, StepPace.START)
     pace.after_step(StepPace.TARGET_S * 4)
     assert (pace.count, pace.nodes) == (1056, StepPace.FLOOR)
@@ -198,6 +238,7 @@ def test_a_step_is_reshaped_by_the_share_of_neighbourhoods_cut_at_the_budget():
     the user's T (no steer_count) is never reshaped."""
     mid = 0.75 * StepPace.TARGET_S                  # neither slow nor quick: the time moves nothing
     pace = StepPace(4224, steer_count=True)
+    pace.count = 4224                               # as the first quick steps leave it (it starts small)
     pace.after_step(mid, cut_share=0.9)
     assert (pace.count, pace.nodes) == (2112, 2 * StepPace.START)
     pace.after_step(mid, cut_share=0.3)

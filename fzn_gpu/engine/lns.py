@@ -242,6 +242,9 @@ class LnsSearch:
             stats["lnsNodeBudget"] = " ; ".join(str(isl.pace.nodes) for isl in islands)
             stats["lnsPacedNeighbourhoods"] = " ; ".join(str(isl.pace.count) for isl in islands)
             stats["lnsMostReleased"] = " ; ".join(str(isl.most_released) for isl in islands)
+            if any(isl.modes_pace for isl in islands):
+                stats["lnsModesNeighbourhoods"] = " ; ".join(str(isl.modes_pace.count) if isl.modes_pace else "-"
+                                                           for isl in islands)
         if islands and s.strategy == ADAPTIVE:
             stats["lnsStrategySteps"] = " ; ".join(isl.strategy_steps() for isl in islands)
         if len(islands) > 1:

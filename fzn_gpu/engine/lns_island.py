@@ -40,7 +40,8 @@ class StepPace:
     none of them, where fewer neighbourhoods with a real budget improved at most steps
     (docs/BENCHMARKS.md, LNS neighbourhoods sized to the device).
 
-    So a slow step first cuts the budget down to FLOOR, then the neighbourhoods down to
+    The first step has the fewest neighbourhoods where the island steers them (below). A slow
+    step first cuts the budget down to FLOOR, then the neighbourhoods down to
     `fewest` (when the island may: `most` is a default, not the user's T; FEWEST, or a
     SHARE_KEPT-th of `most`: below that a GPU's groups sit idle while a step still waits for
     its slowest neighbourhood, which fewer of them do not shorten), then the budget down to
@@ -61,9 +62,13 @@ class StepPace:
     def __init__(self, most: int = 1, steer_count: bool = False) -> None:
         self.nodes = self.START
         self.most = max(1, most)
-        self.count = self.most                  # neighbourhoods in the next step
         self.fewest = max(self.FEWEST, self.most // self.SHARE_KEPT)
         self.steer_count = steer_count and self.most > self.fewest
+        # neighbourhoods in the next step: where the island steers them, the first step has the
+        # fewest and quick steps double them, since a first step of a GPU's thousands on a big
+        # model took seconds of a 10 s run (QAP 64 on the H100: 3.2 s for one slice of 4,110
+        # neighbourhoods), while the doublings cost a few short steps
+        self.count = self.fewest if self.steer_count else self.most
 
     def after_step(self, seconds: float, cut_share: float | None = None) -> None:
         """`cut_share`: of the step's neighbourhoods searched, the share left at the node budget
@@ -97,6 +102,29 @@ class StepPace:
             else:
                 self.nodes = min(CE_NODES, 2 * self.nodes)
 
+
+
+class ModesPace:
+    """ICM's and Gibbs sampling's neighbourhoods per step (each holds M chains). A step tries,
+    at each released position of each chain, every value of that variable twice (plain and
+    swapped), one launch a position: a step of T x M chains over variables of V values builds
+    2 T M V candidate paths a position. T x M filling the device (as complete exploration's
+    neighbourhoods do) made a position 2V times the device's searches: on the H100, 506,880
+    paths of 60 decisions for TSP 60, seconds of host work to build, and a launch cut off at
+    the step's second after 17k of them (docs/BENCHMARKS.md, ICM's and Gibbs' steps sized to
+    the device). So the neighbourhoods start where a position gives each search about one
+    candidate and move toward a step of StepPace.TARGET_S: halved after a step over it or cut
+    off before its last position, doubled after one under half of it, between 1 and `most`."""
+
+    def __init__(self, most: int, searches: int, values: float, starts: int) -> None:
+        self.most = max(1, most)
+        self.count = max(1, min(self.most, int(searches // max(1.0, 2 * values * starts))))
+
+    def after_step(self, seconds: float, cut: bool) -> None:
+        if cut or seconds > StepPace.TARGET_S:
+            self.count = max(1, self.count // 2)
+        elif seconds < StepPace.TARGET_S / 2:
+            self.count = min(self.most, 2 * self.count)
 
 
 class StrategyBandit:
@@ -159,6 +187,9 @@ class Island:
         self.incumbent = incumbent
         explore = [a.neighbourhoods for a in arms if a.strategy == "complete_exploration"]
         self.pace = StepPace(explore[0] if explore else arms[0].neighbourhoods, steer_count)
+        modes = [a for a in arms if a.strategy in ("icm", "gibbs")]
+        self.modes_pace = ModesPace(modes[0].neighbourhoods, runner.max_items, self._mean_values(),
+                                    modes[0].starts) if modes and steer_count else None
         self.grow_release = grow_release
         self.extra_released = 0             # variables released beyond the percent (grow_release)
         self.most_released = 0              # the most a neighbourhood released (for -s)
@@ -209,9 +240,14 @@ class Island:
         t0 = time.monotonic()
         cutoff = t0 + StepPace.CUTOFF_S                # every strategy's step ends by then
         deadline = cutoff if deadline is None else min(deadline, cutoff)
-        releases = self._neighbourhoods(self.pace.count if strategy == "complete_exploration" else None)
         if strategy in ("icm", "gibbs"):
-            return self._conditional_modes(obj, values, releases, deadline, gibbs=strategy == "gibbs")
+            paced = self.modes_pace
+            releases = self._neighbourhoods(paced.count if paced else None)
+            found, cut = self._conditional_modes(obj, values, releases, deadline, gibbs=strategy == "gibbs")
+            if paced:
+                paced.after_step(time.monotonic() - t0, cut)
+            return found
+        releases = self._neighbourhoods(self.pace.count if strategy == "complete_exploration" else None)
         m = self.settings.starts
         if strategy == "complete_exploration":
             fixed = ~self._released_mask(releases)
@@ -244,12 +280,13 @@ class Island:
         return self._explore(self._paths(assign, np.ones_like(assign, dtype=bool)), obj, deadline,
                              Exploration(node_limit=len(self.fd) + 16, enough=ENOUGH))
 
-    def _conditional_modes(self, obj, values, releases, deadline, gibbs: bool) -> Solution | None:
-        """ICM / Gibbs sampling: T x M chains; at each released position, every value of that
-        variable (up to MAX_VALUES) is evaluated in one launch with the others as they are, and
-        once more with the released variable that held the value taking the old one (a swap,
-        without which no single change keeps a permutation). ICM keeps the best candidate,
-        Gibbs draws one by exp(-(objective - best) / temperature)."""
+    def _conditional_modes(self, obj, values, releases, deadline, gibbs: bool) -> tuple[Solution | None, bool]:
+        """ICM / Gibbs sampling: M chains a neighbourhood; at each released position, every value
+        of that variable (up to MAX_VALUES) is evaluated in one launch with the others as they
+        are, and once more with the released variable that held the value taking the old one (a
+        swap, without which no single change keeps a permutation). ICM keeps the best candidate,
+        Gibbs draws one by exp(-(objective - best) / temperature). Returns the best solution met
+        and whether the deadline cut the step before its last position."""
         m = self.settings.starts
         chains = np.tile(values[self.fd], (len(releases) * m, 1))
         rel = np.repeat(releases, m, axis=0)
@@ -258,7 +295,7 @@ class Island:
         best = None
         for col in range(rel.shape[1]):
             if deadline is not None and time.monotonic() >= deadline:
-                break
+                return best, True
             pos = rel[:, col]
             owner, new = self._candidate_values(self.fd[pos], lb, ub)
             n = len(owner)
@@ -283,7 +320,7 @@ class Island:
             pick = self._pick(res, owner, len(chains), temperature if gibbs else None)
             ok = pick >= 0
             chains[ok] = np.where(use_swap[pick[ok], None], swapped[pick[ok]], changed[pick[ok]])
-        return best
+        return best, False
 
     def _candidate_values(self, variables: np.ndarray, lb: np.ndarray, ub: np.ndarray):
         """(owner, value) per candidate: every value (up to MAX_VALUES) of each chain's variable,
@@ -345,6 +382,13 @@ class Island:
         mask = np.zeros((len(releases), len(self.fd)), dtype=bool)
         mask[np.arange(len(releases))[:, None], releases] = True
         return mask
+
+    def _mean_values(self) -> float:
+        """The values ICM and Gibbs try at a released position, on average over the FD variables."""
+        if not len(self.fd):
+            return 1.0
+        span = self.runner.root_ub[self.fd].astype(np.int64) - self.runner.root_lb[self.fd] + 1
+        return float(np.minimum(span, MAX_VALUES).mean())
 
     def _values(self, lo: int, hi: int) -> np.ndarray:
         if hi - lo + 1 <= MAX_VALUES:
