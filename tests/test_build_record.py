@@ -124,3 +124,25 @@ def test_inlining_pays_for_short_calls_not_for_long_rows():
     long_row = "".join(f"var 0..1: x{i} :: output_var;\n" for i in range(n))
     long_row += f"constraint int_lin_le([{', '.join(['1'] * n)}], [{names}], 7);\nsolve satisfy;\n"
     assert not inlining_pays(_device_model(long_row))
+
+
+def test_build_kernels_builds_the_generic_program_in_both_shapes(records, gpu, monkeypatch):
+    """`fzn-gpu build-kernels` (set-up) builds the generic work-group program with the node in
+    local memory and in global memory (a model whose node does not fit local memory, QAP, takes
+    the second), so neither kind of model builds one inside its time limit; a run of either
+    shape then takes the generic program."""
+    import fzn_gpu.device as device_module
+    from fzn_gpu.engine import build_generic
+    from fzn_gpu.engine.runner import Tuning
+
+    built = []
+    monkeypatch.setattr(device_module, "all_devices", lambda: [gpu])
+    monkeypatch.setattr(device_module, "build", lambda d, kinds, options, model, **kw: (
+        built.append((kinds, tuple(options), model)), build_record.record(build_key(d, kinds, model, options), 20.0)))
+    monkeypatch.setenv("FZN_GPU_KERNEL", "group")
+    assert build_generic() == 0
+    tuning = Tuning.for_device(gpu)
+    shapes = [tuning.build_options(gpu, store_global) for store_global in (False, True)]
+    assert built == [(None, tuple(o), "group") for o in shapes]
+    for options in shapes:
+        assert kinds_to_build(gpu, KINDS, "group", options) is None
