@@ -61,26 +61,17 @@ inline int seg_rank(uint seg) {
     asm volatile("mov.u32 %0, %%lanemask_lt;" : "=r"(below));
     return popcount(seg & below);
 }
-inline int seg_min(int v, uint seg) {
-    int r;
-    asm volatile("redux.sync.min.s32 %0, %1, %2;" : "=r"(r) : "r"(v), "r"(seg));
-    return r;
-}
-inline int seg_max(int v, uint seg) {
-    int r;
-    asm volatile("redux.sync.max.s32 %0, %1, %2;" : "=r"(r) : "r"(v), "r"(seg));
-    return r;
-}
-inline int seg_add(int v, uint seg) {
-    int r;
-    asm volatile("redux.sync.add.s32 %0, %1, %2;" : "=r"(r) : "r"(v), "r"(seg));
-    return r;
-}
-inline uint seg_or(uint v, uint seg) {
-    uint r;
-    asm volatile("redux.sync.or.b32 %0, %1, %2;" : "=r"(r) : "r"(v), "r"(seg));
-    return r;
-}
+// one redux.sync over the segment's lanes
+#define SEG_REDUX(NAME, TYPE, OP) \
+    inline TYPE NAME(TYPE v, uint seg) { \
+        TYPE r; \
+        asm volatile("redux.sync." OP " %0, %1, %2;" : "=r"(r) : "r"(v), "r"(seg)); \
+        return r; \
+    }
+SEG_REDUX(seg_min, int, "min.s32")
+SEG_REDUX(seg_max, int, "max.s32")
+SEG_REDUX(seg_add, int, "add.s32")
+SEG_REDUX(seg_or, uint, "or.b32")
 #elif defined(FZN_SOLO_SEGMENTS)
 #define SEGMENTS 1
 inline uint seg_of(uint key) { return 1u; }

@@ -341,7 +341,7 @@ def build_generic() -> int:
     memory, or in global memory where the node is too big for local memory: QAP, big
     scheduling models), so that a model whose specialised program this machine has not built
     yet starts with it at once (device.kinds_to_build) instead of waiting seconds for a build
-    inside its time limit (QAP 32's first run on the H100 spent its 10 s building). CPUs build
+    inside its time limit (QAP 64's first run on the H100 spent 5 s of its 10 building it). CPUs build
     the generic program on first use anyway. Says what it built on stderr."""
     from ..device import all_devices, build
     from .runner import Tuning

