@@ -13,7 +13,7 @@ import sys
 from . import __version__, clock  # noqa: F401  (clock first: the time limit counts from here at the latest)
 from .errors import FznError, Unsupported
 from .search_options import LNS_STRATEGIES, RESTART_KINDS, RestartSpec
-from .options import ENGINES
+from .options import BUCKET, ENGINES
 from .watchdog import Terminated, interrupt_code
 
 
@@ -45,7 +45,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--engine", choices=ENGINES, default="auto",
                    help="auto (default): optimisation by LNS and branch and bound together (portfolio), or by LNS "
                         "alone when --lns-strategy is given; satisfaction by complete search, or by restarts where "
-                        "the model or --restart asks for them. complete, lns, portfolio, restart: that engine alone")
+                        "the model or --restart asks for them. complete, lns, portfolio, restart, bucket: that "
+                        "engine alone")
+    p.add_argument("--bucket", choices=BUCKET, default="auto",
+                   help="bucket elimination (exact optima of optimisation models of low induced width): auto "
+                        "(default) runs it beside the portfolio where its tables fit, off never")
     rs = p.add_argument_group("restarts (over the solve item's restart annotation)")
     rs.add_argument("--restart", choices=("auto",) + RESTART_KINDS, default="auto",
                     help="restart sequence: luby, geometric, linear, constant, or none; auto (default): the model's "
@@ -121,7 +125,7 @@ def run(argv: list[str]) -> int:
                         intermediate=args.intermediate, verbose=args.verbose, devices=args.devices,
                         check=args.check, count_only=args.count_only,
                         deterministic=args.deterministic or args.parallel == 1, lns=_lns_options(args),
-                        engine=args.engine, restart=_restart_option(args))
+                        engine=args.engine, bucket=args.bucket, restart=_restart_option(args))
     from .watchdog import Watchdog, unknown_yet
     from . import opencl_start
     opencl_start.begin(args.devices)     # the drivers start while numpy, pyopencl and the model load

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 from .search_options import RestartSpec
 
-ENGINES = ("auto", "complete", "lns", "portfolio", "restart")
+ENGINES = ("auto", "complete", "lns", "portfolio", "restart", "bucket")
+BUCKET = ("auto", "off")
 
 
 @dataclass
@@ -25,7 +26,8 @@ class SolveOptions:
     count_only: bool = False          # --count-only
     deterministic: bool = False       # --deterministic or -p 1: satisfaction solutions in tree order (engine/ordered.py)
     lns: dict | None = None           # --lns-*: LNS settings over the annotation's (engine/lns.py)
-    engine: str = "auto"              # --engine: auto, complete, lns, portfolio or restart (engine/__init__.py)
+    engine: str = "auto"              # --engine: auto, complete, lns, portfolio, restart or bucket (engine/__init__.py)
+    bucket: str = "auto"              # --bucket: auto (beside the portfolio where it fits) or off (engine/bucket.py)
     restart: RestartSpec | None = None  # --restart: over the model's restart annotation (engine/restart.py)
 
     def solution_limit(self, optimising: bool) -> int | None:

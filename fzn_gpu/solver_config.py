@@ -14,7 +14,7 @@ from pathlib import Path
 
 from . import __version__
 from .search_options import LNS_STRATEGIES, RESTART_KINDS
-from .options import ENGINES
+from .options import BUCKET, ENGINES
 from .resources import mznlib_dir
 
 SOLVER_ID = "org.fzn-gpu.gpu-fzn"
@@ -26,8 +26,10 @@ EXTRA_FLAGS = [
     ["--deterministic", "The same answers every run: satisfaction, the solutions the model's search meets first, in its "
      "order (complete search on one device); optimisation, one sequential branch and bound. Slower. Also with -p 1",
      "bool", "false"],
-    ["--engine", "Search engine: auto (optimisation: LNS and branch and bound together), complete, lns, portfolio, restart",
-     ":".join(("opt",) + ENGINES), "auto"],
+    ["--engine", "Search engine: auto (optimisation: LNS and branch and bound together, and bucket elimination where "
+     "it fits), complete, lns, portfolio, restart, bucket", ":".join(("opt",) + ENGINES), "auto"],
+    ["--bucket", "Bucket elimination (exact optima of optimisation models of low induced width) beside the portfolio: "
+     "auto (where its tables fit), off", ":".join(("opt",) + BUCKET), "auto"],
     ["--restart", "Restarts: luby, geometric, linear, constant, none; auto: the model's restart annotation",
      ":".join(("opt", "auto") + RESTART_KINDS), "auto"],
     ["--restart-scale", "Restarts: nodes of the sequence's unit (0: 100)", "int", "0"],

@@ -38,18 +38,21 @@ def stable_rng(*parts: object) -> random.Random:
     return random.Random(zlib.crc32(key.encode()))
 
 
-def solve_text(text: str, portfolio: bool = False, ordered: bool = False, **opts) -> tuple[list[dict], object]:
+def solve_text(text: str, portfolio: bool = False, ordered: bool = False, bucket: bool = False,
+               **opts) -> tuple[list[dict], object]:
     """All solutions the engine reports (as name -> value dicts, each checked, in the order
     reported), and the outcome; time_limit_ms counts from this call. The engine: complete
     search (`ordered`: printing in tree order, as the CLI's complete engine does), or with
-    `portfolio` LNS and branch and bound together (an optimisation model)."""
-    found, outcome, _ = solve_stats(text, portfolio, ordered, **opts)
+    `portfolio` LNS and branch and bound together (an optimisation model), or with `bucket`
+    bucket elimination alone (engine/bucket.py)."""
+    found, outcome, _ = solve_stats(text, portfolio, ordered, bucket, **opts)
     return found, outcome
 
 
-def solve_stats(text: str, portfolio: bool = False, ordered: bool = False, **opts) -> tuple[list[dict], object, int]:
+def solve_stats(text: str, portfolio: bool = False, ordered: bool = False, bucket: bool = False,
+                **opts) -> tuple[list[dict], object, int]:
     """solve_text's solutions and outcome, and the failed nodes of complete search (0 for the
-    portfolio): what a propagator's strength shows in."""
+    other engines): what a propagator's strength shows in."""
     model = lower(parse_items(text, "test.fzn"), "test.fzn")
     options = SolveOptions(**opts)
     checker = Checker(parse_items(text, "test.fzn"))
@@ -63,13 +66,17 @@ def solve_stats(text: str, portfolio: bool = False, ordered: bool = False, **opt
         assert not bad, f"engine reported a non-solution: {bad[0]}\n{text}"
         found.append(a)
 
-    if portfolio:
+    if bucket:
+        from fzn_gpu.engine.bucket import BucketSearch, forced
+        devices = select_devices("all")
+        search = BucketSearch(model, dm, devices, options, report, forced(model, devices))
+    elif portfolio:
         search = PortfolioSearch(model, dm, select_devices("all"), options, report, model.solve.lns)
     else:
         search = CompleteSearch(model, dm, select_devices("all")[0], options, report, ordered=ordered)
     limit = options.time_limit_ms
     outcome = search.run(time.monotonic() + limit / 1000.0 if limit else None)
-    fails = 0 if portfolio else sum(r.stats.fails for r in search.runners)
+    fails = 0 if portfolio or bucket else sum(r.stats.fails for r in search.runners)
     return found, outcome, fails
 
 

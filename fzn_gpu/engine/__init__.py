@@ -160,9 +160,10 @@ class SolveRun:
             return signal_code(signo)
 
     def _engine(self) -> str:
-        """complete, lns, portfolio or restart. --engine names one; by default an optimisation
-        model gets the portfolio (portfolio.py; the lns(...) annotation configures its LNS, a
-        restart annotation or --restart makes its branch and bound restart), or LNS alone where
+        """complete, lns, portfolio, restart or bucket. --engine names one; by default an
+        optimisation model gets the portfolio (portfolio.py; the lns(...) annotation configures
+        its LNS, a restart annotation or --restart makes its branch and bound restart, and bucket
+        elimination runs beside it where the model suits it), or LNS alone where
         --lns-strategy names a strategy, and a satisfaction model complete search, or restarts
         where the model or --restart asks for them (restart.py). LNS needs an objective and
         works on int, bool and set models; restarts need int or bool variables and are no use
@@ -182,7 +183,11 @@ class SolveRun:
         if wanted == "complete":
             return wanted
         why = None
-        if not self.optimising or self.dm.obj_var < 0:
+        if wanted == "bucket" and (not self.optimising or self.dm.obj_var < 0):
+            why = "bucket elimination solves optimisation models; solving this satisfaction model by complete search"
+        elif wanted == "bucket":
+            return wanted
+        elif not self.optimising or self.dm.obj_var < 0:
             why = "LNS needs an objective; solving this satisfaction model by complete search"
         elif self.dm.nf:
             why = "LNS works on int, bool and set models; solving this float model by complete search"
@@ -257,6 +262,10 @@ class SolveRun:
         elif engine == "restart":
             from .restart import RestartSearch
             self.search = RestartSearch(self.model, self.dm, self.devices, self.opts, self.report, restart)
+        elif engine == "bucket":
+            from .bucket import BucketSearch, forced
+            self.search = BucketSearch(self.model, self.dm, self.devices, self.opts, self.report,
+                                       forced(self.model, self.devices))
         elif engine == "lns":
             from .lns import LnsSearch
             self.search = LnsSearch(self.model, self.dm, self.devices, self.opts, self.report, self.model.solve.lns)

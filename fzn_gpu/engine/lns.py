@@ -146,7 +146,7 @@ class LnsSearch:
             finished, first = run_batch(self.runner, Paths.root(), deadline, None, self.incumbent.offer,
                                         first_only=True,
                                         stop=lambda: self.incumbent.stopped or self.incumbent.bound() is not None)
-            self.outcome.complete = finished
+            self.outcome.complete = self.outcome.complete or finished     # shared: another engine may have proved it
         except CapacityError as err:
             self.incumbent.note_error(f"a search thread ran out of {err} capacity")
             first = None

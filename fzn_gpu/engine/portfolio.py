@@ -96,30 +96,59 @@ class PortfolioSearch:
         self.shared_gpus = any(d.is_gpu and d in lns_devices for d in bnb_devices)
         if self.shared_gpus:
             self.bnb.share_gpus(shared_gpu_share())
+        self.bucket = self._bucket(model, dm, devices, opts, report)
+
+    def _bucket(self, model: Model, dm: DeviceModel, devices: list[Device], opts: SolveOptions, report):
+        """Bucket elimination beside the two, where the model is a cost-function network whose
+        plan fits and is worth a run (engine/bucket.py); its optimum ends the run. Any failure
+        to plan it only leaves it out (said with -v)."""
+        if opts.bucket == "off" or opts.deterministic:
+            return None
+        from ..bucket.network import NotDecomposable
+        from .bucket import BucketSearch, prepare, say_why_not, worth_running
+        gpu = next((d for d in devices if d.is_gpu), None)
+        try:
+            prep = prepare(model, gpu)
+        except NotDecomposable as why:
+            say_why_not(why, opts.verbose)
+            return None
+        except (MemoryError, ValueError, ArithmeticError) as err:
+            say_why_not(NotDecomposable(f"planning failed ({err})"), opts.verbose)
+            return None
+        if not worth_running(prep, gpu):
+            say_why_not(NotDecomposable(f"its {prep.plan.describe()} are {prep.plan.total:.3g} entries of work, "
+                                        "more than a run is given"), opts.verbose)
+            return None
+        return BucketSearch(model, dm, devices, opts, report, prep, incumbent=self.incumbent)
 
     @property
     def runners(self) -> list:
-        return self.bnb.runners + self.lns.runners
+        return self.bnb.runners + self.lns.runners + (self.bucket.runners if self.bucket else [])
 
     @property
     def shares(self) -> list:
         return self.bnb.shares
 
     def run(self, deadline: float | None) -> Outcome:
-        results = run_engines({"bnb": self.bnb, "lns": _ThenWhole(self.lns, self.bnb)}, deadline, self._stop_all)
-        return self._merged(results["bnb"], self.outcome.complete)
+        engines = {"bnb": self.bnb, "lns": _ThenWhole(self.lns, self.bnb)}
+        if self.bucket is not None:
+            engines["bucket"] = self.bucket
+        results = run_engines(engines, deadline, self._stop_all)
+        proved = self.outcome.complete or ("bucket" in results and results["bucket"].complete)
+        return self._merged(results["bnb"], proved)
 
     def _stop_all(self) -> None:
         """Every LNS island ends at its next slice, and branch and bound at its next one."""
         self.incumbent.stopped = True
         self.bnb.cancel.set()
 
-    def _merged(self, bnb: Outcome, lns_complete: bool) -> Outcome:
-        """The run's outcome: the stream's solutions and best, complete where either engine
-        explored everything; otherwise branch and bound's reason for stopping early, if it had
-        one (LNS's own end, its restarts or time-out, is no reason: branch and bound went on)."""
+    def _merged(self, bnb: Outcome, others_complete: bool) -> Outcome:
+        """The run's outcome: the stream's solutions and best, complete where any engine
+        explored everything (LNS's dive, bucket elimination: `others_complete`); otherwise branch
+        and bound's reason for stopping early, if it had one (LNS's own end, its restarts or
+        time-out, is no reason: branch and bound went on)."""
         out = replace(self.outcome, expansions=bnb.expansions, sub_spaces=bnb.sub_spaces, split_s=bnb.split_s)
-        out.complete = bnb.complete or lns_complete
+        out.complete = bnb.complete or others_complete
         out.error = None if out.complete else bnb.error
         return out
 
@@ -138,6 +167,9 @@ class PortfolioSearch:
         stats["bnbImprovements"], stats["lnsImprovements"] = by["bnb"], by["lns"]
         stats["bnbDevices"] = "; ".join(r.device.name for r in self.bnb.runners)
         stats["lnsDevices"] = "; ".join(r.device.name for r in self.lns.runners)
+        if self.bucket is not None:
+            stats["bucketImprovements"] = by.get("bucket", 0)
+            stats.update(self.bucket.extra_stats())
         return stats
 
 

@@ -1,0 +1,214 @@
+"""Bucket elimination as an engine (fzn_gpu/bucket/): the exact optimum of an optimisation
+model whose constraint graph has a low induced width, printed with `==========`.
+
+`prepare` turns the model into a cost-function network and plans its elimination before any
+search starts, so that the default engine knows whether to run it: beside the portfolio
+(portfolio.py) where its largest table fits the memory it would use and its work is small
+enough for a run (`AUTO_WORK`), its optimum then ending the run; alone with `--engine bucket`,
+where a model that does not fit is a clear error naming the width and the size. The
+elimination runs on the first GPU (kernels/bucket.cl) or, without one, on the host with numpy.
+Its optimal assignment is replayed through the search kernel on a device, as an LNS path is
+(every decision variable fixed, propagation computing the rest and the objective), so the
+solution printed is one the kernels and --check accept, and its objective must be the
+elimination's optimum or nothing is claimed."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..bucket.eliminate import eliminate
+from ..bucket.network import CostNetwork, NotDecomposable, extract
+from ..bucket.plan import Plan, best_plan
+from ..device import Device
+from ..errors import FznError
+from ..kernel_abi import DEC, Op
+from ..model import Model, VarKind
+from ..options import SolveOptions
+from .incumbent import Incumbent, Outcome
+from .lns_island import run_batch
+from .pack import DeviceModel
+from .paths import Paths
+from .runner import INT_MAX, Exploration, Runner
+
+CONSTRAINTS_MAX = 20_000      # more rows than this: not even tried by the default engine
+# Entry-operations (bucket table entries, added up over the plan) that the default engine runs
+# beside the portfolio: about 20 s of numpy on a 2-core machine at 4e9, seconds on a GPU.
+AUTO_WORK = {"gpu": 4e10, "cpu": 4e9}
+
+
+@dataclass
+class Prepared:
+    network: CostNetwork
+    plan: Plan
+    seconds: float
+
+
+def _memory_budget(device: Device | None) -> int:
+    """Bytes the largest bucket table and the tables kept for the backward pass may take: a
+    third of the host's available memory, and on a GPU the most one allocation may take."""
+    avail = 8 << 30
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    avail = int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    budget = avail // 3
+    if device is not None and device.is_gpu:
+        budget = min(budget, int(device.max_alloc))
+    given = os.environ.get("FZN_GPU_BUCKET_MEMORY", "")      # bytes, for tests
+    return int(given) if given.isdigit() else budget
+
+
+def prepare(model: Model, device: Device | None) -> Prepared:
+    """The network and its plan, or NotDecomposable saying why this model is not one for it
+    (including a plan whose tables do not fit: its width and size named)."""
+    t0 = time.perf_counter()
+    if model.solve.kind == "satisfy":
+        raise NotDecomposable("it has no objective (bucket elimination solves optimisation models)")
+    if model.n_constraints() > CONSTRAINTS_MAX:
+        raise NotDecomposable(f"it has {model.n_constraints():,} constraints (at most {CONSTRAINTS_MAX:,} are tabled)")
+    net = extract(model)
+    plan = best_plan(net)
+    if plan is None:
+        raise NotDecomposable(f"its {len(net.domains):,} variables are too many to plan")
+    need = 8 * (plan.largest + plan.kept)
+    budget = _memory_budget(device)
+    if need > budget:
+        raise NotDecomposable(f"its {plan.describe()} need {need / 2 ** 30:.1f} GiB, more than the "
+                              f"{budget / 2 ** 30:.1f} GiB at hand")
+    return Prepared(net, plan, time.perf_counter() - t0)
+
+
+def worth_running(prep: Prepared, device: Device | None) -> bool:
+    """Whether the default engine runs it beside the portfolio (AUTO_WORK; FZN_GPU_BUCKET_WORK
+    overrides the limit, for tests and measurements)."""
+    limit = os.environ.get("FZN_GPU_BUCKET_WORK")
+    work = float(limit) if limit else AUTO_WORK["gpu" if device is not None and device.is_gpu else "cpu"]
+    return prep.plan.total <= work
+
+
+class BucketSearch:
+    def __init__(self, model: Model, dm: DeviceModel, devices: list[Device], opts: SolveOptions, report,
+                 prepared: Prepared, incumbent: Incumbent | None = None):
+        """`prepared`: prepare()'s network and plan; `incumbent`: one shared with the
+        portfolio's engines (its optimum is offered there), else one of its own."""
+        self.model = model
+        self.dm = dm
+        self.devices = devices
+        self.opts = opts
+        self.prepared = prepared
+        self.incumbent = incumbent or Incumbent(Outcome(), dm.obj_sense, report)
+        self.outcome = self.incumbent.outcome
+        self.runners: list[Runner] = []
+        self.shares: list = []
+        self.elimination_s = 0.0
+        self.where = "host"
+
+    def _joiner(self):
+        """The first GPU's (kernels/bucket.cl), else numpy's."""
+        gpu = next((d for d in self.devices if d.is_gpu), None)
+        if gpu is None:
+            return None
+        import pyopencl as cl
+        from ..bucket.device import DeviceJoiner
+        ctx = cl.Context([gpu.cl_device])          # a context of its own: no search program needed
+        self.where = gpu.name
+        return DeviceJoiner(ctx, cl.CommandQueue(ctx))
+
+    def run(self, deadline: float | None) -> Outcome:
+        """The outcome: complete where the elimination ran to its end and its solution (if any)
+        came through the kernels with its objective (a copy: the shared outcome's flag is every
+        engine's, and another may write it meanwhile)."""
+        from dataclasses import replace
+        proved = self._run(deadline)
+        return replace(self.outcome, complete=proved or self.outcome.complete)
+
+    def _run(self, deadline: float | None) -> bool:
+        prep = self.prepared
+        t0 = time.perf_counter()
+        stop = lambda: self.incumbent.stopped or (deadline is not None and time.monotonic() >= deadline)  # noqa: E731
+        result = eliminate(prep.network, prep.plan, join=self._joiner(), stop=stop)
+        self.elimination_s = time.perf_counter() - t0
+        if result is None:
+            return False
+        if not result.feasible:
+            return True                 # every constraint is in the network: no solution exists
+        found = self._replay(result.assignment, deadline)
+        if found is None:
+            return False
+        if found[0] != result.cost:
+            self._internal(f"bucket elimination's optimum {result.cost * self.dm.obj_sense} and its solution's "
+                           f"objective {found[0] * self.dm.obj_sense} differ")
+            return False
+        return True
+
+    def _replay(self, assignment: dict[int, int], deadline: float | None):
+        """The full solution of the optimal assignment, through the search kernel on the first
+        device (offered to the incumbent: printed if it improves), or None."""
+        if not self.runners:
+            self.runners = [Runner(self.devices[0], self.dm, seed=self.opts.seed, max_items=1, verbose=self.opts.verbose)]
+        runner = self.runners[0]
+        decisions = [(v, int(Op.EQ), value, 0) for v, value in sorted(self._complete(assignment).items())]
+        flat = np.array(decisions, dtype=np.int32).reshape(-1)
+        paths = Paths(np.array([0, DEC * len(decisions)], dtype=np.int32), flat if len(flat) else np.zeros(0, np.int32))
+        runner.set_best(INT_MAX)
+        how = Exploration(node_limit=self.dm.nv + 16, prune=False)
+        _, found = run_batch(runner, paths, deadline, how, lambda sols: self.incumbent.offer(sols, "bucket"))
+        if found is None and not self.incumbent.stopped and (deadline is None or time.monotonic() < deadline):
+            self._internal("bucket elimination's optimal assignment found no solution through the kernels")
+        return found
+
+    def _internal(self, what: str) -> None:
+        """A disagreement between the elimination and the kernels: said at once, nothing claimed."""
+        message = f"{what} (an internal error in fzn-gpu: please report it with the model)"
+        print(f"fzn-gpu: {message}", file=sys.stderr)
+        self.incumbent.note_error(message)
+
+    def _complete(self, assignment: dict[int, int]) -> dict[int, int]:
+        """The network's assignment, and every other int or bool variable that is not defined
+        by a constraint at its smallest value: such a variable is in no table, every constraint
+        naming it holding whatever its value. The defined ones left are propagation's."""
+        V = self.model.vars
+        out = dict(assignment)
+        for v in range(len(V)):
+            if v not in out and not V.is_aux[v] and V.kind[v] in (VarKind.INT, VarKind.BOOL):
+                out[v] = int(V.domain(v).lo)
+        return out
+
+    def progress(self) -> Outcome:
+        from dataclasses import replace
+        return replace(self.outcome, complete=False)
+
+    def extra_stats(self) -> dict[str, object]:
+        return bucket_stats(self.prepared, self.elimination_s, self.where)
+
+
+def bucket_stats(prep: Prepared, seconds: float, where: str) -> dict[str, object]:
+    p = prep.plan
+    return {"bucketWidth": p.width, "bucketLargestTable": p.largest, "bucketWork": p.total,
+            "bucketPlanTime": prep.seconds, "bucketTime": seconds, "bucketDevice": where}
+
+
+def say_why_not(why: NotDecomposable, verbose: bool) -> None:
+    if verbose:
+        print(f"fzn-gpu: no bucket elimination: {why}", file=sys.stderr)
+
+
+def forced(model: Model, devices: list[Device]) -> Prepared:
+    """--engine bucket: the plan, or a clear error saying why the model is not one for it."""
+    gpu = next((d for d in devices if d.is_gpu), None)
+    try:
+        return prepare(model, gpu)
+    except NotDecomposable as why:
+        raise FznError(f"bucket elimination cannot solve this model: {why}",
+                       fix="use another engine (--engine auto)") from None
+    except (MemoryError, ValueError, ArithmeticError) as err:
+        raise FznError(f"bucket elimination could not plan this model ({type(err).__name__}: {err}; a bug in "
+                       "fzn-gpu, please report it with the model)", fix="use another engine (--engine auto)") from None
