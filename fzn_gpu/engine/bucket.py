@@ -36,9 +36,12 @@ from .paths import Paths
 from .runner import INT_MAX, Exploration, Runner
 
 CONSTRAINTS_MAX = 20_000      # more rows than this: not even tried by the default engine
-# Entry-operations (bucket table entries, added up over the plan) that the default engine runs
-# beside the portfolio: about 20 s of numpy on a 2-core machine at 4e9, seconds on a GPU.
+# Work (bucket table entries, added up over the plan) that the default engine runs beside the
+# portfolio without a time limit, and the rate it expects under one (entries a second): numpy
+# on a 2-core machine did WCSP 10x10's 3.65e9 in about 19 s (docs/BENCHMARKS.md); the GPU's
+# rate is a cautious guess, not yet measured.
 AUTO_WORK = {"gpu": 4e10, "cpu": 4e9}
+RATE = {"gpu": 2e9, "cpu": 1.5e8}
 
 
 @dataclass
@@ -86,11 +89,17 @@ def prepare(model: Model, device: Device | None) -> Prepared:
     return Prepared(net, plan, time.perf_counter() - t0)
 
 
-def worth_running(prep: Prepared, device: Device | None) -> bool:
-    """Whether the default engine runs it beside the portfolio (AUTO_WORK; FZN_GPU_BUCKET_WORK
-    overrides the limit, for tests and measurements)."""
+def worth_running(prep: Prepared, device: Device | None, deadline: float | None = None) -> bool:
+    """Whether the default engine runs it beside the portfolio: its work within AUTO_WORK, and
+    within what the time left allows at RATE (FZN_GPU_BUCKET_WORK overrides both, for tests
+    and measurements)."""
     limit = os.environ.get("FZN_GPU_BUCKET_WORK")
-    work = float(limit) if limit else AUTO_WORK["gpu" if device is not None and device.is_gpu else "cpu"]
+    if limit:
+        return prep.plan.total <= float(limit)
+    kind = "gpu" if device is not None and device.is_gpu else "cpu"
+    work = AUTO_WORK[kind]
+    if deadline is not None:
+        work = min(work, max(0.0, deadline - time.monotonic()) * RATE[kind])
     return prep.plan.total <= work
 
 

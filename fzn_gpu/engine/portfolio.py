@@ -80,6 +80,7 @@ class PortfolioSearch:
         """report(values, objective) prints one solution; `spec`: the model's lns(...)
         annotation, configuring the LNS part (the --lns-* flags over it); `restart`: branch and
         bound restarts with this sequence (restart.py) instead of searching the tree once."""
+        self.opts = opts
         self.outcome = Outcome()
         self.incumbent = Incumbent(self.outcome, dm.obj_sense, report)
         bnb_devices, lns_devices = split_devices(devices)
@@ -102,10 +103,11 @@ class PortfolioSearch:
         """Bucket elimination beside the two, where the model is a cost-function network whose
         plan fits and is worth a run (engine/bucket.py); its optimum ends the run. Any failure
         to plan it only leaves it out (said with -v)."""
+        self.bucket_device = None
         if opts.bucket == "off" or opts.deterministic:
             return None
         from ..bucket.network import NotDecomposable
-        from .bucket import BucketSearch, prepare, say_why_not, worth_running
+        from .bucket import BucketSearch, prepare, say_why_not
         gpu = next((d for d in devices if d.is_gpu), None)
         try:
             prep = prepare(model, gpu)
@@ -115,10 +117,7 @@ class PortfolioSearch:
         except (MemoryError, ValueError, ArithmeticError) as err:
             say_why_not(NotDecomposable(f"planning failed ({err})"), opts.verbose)
             return None
-        if not worth_running(prep, gpu):
-            say_why_not(NotDecomposable(f"its {prep.plan.describe()} are {prep.plan.total:.3g} entries of work, "
-                                        "more than a run is given"), opts.verbose)
-            return None
+        self.bucket_device = gpu
         return BucketSearch(model, dm, devices, opts, report, prep, incumbent=self.incumbent)
 
     @property
@@ -132,7 +131,15 @@ class PortfolioSearch:
     def run(self, deadline: float | None) -> Outcome:
         engines = {"bnb": self.bnb, "lns": _ThenWhole(self.lns, self.bnb)}
         if self.bucket is not None:
-            engines["bucket"] = self.bucket
+            from ..bucket.network import NotDecomposable
+            from .bucket import say_why_not, worth_running
+            plan = self.bucket.prepared.plan
+            if worth_running(self.bucket.prepared, self.bucket_device, deadline):
+                engines["bucket"] = self.bucket
+            else:
+                say_why_not(NotDecomposable(f"its {plan.describe()} are {plan.total:.3g} entries of work, more "
+                                            "than the run's time is likely to allow"), self.opts.verbose)
+                self.bucket = None
         results = run_engines(engines, deadline, self._stop_all)
         proved = self.outcome.complete or ("bucket" in results and results["bucket"].complete)
         return self._merged(results["bnb"], proved)
