@@ -321,3 +321,40 @@ def test_every_evaluator_agrees_with_the_checker(kind):
                 allowed = [t for t in ys if evaluate.holds(k, args, lambda v: np.int64(t if v == y else given[v]))]
                 got, valid = (int(img[0]), bool(img[1]))
                 assert allowed == ([got] if valid and got in ys else []), (k.key, given, allowed, got, valid, text)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_counts_equal_brute_force_and_complete_search(seed):
+    """-a --count-only of a satisfaction model by bucket elimination (products and sums, times
+    the values of the variables outside its tables) equals brute force over the FD variables
+    (the defined ones follow) and complete search's count."""
+    from fzn_gpu.engine.bucket import BucketCount, count_prepared
+    net = Net(seed)
+    text = re.sub(r"solve (minimize|maximize) \w+;", "solve satisfy;", net.text())
+    checker = Checker(parse_items(text, "test.fzn"))
+    expected = 0
+    for combo in itertools.product(*(net.domains[x] for x in net.xs)):
+        a = dict(zip(net.xs, combo))
+        for name, fn in net.defs:
+            a[name] = fn(a)
+        expected += not checker.check(a)
+    model = lower(parse_items(text, "t.fzn"), "t.fzn")
+    outcome = BucketCount(model, count_prepared(model, [])).run(None)
+    assert outcome.complete and outcome.solutions == expected, text
+    _, searched = solve_text(text, all_solutions=True, count_only=True, time_limit_ms=60000)
+    assert searched.complete and searched.solutions == expected
+
+
+def test_the_default_engine_counts_by_buckets_and_prints_no_solution(tmp_path):
+    """-a --count-only picks bucket elimination where it fits (-s: bucketWork) and prints the
+    count as complete search does; -a alone still prints every solution by search."""
+    text = "var 1..3: x :: output_var;\nvar 1..4: y :: output_var;\nvar 1..5: z;\nvar bool: w :: output_var;\n" \
+           "constraint int_lt(x, y);\nsolve satisfy;\n"
+    path = fzn(tmp_path, text)
+    r = run("-a", "--count-only", "-s", path)
+    assert r.returncode == 0 and "nSolutions=60" in r.stdout and "bucketWork" in r.stdout
+    assert "----------" not in r.stdout and r.stdout.count("==========") == 1
+    r = run("-a", "--count-only", "-s", "--bucket", "off", path)
+    assert "nSolutions=60" in r.stdout and "bucketWork" not in r.stdout
+    r = run("-a", path)
+    assert r.stdout.count("----------") == 60

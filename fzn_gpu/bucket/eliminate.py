@@ -129,3 +129,38 @@ def _best_value(var: int, bucket: list[Factor], domains: dict[int, np.ndarray], 
                 index.append(int(np.searchsorted(domains[v], assignment[v])))
         total = np.minimum(total + f.table[tuple(index)], inf)
     return int(values[int(np.argmin(total))])
+
+
+COUNT_BITS = 62       # counts stay exact in int64 while every assignment together stays under 2^62
+
+
+def count(net: CostNetwork, plan: Plan, stop: Callable[[], bool] | None = None) -> int | None:
+    """The number of assignments of the network's variables that every table allows: the
+    same buckets with products instead of sums and sums instead of minimums. Exact in int64
+    (the caller checks COUNT_BITS); None where stop() said to stop."""
+    pos = {v: i for i, v in enumerate(plan.order)}
+    buckets: list[list[Factor]] = [[] for _ in plan.order]
+    total = 1
+    for f in net.factors:
+        ones = (f.table < INF).astype(np.int64)
+        if not f.scope:
+            total *= int(ones)
+            continue
+        buckets[min(pos[v] for v in f.scope)].append(Factor(f.scope, ones))
+    for i, var in enumerate(plan.order):
+        if stop is not None and stop():
+            return None
+        bucket = buckets[i]
+        if not bucket:
+            total *= len(net.domains[var])       # no table left names it: any of its values
+            continue
+        scope = _bucket_scope(var, bucket, pos)
+        joined = np.ones(tuple(len(net.domains[v]) for v in scope), dtype=np.int64)
+        for f in bucket:
+            np.multiply(joined, _aligned(f, scope), out=joined)
+        out = Factor(tuple(scope[1:]), joined.sum(axis=0))
+        if not out.scope:
+            total *= int(out.table)
+        else:
+            buckets[min(pos[v] for v in out.scope)].append(out)
+    return total

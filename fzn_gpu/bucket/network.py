@@ -46,6 +46,7 @@ class CostNetwork:
     fixed: dict[int, int] = field(default_factory=dict)     # variables with one value
     sense: int = 1                        # 1 minimise, -1 maximise: the minimum is sense * objective
     objective: int | None = None          # the model's objective variable, if any
+    loose: dict[int, int] = field(default_factory=dict)     # constrained variables in no table: their values
 
     def variables(self) -> list[int]:
         """The variables of the tables, in index order."""
@@ -245,8 +246,10 @@ def extract(model: Model) -> CostNetwork:
         offset += base
         factors.append(Factor((v,), costs - base))
     in_scope = {v for f in factors for v in f.scope}
+    loose = {v: len(d) for v, d in doms.values.items() if v not in in_scope and v != objective}
+    loose.update({v: -1 for v in doms.wide if v not in in_scope and v != objective})      # too many to count
     return CostNetwork(domains={v: d for v, d in doms.values.items() if v in in_scope}, factors=factors,
-                       offset=offset, fixed=dict(doms.fixed), sense=sense, objective=objective)
+                       offset=offset, fixed=dict(doms.fixed), sense=sense, objective=objective, loose=loose)
 
 
 def _infeasible(doms: _Domains, sense: int, objective: int | None) -> CostNetwork:

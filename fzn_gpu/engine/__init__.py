@@ -54,6 +54,7 @@ class SolveRun:
         self.outcome: Outcome | None = None     # how the run ended, once it has
         self.search = None
         self.restart = None         # the restart sequence this run may follow (restart.restart_spec)
+        self.bucket_count = None    # bucket elimination's plan for counting, where it counts this run
         self.dm = None
         self.devices: list = []
         self.t_init = 0.0
@@ -112,8 +113,8 @@ class SolveRun:
         now = time.monotonic()
         stats: dict[str, object] = {"solutions": outcome.solutions}
         solve_s = max(0.0, clock.elapsed() - self.t_init)
-        if self.search is not None:
-            runners = self.search.runners
+        runners = self.search.runners if self.search is not None else []
+        if runners:
             total = lambda field: sum(getattr(x.stats, field) for x in runners)   # noqa: E731
             kernel_s = max(x.stats.kernel_s for x in runners)
             stats.update({
@@ -143,8 +144,10 @@ class SolveRun:
                     stats["kindProfile" if len(runners) == 1 else f"d{i}_kindProfile"] = kinds
             stats.update(device_stats(self.search.shares, self.search.runners))
             stats.update(self.search.extra_stats())
-        else:
+        else:          # no search ran on a device (nothing to search, or bucket elimination's count)
             stats.update({"nSolutions": outcome.solutions, "initTime": self.t_init, "solveTime": solve_s})
+            if self.search is not None:
+                stats.update(self.search.extra_stats())
         if outcome.best is not None and self.dm is not None:
             stats["objective"] = outcome.best * self.dm.obj_sense
         return stats
@@ -176,7 +179,7 @@ class SolveRun:
             wanted = "complete"          # one sequential branch and bound, or ordered printing
         if wanted == "auto":
             wanted = "lns" if flag else "portfolio" if self.optimising or asked else self._satisfaction_engine()
-        if wanted == "sat-portfolio":
+        if wanted in ("sat-portfolio", "bucket-count"):
             return wanted
         if wanted == "restart":
             return "restart" if self._restart_why(asked=True) is None else "complete"
@@ -184,7 +187,10 @@ class SolveRun:
             return wanted
         why = None
         if wanted == "bucket" and (not self.optimising or self.dm.obj_var < 0):
-            why = "bucket elimination solves optimisation models; solving this satisfaction model by complete search"
+            if self.count_only:
+                return "bucket-count"
+            why = "bucket elimination solves optimisation models, and counts satisfaction models' solutions " \
+                  "(-a --count-only); solving this satisfaction model by complete search"
         elif wanted == "bucket":
             return wanted
         elif not self.optimising or self.dm.obj_var < 0:
@@ -205,6 +211,8 @@ class SolveRun:
         each solution once), else complete search; for all of them complete search."""
         opts = self.opts
         said_none = (opts.restart or self.model.solve.restart or RestartSpec("luby")).kind == "none"
+        if self.count_only and opts.bucket != "off" and not opts.deterministic and self._counts_by_buckets():
+            return "bucket-count"
         if opts.all_solutions or self.dm.nf:
             return "restart" if self.restart is not None else "complete"   # restart: said why not
         if opts.deterministic:
@@ -212,6 +220,21 @@ class SolveRun:
         if (opts.num_solutions or 1) == 1 and not said_none:
             return "sat-portfolio"
         return "restart" if self.restart is not None else "complete"
+
+    def _counts_by_buckets(self) -> bool:
+        """Whether bucket elimination counts this model's solutions (engine/bucket.py): its
+        network planned, its work within what the run allows (-v says why not)."""
+        from ..bucket.network import NotDecomposable
+        from .bucket import count_prepared, say_why_not, worth_running
+        try:
+            self.bucket_count = count_prepared(self.model, self.devices)
+        except NotDecomposable as why:
+            say_why_not(why, self.opts.verbose)
+            return False
+        except (MemoryError, ValueError, ArithmeticError) as err:
+            say_why_not(NotDecomposable(f"planning failed ({err})"), self.opts.verbose)
+            return False
+        return worth_running(self.bucket_count, None, clock.deadline(self.opts.time_limit_ms))
 
     def _restart_why(self, asked: bool) -> str | None:
         """Why restarts cannot serve this run (None: they can), said on stderr where the user
@@ -266,6 +289,10 @@ class SolveRun:
             from .bucket import BucketSearch, forced
             self.search = BucketSearch(self.model, self.dm, self.devices, self.opts, self.report,
                                        forced(self.model, self.devices))
+        elif engine == "bucket-count":
+            from .bucket import BucketCount, forced
+            prep = getattr(self, "bucket_count", None) or forced(self.model, self.devices, counting=True)
+            self.search = BucketCount(self.model, prep)
         elif engine == "lns":
             from .lns import LnsSearch
             self.search = LnsSearch(self.model, self.dm, self.devices, self.opts, self.report, self.model.solve.lns)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..bucket.eliminate import eliminate
-from ..bucket.network import CostNetwork, NotDecomposable, extract
+from ..bucket.network import DOMAIN_MAX, CostNetwork, NotDecomposable, extract
 from ..bucket.plan import Plan, best_plan
 from ..device import Device
 from ..errors import FznError
@@ -69,11 +69,12 @@ def _memory_budget(device: Device | None) -> int:
     return int(given) if given.isdigit() else budget
 
 
-def prepare(model: Model, device: Device | None) -> Prepared:
+def prepare(model: Model, device: Device | None, counting: bool = False) -> Prepared:
     """The network and its plan, or NotDecomposable saying why this model is not one for it
-    (including a plan whose tables do not fit: its width and size named)."""
+    (including a plan whose tables do not fit: its width and size named). `counting`: for
+    counting a satisfaction model's solutions (count_prepared)."""
     t0 = time.perf_counter()
-    if model.solve.kind == "satisfy":
+    if model.solve.kind == "satisfy" and not counting:
         raise NotDecomposable("it has no objective (bucket elimination solves optimisation models)")
     if model.n_constraints() > CONSTRAINTS_MAX:
         raise NotDecomposable(f"it has {model.n_constraints():,} constraints (at most {CONSTRAINTS_MAX:,} are tabled)")
@@ -210,14 +211,78 @@ def say_why_not(why: NotDecomposable, verbose: bool) -> None:
         print(f"fzn-gpu: no bucket elimination: {why}", file=sys.stderr)
 
 
-def forced(model: Model, devices: list[Device]) -> Prepared:
+def forced(model: Model, devices: list[Device], counting: bool = False) -> Prepared:
     """--engine bucket: the plan, or a clear error saying why the model is not one for it."""
     gpu = next((d for d in devices if d.is_gpu), None)
     try:
-        return prepare(model, gpu)
+        return count_prepared(model, devices) if counting else prepare(model, gpu)
     except NotDecomposable as why:
         raise FznError(f"bucket elimination cannot solve this model: {why}",
                        fix="use another engine (--engine auto)") from None
     except (MemoryError, ValueError, ArithmeticError) as err:
         raise FznError(f"bucket elimination could not plan this model ({type(err).__name__}: {err}; a bug in "
                        "fzn-gpu, please report it with the model)", fix="use another engine (--engine auto)") from None
+
+
+def free_values(model: Model, net: CostNetwork) -> int:
+    """How many ways the variables outside the network's tables can take values, as complete
+    search labels them (every int and bool variable is labelled): their values multiplied;
+    -1 where one has too many to count."""
+    named = set(net.domains) | set(net.fixed) | set(net.loose)
+    out = 1
+    for v, n in net.loose.items():
+        if n < 0:
+            return -1
+        out *= n
+    V = model.vars
+    for v in range(len(V)):
+        if v in named or V.kind[v] not in (VarKind.INT, VarKind.BOOL) or V.is_const[v]:
+            continue
+        size = sum(hi - lo + 1 for lo, hi in V.domain(v).ranges)
+        if size > DOMAIN_MAX:
+            return -1
+        out *= size
+    return out
+
+
+def count_prepared(model: Model, devices: list[Device]) -> Prepared:
+    """For -a --count-only of a satisfaction model: its network and plan, or NotDecomposable
+    (also where the count could leave int64: every assignment of the network's variables
+    together over 2^COUNT_BITS, or a variable outside it with too many values)."""
+    from ..bucket.eliminate import COUNT_BITS
+    prep = prepare(model, next((d for d in devices if d.is_gpu), None), counting=True)
+    bits = sum(float(np.log2(len(d))) for d in prep.network.domains.values())
+    if bits > COUNT_BITS:
+        raise NotDecomposable(f"its count could reach 2^{bits:.0f}, beyond exact 64-bit counting")
+    if free_values(model, prep.network) < 0:
+        raise NotDecomposable("a variable in no table has too many values to count")
+    return prep
+
+
+class BucketCount:
+    """-a --count-only of a satisfaction model: the solutions counted by bucket elimination with
+    products and sums (eliminate.count), times the values of the variables outside its tables.
+    No solution is printed; the count is exact, as complete search's would be."""
+
+    def __init__(self, model: Model, prepared: Prepared):
+        self.model = model
+        self.prepared = prepared
+        self.runners: list = []
+        self.shares: list = []
+        self.seconds = 0.0
+
+    def run(self, deadline: float | None) -> Outcome:
+        from ..bucket.eliminate import count
+        t0 = time.perf_counter()
+        stop = lambda: deadline is not None and time.monotonic() >= deadline  # noqa: E731
+        n = count(self.prepared.network, self.prepared.plan, stop)
+        self.seconds = time.perf_counter() - t0
+        if n is None:
+            return Outcome()
+        return Outcome(complete=True, solutions=n * free_values(self.model, self.prepared.network))
+
+    def progress(self) -> Outcome:
+        return Outcome()
+
+    def extra_stats(self) -> dict[str, object]:
+        return bucket_stats(self.prepared, self.seconds, "host")
