@@ -69,7 +69,7 @@ def test_layouts_and_launch_shapes_agree(tmp_path, monkeypatch, layout, speciali
     assert r.returncode == 0, r.stderr
     assert len(solutions(r.stdout)) == 92 and r.stdout.endswith("==========\n")
     assert len(set(solutions(r.stdout))) == 92
-    r = run("-a", "--count-only", "-s", path)
+    r = run("-a", "--count-only", "--bucket", "off", "-s", path)
     assert "%%%mzn-stat: nSolutions=92" in r.stdout
 
 
@@ -115,7 +115,7 @@ def test_one_solution_by_default_and_n(tmp_path):
 
 
 def test_stdin_statistics_and_count_only(tmp_path):
-    r = run("-a", "--count-only", "-s", "-", stdin=QUEENS6)
+    r = run("-a", "--count-only", "--bucket", "off", "-s", "-", stdin=QUEENS6)
     assert "----------" not in r.stdout and "%%%mzn-stat: nSolutions=4" in r.stdout
     assert r.stdout.rstrip().endswith("%%%mzn-stat-end") and "==========" in r.stdout
 
@@ -184,7 +184,7 @@ def test_time_limit_is_honoured(tmp_path, monkeypatch, fixed_budget):
     if fixed_budget:
         monkeypatch.setenv("FZN_GPU_SLICE_BUDGET", fixed_budget)
     t = time.monotonic()
-    r = run("-a", "--count-only", "-s", "-t", "1500", fzn(tmp_path, queens_by_pairs(15)))
+    r = run("-a", "--count-only", "--bucket", "off", "-s", "-t", "1500", fzn(tmp_path, queens_by_pairs(15)))
     assert time.monotonic() - t < 1.5 + LIMIT_SLACK_S
     assert r.returncode == 0 and "==========" not in r.stdout and "%%%mzn-stat-end" in r.stdout
 
@@ -234,7 +234,7 @@ def test_a_signal_during_a_long_slice_ends_the_run(tmp_path, monkeypatch):
     runs, each ended within a second."""
     monkeypatch.setenv("FZN_GPU_SLICE_BUDGET", "2000000000")
     for _ in range(3):
-        proc = subprocess.Popen([sys.executable, "-m", "fzn_gpu", "-a", "--count-only", fzn(tmp_path, queens_by_pairs(15))],
+        proc = subprocess.Popen([sys.executable, "-m", "fzn_gpu", "-a", "--count-only", "--bucket", "off", fzn(tmp_path, queens_by_pairs(15))],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
         time.sleep(3)                              # started, and inside its first slice
         assert proc.poll() is None

@@ -47,7 +47,7 @@ def test_two_devices_list_and_share_the_search(tmp_path, two_devices):
 def test_counts_optima_and_limits_agree_with_one_device(tmp_path, two_devices, monkeypatch, fault, kernel):
     if fault:
         monkeypatch.setenv("FZN_GPU_FAIL_DEVICE", fault)
-    r = run("-a", "--count-only", "-s", fzn(tmp_path, QUEENS10))
+    r = run("-a", "--count-only", "--bucket", "off", "-s", fzn(tmp_path, QUEENS10))
     assert r.returncode == 0 and stat(r.stdout, "nSolutions") == "724" and "==========" in r.stdout
     r = run("-n", "5", "--check", fzn(tmp_path, QUEENS10))
     assert r.returncode == 0 and r.stdout.count("----------") == 5
@@ -63,7 +63,7 @@ def test_counts_optima_and_limits_agree_with_one_device(tmp_path, two_devices, m
 
 def test_every_device_failing_is_an_error_not_an_answer(tmp_path, two_devices, monkeypatch):
     monkeypatch.setenv("FZN_GPU_FAIL_DEVICE", "0:1,1:1")
-    r = run("-a", "--count-only", fzn(tmp_path, QUEENS10))
+    r = run("-a", "--count-only", "--bucket", "off", fzn(tmp_path, QUEENS10))
     assert r.returncode != 0 and "every device failed" in r.stderr and "Traceback" not in r.stderr
     assert "==========" not in r.stdout and "UNSATISFIABLE" not in r.stdout
 

@@ -27,9 +27,9 @@ def test_a_profile_build_searches_the_same_tree(tmp_path, monkeypatch, kernel):
     cycles (so no nodeProfile line) on a device without a cycle counter (PoCL)."""
     monkeypatch.setenv("FZN_GPU_SUBS_PER_ITEM", "1")
     path = fzn(tmp_path, QUEENS8)
-    plain = run("-a", "--count-only", "-s", path)
+    plain = run("-a", "--count-only", "--bucket", "off", "-s", path)
     monkeypatch.setenv("FZN_GPU_PROFILE", "1")
-    timed = run("-a", "--count-only", "-s", path)
+    timed = run("-a", "--count-only", "--bucket", "off", "-s", path)
     assert timed.returncode == 0, timed.stderr
     assert stat(timed.stdout, "nSolutions") == stat(plain.stdout, "nSolutions") == "92"
     assert stat(timed.stdout, "nodes") == stat(plain.stdout, "nodes")
@@ -113,7 +113,7 @@ def test_a_clocked_slice_is_the_target_or_what_the_deadline_leaves():
 
 def test_bad_build_settings_are_refused_with_their_name(tmp_path, monkeypatch):
     monkeypatch.setenv("FZN_GPU_MAX_REGISTERS", "many")
-    r = run("-a", "--count-only", fzn(tmp_path, QUEENS8))
+    r = run("-a", "--count-only", "--bucket", "off", fzn(tmp_path, QUEENS8))
     assert r.returncode != 0 and "FZN_GPU_MAX_REGISTERS" in r.stderr and "Traceback" not in r.stderr
 
 
@@ -122,8 +122,8 @@ def test_more_compiler_options_reach_the_build(tmp_path, monkeypatch):
     invalid one fails the build with the compiler's word, not a traceback."""
     path = fzn(tmp_path, QUEENS8)
     monkeypatch.setenv("FZN_GPU_CL_OPTIONS", "-cl-mad-enable -DFZN_UNUSED_SETTING=1")
-    r = run("-a", "--count-only", "-s", path)
+    r = run("-a", "--count-only", "--bucket", "off", "-s", path)
     assert r.returncode == 0 and stat(r.stdout, "nSolutions") == "92"
     monkeypatch.setenv("FZN_GPU_CL_OPTIONS", "-cl-no-such-option")
-    r = run("-a", "--count-only", path)
+    r = run("-a", "--count-only", "--bucket", "off", path)
     assert r.returncode != 0 and "did not build" in r.stderr and "Traceback" not in r.stderr

@@ -34,10 +34,10 @@ def test_counts_are_exact_with_recomputed_levels(tmp_path, group, levels):
     """8-queens has 92 solutions; with a stack of `levels` the same tree is searched (same
     nodes), some levels of it recomputed."""
     path = fzn(tmp_path, QUEENS8)
-    full = run("-a", "--count-only", "-s", path)
+    full = run("-a", "--count-only", "--bucket", "off", "-s", path)
     assert stat(full.stdout, "recomputedLevels") == "0"
     group.setenv("FZN_GPU_STACK_LEVELS", str(levels))
-    r = run("-a", "--count-only", "-s", path)
+    r = run("-a", "--count-only", "--bucket", "off", "-s", path)
     assert r.returncode == 0, r.stderr
     assert stat(r.stdout, "nSolutions") == "92"
     # the same tree, up to the node where a path donated on the fly (re-splitting) starts:
@@ -83,7 +83,7 @@ def test_re_splitting_with_recomputed_levels_loses_and_repeats_nothing(tmp_path,
     group.setenv("FZN_GPU_ITEMS_PER_CU", "4")
     group.setenv("FZN_GPU_SLICE_BUDGET", "200")
     group.setenv("FZN_GPU_STACK_LEVELS", "1")
-    r = run("-a", "--count-only", "-s", fzn(tmp_path, queens_by_pairs(11), "q11.fzn"))
+    r = run("-a", "--count-only", "--bucket", "off", "-s", fzn(tmp_path, queens_by_pairs(11), "q11.fzn"))
     assert r.returncode == 0, r.stderr
     assert stat(r.stdout, "nSolutions") == "2680" and "==========" in r.stdout
     assert int(stat(r.stdout, "resplitPaths")) > 0 and int(stat(r.stdout, "recomputedLevels")) > 0

@@ -119,7 +119,7 @@ def test_re_split_searches_give_the_same_counts_and_optima(tmp_path, resplit_oft
     r = run("-a", "-s", "--check", fzn(tmp_path, QUEENS10))
     assert r.returncode == 0 and r.stdout.count("----------") == 724 and "\n==========\n" in r.stdout
     assert int(stat(r.stdout, "resplitPaths")) > 0
-    r = run("-a", "--count-only", "-s", fzn(tmp_path, queens_by_pairs(11), "q11.fzn"))
+    r = run("-a", "--count-only", "--bucket", "off", "-s", fzn(tmp_path, queens_by_pairs(11), "q11.fzn"))
     assert stat(r.stdout, "nSolutions") == "2680" and int(stat(r.stdout, "resplitPaths")) > 0
     r = run("-s", "--check", fzn(tmp_path, KNAPSACK, "k.fzn"))
     monkeypatch.delenv("FZN_GPU_SUBS_PER_ITEM")
@@ -133,7 +133,7 @@ def test_a_device_failing_after_it_donated_loses_and_repeats_nothing(tmp_path, r
                                                                       fault, kernel):
     monkeypatch.setenv("FZN_GPU_CPU_SUBDEVICES", "2")
     monkeypatch.setenv("FZN_GPU_FAIL_DEVICE", fault)
-    r = run("-a", "--count-only", "-s", fzn(tmp_path, queens_by_pairs(11)))
+    r = run("-a", "--count-only", "--bucket", "off", "-s", fzn(tmp_path, queens_by_pairs(11)))
     assert r.returncode == 0 and stat(r.stdout, "nSolutions") == "2680" and "==========" in r.stdout
     r = run("-a", "-s", "--check", fzn(tmp_path, QUEENS10, "q10.fzn"))
     assert r.returncode == 0 and r.stdout.count("----------") == 724 and "\n==========\n" in r.stdout
