@@ -47,9 +47,10 @@ def _parser() -> argparse.ArgumentParser:
                         "alone when --lns-strategy is given; satisfaction by complete search, or by restarts where "
                         "the model or --restart asks for them. complete, lns, portfolio, restart, bucket: that "
                         "engine alone")
-    p.add_argument("--bucket", choices=BUCKET, default="auto",
-                   help="bucket elimination (exact optima of optimisation models of low induced width): auto "
-                        "(default) runs it beside the portfolio where its tables fit, off never")
+    p.add_argument("--bucket", choices=BUCKET, default=os.environ.get("FZN_GPU_BUCKET", "auto"),
+                   help="bucket elimination (exact optima of optimisation models of low induced width, and counts "
+                        "with -a --count-only): auto (default; FZN_GPU_BUCKET sets it for scripts) runs it where "
+                        "its tables fit, off never")
     rs = p.add_argument_group("restarts (over the solve item's restart annotation)")
     rs.add_argument("--restart", choices=("auto",) + RESTART_KINDS, default="auto",
                     help="restart sequence: luby, geometric, linear, constant, or none; auto (default): the model's "
@@ -118,6 +119,8 @@ def run(argv: list[str]) -> int:
         return 0
     if not args.file:
         raise FznError("no FlatZinc file given", fix="run `fzn-gpu model.fzn`, or `minizinc --solver gpu-fzn model.mzn`")
+    if args.bucket not in BUCKET:
+        raise FznError(f"FZN_GPU_BUCKET={args.bucket!r} is not one of {', '.join(BUCKET)}", fix="unset it or give auto or off")
     from .options import SolveOptions
     opts = SolveOptions(all_solutions=args.all_solutions, num_solutions=args.num_solutions,
                         free_search=args.free_search, parallel=args.parallel, seed=args.seed,

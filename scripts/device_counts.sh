@@ -7,6 +7,7 @@
 set -uo pipefail
 out=${1:?usage: $0 OUT "MODEL:N ..." [LIMIT_S]}; counts=${2:?}; limit=${3:-120}
 source scripts/device_env.sh >/dev/null 2>&1
+export FZN_GPU_BUCKET=off     # these counts measure the search kernels, not bucket elimination's count
 source scripts/opt_instances.sh
 opt_setup "$out"
 stat() { grep -oE "(nSolutions|nodes|kernelTime|hostTime|workItems)=[^ ]+|device=\"[^\"]*\"" | tr '\n' ' '; }

@@ -6,6 +6,7 @@
 set -uo pipefail
 out=${1:?usage: $0 OUT MODEL:N...}; shift
 source scripts/device_env.sh >/dev/null 2>&1
+export FZN_GPU_BUCKET=off     # these counts measure the search kernels, not bucket elimination's count
 mkdir -p "$out"
 work=$(mktemp -d)
 {

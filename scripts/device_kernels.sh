@@ -11,6 +11,7 @@
 set -uo pipefail
 out=${1:?usage: $0 OUT LIMIT_S CASE...}; limit=${2:?}; shift 2
 source scripts/device_env.sh
+export FZN_GPU_BUCKET=off     # these counts measure the search kernels, not bucket elimination's count
 mkdir -p "$out"
 work=$(mktemp -d)
 fzn_of() {  # MODEL N -> path of its FlatZinc, compiled once (MODEL fzn: N is a FlatZinc file's path)

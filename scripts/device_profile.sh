@@ -11,6 +11,7 @@ set -uo pipefail
 out=${1:?usage: $0 OUT [LIMIT_S [COUNTS [OPT_REGEX]]]}; limit=${2:-10}
 counts=${3:-"nqueens:15:group,item nqueens:16:group costas:13:group,item"}
 source scripts/device_env.sh >/dev/null 2>&1
+export FZN_GPU_BUCKET=off     # these counts measure the search kernels, not bucket elimination's count
 source scripts/opt_instances.sh
 opt_setup "$out"
 stat() { grep -oE "(nSolutions|objective|nodes|propagations|passes|kernelTime|hostTime|workItems|recomputedLevels)=[0-9.e+-]+" | tr '\n' ' '; }

@@ -7,6 +7,7 @@
 set -uo pipefail
 out=${1:?usage: $0 OUT N [LAYOUT:ITEMS:LOCAL:SUBS...]}; n=${2:?}; shift 2
 source scripts/device_env.sh
+export FZN_GPU_BUCKET=off     # these counts measure the search kernels, not bucket elimination's count
 mkdir -p "$out"
 work=$(mktemp -d)
 for q in 8 "$n"; do
