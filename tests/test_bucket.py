@@ -172,7 +172,7 @@ def test_some_seeds_have_no_solution_and_both_senses_occur():
 @pytest.mark.parametrize("seed", range(6))
 def test_the_device_join_equals_numpys(seed):
     """kernels/bucket.cl (DeviceJoiner) against join_min, int32 and int64 tables with INF, on
-    random buckets of up to five variables."""
+    random buckets of up to five variables; and join_min a slice at a time against itself whole."""
     import pyopencl as cl
     from fzn_gpu.bucket.device import DeviceJoiner
     from fzn_gpu.device import select_devices
@@ -198,6 +198,13 @@ def test_the_device_join_equals_numpys(seed):
         a = E.join_min(factors, scope[0], scope, domains, inf)
         b = joiner(factors, scope[0], scope, domains, inf)
         assert a.scope == b.scope and np.array_equal(a.table, b.table)
+        chunked = E.CHUNK
+        try:
+            E.CHUNK = 5             # a slice of the second variable at a time, as big buckets go
+            c = E.join_min(factors, scope[0], scope, domains, inf, stop=lambda: False)
+        finally:
+            E.CHUNK = chunked
+        assert np.array_equal(a.table, c.table)
 
 
 def grid(rows: int, cols: int, dom: int, seed: int) -> str:

@@ -39,7 +39,7 @@ class DeviceJoiner:
         self.launches = 0
 
     def __call__(self, factors: list[Factor], var: int, scope: tuple[int, ...], domains: dict[int, np.ndarray],
-                 inf: int) -> Factor:
+                 inf: int, stop=None) -> Factor:
         import pyopencl as cl
         m = len(scope) - 1
         if m + 1 > MAX_VARS:

@@ -38,20 +38,46 @@ def _aligned(f: Factor, scope: tuple[int, ...]) -> np.ndarray:
     return table.reshape(shape)
 
 
+class Stopped(Exception):
+    """stop() said to stop in the middle of a bucket."""
+
+
+CHUNK = 1 << 22          # entries joined between two looks at stop()
+
+
 def join_min(factors: list[Factor], var: int, scope: tuple[int, ...], domains: dict[int, np.ndarray],
-             inf: int = int(INF)) -> Factor:
+             inf: int = int(INF), stop: Callable[[], bool] | None = None) -> Factor:
     """The tables of one bucket added up over `scope` (var first), then var minimised out: a
-    table over scope[1:]. numpy, in place over one table of the bucket's size, in the tables'
-    dtype; sums saturate at `inf` where a table holds it."""
-    dtype = factors[0].table.dtype
-    total = np.zeros(tuple(len(domains[v]) for v in scope), dtype=dtype)
-    saturating = False                  # once a table with INF is in, every sum after it is clamped
-    for f in factors:
-        np.add(total, _aligned(f, scope), out=total)
-        saturating = saturating or bool((f.table >= inf).any())
-        if saturating:
+    table over scope[1:]. numpy, in place, in the tables' dtype; sums saturate at `inf` once a
+    table holding it is in. A big bucket is joined a slice of its second variable at a time
+    (about CHUNK entries each), looking at stop() between slices (Stopped), so that an engine
+    beside it that proved the answer does not wait seconds for one bucket."""
+    dims = tuple(len(domains[v]) for v in scope)
+    aligned = [_aligned(f, scope) for f in factors]
+    saturating = [bool((f.table >= inf).any()) for f in factors]
+    size = int(np.prod(dims, dtype=np.int64))
+    if len(scope) < 2 or size <= CHUNK:
+        return Factor(tuple(scope[1:]), _join_block(aligned, saturating, dims, factors[0].table.dtype, inf))
+    step = max(1, CHUNK // max(1, size // dims[1]))
+    out = np.empty(dims[1:], dtype=factors[0].table.dtype)
+    for lo in range(0, dims[1], step):
+        if stop is not None and stop():
+            raise Stopped
+        hi = min(dims[1], lo + step)
+        part = [a[:, lo:hi] if a.shape[1] > 1 else a for a in aligned]
+        out[lo:hi] = _join_block(part, saturating, (dims[0], hi - lo) + dims[2:], factors[0].table.dtype, inf)
+    return Factor(tuple(scope[1:]), out)
+
+
+def _join_block(aligned: list[np.ndarray], saturating: list[bool], dims: tuple[int, ...], dtype, inf: int) -> np.ndarray:
+    total = np.zeros(dims, dtype=dtype)
+    clamp = False                       # once a table with INF is in, every sum after it is clamped
+    for a, sat in zip(aligned, saturating):
+        np.add(total, a, out=total)
+        clamp = clamp or sat
+        if clamp:
             np.minimum(total, inf, out=total)
-    return Factor(tuple(scope[1:]), total.min(axis=0))
+    return total.min(axis=0)
 
 
 Joiner = Callable[..., Factor]
@@ -93,7 +119,10 @@ def eliminate(net: CostNetwork, plan: Plan, join: Joiner | None = None,
         if not bucket:
             continue
         scope = _bucket_scope(var, bucket, pos)
-        out = join(bucket, var, scope, net.domains, inf)
+        try:
+            out = join(bucket, var, scope, net.domains, inf, stop=stop)
+        except Stopped:
+            return None
         if not out.scope:
             constant = min(constant + int(out.table), inf)
         else:
