@@ -60,6 +60,8 @@ class Net:
         vs = [v for _, v in total_terms] + ["total"]
         self.lines.append(f"constraint int_lin_eq({cs}, [{', '.join(vs)}], 0) :: defines_var(total);")
         self.defs.append(("total", lambda a, terms=total_terms: sum(c * a[v] for c, v in terms)))
+        if rng.random() < 0.3:          # a constraint on the sum itself: its definition must stay whole
+            self.lines.append(f"constraint {rng.choice(['int_le', 'int_ne'])}(total, {rng.randint(-3, 12)});")
         # the objective: the sum (its terms become costs), or a variable whose definition is a
         # table like the others (the sum's maximum with an FD variable), or an FD variable
         self.objective = rng.choice(["total", "total", "top", "x0"])

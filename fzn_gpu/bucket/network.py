@@ -135,12 +135,14 @@ def _allowed(row: _Row, scope: list[int], doms: _Domains) -> np.ndarray:
 
 
 def _objective_terms(model: Model, rows: list[_Row]) -> tuple[int | None, _Row | None]:
-    """The objective variable and, where a linear equation defines it with coefficient +-1,
-    that equation (its terms become costs)."""
+    """The objective variable and, where a linear equation defines it with coefficient +-1 and
+    no other constraint names it, that equation (its terms become costs)."""
     solve = model.solve
     if solve.kind == "satisfy" or solve.objective is None or solve.objective[0] != "var":
         return None, None
     o = int(solve.objective[1])
+    if sum(o in evaluate.variables(row.args) for row in rows) > 1:
+        return o, None              # another constraint names it: its definition stays a table
     for row in rows:
         if row.kind.key == "int_lin_eq" and row.defines == o:
             cs, xs, _ = row.args
