@@ -53,3 +53,10 @@ __kernel void bucket_join_min(__global const COST *tables, __global const long *
     }
     out[j] = best;
 }
+
+// The backward pass's reads of a table kept on the device: out[i] = table[at[i]].
+__kernel void bucket_gather(__global const COST *table, __global const long *at, long n, __global COST *out)
+{
+    long i = get_global_id(0);
+    if (i < n) out[i] = table[at[i]];
+}

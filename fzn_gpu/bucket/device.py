@@ -1,7 +1,14 @@
-"""Bucket elimination's join-and-minimise step on an OpenCL device (kernels/bucket.cl): a
-bucket's tables go to the device in one buffer, one work-item computes each entry of the
-result, and the result comes back for the next bucket and for the backward pass. The same
-table as eliminate.join_min's (tests compare them)."""
+"""Bucket elimination's join-and-minimise step on an OpenCL device (kernels/bucket.cl).
+
+A big bucket is joined on the device, one work-item per entry of the result, and its result
+stays there (`DeviceTable`): the next bucket that takes it copies it into its own input on the
+device, and the backward pass reads back only the few entries it looks at (`DeviceTable`'s
+indexing, a gather kernel). Sending each result to the host and back had been most of the
+GPU's time: on the H100, WCSP 10x10's 75 buckets of 49 M entries took 4.1 s with their tables
+going both ways, where the kernels themselves need milliseconds (docs/BENCHMARKS.md). A small
+bucket is joined by numpy on the host (`eliminate.join_min`), since a launch and its transfers
+cost more than the work: WCSP 7x7's largest bucket of 390,625 entries is 1 ms of numpy. Both
+give the same table (tests compare them)."""
 
 from __future__ import annotations
 
@@ -13,12 +20,14 @@ from ..resources import kernels_dir
 from .network import Factor
 
 MAX_VARS = 64            # kernels/bucket.cl's digits: a bucket of at most this many variables
+DEVICE_MIN = 1 << 20     # joined entries from which a bucket goes to the device
 
 _PROGRAMS: dict[tuple, object] = {}
 _LOCK = threading.Lock()
 
 
 def _program(ctx, dtype: np.dtype, inf: int):
+    """(join kernel, gather kernel) for tables of `dtype` with that INF, built once a context."""
     import pyopencl as cl
     key = (ctx.int_ptr, dtype.str, inf)
     with _LOCK:
@@ -26,51 +35,121 @@ def _program(ctx, dtype: np.dtype, inf: int):
             cost = "int" if dtype == np.int32 else "long"
             options = [f"-DCOST={cost}", f"-DINF={inf}{'' if cost == 'int' else 'L'}"]
             prog = cl.Program(ctx, (kernels_dir() / "bucket.cl").read_text()).build(options=options)
-            _PROGRAMS[key] = cl.Kernel(prog, "bucket_join_min")
+            _PROGRAMS[key] = (cl.Kernel(prog, "bucket_join_min"), cl.Kernel(prog, "bucket_gather"))
         return _PROGRAMS[key]
 
 
-class DeviceJoiner:
-    """eliminate.Joiner on one OpenCL device: call it as join_min is called."""
+class DeviceTable:
+    """A bucket's result kept in device memory: row-major over `shape`, of `dtype`. numpy's
+    indexing for what the backward pass asks (integers, and at most one full slice), and
+    `to_host` for the whole table."""
 
-    def __init__(self, ctx, queue) -> None:
+    def __init__(self, joiner: "DeviceJoiner", buf, shape: tuple[int, ...], dtype: np.dtype, inf: int):
+        self.joiner = joiner
+        self.inf = inf
+        self.buf = buf
+        self.shape = shape
+        self.dtype = np.dtype(dtype)
+        self.size = int(np.prod(shape, dtype=np.int64))
+        self.ndim = len(shape)
+
+    def to_host(self) -> np.ndarray:
+        import pyopencl as cl
+        out = np.empty(self.shape, dtype=self.dtype)
+        cl.enqueue_copy(self.joiner.queue, out, self.buf)
+        return out
+
+    def __getitem__(self, index: tuple) -> np.ndarray:
+        if not isinstance(index, tuple):
+            index = (index,)
+        if len(index) != self.ndim:
+            raise IndexError(f"a DeviceTable of {self.ndim} axes indexed by {len(index)}")
+        strides = np.cumprod((1,) + self.shape[:0:-1], dtype=np.int64)[::-1]
+        at = np.zeros(1, dtype=np.int64)
+        for axis, i in enumerate(index):
+            if isinstance(i, slice):
+                if i != slice(None):
+                    raise IndexError("a DeviceTable takes only whole slices")
+                at = (at[:, None] + np.arange(self.shape[axis], dtype=np.int64)[None, :] * strides[axis]).reshape(-1)
+            else:
+                at = at + int(i) * strides[axis]
+        values = self.joiner.gather(self, at)
+        n_slices = sum(isinstance(i, slice) for i in index)
+        return values if n_slices else values.reshape(())
+
+
+class DeviceJoiner:
+    """eliminate.Joiner on one OpenCL device: call it as join_min is called. Buckets of at
+    least `device_min` joined entries run on the device and return a DeviceTable; smaller ones
+    run with numpy (their device inputs read back first)."""
+
+    def __init__(self, ctx, queue, device_min: int = DEVICE_MIN) -> None:
         self.ctx = ctx
         self.queue = queue
+        self.device_min = device_min
+        self.max_alloc = int(ctx.devices[0].max_mem_alloc_size)
         self.launches = 0
 
     def __call__(self, factors: list[Factor], var: int, scope: tuple[int, ...], domains: dict[int, np.ndarray],
                  inf: int, stop=None) -> Factor:
+        from .eliminate import join_min
+        dims = np.array([len(domains[v]) for v in scope], dtype=np.int64)
+        inputs = sum(int(np.prod(f.table.shape, dtype=np.int64)) for f in factors) * factors[0].table.dtype.itemsize
+        if int(np.prod(dims)) < self.device_min or len(scope) > MAX_VARS or inputs > self.max_alloc:
+            host = [Factor(f.scope, f.table.to_host()) if isinstance(f.table, DeviceTable) else f for f in factors]
+            return join_min(host, var, scope, domains, inf, stop=stop)
+        return self._join(factors, scope, dims.astype(np.int32), inf)
+
+    def _join(self, factors: list[Factor], scope: tuple[int, ...], dims: np.ndarray, inf: int) -> Factor:
         import pyopencl as cl
         m = len(scope) - 1
-        if m + 1 > MAX_VARS:
-            raise ValueError(f"a bucket of {m + 1} variables (kernels/bucket.cl holds {MAX_VARS})")
-        dtype = factors[0].table.dtype
-        dims = np.array([len(domains[v]) for v in scope], dtype=np.int32)
-        flat, base, stride = [], [], []
+        dtype = np.dtype(factors[0].table.dtype)
+        base, stride = [], []
         at = 0
         for f in factors:
-            table = np.ascontiguousarray(f.table, dtype=dtype)
             steps = np.zeros(m + 1, dtype=np.int64)
-            if f.scope:
-                own = np.array(table.strides, dtype=np.int64) // table.itemsize
-                for axis, v in enumerate(f.scope):
-                    steps[scope.index(v)] = own[axis]
-            flat.append(table.reshape(-1))
+            shape = f.table.shape
+            own = np.cumprod((1,) + tuple(shape[:0:-1]), dtype=np.int64)[::-1] if shape else ()
+            for axis, v in enumerate(f.scope):
+                steps[scope.index(v)] = own[axis]
             base.append(at)
             stride.append(steps)
-            at += table.size
-        tables = np.concatenate(flat)
-        n_out = int(np.prod(dims[1:], dtype=np.int64)) if m else 1
-        out = np.empty(n_out, dtype=dtype)
+            at += int(np.prod(shape, dtype=np.int64))
         mf = cl.mem_flags
+        tables = cl.Buffer(self.ctx, mf.READ_ONLY, size=max(at, 1) * dtype.itemsize)
+        for f, start in zip(factors, base):
+            if isinstance(f.table, DeviceTable):
+                if f.table.size:
+                    cl.enqueue_copy(self.queue, tables, f.table.buf, dst_offset=start * dtype.itemsize,
+                                    byte_count=f.table.size * dtype.itemsize)
+            else:
+                host = np.ascontiguousarray(f.table, dtype=dtype)
+                cl.enqueue_copy(self.queue, tables, host, dst_offset=start * dtype.itemsize)
         ro = mf.READ_ONLY | mf.COPY_HOST_PTR
-        bufs = [cl.Buffer(self.ctx, ro, hostbuf=a) for a in
-                (tables, np.array(base, dtype=np.int64), np.concatenate(stride), dims)]
-        out_buf = cl.Buffer(self.ctx, mf.WRITE_ONLY, size=max(out.nbytes, 4))
-        kernel = _program(self.ctx, np.dtype(dtype), inf)
+        meta = [cl.Buffer(self.ctx, ro, hostbuf=a) for a in
+                (np.array(base, dtype=np.int64), np.concatenate(stride), dims)]
+        n_out = int(np.prod(dims[1:], dtype=np.int64)) if m else 1
+        out = cl.Buffer(self.ctx, mf.READ_WRITE, size=max(n_out, 1) * dtype.itemsize)
+        join, _ = _program(self.ctx, dtype, inf)
         with _LOCK:          # one kernel object: its arguments are set, then it is launched
-            kernel.set_args(*bufs, np.int32(len(factors)), np.int32(m), np.int64(n_out), out_buf)
-            cl.enqueue_nd_range_kernel(self.queue, kernel, (n_out,), None)
-        cl.enqueue_copy(self.queue, out, out_buf)
+            join.set_args(tables, *meta, np.int32(len(factors)), np.int32(m), np.int64(n_out), out)
+            cl.enqueue_nd_range_kernel(self.queue, join, (n_out,), None)
         self.launches += 1
-        return Factor(tuple(scope[1:]), out.reshape(tuple(int(d) for d in dims[1:])))
+        table = DeviceTable(self, out, tuple(int(d) for d in dims[1:]), dtype, inf)
+        return Factor(tuple(scope[1:]), table.to_host() if m == 0 else table)
+
+    def gather(self, table: DeviceTable, at: np.ndarray) -> np.ndarray:
+        """table's entries at the flat positions `at`."""
+        import pyopencl as cl
+        out = np.empty(len(at), dtype=table.dtype)
+        if len(at) == 0:
+            return out
+        mf = cl.mem_flags
+        idx = cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(at, dtype=np.int64))
+        res = cl.Buffer(self.ctx, mf.WRITE_ONLY, size=out.nbytes)
+        _, gather = _program(self.ctx, table.dtype, table.inf)
+        with _LOCK:
+            gather.set_args(table.buf, idx, np.int64(len(at)), res)
+            cl.enqueue_nd_range_kernel(self.queue, gather, (len(at),), None)
+        cl.enqueue_copy(self.queue, out, res)
+        return out

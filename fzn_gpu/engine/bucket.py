@@ -6,7 +6,8 @@ search starts, so that the default engine knows whether to run it: beside the po
 (portfolio.py) where its largest table fits the memory it would use and its work is small
 enough for a run (`AUTO_WORK`), its optimum then ending the run; alone with `--engine bucket`,
 where a model that does not fit is a clear error naming the width and the size. The
-elimination runs on the first GPU (kernels/bucket.cl) or, without one, on the host with numpy.
+elimination's big buckets run on the first GPU (kernels/bucket.cl, their tables kept there), the
+others, and every bucket without a GPU, on the host with numpy.
 Its optimal assignment is replayed through the search kernel on a device, as an LNS path is
 (every decision variable fixed, propagation computing the rest and the objective), so the
 solution printed is one the kernels and --check accept, and its objective must be the
@@ -122,12 +123,12 @@ class BucketSearch:
         self.where = "host"
 
     def _joiner(self):
-        """The first GPU's (kernels/bucket.cl), else numpy's."""
+        """The first GPU's (kernels/bucket.cl) where a bucket is big enough for it, else numpy's."""
+        from ..bucket.device import DEVICE_MIN, DeviceJoiner
         gpu = next((d for d in self.devices if d.is_gpu), None)
-        if gpu is None:
+        if gpu is None or self.prepared.plan.largest < DEVICE_MIN:
             return None
         import pyopencl as cl
-        from ..bucket.device import DeviceJoiner
         ctx = cl.Context([gpu.cl_device])          # a context of its own: no search program needed
         self.where = gpu.name
         return DeviceJoiner(ctx, cl.CommandQueue(ctx))
