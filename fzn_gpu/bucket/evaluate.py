@@ -187,6 +187,38 @@ def _table(xs, flat):
     return out
 
 
+def _count(xs, value) -> np.ndarray:
+    out = np.int64(0)
+    for x in xs:
+        out = out + (x == value).astype(np.int64)
+    return out
+
+
+def _cardinality(closed: bool, bounded: bool):
+    """global_cardinality(x, cover, counts) and its closed and low_up forms: each cover value's
+    count equals its count variable (or lies within its bounds); closed: every x in the cover."""
+    def fn(xs, cover, *rest):
+        out = np.bool_(True)
+        for i, v in enumerate(cover):
+            n = _count(xs, v)
+            out = out & ((rest[0][i] <= n) & (n <= rest[1][i]) if bounded else (n == rest[0][i]))
+        if closed:
+            for x in xs:
+                inside = np.bool_(False)
+                for v in cover:
+                    inside = inside | (x == v)
+                out = out & inside
+        return out
+    return fn
+
+
+def _monotone(xs, decreasing: bool) -> np.ndarray:
+    out = np.bool_(True)
+    for a, b in zip(xs, xs[1:]):
+        out = out & ((a >= b) if decreasing else (a <= b))
+    return out
+
+
 def _evaluators() -> dict:
     E: dict = {}
     for base, rel in (("int_eq", np.equal), ("int_ne", np.not_equal), ("int_le", np.less_equal),
@@ -226,6 +258,13 @@ def _evaluators() -> dict:
     E["bool_lin_eq"] = lambda cs, xs, v: _lin(cs, xs) == v
     E["bool_lin_le"] = lambda cs, xs, c: _lin(cs, xs) <= c
     E["fzn_table_int"] = E["fzn_table_bool"] = _table
+    E["fzn_count_eq"] = lambda xs, y, c: _count(xs, y) == c
+    for suffix, closed, bounded in (("", False, False), ("_closed", True, False), ("_low_up", False, True),
+                                    ("_low_up_closed", True, True)):
+        E["fzn_global_cardinality" + suffix] = _cardinality(closed, bounded)
+    for base in ("int", "bool"):
+        E[f"fzn_increasing_{base}"] = lambda xs: _monotone(xs, False)
+        E[f"fzn_decreasing_{base}"] = lambda xs: _monotone(xs, True)
     return E
 
 

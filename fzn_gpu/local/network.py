@@ -1,0 +1,612 @@
+"""The model as Adaptive Search walks it (kernels/adaptive.cl, the GPU adaptive search paper):
+decision variables in groups, invariants, and soft constraints with error functions, all in
+one int32 buffer whose header (local_abi.H) says where each array lies.
+
+- Invariants: a constraint that defines a variable (MiniZinc's defines_var) and has a
+  functional form here (a linear equation with the variable's coefficient +-1, arithmetic,
+  element, extremum, reification, clause, parity, set membership, count) computes that
+  variable from the others, in topological order; the walk never moves it. Its declared
+  domain becomes a DOMAIN soft constraint (a function's value may leave it).
+- Groups (local_abi.Group): an all_different over decision variables sharing a domain of
+  exactly as many values is a permutation (moves swap values, so it always holds); a chain
+  x_1 < x_2 < ... (or <=) over decision variables is a sorted group (moves replace a value and
+  sort again, so the chain always holds); every other decision variable is free.
+- Soft constraints: everything else, each with an error that is 0 where it holds and grows
+  with how far it is from holding where the kind has a natural measure (a linear relation's
+  distance, an all_different's repeated values, a function's distance), else 0 or 1.
+- For each decision variable, the invariants a change of it wakes (transitively, in
+  topological order) and the soft constraints whose errors it carries (its projected error,
+  which selects the variable to move).
+
+A model whose constraints are not all of these forms, or with float or set variables, is
+not one for local search (NotLocal says why); nothing here is approximate."""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..bucket import evaluate
+from ..bucket.evaluate import IntSetArg
+from ..local_abi import Arith, Group, H, Inv, Rel, Soft
+from ..model import Model, VarKind
+
+INT_LIMIT = 2 ** 31 - 2          # the device's values (as every engine's)
+SUM_LIMIT = 2 ** 62              # a linear sum's magnitude, at most, in the kernel's 64 bits
+SPAN_LIMIT = 1 << 20             # an all_different's value span, a sorted group's interval
+CHANGE_CAP = 1024                # KMAX, TMAX, DMAX at most (a move needing more is not taken)
+CAND_MAX = 1024                  # candidate values of a free variable's move (a sample beyond)
+
+
+class NotLocal(Exception):
+    """Why the model is not one for local search."""
+
+
+@dataclass
+class _Soft:
+    type: Soft
+    row: list[int]
+    reads: list[int]                                 # variables, in any order
+    coefs: dict[int, int] = field(default_factory=dict)   # LIN: a variable's coefficient
+
+
+@dataclass
+class _Inv:
+    type: Inv
+    out: int
+    row: list[int]
+    reads: list[int]
+    line: int = 0
+
+
+@dataclass
+class LsNetwork:
+    buffer: np.ndarray            # int32: header then arrays (local_abi.H)
+    nv: int
+    ndec: int
+    hist: int                     # all_different histogram entries of a walk
+    kmax: int
+    tmax: int
+    dmax: int
+    groups: dict[str, int]        # how many groups of each kind (statistics)
+    n_inv: int
+    n_soft: int
+    max_candidates: int           # the most moves one variable has (a neighbourhood's size)
+
+    def describe(self) -> str:
+        g = ", ".join(f"{n} {k}" for k, n in self.groups.items() if n)
+        return (f"{self.ndec} decision variables ({g or 'free'}), {self.n_inv} invariants, "
+                f"{self.n_soft} soft constraints")
+
+
+# ---- linear forms of the kinds that are linear relations
+_BINARY_REL = {"int_eq": (Rel.EQ, 0), "int_ne": (Rel.NE, 0), "int_le": (Rel.LE, 0), "int_lt": (Rel.LE, -1),
+               "bool_eq": (Rel.EQ, 0), "bool_le": (Rel.LE, 0), "bool_lt": (Rel.LE, -1), "bool_ne": (Rel.NE, 0)}
+
+
+def _terms(cs, xs) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for c, x in zip(cs, xs):
+        if c:
+            out[x] = out.get(x, 0) + int(c)
+    return {x: c for x, c in out.items() if c}
+
+
+def _linear(key: str, args: list) -> tuple[Rel, dict[int, int], int] | None:
+    """A relation of the kind as (rel, {var: coef}, rhs): sum coef * var rel rhs, without the
+    literal of a reified kind."""
+    base = key[:-5] if key.endswith("_reif") else key[:-4] if key.endswith("_imp") else key
+    if base in _BINARY_REL:
+        rel, rhs = _BINARY_REL[base]
+        a, b = args[0].index, args[1].index
+        return rel, _terms((1, -1), (a, b)), rhs
+    if base in ("int_lin_eq", "int_lin_le", "int_lin_ne"):
+        rel = {"int_lin_eq": Rel.EQ, "int_lin_le": Rel.LE, "int_lin_ne": Rel.NE}[base]
+        return rel, _terms(args[0], args[1].indices), int(args[2])
+    if key == "bool_lin_eq":
+        return Rel.EQ, _terms(tuple(args[0]) + (-1,), args[1].indices + (args[2].index,)), 0
+    if key == "bool_lin_le":
+        return Rel.LE, _terms(args[0], args[1].indices), int(args[2])
+    if key == "bool_not":
+        return Rel.EQ, _terms((1, 1), (args[0].index, args[1].index)), 1
+    if key in ("bool_xor_2",):
+        return Rel.NE, _terms((1, -1), (args[0].index, args[1].index)), 0
+    if key == "bool2int":
+        return Rel.EQ, _terms((1, -1), (args[0].index, args[1].index)), 0
+    if key == "int_plus":
+        return Rel.EQ, _terms((1, 1, -1), (args[0].index, args[1].index, args[2].index)), 0
+    return None
+
+
+def _lin_row(rel: Rel, terms: dict[int, int], rhs: int) -> list[int]:
+    xs = list(terms)
+    return [int(rel), len(xs)] + [terms[x] for x in xs] + xs + [rhs]
+
+
+def _clause_row(flip: int, pos, neg) -> list[int]:
+    return [flip, len(pos), *pos, len(neg), *neg]
+
+
+def _ranges_row(s: IntSetArg) -> list[int]:
+    return [len(s.ranges)] + [int(b) for r in s.ranges for b in r]
+
+
+_ARITH = {"int_plus": Arith.PLUS, "int_times": Arith.TIMES, "int_div": Arith.DIV, "int_mod": Arith.MOD,
+          "int_min": Arith.MIN, "int_max": Arith.MAX, "int_pow": Arith.POW}
+
+
+def _function(key: str, args: list) -> tuple[Inv, int, list[int]] | None:
+    """The kind's functional form: (invariant type, the variable it computes, its row), or
+    None. (Linear equations are handled apart: any +-1 variable of theirs may be defined.)"""
+    if key in _ARITH:
+        return Inv.ARITH, args[2].index, [int(_ARITH[key]), args[0].index, args[1].index]
+    if key == "int_abs":
+        return Inv.ARITH, args[1].index, [int(Arith.ABS), args[0].index, args[0].index]
+    if key in ("array_int_element", "array_bool_element"):
+        idx, arr, y = args
+        return Inv.ELEM, y.index, [idx.index, len(arr), *[int(v) for v in arr]]
+    if key in ("array_var_int_element", "array_var_bool_element"):
+        idx, xs, y = args
+        return Inv.VELEM, y.index, [idx.index, len(xs.indices), *xs.indices]
+    if key in ("array_int_maximum", "array_int_minimum"):
+        m, xs = args
+        return Inv.EXTREMUM, m.index, [int(key.endswith("maximum")), len(xs.indices), *xs.indices]
+    if key.endswith("_reif") and _linear(key, args) is not None:
+        rel, terms, rhs = _linear(key, args)
+        return Inv.LINREIF, args[-1].index, _lin_row(rel, terms, rhs)
+    if key == "bool_and":
+        return Inv.CLAUSE, args[2].index, _clause_row(1, [], [args[0].index, args[1].index])
+    if key == "bool_or":
+        return Inv.CLAUSE, args[2].index, _clause_row(0, [args[0].index, args[1].index], [])
+    if key == "bool_xor":
+        return Inv.XOR, args[2].index, [2, args[0].index, args[1].index]
+    if key == "array_bool_and":
+        return Inv.CLAUSE, args[1].index, _clause_row(1, [], list(args[0].indices))
+    if key == "array_bool_or":
+        return Inv.CLAUSE, args[1].index, _clause_row(0, list(args[0].indices), [])
+    if key == "bool_clause_reif":
+        return Inv.CLAUSE, args[2].index, _clause_row(0, list(args[0].indices), list(args[1].indices))
+    if key == "set_in_reif":
+        return Inv.SETIN, args[2].index, [args[0].index, *_ranges_row(args[1])]
+    if key == "fzn_count_eq":
+        xs, y, c = args
+        return Inv.COUNT, c.index, [len(xs.indices), *xs.indices, y.index, 0]
+    return None
+
+
+def _implication(key: str, args: list) -> tuple[int, Inv, list[int]] | None:
+    """An _imp kind as (r, the invariant type of its relation, the relation's row): r = 1
+    needs the relation."""
+    if not key.endswith("_imp"):
+        return None
+    lin = _linear(key, args)
+    if lin is not None:
+        return args[-1].index, Inv.LINREIF, _lin_row(*lin)
+    r = args[-1].index
+    if key == "bool_and_imp":
+        return r, Inv.CLAUSE, _clause_row(1, [], [args[0].index, args[1].index])
+    if key == "bool_or_imp":
+        return r, Inv.CLAUSE, _clause_row(0, [args[0].index, args[1].index], [])
+    if key == "bool_xor_imp":
+        return r, Inv.XOR, [2, args[0].index, args[1].index]
+    if key == "array_bool_and_imp":
+        return r, Inv.CLAUSE, _clause_row(1, [], list(args[0].indices))
+    if key == "array_bool_or_imp":
+        return r, Inv.CLAUSE, _clause_row(0, list(args[0].indices), [])
+    if key == "bool_clause_imp":
+        return r, Inv.CLAUSE, _clause_row(0, list(args[0].indices), list(args[1].indices))
+    if key == "set_in_imp":
+        return r, Inv.SETIN, [args[0].index, *_ranges_row(args[1])]
+    return None
+
+
+def _row_reads(inv_type: Inv, row: list[int]) -> list[int]:
+    """The variables an invariant row reads."""
+    if inv_type == Inv.LIN:
+        n = row[0]
+        return row[1 + n:1 + 2 * n]
+    if inv_type == Inv.LINREIF:
+        n = row[1]
+        return row[2 + n:2 + 2 * n]
+    if inv_type == Inv.ARITH:
+        return [row[1], row[2]]
+    if inv_type in (Inv.ELEM,):
+        return [row[0]]
+    if inv_type == Inv.VELEM:
+        return [row[0], *row[2:2 + row[1]]]
+    if inv_type == Inv.EXTREMUM:
+        return row[2:2 + row[1]]
+    if inv_type == Inv.CLAUSE:
+        npos = row[1]
+        return row[2:2 + npos] + row[3 + npos:3 + npos + row[2 + npos]]
+    if inv_type == Inv.XOR:
+        return row[1:1 + row[0]]
+    if inv_type == Inv.SETIN:
+        return [row[0]]
+    if inv_type == Inv.COUNT:
+        n = row[0]
+        return row[1:1 + n] + ([row[1 + n]] if row[1 + n] >= 0 else [])
+    raise AssertionError(inv_type)
+
+
+class _Builder:
+    def __init__(self, model: Model):
+        self.model = model
+        V = model.vars
+        self.nv = len(V)
+        if self.nv and (V.kind >= VarKind.FLOAT).any():
+            raise NotLocal("it has float or set variables (local search moves int and bool variables)")
+        self.lo = np.where(V.kind == VarKind.BOOL, 0, V.lb).astype(np.int64)
+        self.hi = np.where(V.kind == VarKind.BOOL, 1, V.ub).astype(np.int64)
+        self.softs: list[_Soft] = []
+        self.invs: list[_Inv] = []
+        self.alldiffs: list[tuple[list[int], int]] = []     # (variables, index in softs or -1)
+        self.chains: list[tuple[int, int, bool, int]] = []  # (a, b, strict, soft index): a < b
+        self.defined = np.full(self.nv, -1, dtype=np.int64)  # the invariant computing each variable
+
+    # -- constraints
+    def constraints(self) -> None:
+        for key, table in self.model.tables.items():
+            kind = table.kind
+            for r in range(len(table)):
+                args = evaluate.decode(kind, table.row(r))
+                self.one(key, kind.name, args, int(table.defines[r]), int(table.lines[r]))
+
+    def soft(self, type_: Soft, row: list[int], reads: list[int], coefs: dict[int, int] | None = None) -> int:
+        self.softs.append(_Soft(type_, row, list(reads), coefs or {}))
+        return len(self.softs) - 1
+
+    def soft_lin(self, rel: Rel, terms: dict[int, int], rhs: int) -> int:
+        self._check_sum(terms, rhs)
+        return self.soft(Soft.LIN, _lin_row(rel, terms, rhs), list(terms), terms)
+
+    def _check_sum(self, terms: dict[int, int], rhs: int) -> None:
+        bound = abs(rhs) + sum(abs(c) * max(abs(int(self.lo[x])), abs(int(self.hi[x]))) for x, c in terms.items())
+        if bound >= SUM_LIMIT:
+            raise NotLocal("a linear sum could leave 62 bits")
+
+    def invariant(self, type_: Inv, out: int, row: list[int], line: int) -> bool:
+        if self.defined[out] >= 0 or self.model.vars.is_const[out]:
+            return False
+        self.defined[out] = len(self.invs)
+        self.invs.append(_Inv(type_, out, row, _row_reads(type_, row), line))
+        return True
+
+    def one(self, key: str, name: str, args: list, defines: int, line: int) -> None:
+        lin = _linear(key, args) if not key.endswith(("_reif", "_imp")) else None
+        if lin is not None:
+            rel, terms, rhs = lin
+            if defines >= 0 and rel == Rel.EQ and abs(terms.get(defines, 0)) == 1:
+                a = terms[defines]
+                rest = {x: c for x, c in terms.items() if x != defines}
+                self._check_sum(rest, rhs)
+                row = [len(rest), *rest.values(), *rest.keys(), rhs, a]
+                if self.invariant(Inv.LIN, defines, row, line):
+                    return
+            s = self.soft_lin(rel, terms, rhs)
+            if rel == Rel.LE and len(terms) == 2 and rhs in (0, -1):
+                (x, cx), (y, cy) = terms.items()
+                if (cx, cy) == (1, -1):
+                    self.chains.append((x, y, rhs == -1, s))
+                elif (cx, cy) == (-1, 1):
+                    self.chains.append((y, x, rhs == -1, s))
+            return
+        fn = _function(key, args)
+        if fn is not None:
+            type_, out, row = fn
+            if defines == out and self.invariant(type_, out, row, line):
+                return
+            if type_ in (Inv.LINREIF, Inv.CLAUSE, Inv.XOR, Inv.SETIN):
+                self.soft(Soft.REIF, [out, int(type_), *row], [out, *_row_reads(type_, row)])
+            else:
+                self.soft(Soft.FUNC, [out, int(type_), *row], [out, *_row_reads(type_, row)])
+            return
+        imp = _implication(key, args)
+        if imp is not None:
+            r, type_, row = imp
+            self.soft(Soft.IMP, [r, int(type_), *row], [r, *_row_reads(type_, row)])
+            return
+        if key == "set_in":
+            x, s = args
+            self.soft(Soft.DOMAIN, [x.index, *_ranges_row(s)], [x.index])
+        elif key == "bool_clause":
+            pos, neg = list(args[0].indices), list(args[1].indices)
+            self.soft(Soft.CLAUSE, [len(pos), *pos, len(neg), *neg], pos + neg)
+        elif key == "array_bool_xor":
+            xs = list(args[0].indices)
+            self.soft(Soft.XOR, [len(xs), *xs], xs)
+        elif key == "fzn_all_different_int":
+            self.alldiffs.append((list(args[0].indices), line))
+        elif key in ("fzn_table_int", "fzn_table_bool"):
+            xs, flat = list(args[0].indices), [int(v) for v in args[1]]
+            n = len(xs)
+            self.soft(Soft.TABLE, [n, *xs, len(flat) // n if n else 0, *flat], xs)
+        elif key in ("fzn_increasing_int", "fzn_decreasing_int", "fzn_increasing_bool", "fzn_decreasing_bool"):
+            xs = list(args[0].indices)
+            if key.startswith("fzn_decreasing"):
+                xs = xs[::-1]
+            for a, b in zip(xs, xs[1:]):
+                s = self.soft_lin(Rel.LE, _terms((1, -1), (a, b)), 0)
+                if a != b and key.endswith("_int"):
+                    self.chains.append((a, b, False, s))
+        elif key.startswith("fzn_global_cardinality"):
+            xs = list(args[0].indices)
+            cover = [int(v) for v in args[1]]
+            if key.endswith(("low_up", "low_up_closed")):
+                for v, lo, hi in zip(cover, args[2], args[3]):
+                    self.soft(Soft.COUNT, [len(xs), *xs, -1, v, -1, int(lo), int(hi)], xs)
+            else:
+                for v, c in zip(cover, args[2].indices):
+                    self.soft(Soft.COUNT, [len(xs), *xs, -1, v, c, 0, 0], xs + [c])
+            if key.endswith("closed"):
+                ranges = IntSetArg(tuple((v, v) for v in sorted(set(cover))))
+                for x in xs:
+                    self.soft(Soft.DOMAIN, [x, *_ranges_row(ranges)], [x])
+        else:
+            raise NotLocal(f"it has {name} (line {line}), which has no local-search error function here")
+
+    # -- invariants in topological order
+    def order_invariants(self) -> list[int]:
+        """Kahn's order over the invariants (inputs before the invariants that read them); the
+        invariants on a cycle give their variables back to the walk and become soft."""
+        n = len(self.invs)
+        readers: dict[int, list[int]] = defaultdict(list)
+        indeg = [0] * n
+        for k, inv in enumerate(self.invs):
+            for v in set(inv.reads):
+                d = self.defined[v]
+                if d >= 0:
+                    readers[int(d)].append(k)
+                    indeg[k] += 1
+        queue = deque(k for k in range(n) if indeg[k] == 0)
+        order = []
+        while queue:
+            k = queue.popleft()
+            order.append(k)
+            for j in readers[k]:
+                indeg[j] -= 1
+                if indeg[j] == 0:
+                    queue.append(j)
+        if len(order) < n:
+            for k in set(range(n)) - set(order):
+                inv = self.invs[k]
+                self.defined[inv.out] = -1
+                self.soft(Soft.FUNC if inv.type not in (Inv.LINREIF, Inv.CLAUSE, Inv.XOR, Inv.SETIN) else Soft.REIF,
+                          [inv.out, int(inv.type), *inv.row], [inv.out, *inv.reads])
+        return order
+
+    def domain_ranges(self, v: int) -> list[tuple[int, int]]:
+        V = self.model.vars
+        if V.kind[v] == VarKind.BOOL:
+            return [(0, 1)]
+        return [(max(a, -INT_LIMIT), min(b, INT_LIMIT)) for a, b in V.domain(v).ranges]
+
+
+def build(model: Model) -> LsNetwork:
+    """The network of a satisfaction model's constraints, or NotLocal saying why it has none."""
+    b = _Builder(model)
+    V = model.vars
+    b.constraints()
+    order = b.order_invariants()
+    pos_in_order = {k: i for i, k in enumerate(order)}
+    invs = [b.invs[k] for k in order]
+    inv_index = np.full(b.nv, -1, dtype=np.int64)
+    for i, inv in enumerate(invs):
+        inv_index[inv.out] = i
+    fixed = np.array([bool(V.is_const[v]) or (b.lo[v] == b.hi[v] and inv_index[v] < 0) for v in range(b.nv)], dtype=bool)
+    is_dec = ~fixed & (inv_index < 0)
+    ranges = [b.domain_ranges(v) for v in range(b.nv)]
+    for v in np.flatnonzero(is_dec):
+        lo, hi = int(b.lo[v]), int(b.hi[v])
+        if lo < -INT_LIMIT or hi > INT_LIMIT:
+            raise NotLocal(f"its variable {V.names[v]} has no bounds (local search needs every decision variable's domain)")
+    # aux variables: their declared domains as soft constraints (a function may leave them)
+    for inv in invs:
+        v = inv.out
+        rs = ranges[v] or [(1, 0)]
+        b.soft(Soft.DOMAIN, [v, len(rs), *[x for r in rs for x in r]], [v])
+    # groups: permutations, then sorted chains
+    dec_group: dict[int, tuple[int, int]] = {}        # model var -> (group, position)
+    groups: list[tuple[Group, list[int], int, int]] = []
+    for xs, line in b.alldiffs:
+        domains = [tuple(ranges[x]) if is_dec[x] else None for x in xs]
+        ok = (len(set(xs)) == len(xs) >= 2 and all(d is not None for d in domains)
+              and all(x not in dec_group for x in xs) and len(set(domains)) == 1
+              and sum(hi - lo + 1 for lo, hi in domains[0]) == len(xs))
+        if ok:
+            g = len(groups)
+            groups.append((Group.PERM, list(xs), 0, 0))
+            for p, x in enumerate(xs):
+                dec_group[x] = (g, p)
+            continue
+        lo = min(int(b.lo[x]) for x in xs) if xs else 0
+        hi = max(int(b.hi[x]) for x in xs) if xs else 0
+        if hi - lo + 1 > SPAN_LIMIT:
+            raise NotLocal(f"an all_different (line {line}) spans over {SPAN_LIMIT:,} values")
+        b.soft(Soft.ALLDIFF, [len(xs), *xs, lo, hi - lo + 1, 0], xs)
+    dropped: set[int] = set()
+    for strict in (True, False):
+        edges = [(x, y, s) for x, y, st, s in b.chains if st == strict and is_dec[x] and is_dec[y]
+                 and x not in dec_group and y not in dec_group and x != y]
+        succ: dict[int, list] = defaultdict(list)
+        pred: dict[int, list] = defaultdict(list)
+        for x, y, s in edges:
+            succ[x].append((y, s))
+            pred[y].append((x, s))
+        for start in list(succ):
+            if pred.get(start) or len(succ[start]) != 1:
+                continue
+            chain, souls, x = [start], [], start
+            while len(succ.get(x, ())) == 1:
+                y, s = succ[x][0]
+                if len(pred[y]) != 1 or y in chain:
+                    break
+                chain.append(y)
+                souls.append(s)
+                x = y
+            if len(chain) < 3 or any(v in dec_group for v in chain):
+                continue
+            lo = min(int(b.lo[v]) for v in chain)
+            hi = max(int(b.hi[v]) for v in chain)
+            if hi - lo + 1 > SPAN_LIMIT or (strict and hi - lo + 1 < len(chain)):
+                continue
+            g = len(groups)
+            groups.append((Group.SORTED_STRICT if strict else Group.SORTED, chain, lo, hi))
+            for p, v in enumerate(chain):
+                dec_group[v] = (g, p)
+                if ranges[v] != [(lo, hi)]:       # the interval does not fit it: its own domain is soft
+                    rs = ranges[v]
+                    b.soft(Soft.DOMAIN, [v, len(rs), *[x for r in rs for x in r]], [v])
+            dropped.update(souls)
+    softs = [s for i, s in enumerate(b.softs) if i not in dropped]
+    return _pack(b, model, invs, softs, groups, dec_group, is_dec, ranges)
+
+
+WEIGHT_MAX = 1 << 10
+
+
+def _weights(softs: list[_Soft], lo: np.ndarray, hi: np.ndarray) -> list[int]:
+    """Each soft constraint's weight: linear ones are put on one scale, so that a relation over
+    small terms is not drowned by one over large terms (number partitioning's sum and sum of
+    squares, as Adaptive Search's own model scales them): each linear constraint's typical term
+    (|coefficient| times the variable's typical magnitude, averaged) against the largest one's,
+    rounded, at most WEIGHT_MAX; every other constraint 1."""
+    typical = {}
+    for c, s in enumerate(softs):
+        if s.type == Soft.LIN and s.coefs:
+            mags = [abs(k) * (abs(float(lo[v])) + abs(float(hi[v]))) / 2 for v, k in s.coefs.items()]
+            typical[c] = max(1.0, sum(mags) / len(mags))
+    top = max(typical.values(), default=1.0)
+    return [min(WEIGHT_MAX, max(1, round(top / typical[c]))) if c in typical else 1 for c in range(len(softs))]
+
+
+def _pack(b: _Builder, model: Model, invs: list[_Inv], softs: list[_Soft], groups, dec_group, is_dec,
+          ranges) -> LsNetwork:
+    nv = b.nv
+    dec_vars = [int(v) for v in np.flatnonzero(is_dec)]
+    ndec = len(dec_vars)
+    dec_of = np.full(nv, -1, dtype=np.int64)
+    for i, v in enumerate(dec_vars):
+        dec_of[v] = i
+    # memberships: the soft constraints reading each variable
+    memb: list[list[tuple[int, int]]] = [[] for _ in range(nv)]
+    hist = 0
+    for c, s in enumerate(softs):
+        for v in sorted(set(s.reads)):
+            memb[v].append((c, s.coefs.get(v, 0)))
+        if s.type == Soft.ALLDIFF:
+            s.row[-1] = hist
+            hist += s.row[-2]
+    # dependencies: the invariants each decision variable wakes, transitively, in order
+    readers: list[list[int]] = [[] for _ in range(nv)]
+    for i, inv in enumerate(invs):
+        for v in set(inv.reads):
+            readers[v].append(i)
+    deps, infl = [], []
+    for v in dec_vars:
+        seen: set[int] = set()
+        stack = list(readers[v])
+        while stack:
+            i = stack.pop()
+            if i in seen:
+                continue
+            seen.add(i)
+            stack.extend(readers[invs[i].out])
+        dep = sorted(seen)
+        deps.append(dep)
+        touched = {c for c, _ in memb[v]}
+        for i in dep:
+            touched.update(c for c, _ in memb[invs[i].out])
+        infl.append(sorted(touched))
+    # capacities: the changes, touched constraints and woken invariants of the largest move
+    def move_size(members: list[int]) -> tuple[int, int, int]:
+        k = len(members) + sum(len(deps[dec_of[v]]) for v in members)
+        t = sum(len(memb[v]) for v in members) + sum(len(memb[invs[i].out]) for v in members for i in deps[dec_of[v]])
+        return k, t, sum(len(deps[dec_of[v]]) for v in members)
+    kmax = tmax = dmax = 1
+    moves = [[v] for v in dec_vars if v not in dec_group]
+    for kind, members, _, _ in groups:       # a swap's two largest members, or a whole sorted group
+        weight = lambda u: (len(deps[dec_of[u]]), len(memb[u]))      # noqa: E731
+        moves.append(sorted(members, key=weight)[-2:] if kind == Group.PERM else members)
+    for move in moves:
+        sizes = move_size(move)
+        kmax, tmax, dmax = max(kmax, sizes[0]), max(tmax, sizes[1]), max(dmax, sizes[2])
+    kmax, tmax, dmax = (min(x, CHANGE_CAP) for x in (kmax, tmax, dmax))
+    # the buffer
+    arrays: dict[H, list[int] | np.ndarray] = {}
+    arrays[H.LO] = np.clip(b.lo, -INT_LIMIT, INT_LIMIT)
+    arrays[H.HI] = np.clip(b.hi, -INT_LIMIT, INT_LIMIT)
+    dr_off, dr, dsize = [0], [], []
+    for v in range(nv):
+        rs = ranges[v]
+        dr += [x for r in rs for x in r]
+        dr_off.append(len(dr) // 2)
+        dsize.append(min(sum(hi - lo + 1 for lo, hi in rs), 1 << 30))
+    arrays[H.DR_OFF], arrays[H.DR], arrays[H.DSIZE] = dr_off, dr, dsize
+    arrays[H.DEC_VAR] = dec_vars
+    arrays[H.DEC_GROUP] = [dec_group[v][0] if v in dec_group else -1 for v in dec_vars]
+    arrays[H.DEC_POS] = [dec_group[v][1] if v in dec_group else 0 for v in dec_vars]
+    arrays[H.DEC_OF] = dec_of
+    arrays[H.G_TYPE] = [int(g[0]) for g in groups]
+    g_off, g_mem = [0], []
+    for g in groups:
+        g_mem += [int(dec_of[v]) for v in g[1]]
+        g_off.append(len(g_mem))
+    arrays[H.G_OFF], arrays[H.G_MEM] = g_off, g_mem
+    arrays[H.G_LO] = [g[2] for g in groups]
+    arrays[H.G_HI] = [g[3] for g in groups]
+    data: list[int] = []
+    inv_row = []
+    for inv in invs:
+        inv_row.append(len(data))
+        data += inv.row
+    soft_row = []
+    for s in softs:
+        soft_row.append(len(data))
+        data += s.row
+    arrays[H.INV_TYPE] = [int(i.type) for i in invs]
+    arrays[H.INV_OUT] = [i.out for i in invs]
+    arrays[H.INV_ROW] = inv_row
+    arrays[H.SOFT_WEIGHT] = _weights(softs, b.lo, b.hi)
+    arrays[H.SOFT_TYPE] = [int(s.type) for s in softs]
+    arrays[H.SOFT_ROW] = soft_row
+    m_off, m_c, m_coef = [0], [], []
+    for v in range(nv):
+        m_c += [c for c, _ in memb[v]]
+        m_coef += [k for _, k in memb[v]]
+        m_off.append(len(m_c))
+    arrays[H.MEMB_OFF], arrays[H.MEMB_C], arrays[H.MEMB_COEF] = m_off, m_c, m_coef
+    d_off, d_all, i_off, i_all = [0], [], [0], []
+    for dep, inf in zip(deps, infl):
+        d_all += dep
+        d_off.append(len(d_all))
+        i_all += inf
+        i_off.append(len(i_all))
+    arrays[H.DEP_OFF], arrays[H.DEP], arrays[H.INF_OFF], arrays[H.INF] = d_off, d_all, i_off, i_all
+    arrays[H.DATA] = data
+    if any(abs(int(x)) > 2 ** 31 - 1 for x in data):
+        raise NotLocal("a constant beyond 32 bits")
+    head = np.zeros(H.SIZE, dtype=np.int64)
+    head[H.NV], head[H.NDEC], head[H.NG] = nv, ndec, len(groups)
+    head[H.NINV], head[H.NSOFT], head[H.HIST] = len(invs), len(softs), hist
+    head[H.KMAX], head[H.TMAX], head[H.DMAX], head[H.CAND_MAX] = kmax, tmax, dmax, CAND_MAX
+    cands = [min(dsize[v], CAND_MAX) for v in dec_vars if v not in dec_group]
+    cands += [len(g[1]) if g[0] == Group.PERM else g[3] - g[2] + 1 for g in groups]
+    head[H.CAND_ALL] = max(cands, default=1)
+    parts = [head]
+    at = int(H.SIZE)
+    for key in sorted(arrays, key=int):
+        a = np.asarray(arrays[key], dtype=np.int64)
+        head[key] = at
+        parts.append(a)
+        at += len(a)
+    buffer = np.concatenate(parts)
+    if at >= 2 ** 31 - 1:
+        raise NotLocal("its network does not fit 32-bit offsets")
+    kinds = {k.name.lower(): sum(1 for g in groups if g[0] == k) for k in Group if k != Group.FREE}
+    kinds["free"] = ndec - sum(len(g[1]) for g in groups)
+    return LsNetwork(buffer.astype(np.int32), nv, ndec, hist, kmax, tmax, dmax, kinds, len(invs), len(softs),
+                     int(head[H.CAND_ALL]))
+
