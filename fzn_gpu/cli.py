@@ -13,7 +13,7 @@ import sys
 from . import __version__, clock  # noqa: F401  (clock first: the time limit counts from here at the latest)
 from .errors import FznError, Unsupported
 from .search_options import LNS_STRATEGIES, RESTART_KINDS, RestartSpec
-from .options import BUCKET, ENGINES
+from .options import BUCKET, ENGINES, LOCAL_SEARCH
 from .watchdog import Terminated, interrupt_code
 
 
@@ -45,12 +45,16 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--engine", choices=ENGINES, default="auto",
                    help="auto (default): optimisation by LNS and branch and bound together (portfolio), or by LNS "
                         "alone when --lns-strategy is given; satisfaction by complete search, or by restarts where "
-                        "the model or --restart asks for them. complete, lns, portfolio, restart, bucket: that "
-                        "engine alone")
+                        "the model or --restart asks for them, with Adaptive Search beside them for one solution. "
+                        "complete, lns, portfolio, restart, bucket, adaptive: that engine alone")
     p.add_argument("--bucket", choices=BUCKET, default=os.environ.get("FZN_GPU_BUCKET", "auto"),
                    help="bucket elimination (exact optima of optimisation models of low induced width, and counts "
                         "with -a --count-only): auto (default; FZN_GPU_BUCKET sets it for scripts) runs it where "
                         "its tables fit, off never")
+    p.add_argument("--local-search", choices=LOCAL_SEARCH, default=os.environ.get("FZN_GPU_LOCAL_SEARCH", "auto"),
+                   help="Adaptive Search (local search, many walks on every device) beside complete search for one "
+                        "solution of a satisfaction model: auto (default; FZN_GPU_LOCAL_SEARCH sets it for scripts) "
+                        "where the model is one for it, off never")
     rs = p.add_argument_group("restarts (over the solve item's restart annotation)")
     rs.add_argument("--restart", choices=("auto",) + RESTART_KINDS, default="auto",
                     help="restart sequence: luby, geometric, linear, constant, or none; auto (default): the model's "
@@ -121,6 +125,9 @@ def run(argv: list[str]) -> int:
         raise FznError("no FlatZinc file given", fix="run `fzn-gpu model.fzn`, or `minizinc --solver gpu-fzn model.mzn`")
     if args.bucket not in BUCKET:
         raise FznError(f"FZN_GPU_BUCKET={args.bucket!r} is not one of {', '.join(BUCKET)}", fix="unset it or give auto or off")
+    if args.local_search not in LOCAL_SEARCH:
+        raise FznError(f"FZN_GPU_LOCAL_SEARCH={args.local_search!r} is not one of {', '.join(LOCAL_SEARCH)}",
+                       fix="unset it or give auto or off")
     from .options import SolveOptions
     opts = SolveOptions(all_solutions=args.all_solutions, num_solutions=args.num_solutions,
                         free_search=args.free_search, parallel=args.parallel, seed=args.seed,
@@ -128,7 +135,8 @@ def run(argv: list[str]) -> int:
                         intermediate=args.intermediate, verbose=args.verbose, devices=args.devices,
                         check=args.check, count_only=args.count_only,
                         deterministic=args.deterministic or args.parallel == 1, lns=_lns_options(args),
-                        engine=args.engine, bucket=args.bucket, restart=_restart_option(args))
+                        engine=args.engine, bucket=args.bucket, local_search=args.local_search,
+                        restart=_restart_option(args))
     from .watchdog import Watchdog, unknown_yet
     from . import opencl_start
     opencl_start.begin(args.devices)     # the drivers start while numpy, pyopencl and the model load

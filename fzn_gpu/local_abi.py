@@ -50,7 +50,7 @@ class Inv(IntEnum):
     """An invariant: a variable's value computed from others (a constraint that defines it,
     MiniZinc's defines_var), in topological order. Rows:
     LIN      [n, c_1..c_n, x_1..x_n, rhs, a]  y = (rhs - sum c_i x_i) / a, a = +-1
-    ARITH    [op, a, b]                  y = a op b (Arith; ABS and COPY read a alone)
+    ARITH    [op, a, b]                  y = a op b (Arith; ABS reads a alone)
     ELEM     [idx, n, v_1..v_n]          y = v_idx (1-based), undefined outside 1..n
     VELEM    [idx, n, x_1..x_n]          y = x_idx
     EXTREMUM [max, n, x_1..x_n]          y = max or min of the x
@@ -75,15 +75,14 @@ class Inv(IntEnum):
 
 
 class Arith(IntEnum):
-    PLUS = 0
-    TIMES = 1
-    DIV = 2
-    MOD = 3
-    MIN = 4
-    MAX = 5
-    POW = 6
-    ABS = 7
-    COPY = 8
+    """ARITH's operations (int_plus and the copies are linear: Inv.LIN)."""
+    TIMES = 0
+    DIV = 1
+    MOD = 2
+    MIN = 3
+    MAX = 4
+    POW = 5
+    ABS = 6
 
 
 class Group(IntEnum):
@@ -167,7 +166,7 @@ class L(IntEnum):
 
 class C(IntEnum):
     """Control words shared by every walk of a launch."""
-    FOUND = 0           # 1 + the walk that reached error 0 first (0: none yet)
+    FOUND = 0           # set once some walk has reached error 0 (it stops there: LSW_STATUS 2)
     STOP = 1            # set by the host: every walk returns at its next iteration
     SIZE = 2
 

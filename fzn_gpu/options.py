@@ -6,8 +6,9 @@ from dataclasses import dataclass
 
 from .search_options import RestartSpec
 
-ENGINES = ("auto", "complete", "lns", "portfolio", "restart", "bucket")
+ENGINES = ("auto", "complete", "lns", "portfolio", "restart", "bucket", "adaptive")
 BUCKET = ("auto", "off")
+LOCAL_SEARCH = ("auto", "off")
 
 
 @dataclass
@@ -28,6 +29,8 @@ class SolveOptions:
     lns: dict | None = None           # --lns-*: LNS settings over the annotation's (engine/lns.py)
     engine: str = "auto"              # --engine: auto, complete, lns, portfolio, restart or bucket (engine/__init__.py)
     bucket: str = "auto"              # --bucket: auto (beside the portfolio where it fits) or off (engine/bucket.py)
+    local_search: str = "auto"        # --local-search: auto (Adaptive Search beside complete search for one
+                                      # solution, where the model is one for it) or off (engine/adaptive.py)
     restart: RestartSpec | None = None  # --restart: over the model's restart annotation (engine/restart.py)
 
     def solution_limit(self, optimising: bool) -> int | None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from . import __version__
 from .search_options import LNS_STRATEGIES, RESTART_KINDS
-from .options import BUCKET, ENGINES
+from .options import BUCKET, ENGINES, LOCAL_SEARCH
 from .resources import mznlib_dir
 
 SOLVER_ID = "org.fzn-gpu.gpu-fzn"
@@ -27,9 +27,12 @@ EXTRA_FLAGS = [
      "order (complete search on one device); optimisation, one sequential branch and bound. Slower. Also with -p 1",
      "bool", "false"],
     ["--engine", "Search engine: auto (optimisation: LNS and branch and bound together, and bucket elimination where "
-     "it fits), complete, lns, portfolio, restart, bucket", ":".join(("opt",) + ENGINES), "auto"],
+     "it fits; satisfaction: complete search, restarts and Adaptive Search together), complete, lns, portfolio, "
+     "restart, bucket, adaptive (local search)", ":".join(("opt",) + ENGINES), "auto"],
     ["--bucket", "Bucket elimination (exact optima of optimisation models of low induced width) beside the portfolio: "
      "auto (where its tables fit), off", ":".join(("opt",) + BUCKET), "auto"],
+    ["--local-search", "Adaptive Search (local search on every device) beside complete search for one solution of a "
+     "satisfaction model: auto (where the model suits it), off", ":".join(("opt",) + LOCAL_SEARCH), "auto"],
     ["--restart", "Restarts: luby, geometric, linear, constant, none; auto: the model's restart annotation",
      ":".join(("opt", "auto") + RESTART_KINDS), "auto"],
     ["--restart-scale", "Restarts: nodes of the sequence's unit (0: 100)", "int", "0"],

@@ -18,9 +18,10 @@
 // A walk's state lives in global memory between launches (values, per-constraint sums and
 // errors, all_different histograms, frozen-until iterations, scalars); each work-item has a
 // scratch area for the move it evaluates (its changes, the constraints they touch, the
-// invariants they wake, each with a small hash table). The first walk whose total error
-// reaches 0 copies its values to `solution` and raises LSC_FOUND; every walk returns at its
-// next iteration.
+// invariants they wake, each with a small hash table). A walk whose total error reaches 0
+// stops there and raises LSC_FOUND; the others go on to the end of the launch, so that which
+// walk answers first (the fewest iterations, then the lowest index: the host's choice) does
+// not depend on the timing of the launch, and a seed gives the same answer on one device.
 
 typedef struct {
     __global const int *M;
@@ -186,14 +187,12 @@ long inv_value(const Walk *w, const Move *mv, int type, __global const int *row)
     case LS_INV_ARITH: {
         long a = VAL(w, mv, row[1]), b = VAL(w, mv, row[2]);
         switch (row[0]) {
-        case LS_ARITH_PLUS: return fits(a + b);
         case LS_ARITH_TIMES: return fits(a * b);
         case LS_ARITH_DIV: return b == 0 ? LS_UNDEFINED : fits(a / b);
         case LS_ARITH_MOD: return b == 0 ? LS_UNDEFINED : fits(a % b);
         case LS_ARITH_MIN: return min(a, b);
         case LS_ARITH_MAX: return max(a, b);
         case LS_ARITH_ABS: return fits(a < 0 ? -a : a);
-        case LS_ARITH_COPY: return a;
         case LS_ARITH_POW: {
             if (b < 0) {
                 if (a == 0) return LS_UNDEFINED;
@@ -636,46 +635,68 @@ void commit(const Net *n, Walk *w, Move *mv, long delta) {
     w->sl[LSL_TOTAL] += delta;
 }
 
-// Work-item 0 of a walk at error 0: the first such walk's values become the solution.
-inline void solved(const Net *n, Walk *w, __global int *ctl, __global int *solution, int wid) {
-    if (atomic_cmpxchg(&ctl[LSC_FOUND], 0, wid + 1) == 0)
-        for (int v = 0; v < n->nv; ++v) solution[v] = w->val[v];
+// Work-item 0 of a walk at error 0: it stops, its values the solution it offers.
+inline void solved(Walk *w, __global int *ctl) {
     w->sw[LSW_STATUS] = 2;
+    atomic_or(&ctl[LSC_FOUND], 1);
 }
 
-// ---- the kernel
+// ---- the kernels
+// The walk of this work-group, and this work-item's scratch.
+#define WALK_ARGS __global const int *M, __global int *vals, __global int *frozen, __global int *hists, \
+    __global long *sums, __global long *errs, __global int *scalars, __global long *lscalars, \
+    __global int *scratch, __global long *lscratch
+
+inline Walk walk_of(const Net *n, __global int *vals, __global int *frozen, __global int *hists, __global long *sums,
+                    __global long *errs, __global int *scalars, __global long *lscalars, int wid) {
+    Walk w;
+    w.val = vals + (long)wid * n->nv;
+    w.frozen = frozen + (long)wid * n->ndec;
+    w.hist = hists + (long)wid * n->nhist;
+    w.sum = sums + (long)wid * n->nsoft;
+    w.err = errs + (long)wid * n->nsoft;
+    w.sw = scalars + (long)wid * LSW_SIZE;
+    w.sl = lscalars + (long)wid * LSL_SIZE;
+    return w;
+}
+
+inline Move move_of(const Net *n, __global int *scratch, __global long *lscratch, long item) {
+    Move mv;
+    mv.hk = 1; while (mv.hk < 2 * n->kmax) mv.hk <<= 1;
+    mv.ht = 1; while (mv.ht < 2 * n->tmax) mv.ht <<= 1;
+    long per_item = 3L * n->kmax + mv.hk + n->tmax + mv.ht + n->dmax;
+    mv.chg = scratch + item * per_item;
+    mv.chash = mv.chg + 3 * n->kmax;
+    mv.tc = mv.chash + mv.hk;
+    mv.thash = mv.tc + n->tmax;
+    mv.dq = mv.thash + mv.ht;
+    mv.td = lscratch + item * 2L * n->tmax;
+    mv.te = mv.td + n->tmax;
+    mv.nchg = 0;
+    mv.nt = 0;
+    return mv;
+}
+
+// Everything of each walk computed again from its values (the tests compare it with what the
+// walk kept up to date move by move).
+__kernel void adaptive_rescore(WALK_ARGS, __local long *red_key)
+{
+    Net n = net_of(M);
+    int lid = get_local_id(0), W = get_local_size(0), wid = get_group_id(0);
+    Walk w = walk_of(&n, vals, frozen, hists, sums, errs, scalars, lscalars, wid);
+    Move mv = move_of(&n, scratch, lscratch, (long)wid * W + lid);
+    recompute(&n, &w, &mv, red_key, lid, W);
+}
+
 // `iters`: iterations each walk makes in this launch at most; `params`: local_abi.Param;
 // `red_*`: a long, a uint and an int a work-item for the group's reductions.
-__kernel void adaptive(__global const int *M, __global int *vals, __global int *frozen, __global int *hists,
-                       __global long *sums, __global long *errs, __global int *scalars, __global long *lscalars,
-                       __global int *scratch, __global long *lscratch, __global int *ctl, __global int *solution,
-                       __global const int *params, int iters,
+__kernel void adaptive(WALK_ARGS, __global int *ctl, __global const int *params, int iters,
                        __local long *red_key, __local uint *red_tie, __local int *red_idx)
 {
     Net n = net_of(M);
     int lid = get_local_id(0), W = get_local_size(0), wid = get_group_id(0);
-    Walk w;
-    w.val = vals + (long)wid * n.nv;
-    w.frozen = frozen + (long)wid * n.ndec;
-    w.hist = hists + (long)wid * n.nhist;
-    w.sum = sums + (long)wid * n.nsoft;
-    w.err = errs + (long)wid * n.nsoft;
-    w.sw = scalars + (long)wid * LSW_SIZE;
-    w.sl = lscalars + (long)wid * LSL_SIZE;
-    Move mv;
-    mv.hk = 1; while (mv.hk < 2 * n.kmax) mv.hk <<= 1;
-    mv.ht = 1; while (mv.ht < 2 * n.tmax) mv.ht <<= 1;
-    long per_item = 3L * n.kmax + mv.hk + n.tmax + mv.ht + n.dmax;
-    long item = (long)wid * W + lid;
-    mv.chg = scratch + item * per_item;
-    mv.chash = mv.chg + 3 * n.kmax;
-    mv.tc = mv.chash + mv.hk;
-    mv.thash = mv.tc + n.tmax;
-    mv.dq = mv.thash + mv.ht;
-    mv.td = lscratch + item * 2L * n.tmax;
-    mv.te = mv.td + n.tmax;
-    mv.nchg = 0;
-    mv.nt = 0;
+    Walk w = walk_of(&n, vals, frozen, hists, sums, errs, scalars, lscalars, wid);
+    Move mv = move_of(&n, scratch, lscratch, (long)wid * W + lid);
     __local int *flag = red_idx;          // a word work-item 0 shares (reused below)
 
     if (w.sw[LSW_STATUS] == 0) {          // fresh: hash tables cleared, a random start
@@ -697,9 +718,9 @@ __kernel void adaptive(__global const int *M, __global int *vals, __global int *
     }
     for (int it = 0; it < iters; ++it) {
         if (lid == 0) {
-            int stop = ctl[LSC_FOUND] != 0 || ctl[LSC_STOP] != 0;
+            int stop = ctl[LSC_STOP] != 0 || w.sw[LSW_STATUS] == 2;
             if (!stop && w.sl[LSL_TOTAL] == 0) {
-                solved(&n, &w, ctl, solution, wid);
+                solved(&w, ctl);
                 stop = 1;
             }
             flag[0] = stop;
@@ -818,7 +839,7 @@ __kernel void adaptive(__global const int *M, __global int *vals, __global int *
             long total = w.sl[LSL_TOTAL];
             if (total < w.sl[LSL_BEST]) { w.sl[LSL_BEST] = total; w.sw[LSW_LAST_BEST] = iter; }
             if (total == 0) {
-                solved(&n, &w, ctl, solution, wid);
+                solved(&w, ctl);
             } else if (iter - w.sw[LSW_LAST_BEST] > params[LSP_RESTART_ITERS]) {
                 action = 2;
             }

@@ -181,6 +181,16 @@ class SolveRun:
             wanted = "lns" if flag else "portfolio" if self.optimising or asked else self._satisfaction_engine()
         if wanted in ("sat-portfolio", "bucket-count"):
             return wanted
+        if wanted == "adaptive":
+            if self.optimising:
+                print("fzn-gpu: Adaptive Search finds solutions of satisfaction models; solving this optimisation "
+                      "model by the default engine", file=sys.stderr)
+                return "portfolio"
+            if opts.all_solutions or (opts.num_solutions or 1) > 1:
+                print("fzn-gpu: Adaptive Search finds one solution; searching for several by complete search",
+                      file=sys.stderr)
+                return "complete"
+            return wanted
         if wanted == "restart":
             return "restart" if self._restart_why(asked=True) is None else "complete"
         if wanted == "complete":
@@ -282,6 +292,9 @@ class SolveRun:
             from .sat_portfolio import SatisfactionPortfolio
             self.search = SatisfactionPortfolio(self.model, self.dm, self.devices, self.opts, self.report,
                                                 self.restart)
+        elif engine == "adaptive":
+            from .adaptive import AdaptiveSearch, forced
+            self.search = AdaptiveSearch(self.model, self.devices, self.opts, self.report, forced(self.model))
         elif engine == "restart":
             from .restart import RestartSearch
             self.search = RestartSearch(self.model, self.dm, self.devices, self.opts, self.report, restart)

@@ -17,7 +17,7 @@ import os
 import sys
 import threading
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -25,7 +25,7 @@ from ..device import Device, launch_lock
 from ..errors import FznError
 from ..local.network import LsNetwork, NotLocal, build
 from ..local.verify import violations
-from ..local_abi import C, L, Param, W, header
+from ..local_abi import C, H, L, Param, W, header
 from ..model import Model
 from ..options import SolveOptions
 from ..resources import kernels_dir
@@ -66,7 +66,7 @@ def walk_params(net: LsNetwork, width: int) -> np.ndarray:
 
 
 def _program(device: Device):
-    """(context, kernel) of the Adaptive Search program on `device`, built once a process (the
+    """(context, search kernel, rescoring kernel) of the Adaptive Search program on `device`, built once a process (the
     compiled binary cached on disk by pyopencl and the driver)."""
     import pyopencl as cl
     from .. import opencl_start
@@ -80,7 +80,7 @@ def _program(device: Device):
             except cl.RuntimeError as err:
                 raise FznError(f"the adaptive search kernel did not build on {device.name}: {str(err)[-2000:]}",
                                fix="report this with the device name; meanwhile use --engine complete") from None
-            _PROGRAMS[key] = (ctx, cl.Kernel(prog, "adaptive"))
+            _PROGRAMS[key] = (ctx, cl.Kernel(prog, "adaptive"), cl.Kernel(prog, "adaptive_rescore"))
         return _PROGRAMS[key]
 
 
@@ -136,83 +136,121 @@ class WalkStats:
     best: int | None = None          # the least error any walk reached
 
 
-@dataclass
 class DeviceWalks:
-    """One device's walks: buffers, launches, and the solution when one walk finds it."""
-    device: Device
-    net: LsNetwork
-    seed: int
-    stats: WalkStats = field(default_factory=WalkStats)
+    """One device's walks: buffers, launches, and the solution once a walk finds one."""
 
-    def run(self, deadline: float | None, stop: threading.Event) -> np.ndarray | None:
+    def __init__(self, device: Device, net: LsNetwork, seed: int):
+        self.device = device
+        self.net = net
+        self.seed = seed
+        self.stats = WalkStats()
+        self.ready = False
+
+    def setup(self, walks: int | None = None, width: int | None = None) -> None:
+        """The program and the walks' buffers (`walks`, `width`: shape()'s unless given)."""
         import pyopencl as cl
         t0 = time.monotonic()
-        ctx, kernel = _program(self.device)
+        ctx, self.kernel, self.rescorer = _program(self.device)
         self.stats.build_s = time.monotonic() - t0
         net = self.net
-        walks, width = shape(net, self.device)
-        self.stats.walks, self.stats.width = walks, width
-        queue = cl.CommandQueue(ctx)
+        auto = shape(net, self.device)
+        self.walks, self.width = walks or auto[0], width or auto[1]
+        self.stats.walks, self.stats.width = self.walks, self.width
+        self.queue = cl.CommandQueue(ctx)
         mf = cl.mem_flags
 
-        def zeros(n: int, dtype) -> cl.Buffer:
-            host = np.zeros(max(1, n), dtype=dtype)
-            return cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=host)
+        def buffer(host: np.ndarray, flags=mf.READ_WRITE) -> cl.Buffer:
+            return cl.Buffer(ctx, flags | mf.COPY_HOST_PTR, hostbuf=host if host.size else np.zeros(1, host.dtype))
 
-        model = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=net.buffer)
-        vals = zeros(walks * net.nv, np.int32)
-        frozen = zeros(walks * net.ndec, np.int32)
-        hists = zeros(walks * net.hist, np.int32)
-        sums = zeros(walks * net.n_soft, np.int64)
-        errs = zeros(walks * net.n_soft, np.int64)
-        scalars_host = np.zeros((walks, W.SIZE), dtype=np.int32)
+        walks, width = self.walks, self.width
+        scalars = np.zeros((walks, W.SIZE), dtype=np.int32)
         rng = np.random.default_rng([self.seed, self.device.index])
-        scalars_host[:, W.RNG] = rng.integers(1, 2 ** 31 - 1, size=walks, dtype=np.int64)
-        scalars = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=scalars_host)
-        lscalars = zeros(walks * L.SIZE, np.int64)
-        scratch_host = np.full(walks * width * scratch_ints(net), -1, dtype=np.int32)
-        scratch = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=scratch_host)
-        lscratch = zeros(walks * width * 2 * net.tmax, np.int64)
-        ctl_host = np.zeros(C.SIZE, dtype=np.int32)
-        ctl = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=ctl_host)
-        solution = zeros(net.nv, np.int32)
-        params = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=walk_params(net, width))
-        local_long = cl.LocalMemory(8 * width)
-        local_int = cl.LocalMemory(4 * width)
-        iters = 4
-        while not stop.is_set():
-            left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left <= 0:
-                break
-            kernel.set_args(model, vals, frozen, hists, sums, errs, scalars, lscalars, scratch, lscratch, ctl,
-                            solution, params, np.int32(iters), local_long, local_int, local_int)
-            t1 = time.monotonic()
-            with launch_lock(self.device):
-                cl.enqueue_nd_range_kernel(queue, kernel, (walks * width,), (width,))
-                cl.enqueue_copy(queue, ctl_host, ctl)
-            dt = time.monotonic() - t1
-            self.stats.launches += 1
-            self.stats.kernel_s += dt
-            if ctl_host[C.FOUND]:
-                out = np.empty(net.nv, dtype=np.int32)
-                cl.enqueue_copy(queue, out, solution)
-                self._read_stats(queue, scalars, lscalars, walks)
-                return out
-            # the next launch about SLICE_S long, and not past the deadline
-            target = SLICE_S if left is None else max(0.005, min(SLICE_S, left - dt))
-            if dt < target / 2:
-                iters = min(iters * 2, 1 << 24)
-            elif dt > 2 * target and iters > 1:
-                iters //= 2
-        self._read_stats(queue, scalars, lscalars, walks)
-        return None
+        scalars[:, W.RNG] = rng.integers(1, 2 ** 31 - 1, size=walks, dtype=np.int64)
+        self.bufs = [buffer(net.buffer, mf.READ_ONLY),
+                     buffer(np.tile(net.buffer[net.buffer[H.LO]:][:net.nv], walks)),   # values: constants set
+                     buffer(np.zeros(walks * net.ndec, np.int32)),        # frozen
+                     buffer(np.zeros(walks * net.hist, np.int32)),        # histograms
+                     buffer(np.zeros(walks * net.n_soft, np.int64)),      # sums
+                     buffer(np.zeros(walks * net.n_soft, np.int64)),      # errors
+                     buffer(scalars),
+                     buffer(np.zeros(walks * L.SIZE, np.int64)),
+                     buffer(np.full(walks * width * scratch_ints(net), -1, np.int32)),   # hash tables empty
+                     buffer(np.zeros(walks * width * 2 * net.tmax, np.int64))]
+        self.ctl_host = np.zeros(C.SIZE, dtype=np.int32)
+        self.ctl = buffer(self.ctl_host)
+        self.params = buffer(walk_params(net, width), mf.READ_ONLY)
+        self.ready = True
 
-    def _read_stats(self, queue, scalars, lscalars, walks: int) -> None:
+    def launch(self, iters: int) -> bool:
+        """Every walk `iters` iterations further (fewer once solved); whether one is solved."""
         import pyopencl as cl
-        sw = np.empty((walks, W.SIZE), dtype=np.int32)
-        sl = np.empty((walks, L.SIZE), dtype=np.int64)
-        cl.enqueue_copy(queue, sw, scalars)
-        cl.enqueue_copy(queue, sl, lscalars)
+        w = self.width
+        self.kernel.set_args(*self.bufs, self.ctl, self.params, np.int32(iters), cl.LocalMemory(8 * w),
+                             cl.LocalMemory(4 * w), cl.LocalMemory(4 * w))
+        with launch_lock(self.device):
+            cl.enqueue_nd_range_kernel(self.queue, self.kernel, (self.walks * w,), (w,))
+            cl.enqueue_copy(self.queue, self.ctl_host, self.ctl)
+        self.stats.launches += 1
+        return bool(self.ctl_host[C.FOUND])
+
+    def rescore(self) -> None:
+        """Every walk's sums, histograms and errors computed again from its values (tests)."""
+        import pyopencl as cl
+        w = self.width
+        self.rescorer.set_args(*self.bufs, cl.LocalMemory(8 * w))
+        with launch_lock(self.device):
+            cl.enqueue_nd_range_kernel(self.queue, self.rescorer, (self.walks * w,), (w,))
+            self.queue.finish()
+
+    def state(self) -> dict[str, np.ndarray]:
+        """The walks' state, read back: values, errors, sums, scalars (ints and longs)."""
+        import pyopencl as cl
+        net, k = self.net, self.walks
+        out = {"values": np.empty((k, net.nv), np.int32), "errors": np.empty((k, net.n_soft), np.int64),
+               "sums": np.empty((k, net.n_soft), np.int64), "scalars": np.empty((k, W.SIZE), np.int32),
+               "lscalars": np.empty((k, L.SIZE), np.int64), "frozen": np.empty((k, net.ndec), np.int32)}
+        for name, buf in (("values", 1), ("frozen", 2), ("sums", 4), ("errors", 5), ("scalars", 6), ("lscalars", 7)):
+            if out[name].size:
+                cl.enqueue_copy(self.queue, out[name], self.bufs[buf])
+        return out
+
+    def solution(self) -> np.ndarray:
+        """The answer of the solved walk with the fewest iterations (then the lowest index)."""
+        st = self.state()
+        sw = st["scalars"]
+        iters = sw[:, W.ITERS_LO].astype(np.uint32).astype(np.int64) + (sw[:, W.ITERS_HI].astype(np.int64) << 32)
+        solved = np.flatnonzero(sw[:, W.STATUS] == 2)
+        best = solved[np.lexsort((solved, iters[solved]))[0]]
+        return st["values"][best].copy()
+
+    def run(self, deadline: float | None, stop: threading.Event) -> np.ndarray | None:
+        if not self.ready:
+            self.setup()
+        iters = 4
+        try:
+            while not stop.is_set():
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return None
+                t1 = time.monotonic()
+                found = self.launch(iters)
+                dt = time.monotonic() - t1
+                self.stats.kernel_s += dt
+                if found:
+                    return self.solution()
+                # the next launch about SLICE_S long, and not past the deadline
+                target = SLICE_S if left is None else max(0.005, min(SLICE_S, left - dt))
+                if dt < target / 2:
+                    iters = min(iters * 2, 1 << 24)
+                elif dt > 2 * target and iters > 1:
+                    iters //= 2
+            return None
+        finally:
+            self._read_stats()
+
+    def _read_stats(self) -> None:
+        st = self.state()
+        sw, sl = st["scalars"], st["lscalars"]
         s = self.stats
         s.iterations = int((sw[:, W.ITERS_LO].astype(np.uint32).astype(np.int64)
                             + (sw[:, W.ITERS_HI].astype(np.int64) << 32)).sum())
@@ -220,38 +258,57 @@ class DeviceWalks:
         s.resets = int(sw[:, W.RESETS].sum())
         s.restarts = int(sw[:, W.RESTARTS].sum())
         s.skipped = int(sw[:, W.SKIPPED].astype(np.uint32).sum())
-        s.best = int(sl[:, L.TOTAL].min()) if walks else None
+        s.best = int(sl[:, L.TOTAL].min()) if len(sl) else None
 
 
 class AdaptiveSearch:
     def __init__(self, model: Model, devices: list[Device], opts: SolveOptions, report,
-                 network: LsNetwork | None = None):
-        """report(values, objective) prints one solution; `network`: built already (else
-        built here; NotLocal where the model is not one for local search)."""
+                 network: LsNetwork | None = None, delay_s: float = 0.0):
+        """report(values, objective) prints one solution; `network`: built already, or None to
+        build it in run() after `delay_s` (beside other engines, which may answer first: then
+        neither the network nor the kernel is built; a model that is not one for local search
+        then ends the engine at once, said with -v)."""
         self.model = model
         self.devices = devices
         self.opts = opts
         self.report = report
-        self.net = network if network is not None else build(model)
+        self.net = network
+        self.delay_s = delay_s
         self.outcome = Outcome()
         self.cancel = threading.Event()
-        self.walkers = [DeviceWalks(d, self.net, opts.seed) for d in devices]
+        self.walkers: list[DeviceWalks] = []
         self.runners: list = []      # no search kernel runs (statistics read `walkers`)
         self.shares: list = []
         self._lock = threading.Lock()
-        self.rejected = 0
 
     def run(self, deadline: float | None) -> Outcome:
+        if self.delay_s and self.cancel.wait(self.delay_s):
+            return replace(self.outcome)
+        if self.net is None:
+            try:
+                self.net = build(self.model)
+            except NotLocal as why:
+                if self.opts.verbose:
+                    print(f"fzn-gpu: no Adaptive Search: {why}", file=sys.stderr)
+                return replace(self.outcome)
+        self.walkers = [DeviceWalks(d, self.net, self.opts.seed) for d in self.devices]
+
+        failed: list[BaseException] = []
+
         def one(walker: DeviceWalks) -> None:
             try:
                 values = walker.run(deadline, self.cancel)
-            except FznError:
-                raise
+            except BaseException as err:        # raised again below, once every device has stopped
+                failed.append(err)
+                self.cancel.set()
+                return
             if values is not None:
                 self._found(values)
 
         threads = [threading.Thread(target=one, args=(w,), daemon=True) for w in self.walkers]
         run_threads(threads, self.cancel.set)
+        if failed:
+            raise failed[0]
         return replace(self.outcome)
 
     def _found(self, row: np.ndarray) -> None:
@@ -259,7 +316,6 @@ class AdaptiveSearch:
         bad = violations(self.model, values)
         if bad:          # the kernel's error and the model disagree: said, nothing printed
             with self._lock:
-                self.rejected += 1
                 self.outcome.error = (f"adaptive search's solution violates {bad[0]} (an internal error in "
                                       "fzn-gpu: please report it with the model)")
             print(f"fzn-gpu: {self.outcome.error}", file=sys.stderr)
@@ -277,6 +333,8 @@ class AdaptiveSearch:
         return replace(self.outcome, complete=False)
 
     def extra_stats(self) -> dict[str, object]:
+        if self.net is None or not self.walkers:
+            return {}
         ws = [w.stats for w in self.walkers]
         stats: dict[str, object] = {
             "lsNetwork": self.net.describe(),

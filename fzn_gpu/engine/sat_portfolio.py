@@ -1,5 +1,6 @@
-"""The default for a satisfaction model asked for one solution: complete search and restarts
-(restart.py) at the same time, each in a thread of its own, on the same devices.
+"""The default for a satisfaction model asked for one solution: complete search, restarts
+(restart.py) and Adaptive Search (adaptive.py, where the model is one for local search) at
+the same time, each in a thread of its own, on the same devices.
 
 Complete search splits the tree and searches it all, so it proves unsatisfiability and wins
 where solutions are plentiful; a puzzle whose first choices are wrong keeps its threads in
@@ -10,7 +11,12 @@ complete search"). Whichever finds a solution first prints it and stops the othe
 either one's proof (complete search exhausting the tree, a restart round finishing under its
 limit) ends the run UNSATISFIABLE. Restarts follow the Luby sequence of 100 nodes unless the
 model or --restart names another. With GPUs and CPUs both present, complete search runs on
-the GPUs and restarts on the CPUs (SPLIT); with one kind, both share every device."""
+the GPUs and restarts on the CPUs (SPLIT); with one kind, both share every device.
+
+Local search wins where tree search is hopeless (magic squares, number partitioning: a
+random start repaired move by move, docs/BENCHMARKS.md) and proves nothing. It joins after
+LOCAL_DELAY_S, so a model the tree searches answer at once never pays for its network or its
+kernel, and runs on every device beside the other two (`--local-search off`: never)."""
 
 from __future__ import annotations
 
@@ -34,6 +40,7 @@ DEFAULT_RESTARTS = RestartSpec("luby", 100)
 # restarts on the CPUs, where a node costs microseconds, not a GPU work-group's milliseconds
 # (FZN_GPU_COMPLETE_DEVICES, FZN_GPU_RESTARTS_DEVICES: all, gpu or cpu, override it)
 SPLIT = {"complete": "gpu", "restarts": "cpu"}
+LOCAL_DELAY_S = 0.3
 
 
 class SatisfactionPortfolio:
@@ -46,6 +53,10 @@ class SatisfactionPortfolio:
         complete_devices, restart_devices = split_devices(devices, SPLIT)
         self.complete = CompleteSearch(model, dm, complete_devices, opts, self._first_only)
         self.restarts = RestartSearch(model, dm, restart_devices, opts, self._first_only, spec or DEFAULT_RESTARTS)
+        self.local = None
+        if opts.local_search != "off" and not dm.nf and not len(dm.set_vars):
+            from .adaptive import AdaptiveSearch
+            self.local = AdaptiveSearch(model, devices, opts, self._first_only, delay_s=LOCAL_DELAY_S)
 
     def _first_only(self, values: np.ndarray, objective) -> None:
         """The first solution either engine finds is the run's; the other's, met in the same
@@ -67,24 +78,31 @@ class SatisfactionPortfolio:
         return self.complete.shares
 
     def run(self, deadline: float | None) -> Outcome:
-        results = run_engines({"complete": self.complete, "restarts": self.restarts}, deadline, self._stop_all)
+        engines = {"complete": self.complete, "restarts": self.restarts}
+        if self.local is not None:
+            engines["local"] = self.local
+        results = run_engines(engines, deadline, self._stop_all)
         done = results["complete"]
         out = replace(self.outcome, expansions=done.expansions, sub_spaces=done.sub_spaces, split_s=done.split_s)
         out.complete = any(r.complete for r in results.values())
         if not (out.complete or out.stopped):
-            out.error = done.error or results["restarts"].error
+            out.error = done.error or results["restarts"].error or (results["local"].error if self.local else None)
         return out
 
     def _stop_all(self) -> None:
         self.complete.cancel.set()
         self.restarts.cancel.set()
+        if self.local is not None:
+            self.local.cancel.set()
 
     def progress(self) -> Outcome:
         return replace(self.outcome, complete=False, error=None, sub_spaces=self.complete.outcome.sub_spaces)
 
     def extra_stats(self) -> dict[str, object]:
-        stats: dict[str, object] = {"engine": "complete+restarts"}
+        local = self.local.extra_stats() if self.local is not None else {}
+        stats: dict[str, object] = {"engine": "complete+restarts" + ("+adaptive" if local else "")}
         stats.update(self.restarts.extra_stats())
+        stats.update(local)
         stats["completeDevices"] = "; ".join(r.device.name for r in self.complete.runners)
         stats["restartDevices"] = "; ".join(r.device.name for r in self.restarts.runners)
         return stats

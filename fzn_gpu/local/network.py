@@ -133,7 +133,7 @@ def _ranges_row(s: IntSetArg) -> list[int]:
     return [len(s.ranges)] + [int(b) for r in s.ranges for b in r]
 
 
-_ARITH = {"int_plus": Arith.PLUS, "int_times": Arith.TIMES, "int_div": Arith.DIV, "int_mod": Arith.MOD,
+_ARITH = {"int_times": Arith.TIMES, "int_div": Arith.DIV, "int_mod": Arith.MOD,
           "int_min": Arith.MIN, "int_max": Arith.MAX, "int_pow": Arith.POW}
 
 
@@ -421,6 +421,9 @@ def build(model: Model) -> LsNetwork:
             for p, x in enumerate(xs):
                 dec_group[x] = (g, p)
             continue
+        if len(set(xs)) < len(xs):      # a variable twice: never all different (an error that stays)
+            b.soft(Soft.LIN, _lin_row(Rel.EQ, {}, 1), [])
+            xs = list(dict.fromkeys(xs))
         lo = min(int(b.lo[x]) for x in xs) if xs else 0
         hi = max(int(b.hi[x]) for x in xs) if xs else 0
         if hi - lo + 1 > SPAN_LIMIT:
