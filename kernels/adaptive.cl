@@ -75,6 +75,7 @@ typedef struct {
     __global long *te;      // [tmax]
     int hk, ht;             // hash sizes (powers of two)
     int nchg, nt;
+    bool null;              // the move leaves every soft constraint as it was (see evaluate)
 } Move;
 
 #define EMPTY (-1)
@@ -421,6 +422,7 @@ long evaluate(const Net *n, const Walk *w, Move *mv) {
         }
     }
     long delta = 0;
+    mv->null = true;
     for (int t = 0; t < mv->nt; ++t) {
         int c = mv->tc[t];
         long e;
@@ -435,6 +437,10 @@ long evaluate(const Net *n, const Walk *w, Move *mv) {
         }
         mv->te[t] = e;
         delta += e - w->err[c];
+        // a null move: every linear sum it touches unchanged, every other error unchanged (an
+        // all_different's histogram always counts as changed); swapping two variables that
+        // play the same part (number partitioning's two halves) is one, never worth a step
+        mv->null &= type == LS_SOFT_LIN ? mv->td[t] == 0 : (type != LS_SOFT_ALLDIFF && e == w->err[c]);
     }
     return delta;
 }
@@ -674,6 +680,7 @@ inline Move move_of(const Net *n, __global int *scratch, __global long *lscratch
     mv.te = mv.td + n->tmax;
     mv.nchg = 0;
     mv.nt = 0;
+    mv.null = false;
     return mv;
 }
 
@@ -799,8 +806,10 @@ __kernel void adaptive(WALK_ARGS, __global int *ctl, __global const int *params,
                 continue;
             }
             long d = evaluate(&n, &w, &mv);
+            bool null = mv.null;
             move_clear(&mv);
             if (d == LONG_MAX) { skipped++; continue; }
+            if (null) continue;
             uint tie = mix32(csalt ^ (uint)j);
             if (d < my_delta || (d == my_delta && tie > my_tie)) { my_delta = d; my_tie = tie; my_cand = (int)j; }
         }

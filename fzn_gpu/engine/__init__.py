@@ -390,8 +390,9 @@ def build_generic() -> int:
     memory, or in global memory where the node is too big for local memory: QAP, big
     scheduling models), so that a model whose specialised program this machine has not built
     yet starts with it at once (device.kinds_to_build) instead of waiting seconds for a build
-    inside its time limit (QAP 64's first run on the H100 spent 5 s of its 10 building it). CPUs build
-    the generic program on first use anyway. Says what it built on stderr."""
+    inside its time limit (QAP 64's first run on the H100 spent 5 s of its 10 building it), and the
+    Adaptive Search program. CPUs build the generic program on first use anyway. Says what it
+    built on stderr."""
     from ..device import all_devices, build
     from .runner import Tuning
 
@@ -407,4 +408,8 @@ def build_generic() -> int:
             where = " (node in global memory)" if store_global else ""
             print(f"fzn-gpu: generic {t.model} kernel{where} ready on {device.name} in "
                   f"{time.monotonic() - t0:.1f} s", file=sys.stderr)
+        from .adaptive import build_program
+        t0 = time.monotonic()
+        build_program(device)
+        print(f"fzn-gpu: adaptive search kernel ready on {device.name} in {time.monotonic() - t0:.1f} s", file=sys.stderr)
     return 0

@@ -65,6 +65,12 @@ def walk_params(net: LsNetwork, width: int) -> np.ndarray:
     return p
 
 
+def build_program(device: Device) -> None:
+    """The Adaptive Search program built on `device` (`fzn-gpu build-kernels`), so that a run's
+    first launch does not wait for the driver's compiler."""
+    _program(device)
+
+
 def _program(device: Device):
     """(context, search kernel, rescoring kernel) of the Adaptive Search program on `device`, built once a process (the
     compiled binary cached on disk by pyopencl and the driver)."""
