@@ -64,17 +64,21 @@ typedef struct {
 
 // A work-item's scratch for the move it evaluates: changes (var, old, new) with a hash from
 // variable to change, touched soft constraints with a hash, their LIN sums' deltas and new
-// errors, and the invariants the move wakes.
+// errors, each touched constraint's changes (a list through the (change, constraint) pairs),
+// and the invariants the move wakes.
 typedef struct {
     __global int *chg;      // [3 kmax]
     __global int *chash;    // [hk]
     __global int *tc;       // [tmax]
     __global int *thash;    // [ht]
     __global int *dq;       // [dmax]
+    __global int *tfirst;   // [tmax] a touched constraint's latest pair, or -1
+    __global int *pchg;     // [tmax] a pair's change
+    __global int *plink;    // [tmax] the constraint's pair before it, or -1
     __global long *td;      // [tmax]
     __global long *te;      // [tmax]
     int hk, ht;             // hash sizes (powers of two)
-    int nchg, nt;
+    int nchg, nt, np;
     bool null;              // the move leaves every soft constraint as it was (see evaluate)
 } Move;
 
@@ -134,6 +138,7 @@ inline void move_clear(Move *mv) {
     }
     mv->nchg = 0;
     mv->nt = 0;
+    mv->np = 0;
 }
 
 // ---- domains
@@ -325,31 +330,26 @@ long soft_error(const Net *n, const Walk *w, const Move *mv, int c) {
     return 0;
 }
 
-inline bool var_in_soft(const Net *n, int v, int c) {
-    for (int m = n->memb_off[v]; m < n->memb_off[v + 1]; ++m) if (n->memb_c[m] == c) return true;
-    return false;
-}
-
-// How all_different c's error changes with the move's changes of its variables: each value
-// they leave or take re-counted once.
-long alldiff_delta(const Net *n, const Walk *w, const Move *mv, int c) {
+// How all_different c's error changes with the move's changes of its variables (the list of
+// touched slot t): each value they leave or take re-counted once.
+long alldiff_delta(const Net *n, const Walk *w, const Move *mv, int c, int t) {
     __global const int *row = n->data + n->soft_row[c];
     int k = row[0], vmin = row[1 + k], span = row[2 + k], h = row[3 + k];
     long d = 0;
-    for (int a = 0; a < mv->nchg; ++a) {
-        if (!var_in_soft(n, mv->chg[3 * a], c)) continue;
+    for (int p = mv->tfirst[t]; p >= 0; p = mv->plink[p]) {
+        int a = mv->pchg[p];
         for (int side = 1; side <= 2; ++side) {
             long u = mv->chg[3 * a + side];
             if (u < vmin || u >= (long)vmin + span) continue;
-            bool seen = false;          // u counted at an earlier change of c already
-            for (int b = 0; b < a && !seen; ++b)
-                if ((mv->chg[3 * b + 1] == u || mv->chg[3 * b + 2] == u) && var_in_soft(n, mv->chg[3 * b], c)) seen = true;
-            if (!seen && side == 2 && mv->chg[3 * a + 1] == u) seen = true;
+            bool seen = side == 2 && mv->chg[3 * a + 1] == u;      // u counted already
+            for (int q = mv->tfirst[t]; q != p && !seen; q = mv->plink[q]) {
+                int b = mv->pchg[q];
+                seen = mv->chg[3 * b + 1] == u || mv->chg[3 * b + 2] == u;
+            }
             if (seen) continue;
             int net = 0;
-            for (int b = a; b < mv->nchg; ++b) {
-                if (mv->chg[3 * b + 1] != u && mv->chg[3 * b + 2] != u) continue;
-                if (!var_in_soft(n, mv->chg[3 * b], c)) continue;
+            for (int q = p; q >= 0; q = mv->plink[q]) {
+                int b = mv->pchg[q];
                 net += (mv->chg[3 * b + 2] == u) - (mv->chg[3 * b + 1] == u);
             }
             int cnt = w->hist[h + (int)(u - vmin)];
@@ -372,6 +372,7 @@ inline int touch(Move *mv, const Net *n, int c) {
     int t = mv->nt++;
     mv->tc[t] = c;
     mv->td[t] = 0;
+    mv->tfirst[t] = -1;
     mv->thash[h] = t;
     return t;
 }
@@ -417,8 +418,11 @@ long evaluate(const Net *n, const Walk *w, Move *mv) {
         long diff = (long)mv->chg[3 * a + 2] - mv->chg[3 * a + 1];
         for (int m = n->memb_off[v]; m < n->memb_off[v + 1]; ++m) {
             int t = touch(mv, n, n->memb_c[m]);
-            if (t < 0) return LONG_MAX;
+            if (t < 0 || mv->np >= n->tmax) return LONG_MAX;
             mv->td[t] += (long)n->memb_coef[m] * diff;
+            mv->pchg[mv->np] = a;
+            mv->plink[mv->np] = mv->tfirst[t];
+            mv->tfirst[t] = mv->np++;
         }
     }
     long delta = 0;
@@ -431,7 +435,7 @@ long evaluate(const Net *n, const Walk *w, Move *mv) {
             __global const int *row = n->data + n->soft_row[c];
             e = n->soft_weight[c] * lin_error(row[0], w->sum[c] + mv->td[t], row[2 + 2 * row[1]]);
         } else if (type == LS_SOFT_ALLDIFF) {
-            e = w->err[c] + n->soft_weight[c] * alldiff_delta(n, w, mv, c);
+            e = w->err[c] + n->soft_weight[c] * alldiff_delta(n, w, mv, c, t);
         } else {
             e = n->soft_weight[c] * soft_error(n, w, mv, c);
         }
@@ -628,8 +632,8 @@ void commit(const Net *n, Walk *w, Move *mv, long delta) {
         } else if (type == LS_SOFT_ALLDIFF) {
             __global const int *row = n->data + n->soft_row[c];
             int k = row[0], vmin = row[1 + k], span = row[2 + k], h = row[3 + k];
-            for (int a = 0; a < mv->nchg; ++a) {
-                if (!var_in_soft(n, mv->chg[3 * a], c)) continue;
+            for (int p = mv->tfirst[t]; p >= 0; p = mv->plink[p]) {
+                int a = mv->pchg[p];
                 long o = mv->chg[3 * a + 1], x = mv->chg[3 * a + 2];
                 if (o >= vmin && o < (long)vmin + span) w->hist[h + (int)(o - vmin)]--;
                 if (x >= vmin && x < (long)vmin + span) w->hist[h + (int)(x - vmin)]++;
@@ -670,16 +674,20 @@ inline Move move_of(const Net *n, __global int *scratch, __global long *lscratch
     Move mv;
     mv.hk = 1; while (mv.hk < 2 * n->kmax) mv.hk <<= 1;
     mv.ht = 1; while (mv.ht < 2 * n->tmax) mv.ht <<= 1;
-    long per_item = 3L * n->kmax + mv.hk + n->tmax + mv.ht + n->dmax;
+    long per_item = 3L * n->kmax + mv.hk + 4L * n->tmax + mv.ht + n->dmax;
     mv.chg = scratch + item * per_item;
     mv.chash = mv.chg + 3 * n->kmax;
     mv.tc = mv.chash + mv.hk;
     mv.thash = mv.tc + n->tmax;
     mv.dq = mv.thash + mv.ht;
+    mv.tfirst = mv.dq + n->dmax;
+    mv.pchg = mv.tfirst + n->tmax;
+    mv.plink = mv.pchg + n->tmax;
     mv.td = lscratch + item * 2L * n->tmax;
     mv.te = mv.td + n->tmax;
     mv.nchg = 0;
     mv.nt = 0;
+    mv.np = 0;
     mv.null = false;
     return mv;
 }

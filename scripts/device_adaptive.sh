@@ -6,13 +6,14 @@
 # wall seconds of the solver (compilation apart; MiniZinc's compile time in its own column).
 # INSTANCES: "file.mzn:n ..." for models/local/ (the paper's formulations), "suite/file.mzn:n"
 # for ../shared/bench's (carried as .carry/bench). With DEFAULT=1 the default engine runs too.
+# GECODE_LIMIT_S 0: no Gecode run.
 # Usage there: [CPU=1] [DEFAULT=1] bash scripts/device_adaptive.sh OUT LIMIT_S "INSTANCES" [GECODE_LIMIT_S]
 set -uo pipefail
 out=${1:?usage: $0 OUT LIMIT_S "INSTANCES" [GECODE_LIMIT_S]}; limit=${2:?}; instances=${3:?}; glimit=${4:-$2}
 source scripts/device_env.sh >/dev/null 2>&1
 source scripts/opt_instances.sh
 opt_setup "$out"
-python3 -m fzn_gpu build-kernels 2>&1 | tail -1
+[ -n "${DEFAULT:-}" ] && python3 -m fzn_gpu build-kernels 2>&1 | tail -1    # the default engine's search kernels
 stat() { grep -oE "(lsIterations|lsWalks|lsRestarts|lsResets|lsLeastError|lsBuildTime|lsKernelTime|engine)=[^ ]+|lsDevices=\"[^\"]*\"" | tr '\n' ' '; }
 wall() { awk "BEGIN{printf \"%.2f\", $EPOCHREALTIME - $1}"; }
 row() {   # row NAME SOLVER START OUTPUT
@@ -43,6 +44,8 @@ for item in $instances; do
     row "$name" "fzn-gpu $label" "$t0" "$work/o.txt"
   done
   t0=$EPOCHREALTIME
-  timeout $((glimit + 30)) fzn-gecode -p 16 -t $((glimit * 1000)) "$g" > "$work/o.txt" 2>&1
-  row "$name" "Gecode -p 16" "$t0" "$work/o.txt"
+  if [ "$glimit" -gt 0 ]; then
+    timeout $((glimit + 30)) fzn-gecode -p 16 -t $((glimit * 1000)) "$g" > "$work/o.txt" 2>&1
+    row "$name" "Gecode -p 16" "$t0" "$work/o.txt"
+  fi
 done

@@ -34,6 +34,7 @@ from .threads import run_threads
 
 SLICE_S = 0.05          # a launch's target length
 WIDTHS = (32, 64, 128, 256)
+ITEMS_PER_CU = 1024     # a GPU's work-items a compute unit (walks x width)
 
 _PROGRAMS: dict[tuple, tuple] = {}
 _LOCK = threading.Lock()
@@ -53,7 +54,7 @@ def walk_params(net: LsNetwork, width: int) -> np.ndarray:
     p[Param.LOCAL_MIN] = 200
     p[Param.RESTART_ITERS] = max(10_000, 200 * net.ndec)
     p[Param.EXHAUSTIVE] = 1 << 16
-    p[Param.SAMPLE] = 256 * width
+    p[Param.SAMPLE] = 256 if width == 1 else 8 * width      # a GPU's lanes are slow alone: 8 moves each
     p[Param.RESET_PERCENT_WHOLE] = 1
     for item in filter(None, os.environ.get("FZN_GPU_LS_PARAMS", "").split(",")):
         name, _, value = item.partition("=")
@@ -92,13 +93,14 @@ def _program(device: Device):
 
 def shape(net: LsNetwork, device: Device) -> tuple[int, int]:
     """(walks, work-items a walk): on a GPU a work-group per walk, as wide as its largest
-    neighbourhood can keep busy, two walks a compute unit; on a CPU one work-item a walk, a
-    walk a core. FZN_GPU_LS_WALKS and FZN_GPU_LS_WIDTH override them; device memory caps the
-    walks."""
+    neighbourhood can keep busy, and ITEMS_PER_CU work-items a compute unit (a walk's work is
+    chains of dependent global loads: it takes many warps on a multiprocessor to hide them);
+    on a CPU one work-item a walk, a walk a core. FZN_GPU_LS_WALKS and FZN_GPU_LS_WIDTH
+    override them; device memory caps the walks."""
     env = os.environ
     if device.is_gpu:
         width = next((w for w in WIDTHS if w * 4 >= net.max_candidates), WIDTHS[-1])
-        walks = 2 * device.compute_units
+        walks = device.compute_units * ITEMS_PER_CU // width
     else:
         width, walks = 1, device.compute_units
     width = int(env.get("FZN_GPU_LS_WIDTH", width))
@@ -118,7 +120,7 @@ def _hash_size(n: int) -> int:
 
 def scratch_ints(net: LsNetwork) -> int:
     """A work-item's scratch ints (kernels/adaptive.cl, Move)."""
-    return 3 * net.kmax + _hash_size(net.kmax) + net.tmax + _hash_size(net.tmax) + net.dmax
+    return 3 * net.kmax + _hash_size(net.kmax) + 4 * net.tmax + _hash_size(net.tmax) + net.dmax
 
 
 def walk_bytes(net: LsNetwork, width: int) -> int:
