@@ -13,6 +13,7 @@ from .registry import ConstraintKind
 from .search_options import LNS_STRATEGIES, RESTART_KINDS, LnsSpec, RestartSpec  # noqa: F401  (the model's vocabulary)
 
 UNBOUNDED = 2 ** 62  # |bound| of an int variable declared without a domain
+INT_LIMIT = 2 ** 31 - 2   # |value| of any int variable an engine gives (the device's 32 bits; Gecode's limit too)
 
 
 class VarKind(IntEnum):

@@ -394,3 +394,23 @@ def test_the_default_engine_counts_by_buckets_and_prints_no_solution(tmp_path):
     assert "nSolutions=60" in r.stdout and "bucketWork" not in r.stdout
     r = run("-a", path)
     assert r.stdout.count("----------") == 60
+
+
+def test_a_definition_reaching_beyond_32_bits_keeps_to_the_devices_values():
+    """A `var int` defined by a sum with a coefficient of 2^30 reaches values beyond the
+    device's 32 bits; the network keeps the values every engine gives (|x| <= 2^31 - 2), so
+    the optimum's replay through the kernels stays in range and equals branch and bound's
+    (the fuzzer's seed 218 crashed the replay when the elimination answered first)."""
+    text = ("var bool: x0 :: output_var;\nvar {-7,-2,0,3}: x1 :: output_var;\nvar -1..4: x2 :: output_var;\n"
+            "var int: x3 :: output_var :: is_defined_var;\nvar {-1,0,3}: x4 :: output_var;\n"
+            "var int: x5 :: output_var :: is_defined_var;\n"
+            "constraint array_var_int_element(x4, [x2, x2, x2, 195305735], x3) :: defines_var(x3);\n"
+            "constraint int_lin_eq([1, -5, 1073741824, 1, -1], [x2, x3, x4, -885, x5], 2) :: defines_var(x5);\n"
+            "constraint int_lin_ne_imp([-4], [x2], -3, x0);\nconstraint int_ne_reif(-5, 3, x0);\n"
+            "solve minimize x1;\n")
+    net = extract(lower(parse_items(text, "t.fzn"), "t.fzn"))
+    assert all(abs(int(v)) <= 2 ** 31 - 2 for d in net.domains.values() for v in d)
+    found, outcome = solve_text(text, bucket=True, time_limit_ms=60000)
+    bnb, bnb_outcome = solve_text(text, time_limit_ms=60000)
+    assert outcome.complete and bnb_outcome.complete
+    assert [f["x1"] for f in found[-1:]] == [f["x1"] for f in bnb[-1:]]

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..model import Model, VarKind
+from ..ast import IntSet
+from ..model import INT_LIMIT, Model, VarKind
 from . import evaluate
 
 INF = np.int64(2 ** 60)       # a forbidden assignment's cost; sums saturate there
@@ -69,8 +70,9 @@ class _Domains:
         self.values: dict[int, np.ndarray] = {}
         self.wide: dict[int, object] = {}
         self.fixed: dict[int, int] = {}
+        device = IntSet.range(-INT_LIMIT, INT_LIMIT)     # every engine's values, a var int's too
         for v in named:
-            declared = model.vars.domain(v)
+            declared = model.vars.domain(v).intersect(device)
             if sum(hi - lo + 1 for lo, hi in declared.ranges) > DOMAIN_MAX:     # len() of 2^63 overflows
                 self.wide[v] = declared
             else:

@@ -15,12 +15,12 @@ from ..codegen import (FLOAT_VAL_BASE, FLOAT_VAL_SETTLE, SET_VAL_BASE, float_val
                        var_select_code)
 from ..errors import Unsupported
 from ..kernel_abi import GROUP_ROW_MIN, PART_SHIFT, PARTS_MAX, ROUND_LANES
-from ..model import UNBOUNDED, ConstraintTable, Model, VarKind
+from ..model import INT_LIMIT, UNBOUNDED, ConstraintTable, Model, VarKind
 from ..options import SolveOptions
 from ..registry import BY_KEY, KINDS, WAKE_DOM, ConstraintKind
 from . import floats, sets, views
 
-LIMIT = 2 ** 31 - 2          # |value| of any int variable on the device (Gecode's limit too)
+LIMIT = INT_LIMIT            # |value| of any int variable on the device (Gecode's limit too)
 BITMAP_MAX_SPAN = 1024       # variables with a smaller initial span get a bitmap
 FLOAT_LEVELS = 132           # levels one float variable can take: 64 ordinal and 64 arithmetic splits, a point, slack
 

@@ -31,9 +31,8 @@ import numpy as np
 from ..bucket import evaluate
 from ..bucket.evaluate import IntSetArg
 from ..local_abi import Arith, Group, H, Inv, Rel, Soft
-from ..model import Model, VarKind
+from ..model import INT_LIMIT, Model, VarKind
 
-INT_LIMIT = 2 ** 31 - 2          # the device's values (as every engine's)
 SUM_LIMIT = 2 ** 62              # a linear sum's magnitude, at most, in the kernel's 64 bits
 SPAN_LIMIT = 1 << 20             # an all_different's value span, a sorted group's interval
 CHANGE_CAP = 1024                # KMAX, TMAX, DMAX at most (a move needing more is not taken)
@@ -390,7 +389,6 @@ def build(model: Model) -> LsNetwork:
     V = model.vars
     b.constraints()
     order = b.order_invariants()
-    pos_in_order = {k: i for i, k in enumerate(order)}
     invs = [b.invs[k] for k in order]
     inv_index = np.full(b.nv, -1, dtype=np.int64)
     for i, inv in enumerate(invs):
