@@ -389,7 +389,6 @@ def test_it_finds_a_solution_where_one_exists_and_none_where_none_does(seed):
     """Random small models: a solution where brute force finds one (every one checked), none
     and no claim where there is none."""
     net_text = Net(seed)
-    model = net_text.model()
     found, outcome = _run_adaptive(net_text.text, 1500 if seed % 4 else 4000, seed)
     assert not outcome.complete
     if _brute_force_satisfiable(net_text):

@@ -14,7 +14,7 @@ from helpers import ROOT, SHARED, have_minizinc
 def core(names) -> list[str]:
     """The variants of the default engine and Gecode (not LNS strategies, engines, splits)."""
     return [n for n in names if " lns " not in n and "bnb=" not in n and
-            not n.endswith((" complete", " lns", " portfolio", " restart", " bucket"))]
+            not n.endswith((" complete", " lns", " portfolio", " restart", " bucket", " adaptive"))]
 
 
 def test_variants_name_one_column_per_device_set():
@@ -25,7 +25,8 @@ def test_variants_name_one_column_per_device_set():
     two = variants(["gpu", "cpu"], 16)
     assert core(two) == ["gpu-fzn gpu", "gpu-fzn gpu count", "gpu-fzn cpu", "gpu-fzn cpu count", "gecode -p1",
                          "gecode -p16"]
-    assert two["gpu-fzn cpu lns icm"][-2:] == ["--lns-strategy", "icm"] and len(two) == 6 + 2 * (6 + 5 + 9)
+    assert two["gpu-fzn cpu lns icm"][-2:] == ["--lns-strategy", "icm"] and len(two) == 6 + 2 * (6 + 6 + 9)
+    assert two["gpu-fzn gpu adaptive"][-2:] == ["--engine", "adaptive"]
     assert two["gpu-fzn gpu complete"][-2:] == ["--engine", "complete"]
     assert two["gpu-fzn cpu bucket"][-2:] == ["--engine", "bucket"]
     assert two["gpu-fzn gpu restart"][-4:] == ["--engine", "restart", "--restart", "luby"]

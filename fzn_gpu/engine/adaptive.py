@@ -30,6 +30,7 @@ from ..model import Model
 from ..options import SolveOptions
 from ..resources import kernels_dir
 from .incumbent import Outcome
+from .runner import _env_int
 from .threads import run_threads
 
 SLICE_S = 0.05          # a launch's target length
@@ -97,14 +98,13 @@ def shape(net: LsNetwork, device: Device) -> tuple[int, int]:
     chains of dependent global loads: it takes many warps on a multiprocessor to hide them);
     on a CPU one work-item a walk, a walk a core. FZN_GPU_LS_WALKS and FZN_GPU_LS_WIDTH
     override them; device memory caps the walks."""
-    env = os.environ
     if device.is_gpu:
         width = next((w for w in WIDTHS if w * 4 >= net.max_candidates), WIDTHS[-1])
         walks = device.compute_units * ITEMS_PER_CU // width
     else:
         width, walks = 1, device.compute_units
-    width = int(env.get("FZN_GPU_LS_WIDTH", width))
-    walks = int(env.get("FZN_GPU_LS_WALKS", walks))
+    width = _env_int("FZN_GPU_LS_WIDTH", width)
+    walks = _env_int("FZN_GPU_LS_WALKS", walks)
     per_walk = walk_bytes(net, width)
     budget = min(device.max_alloc, device.global_mem // 4) if device.is_gpu else min(device.global_mem // 8, 2 << 30)
     walks = max(1, min(walks, budget // max(1, per_walk)))
