@@ -45,7 +45,7 @@ class Net:
 
     KINDS = ("lin", "ne", "lt", "arith", "abs", "element", "var_element", "extremum", "reif", "reif_soft",
              "imp", "clause", "bool_fn", "xor", "set_in", "set_in_reif", "table", "count", "count_soft", "gcc",
-             "alldiff", "increasing", "arith_soft")
+             "alldiff", "increasing", "arith_soft", "constants")
 
     def __init__(self, seed: int):
         rng = stable_rng("adaptive-net", seed)
@@ -173,6 +173,10 @@ class Net:
                         f"[2, 3, 2, 3]);"]
             return [f"var 0..3: gc{k} :: output_var;",
                     f"constraint fzn_global_cardinality([{a}, {b}, {c}], [{rng.randint(0, 3)}], [gc{k}]);"]
+        if kind == "constants":           # true, false and numbers where variables stand (interned constants)
+            return [rng.choice([f"constraint array_bool_or([{p}, {q}], true);", f"constraint bool_clause([{p}], [true]);",
+                                f"constraint array_bool_and([{p}, true], {q});", f"constraint bool_eq({p}, false);"]),
+                    f"constraint int_lin_le([1, 1], [{a}, {rng.randint(-2, 3)}], {rng.randint(0, 4)});"]
         if kind == "increasing":
             return [f"constraint fzn_{rng.choice(['increasing', 'decreasing'])}_int([{a}, {b}, {c}]);"]
         return [f"constraint fzn_all_different_int([{a}, {b}, {c}]);"]

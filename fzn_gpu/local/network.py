@@ -237,8 +237,8 @@ class _Builder:
         self.nv = len(V)
         if self.nv and (V.kind >= VarKind.FLOAT).any():
             raise NotLocal("it has float or set variables (local search moves int and bool variables)")
-        self.lo = np.where(V.kind == VarKind.BOOL, 0, V.lb).astype(np.int64)
-        self.hi = np.where(V.kind == VarKind.BOOL, 1, V.ub).astype(np.int64)
+        self.lo = V.lb.astype(np.int64)          # a bool's 0..1, or its fixed value (true: 1..1)
+        self.hi = V.ub.astype(np.int64)
         self.softs: list[_Soft] = []
         self.invs: list[_Inv] = []
         self.alldiffs: list[tuple[list[int], int]] = []     # (variables, index in softs or -1)
@@ -378,8 +378,6 @@ class _Builder:
 
     def domain_ranges(self, v: int) -> list[tuple[int, int]]:
         V = self.model.vars
-        if V.kind[v] == VarKind.BOOL:
-            return [(0, 1)]
         return [(max(a, -INT_LIMIT), min(b, INT_LIMIT)) for a, b in V.domain(v).ranges]
 
 

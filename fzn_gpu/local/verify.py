@@ -17,7 +17,7 @@ def violations(model: Model, values: np.ndarray, limit: int = 1) -> list[str]:
     V = model.vars
     for v in range(len(V)):
         x = int(values[v])
-        ok = x in (0, 1) if V.kind[v] == VarKind.BOOL else x in V.domain(v)
+        ok = x in V.domain(v) and (x in (0, 1) or V.kind[v] != VarKind.BOOL)      # a bool's domain: 0..1 or fixed
         if not ok:
             out.append(f"the domain of {V.names[v]} (value {x})")
             if len(out) >= limit:
