@@ -3,12 +3,10 @@
 A big bucket is joined on the device, one work-item per entry of the result, and its result
 stays there (`DeviceTable`): the next bucket that takes it copies it into its own input on the
 device, and the backward pass reads back only the few entries it looks at (`DeviceTable`'s
-indexing, a gather kernel). Sending each result to the host and back had been most of the
-GPU's time: on the H100, WCSP 10x10's 75 buckets of 49 M entries took 4.1 s with their tables
-going both ways, where the kernels themselves need milliseconds (docs/BENCHMARKS.md). A small
-bucket is joined by numpy on the host (`eliminate.join_min`), since a launch and its transfers
-cost more than the work: WCSP 7x7's largest bucket of 390,625 entries is 1 ms of numpy. Both
-give the same table (tests compare them)."""
+indexing, a gather kernel): sending each result to the host and back had been most of the
+GPU's time, the kernels themselves a small part of it (docs/BENCHMARKS.md). A small bucket is
+joined by numpy on the host (`eliminate.join_min`), since a launch and its transfers cost more
+than its work. Both give the same table (tests compare them)."""
 
 from __future__ import annotations
 

@@ -44,7 +44,7 @@ _LOCK = threading.Lock()
 def walk_params(net: LsNetwork, width: int) -> np.ndarray:
     """The walks' tuning (local_abi.Param), after Adaptive Search's defaults for permutation
     problems: a local minimum freezes its variable until the next move, plateaus are followed
-    94 times in 100, a reset gives a share of the variables fresh values once about 1.2 sqrt(n)
+    8 times in 10, a reset gives a quarter of the variables fresh values once about 1.2 sqrt(n)
     variables are frozen. FZN_GPU_LS_PARAMS="RESET_PERCENT=10,LOCAL_MIN=80" overrides them for
     tuning runs."""
     p = np.zeros(Param.SIZE, dtype=np.int32)
@@ -74,8 +74,8 @@ def build_program(device: Device) -> None:
 
 
 def _program(device: Device):
-    """(context, search kernel, rescoring kernel) of the Adaptive Search program on `device`, built once a process (the
-    compiled binary cached on disk by pyopencl and the driver)."""
+    """(context, search kernel, rescoring kernel) of the Adaptive Search program on `device`,
+    built once a process (the compiled binary cached on disk by pyopencl and the driver)."""
     import pyopencl as cl
     from .. import opencl_start
     key = id(device.cl_device)
@@ -121,6 +121,11 @@ def _hash_size(n: int) -> int:
 def scratch_ints(net: LsNetwork) -> int:
     """A work-item's scratch ints (kernels/adaptive.cl, Move)."""
     return 3 * net.kmax + _hash_size(net.kmax) + 4 * net.tmax + _hash_size(net.tmax) + net.dmax
+
+
+def _iterations(sw: np.ndarray) -> np.ndarray:
+    """Each walk's iterations in all (its scalars' low and high words)."""
+    return sw[:, W.ITERS_LO].astype(np.uint32).astype(np.int64) + (sw[:, W.ITERS_HI].astype(np.int64) << 32)
 
 
 def walk_bytes(net: LsNetwork, width: int) -> int:
@@ -210,26 +215,30 @@ class DeviceWalks:
             cl.enqueue_nd_range_kernel(self.queue, self.rescorer, (self.walks * w,), (w,))
             self.queue.finish()
 
-    def state(self) -> dict[str, np.ndarray]:
-        """The walks' state, read back: values, errors, sums, scalars (ints and longs)."""
+    def state(self, parts=("values", "frozen", "sums", "errors", "scalars", "lscalars")) -> dict[str, np.ndarray]:
+        """The walks' state, read back: values, frozen marks, sums, errors, scalars (ints and
+        longs), or those `parts` of it."""
         import pyopencl as cl
         net, k = self.net, self.walks
-        out = {"values": np.empty((k, net.nv), np.int32), "errors": np.empty((k, net.n_soft), np.int64),
-               "sums": np.empty((k, net.n_soft), np.int64), "scalars": np.empty((k, W.SIZE), np.int32),
-               "lscalars": np.empty((k, L.SIZE), np.int64), "frozen": np.empty((k, net.ndec), np.int32)}
-        for name, buf in (("values", 1), ("frozen", 2), ("sums", 4), ("errors", 5), ("scalars", 6), ("lscalars", 7)):
+        layout = {"values": (1, net.nv, np.int32), "frozen": (2, net.ndec, np.int32), "sums": (4, net.n_soft, np.int64),
+                  "errors": (5, net.n_soft, np.int64), "scalars": (6, W.SIZE, np.int32), "lscalars": (7, L.SIZE, np.int64)}
+        out = {}
+        for name in parts:
+            buf, width, dtype = layout[name]
+            out[name] = np.empty((k, width), dtype)
             if out[name].size:
                 cl.enqueue_copy(self.queue, out[name], self.bufs[buf])
         return out
 
     def solution(self) -> np.ndarray:
         """The answer of the solved walk with the fewest iterations (then the lowest index)."""
-        st = self.state()
-        sw = st["scalars"]
-        iters = sw[:, W.ITERS_LO].astype(np.uint32).astype(np.int64) + (sw[:, W.ITERS_HI].astype(np.int64) << 32)
+        import pyopencl as cl
+        sw = self.state(("scalars",))["scalars"]
         solved = np.flatnonzero(sw[:, W.STATUS] == 2)
-        best = solved[np.lexsort((solved, iters[solved]))[0]]
-        return st["values"][best].copy()
+        best = int(solved[np.lexsort((solved, _iterations(sw)[solved]))[0]])
+        out = np.empty(self.net.nv, np.int32)
+        cl.enqueue_copy(self.queue, out, self.bufs[1], src_offset=best * self.net.nv * out.itemsize)
+        return out
 
     def run(self, deadline: float | None, stop: threading.Event) -> np.ndarray | None:
         if not self.ready:
@@ -257,11 +266,10 @@ class DeviceWalks:
             self._read_stats()
 
     def _read_stats(self) -> None:
-        st = self.state()
+        st = self.state(("scalars", "lscalars"))
         sw, sl = st["scalars"], st["lscalars"]
         s = self.stats
-        s.iterations = int((sw[:, W.ITERS_LO].astype(np.uint32).astype(np.int64)
-                            + (sw[:, W.ITERS_HI].astype(np.int64) << 32)).sum())
+        s.iterations = int(_iterations(sw).sum())
         s.moves = int(sw[:, W.MOVES].astype(np.uint32).sum())
         s.resets = int(sw[:, W.RESETS].sum())
         s.restarts = int(sw[:, W.RESTARTS].sum())

@@ -59,7 +59,7 @@ class SatisfactionPortfolio:
             self.local = AdaptiveSearch(model, devices, opts, self._first_only, delay_s=LOCAL_DELAY_S)
 
     def _first_only(self, values: np.ndarray, objective) -> None:
-        """The first solution either engine finds is the run's; the other's, met in the same
+        """The first solution any engine finds is the run's; another's, met in the same
         moment, is dropped."""
         with self._lock:
             if self.outcome.solutions:

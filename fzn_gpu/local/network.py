@@ -94,9 +94,9 @@ def _terms(cs, xs) -> dict[int, int]:
 
 
 def _linear(key: str, args: list) -> tuple[Rel, dict[int, int], int] | None:
-    """A relation of the kind as (rel, {var: coef}, rhs): sum coef * var rel rhs, without the
-    literal of a reified kind."""
-    base = key[:-5] if key.endswith("_reif") else key[:-4] if key.endswith("_imp") else key
+    """A linear kind (a reified one's name without its suffix) as (rel, {var: coef}, rhs):
+    sum coef * var rel rhs."""
+    base = key
     if base in _BINARY_REL:
         rel, rhs = _BINARY_REL[base]
         a, b = args[0].index, args[1].index
@@ -136,6 +136,31 @@ _ARITH = {"int_times": Arith.TIMES, "int_div": Arith.DIV, "int_mod": Arith.MOD,
           "int_min": Arith.MIN, "int_max": Arith.MAX, "int_pow": Arith.POW}
 
 
+def _relation(base: str, args: list) -> tuple[Inv, list[int]] | None:
+    """A relation whose truth a literal may carry (`base` without _reif or _imp, `args`
+    without the literal): its invariant form and row, computing 1 where it holds."""
+    lin = _linear(base, args)
+    if lin is not None:
+        return Inv.LINREIF, _lin_row(*lin)
+    if base in ("bool_and", "array_bool_and"):      # no operand 0
+        return Inv.CLAUSE, _clause_row(1, [], [args[0].index, args[1].index] if base == "bool_and"
+                                       else list(args[0].indices))
+    if base in ("bool_or", "array_bool_or"):
+        return Inv.CLAUSE, _clause_row(0, [args[0].index, args[1].index] if base == "bool_or"
+                                       else list(args[0].indices), [])
+    if base == "bool_clause":
+        return Inv.CLAUSE, _clause_row(0, list(args[0].indices), list(args[1].indices))
+    if base == "bool_xor":
+        return Inv.XOR, [2, args[0].index, args[1].index]
+    if base == "set_in":
+        return Inv.SETIN, [args[0].index, *_ranges_row(args[1])]
+    return None
+
+
+# kinds whose last argument is the literal of a relation though their name says no _reif
+LITERAL_LAST = ("bool_and", "bool_or", "bool_xor", "array_bool_and", "array_bool_or")
+
+
 def _function(key: str, args: list) -> tuple[Inv, int, list[int]] | None:
     """The kind's functional form: (invariant type, the variable it computes, its row), or
     None. (Linear equations are handled apart: any +-1 variable of theirs may be defined.)"""
@@ -152,53 +177,21 @@ def _function(key: str, args: list) -> tuple[Inv, int, list[int]] | None:
     if key in ("array_int_maximum", "array_int_minimum"):
         m, xs = args
         return Inv.EXTREMUM, m.index, [int(key.endswith("maximum")), len(xs.indices), *xs.indices]
-    if key.endswith("_reif") and _linear(key, args) is not None:
-        rel, terms, rhs = _linear(key, args)
-        return Inv.LINREIF, args[-1].index, _lin_row(rel, terms, rhs)
-    if key == "bool_and":
-        return Inv.CLAUSE, args[2].index, _clause_row(1, [], [args[0].index, args[1].index])
-    if key == "bool_or":
-        return Inv.CLAUSE, args[2].index, _clause_row(0, [args[0].index, args[1].index], [])
-    if key == "bool_xor":
-        return Inv.XOR, args[2].index, [2, args[0].index, args[1].index]
-    if key == "array_bool_and":
-        return Inv.CLAUSE, args[1].index, _clause_row(1, [], list(args[0].indices))
-    if key == "array_bool_or":
-        return Inv.CLAUSE, args[1].index, _clause_row(0, list(args[0].indices), [])
-    if key == "bool_clause_reif":
-        return Inv.CLAUSE, args[2].index, _clause_row(0, list(args[0].indices), list(args[1].indices))
-    if key == "set_in_reif":
-        return Inv.SETIN, args[2].index, [args[0].index, *_ranges_row(args[1])]
     if key == "fzn_count_eq":
         xs, y, c = args
         return Inv.COUNT, c.index, [len(xs.indices), *xs.indices, y.index, 0]
+    if key.endswith("_reif") or key in LITERAL_LAST:
+        rel = _relation(key.removesuffix("_reif"), args[:-1])
+        if rel is not None:
+            return rel[0], args[-1].index, rel[1]
     return None
 
 
 def _implication(key: str, args: list) -> tuple[int, Inv, list[int]] | None:
     """An _imp kind as (r, the invariant type of its relation, the relation's row): r = 1
     needs the relation."""
-    if not key.endswith("_imp"):
-        return None
-    lin = _linear(key, args)
-    if lin is not None:
-        return args[-1].index, Inv.LINREIF, _lin_row(*lin)
-    r = args[-1].index
-    if key == "bool_and_imp":
-        return r, Inv.CLAUSE, _clause_row(1, [], [args[0].index, args[1].index])
-    if key == "bool_or_imp":
-        return r, Inv.CLAUSE, _clause_row(0, [args[0].index, args[1].index], [])
-    if key == "bool_xor_imp":
-        return r, Inv.XOR, [2, args[0].index, args[1].index]
-    if key == "array_bool_and_imp":
-        return r, Inv.CLAUSE, _clause_row(1, [], list(args[0].indices))
-    if key == "array_bool_or_imp":
-        return r, Inv.CLAUSE, _clause_row(0, list(args[0].indices), [])
-    if key == "bool_clause_imp":
-        return r, Inv.CLAUSE, _clause_row(0, list(args[0].indices), list(args[1].indices))
-    if key == "set_in_imp":
-        return r, Inv.SETIN, [args[0].index, *_ranges_row(args[1])]
-    return None
+    rel = _relation(key[:-4], args[:-1]) if key.endswith("_imp") else None
+    return None if rel is None else (args[-1].index, rel[0], rel[1])
 
 
 def _row_reads(inv_type: Inv, row: list[int]) -> list[int]:
