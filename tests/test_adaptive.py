@@ -458,10 +458,10 @@ def test_the_cli_prints_a_checked_solution_and_unknown_at_the_limit(tmp_path):
 
 def test_a_seed_gives_the_same_answer_and_several_solutions_go_to_complete_search(tmp_path):
     path = fzn(tmp_path, _magic(4))
-    first = run("--engine", "adaptive", "-r", "7", "--devices", "cpu", path)
-    again = run("--engine", "adaptive", "-r", "7", "--devices", "cpu", path)
+    first = run("--engine", "adaptive", "--check", "-r", "7", "--devices", "cpu", path)
+    again = run("--engine", "adaptive", "--check", "-r", "7", "--devices", "cpu", path)
     assert first.returncode == 0 and first.stdout == again.stdout and "----------" in first.stdout
-    many = run("--engine", "adaptive", "-n", "3", path)
+    many = run("--engine", "adaptive", "--check", "-n", "3", path)
     assert many.stdout.count("----------") == 3 and "several by complete search" in many.stderr
 
 
