@@ -306,6 +306,7 @@ def test_a_neighbourhood_grows_once_every_set_of_its_size_failed():
     island.fd = np.arange(6)
     island.rng = np.random.default_rng(0)
     island.grow_release, island.extra_released, island.most_released, island.unimproved = True, 0, 0, 0
+    island.related, island.shape = None, 0
     rows = island._neighbourhoods(5)
     assert rows.shape == (5, 3) and all(len(set(r)) == 3 for r in rows.tolist())
     island._after_exploring(19, 3, improved=False)             # C(6, 3) = 20 sets

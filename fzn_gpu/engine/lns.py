@@ -31,6 +31,7 @@ from ..errors import FznError
 from ..model import LNS_STRATEGIES, LnsSpec, Model, VarKind
 from ..options import SolveOptions
 from .incumbent import Incumbent, Outcome, Solution
+from .lns_graph import RelatedVariables
 from .lns_island import Island, run_batch
 from .pack import DeviceModel
 from .paths import Paths
@@ -119,6 +120,7 @@ class LnsSearch:
         self.incumbent = incumbent or Incumbent(Outcome(), dm.obj_sense, report)
         self.outcome = self.incumbent.outcome
         self.fd = lns_variables(model, dm, opts.free_search)
+        self.related = RelatedVariables.of(model, self.fd)
         self.dive_index = next((i for i, d in enumerate(devices) if not d.is_gpu), 0) if len(devices) > 1 else 0
         self.runner = self._runner(self.dive_index)
         self.settings = lns_settings(spec, opts, self.runner.max_items)      # bad settings: said at once
@@ -164,7 +166,8 @@ class LnsSearch:
         given = _given(self.spec, self.opts)      # the user's T and percent stay as given
         self.islands = [Island(i, r, lns_arms(self.spec, self.opts, r.max_items), self.fd, self.opts.seed,
                                self.incumbent, steer_count="neighbourhoods" not in given,
-                               grow_release="percent" not in given) for i, r in enumerate(self.runners)]
+                               grow_release="percent" not in given, related=self.related)
+                        for i, r in enumerate(self.runners)]
         self._run_islands(first, deadline)
         if not self.incumbent.stopped and (run_deadline is None or time.monotonic() < run_deadline):
             # LNS proves nothing: an end before the run's time limit is said, not left silent
@@ -247,6 +250,8 @@ class LnsSearch:
                                                            for isl in islands)
         if islands and s.strategy == ADAPTIVE:
             stats["lnsStrategySteps"] = " ; ".join(isl.strategy_steps() for isl in islands)
+        if islands and self.related is not None:
+            stats["lnsShapeSteps"] = " ; ".join(isl.shape_steps() for isl in islands)
         if len(islands) > 1:
             for i, isl in enumerate(islands):
                 stats[f"d{i}_device"] = isl.runner.device.name

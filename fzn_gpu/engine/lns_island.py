@@ -22,12 +22,14 @@ from ..kernel_abi import DEC, Op
 from ..model import LnsSpec
 from .balance import injected_fault
 from .incumbent import Incumbent, Solution
+from .lns_graph import RelatedVariables
 from .paths import Paths
 from .runner import INT_MAX, Exploration, Runner
 
 MAX_VALUES = 64          # ICM / Gibbs: values tried per variable and step (sampled beyond)
 CE_NODES = 2000          # complete exploration: the most nodes per neighbourhood and step
 ENOUGH = 0.9             # a step ends when this share of its work-items is done (runner.Exploration)
+SHAPES = ("random", "related")   # how a step's neighbourhoods are drawn (lns_graph.py), chosen by a bandit
 
 
 class StepPace:
@@ -167,7 +169,8 @@ class StrategyBandit:
 
 class Island:
     def __init__(self, index: int, runner: Runner, arms: list[LnsSpec], fd: np.ndarray, seed: int,
-                 incumbent: Incumbent, steer_count: bool = False, grow_release: bool = False):
+                 incumbent: Incumbent, steer_count: bool = False, grow_release: bool = False,
+                 related: RelatedVariables | None = None):
         """`arms`: the settings of each strategy this island may use (lns.lns_arms); with more
         than one, a StrategyBandit picks each step's. `steer_count`: complete exploration's
         neighbourhoods per step are the pace's (StepPace), the settings' T at most.
@@ -176,8 +179,15 @@ class Island:
         node budget) as many neighbourhoods since the last improvement as there are sets of
         that size (likely a local optimum for them all, which a GPU step of thousands of
         neighbourhoods of a small model meets at once), and goes back to the percent at an
-        improvement or a restart."""
+        improvement or a restart. `related`: the decision variables' constraint graph; with it,
+        each step's neighbourhoods are all drawn at random or all grown through the graph, as a
+        second bandit chooses by the gains of each shape's steps (neither is best everywhere: a
+        grid's weighted CSP gains from patches, a covering model from scattered cells). None:
+        all at random."""
         self.index = index
+        self.related = related
+        self.shapes = StrategyBandit(len(SHAPES), np.random.default_rng([seed, index, 1])) if related else None
+        self.shape = 0
         self.runner = runner
         self.arms = arms
         self.settings = arms[0]
@@ -216,12 +226,16 @@ class Island:
                     raise FznError(f"fault injected by FZN_GPU_FAIL_DEVICE in step {self.steps + 1}")
                 arm = self.bandit.pick() if self.bandit else 0
                 self.settings = self.arms[arm]
+                self.shape = self.shapes.pick() if self.shapes else 0
                 t0 = time.monotonic()
                 better = self.step(current, deadline)
                 self.steps += 1
                 improved = better is not None and better[0] < current[0]
+                after, seconds = better[0] if improved else current[0], time.monotonic() - t0
                 if self.bandit:
-                    self.bandit.update(arm, current[0], better[0] if improved else current[0], time.monotonic() - t0)
+                    self.bandit.update(arm, current[0], after, seconds)
+                if self.shapes:
+                    self.shapes.update(self.shape, current[0], after, seconds)
                 if improved:
                     current = better
                     self.improving_steps += 1
@@ -232,6 +246,13 @@ class Island:
             return f"{self.settings.strategy}:{self.steps}/{self.improving_steps}"
         b = self.bandit
         return " ".join(f"{a.strategy}:{b.steps[i]}/{b.improving[i]}" for i, a in enumerate(self.arms) if b.steps[i])
+
+    def shape_steps(self) -> str:
+        """Steps and improving steps of each neighbourhood shape: "random:40/12 related:61/30"."""
+        if self.shapes is None:
+            return f"random:{self.steps}/{self.improving_steps}"
+        b = self.shapes
+        return " ".join(f"{name}:{b.steps[i]}/{b.improving[i]}" for i, name in enumerate(SHAPES))
 
     # ------------------------------------------------------------------ one step
     def step(self, current: Solution, deadline: float | None) -> Solution | None:
@@ -376,6 +397,8 @@ class Island:
         k = min(n, max(1, math.ceil(self.settings.percent * n / 100)) + self.extra_released)
         self.most_released = max(self.most_released, k)
         count = self.settings.neighbourhoods if count is None else min(count, self.settings.neighbourhoods)
+        if SHAPES[self.shape] == "related" and self.related is not None and k < n:
+            return self.related.grow(self.rng, count, k)
         return np.argsort(self.rng.random((count, n)), axis=1)[:, :k]
 
     def _released_mask(self, releases: np.ndarray) -> np.ndarray:
