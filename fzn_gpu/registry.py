@@ -36,6 +36,11 @@ class ConstraintKind:
         return WAKE_FIX if self.key in WAKE_ON_FIX else WAKE_BND if self.key in WAKE_ON_BOUNDS else WAKE_DOM
 
     @property
+    def strength(self) -> str:
+        """STRENGTH_DOMAIN or STRENGTH_SOUND: what its propagator promises at a fixpoint."""
+        return STRENGTH_DOMAIN if self.key in _DOMAIN_CONSISTENT else STRENGTH_SOUND
+
+    @property
     def shared_by_variable(self) -> bool:
         """Whether a work-group may share its propagator out, a part per variable of its first
         array (SHARED_BY_VARIABLE)."""
@@ -64,6 +69,22 @@ WAKE_ON_BOUNDS = frozenset({f"{base}{suffix}" for base in ("int_le", "int_lt", "
                            | {"fzn_cumulative", "fzn_diffn", "fzn_lex_lesseq_int", "fzn_lex_lesseq_bool", "fzn_lex_less_int",
                               "fzn_lex_less_bool", "fzn_increasing_int", "fzn_increasing_bool",
                               "fzn_decreasing_int", "fzn_decreasing_bool"})
+
+# What each int/bool propagator promises at its fixpoint (tests/test_strength.py checks it
+# against brute force on random instances whose variables are distinct). DOMAIN: every value
+# left has a support among the domains (domain consistency). Every other kind is SOUND: it
+# removes only values without a support and fails a node whose variables are all fixed to a
+# non-solution, but keeps some unsupported values: a linear equality reasons on bounds over
+# the reals (x + y = z with x, y in {0, 3} keeps z = 1), arithmetic and element on hulls, a
+# reified equality decides its literal from the hulls unless a side is fixed.
+STRENGTH_DOMAIN, STRENGTH_SOUND = "domain", "sound"
+_DOMAIN_CONSISTENT = frozenset(
+    {f"{base}{suffix}" for base in ("int_le", "int_lt", "int_lin_le", "bool_eq", "bool_le", "bool_lt", "bool_clause")
+     for suffix in ("", "_reif", "_imp")}
+    | {"set_in", "set_in_imp", "int_ne", "int_lin_ne", "int_lin_ne_imp", "bool2int", "bool_not", "bool_ne", "bool_ne_reif", "bool_and",
+       "bool_and_imp", "bool_or", "bool_or_imp", "bool_xor", "bool_xor_imp", "bool_xor_2", "array_bool_and",
+       "array_bool_and_imp", "array_bool_or", "array_bool_or_imp", "array_bool_xor", "array_bool_element",
+       "array_var_bool_element", "bool_lin_le"})
 
 # Kinds whose propagator a work-group shares out over several work-items, each taking the
 # variables i = p, p + P, ... of the row's first array (kernels/dispatch.cl, propagate_part):
@@ -204,6 +225,7 @@ def _build() -> list[tuple[str, str, tuple[str, ...], str]]:
 
 KINDS: list[ConstraintKind] = [ConstraintKind(i, n, k, s, d) for i, (n, k, s, d) in enumerate(_build())]
 assert GLOBALS <= {k.key for k in KINDS}
+assert _DOMAIN_CONSISTENT <= {k.key for k in KINDS}
 BY_KEY: dict[str, ConstraintKind] = {k.key: k for k in KINDS}
 BY_NAME: dict[str, list[ConstraintKind]] = {}
 for _k in KINDS:

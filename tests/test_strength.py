@@ -1,0 +1,117 @@
+"""Propagation strength of every int/bool builtin at the root, against brute force (Gecode's
+test/int.hh checks each propagator at its stated consistency level and at a fixpoint; lala-pc's
+bounds tests check soundness and completeness). On random small instances, one constraint each:
+
+- sound: every value of a solution survives the root's propagation, and the root fails only
+  where there is no solution;
+- a fixpoint: declaring the propagated domains and propagating again changes nothing (an
+  event-driven engine that missed a wake-up, or a propagator that stopped early, shows here);
+- checking: every variable fixed, the root fails exactly where the checker refuses;
+- complete where the registry says DOMAIN (registry.ConstraintKind.strength): every value left
+  has a support, and a constraint without solutions fails at the root. Completeness is a claim
+  about one constraint over distinct variables, so instances naming a variable twice check the
+  first three only."""
+
+from __future__ import annotations
+
+import itertools
+import random
+import re
+
+import pytest
+
+from fzn_gpu.check import Checker
+from fzn_gpu.device import select_devices
+from fzn_gpu.engine.pack import pack
+from fzn_gpu.engine.paths import Paths
+from fzn_gpu.engine.runner import Runner
+from fzn_gpu.lower import lower
+from fzn_gpu.options import SolveOptions
+from fzn_gpu.parser import parse_items
+from fzn_gpu.registry import STRENGTH_DOMAIN
+from helpers import brute_force, stable_rng
+from test_propagators import INT_KINDS, _decl, instance
+
+INSTANCES = 25
+
+
+def root_domains(text: str, names: list[str]) -> dict[str, set[int]] | None:
+    """The named variables' domains after the root's propagation (bounds and bitmaps), or None
+    where the root fails."""
+    model = lower(parse_items(text, "t.fzn"), "t.fzn")
+    dm = pack(model, SolveOptions())
+    runner = Runner(select_devices("all")[0], dm, max_items=1)
+    runner.run_phase(Paths.root(), 1, True, lambda sols: True, None)
+    if runner.root_failed:
+        return None
+    index = {n: v for v, n in enumerate(model.vars.names)}
+    out = {}
+    for name in names:
+        v = index[name]
+        lo, hi = int(runner.root_lb[v]), int(runner.root_ub[v])
+        if dm.bm_off[v] < 0:
+            out[name] = set(range(lo, hi + 1))
+            continue
+        base, off = int(dm.base[v]), int(dm.bm_off[v])
+        out[name] = {a for a in range(lo, hi + 1)
+                     if (int(runner.root_bits[off + ((a - base) >> 5)]) >> ((a - base) & 31)) & 1}
+    return out
+
+
+def redeclared(text: str, domains: dict[str, set[int] | list[int]]) -> str:
+    """The instance with each named variable declared with the given domain."""
+    lines = []
+    for line in text.splitlines():
+        m = re.match(r"var .*: (\w+);$", line)
+        lines.append(_decl(m[1], sorted(domains[m[1]])) if m and m[1] in domains else line)
+    return "\n".join(lines) + "\n"
+
+
+def distinct_variables(text: str) -> bool:
+    line = next(line for line in text.splitlines() if line.startswith("constraint"))
+    names = re.findall(r"\b([a-z]\w*)\b", line.split("(", 1)[1])
+    return len(names) == len(set(names))
+
+
+def cases(kind) -> list[tuple[str, dict[str, list[int]]]]:
+    rng = stable_rng(kind.key, "strength")
+    return [instance(kind, rng) for _ in range(INSTANCES)]
+
+
+@pytest.mark.parametrize("kind", INT_KINDS, ids=lambda k: k.key)
+def test_root_propagation_is_sound_a_fixpoint_and_as_strong_as_declared(kind, kernel):
+    for text, domains in cases(kind):
+        names = list(domains)
+        solutions = brute_force(text, domains)
+        got = root_domains(text, names)
+        if got is None:
+            assert not solutions, f"the root failed with {len(solutions)} solutions\n{text}"
+            continue
+        for i, name in enumerate(names):
+            supported = {s[i] for s in solutions}
+            assert supported <= got[name], f"{name}: removed {sorted(supported - got[name])}, supported\n{text}"
+        again = root_domains(redeclared(text, got), names)
+        assert again == got, f"not a fixpoint: {got} then {again}\n{text}"
+        if kind.strength == STRENGTH_DOMAIN and distinct_variables(text):
+            assert solutions, f"a DOMAIN propagator left a constraint without solutions: {got}\n{text}"
+            for i, name in enumerate(names):
+                supported = {s[i] for s in solutions}
+                assert got[name] == supported, f"{name}: kept {sorted(got[name] - supported)} without support\n{text}"
+
+
+@pytest.mark.parametrize("kind", INT_KINDS, ids=lambda k: k.key)
+def test_every_variable_fixed_the_root_fails_exactly_at_non_solutions(kind, kernel):
+    rng = random.Random(stable_rng(kind.key, "fixed").random())
+    for text, domains in cases(kind):
+        checker = Checker(parse_items(text, "t.fzn"))
+        combos = list(itertools.product(*domains.values()))
+        for combo in rng.sample(combos, min(3, len(combos))):
+            point = dict(zip(domains, combo))
+            holds = not checker.check(point)
+            got = root_domains(redeclared(text, {n: [v] for n, v in point.items()}), list(domains))
+            assert (got is not None) == holds, f"{point}: the root {'failed' if got is None else 'held'}\n{text}"
+
+
+def test_the_declared_strengths_name_real_kinds_and_some_of_each():
+    strengths = {k.strength for k in INT_KINDS}
+    assert strengths == {"domain", "sound"}
