@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass, field
-from typing import Union
 
 
 @dataclass(frozen=True)
@@ -29,14 +28,15 @@ class Str:
 @dataclass(frozen=True)
 class IntSet:
     """A set of ints as sorted, disjoint, non-adjacent closed ranges (an empty tuple is {})."""
+
     ranges: tuple[tuple[int, int], ...]
 
     @staticmethod
-    def range(lo: int, hi: int) -> "IntSet":
+    def range(lo: int, hi: int) -> IntSet:
         return IntSet(((lo, hi),) if lo <= hi else ())
 
     @staticmethod
-    def of(values) -> "IntSet":
+    def of(values) -> IntSet:
         ranges: list[list[int]] = []
         for v in sorted(set(values)):
             if ranges and ranges[-1][1] + 1 == v:
@@ -65,7 +65,7 @@ class IntSet:
     def is_empty(self) -> bool:
         return not self.ranges
 
-    def intersect(self, other: "IntSet") -> "IntSet":
+    def intersect(self, other: IntSet) -> IntSet:
         out = []
         i = j = 0
         while i < len(self.ranges) and j < len(other.ranges):
@@ -79,7 +79,7 @@ class IntSet:
                 j += 1
         return IntSet(tuple(out))
 
-    def shifted(self, d: int) -> "IntSet":
+    def shifted(self, d: int) -> IntSet:
         """{v + d : v in self}."""
         return IntSet(tuple((a + d, b + d) for a, b in self.ranges))
 
@@ -93,6 +93,7 @@ class FloatRange:
 @dataclass(frozen=True)
 class Call:
     """An annotation, possibly with arguments: `int_search(x, first_fail, ...)`, `output_var`."""
+
     name: str
     args: tuple = ()
 
@@ -100,6 +101,7 @@ class Call:
 class IntList(list):
     """An array literal of plain ints, read by the parser's fast path (a big model's data
     arrays are most of its text). Lowering encodes it once, however many constraints use it."""
+
     __slots__ = ("_packed",)
 
     def packed(self) -> array:
@@ -110,7 +112,7 @@ class IntList(list):
             return self._packed
 
 
-Expr = Union[int, bool, float, Str, Ident, ArrayAccess, IntSet, FloatRange, Call, list]
+Expr = int | bool | float | Str | Ident | ArrayAccess | IntSet | FloatRange | Call | list
 
 
 @dataclass(frozen=True)
@@ -118,6 +120,7 @@ class Type:
     """`base` is bool, int, float or set; `domain` narrows it (IntSet or FloatRange, or None for
     unbounded); for sets, `domain` is the universe of elements. `dims` holds one (lo, hi) per
     array dimension (None for an `int` index set), or is None for a scalar."""
+
     is_var: bool
     base: str
     domain: IntSet | FloatRange | None = None
@@ -155,7 +158,7 @@ class SolveItem:
     line: int = 0
 
 
-Item = Union[Decl, PredicateDecl, ConstraintItem, SolveItem]
+Item = Decl | PredicateDecl | ConstraintItem | SolveItem
 
 
 def annotation(anns: list[Call], name: str) -> Call | None:

@@ -7,8 +7,8 @@ Tests run every solution they see through `check`; `fzn-gpu --check` does so at 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 from . import ast
 from .ast import IntSet
@@ -46,8 +46,8 @@ def _pow(a: int, b: int) -> int:
     if b < 0:
         if a == 0:
             raise _Undefined
-        return _div(1, a ** -b)
-    return a ** b
+        return _div(1, a**-b)
+    return a**b
 
 
 def _elem(idx: int, arr: list):
@@ -95,8 +95,11 @@ def _float_builtins(tol: float) -> dict[str, Callable[..., bool]]:
     reified("float_lin_eq", lambda cs, xs, c: eq(_lin(cs, xs), c, mag(cs, xs, c)), lambda cs, xs, c: _lin(cs, xs) != c)
     reified("float_lin_ne", lambda cs, xs, c: _lin(cs, xs) != c, lambda cs, xs, c: eq(_lin(cs, xs), c, mag(cs, xs, c)))
     for name in ("float_lin_le", "float_lin_lt"):
-        reified(name, lambda cs, xs, c: le(_lin(cs, xs), c, mag(cs, xs, c)),
-                lambda cs, xs, c: le(c, _lin(cs, xs), mag(cs, xs, c)))
+        reified(
+            name,
+            lambda cs, xs, c: le(_lin(cs, xs), c, mag(cs, xs, c)),
+            lambda cs, xs, c: le(c, _lin(cs, xs), mag(cs, xs, c)),
+        )
     reified("float_in", lambda x, lo, hi: le(lo, x) and le(x, hi), lambda x, lo, hi: le(x, lo) or le(hi, x))
     C["float_plus"] = lambda a, b, c: eq(a + b, c, abs(a) + abs(b))
     C["float_times"] = lambda a, b, c: eq(a * b, c)
@@ -104,11 +107,26 @@ def _float_builtins(tol: float) -> dict[str, Callable[..., bool]]:
     C["float_min"] = lambda a, b, c: eq(min(a, b), c)
     C["float_max"] = lambda a, b, c: eq(max(a, b), c)
     C["float_pow"] = lambda a, b, c: eq(math.pow(a, b), c)
-    for fn, impl in (("abs", abs), ("sqrt", math.sqrt), ("exp", math.exp), ("ln", math.log),
-                     ("log10", math.log10), ("log2", math.log2), ("sin", math.sin), ("cos", math.cos),
-                     ("tan", math.tan), ("asin", math.asin), ("acos", math.acos), ("atan", math.atan),
-                     ("sinh", math.sinh), ("cosh", math.cosh), ("tanh", math.tanh), ("asinh", math.asinh),
-                     ("acosh", math.acosh), ("atanh", math.atanh)):
+    for fn, impl in (
+        ("abs", abs),
+        ("sqrt", math.sqrt),
+        ("exp", math.exp),
+        ("ln", math.log),
+        ("log10", math.log10),
+        ("log2", math.log2),
+        ("sin", math.sin),
+        ("cos", math.cos),
+        ("tan", math.tan),
+        ("asin", math.asin),
+        ("acos", math.acos),
+        ("atan", math.atan),
+        ("sinh", math.sinh),
+        ("cosh", math.cosh),
+        ("tanh", math.tanh),
+        ("asinh", math.asinh),
+        ("acosh", math.acosh),
+        ("atanh", math.atanh),
+    ):
         C[f"float_{fn}"] = (lambda f: lambda a, b: eq(f(a), b))(impl)
     C["int2float"] = lambda a, b: eq(float(a), b)
     C["float_dom"] = lambda x, pairs: any(le(pairs[i], x) and le(x, pairs[i + 1]) for i in range(0, len(pairs), 2))
@@ -195,7 +213,10 @@ def _build() -> dict[str, Callable[..., bool]]:
     C["array_bool_and_imp"] = lambda xs, r: (not _b(r)) or all(map(_b, xs))
     C["array_bool_or_imp"] = lambda xs, r: (not _b(r)) or any(map(_b, xs))
     C["array_bool_xor"] = lambda xs: sum(map(_b, xs)) % 2 == 1
-    clause = lambda ps, ns: any(map(_b, ps)) or not all(map(_b, ns))
+
+    def clause(ps, ns) -> bool:
+        return any(map(_b, ps)) or not all(map(_b, ns))
+
     reified("bool_clause", clause)
     C["bool_lin_eq"] = lambda cs, xs, c: _lin(cs, map(int, map(_b, xs))) == c
     C["bool_lin_le"] = lambda cs, xs, c: _lin(cs, map(int, map(_b, xs))) <= c
@@ -267,8 +288,11 @@ class Checker:
 
         for d in self.decls:
             if d.type.dims is not None:
-                env[d.name] = ev(d.value) if d.value is not None else \
-                    [assignment[f"{d.name}[{i + 1}]"] for i in range(_size(d.type.dims))]
+                env[d.name] = (
+                    ev(d.value)
+                    if d.value is not None
+                    else [assignment[f"{d.name}[{i + 1}]"] for i in range(_size(d.type.dims))]
+                )
                 if d.type.is_var and d.type.domain is not None:
                     for k, v in enumerate(env[d.name]):
                         if not _in_domain(v, d.type, self.tol):
@@ -353,5 +377,6 @@ def _show(v) -> str:
 
 def check_file(path: str, assignment: dict[str, object]) -> list[Violation]:
     from .parser import parse_items, read_text
+
     text, name = read_text(path)
     return Checker(parse_items(text, name)).check(assignment)

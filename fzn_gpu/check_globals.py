@@ -4,7 +4,7 @@ a full assignment in, whether the constraint holds out (fzn_gpu.check merges the
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 
 def table(xs: list, t: list) -> bool:
@@ -13,7 +13,7 @@ def table(xs: list, t: list) -> bool:
     if n == 0:
         return True
     want = [int(v) for v in xs]
-    return any([int(v) for v in t[j:j + n]] == want for j in range(0, len(t), n))
+    return any([int(v) for v in t[j : j + n]] == want for j in range(0, len(t), n))
 
 
 def circuit(offset: int, xs: list) -> bool:
@@ -57,18 +57,23 @@ def diffn(xs: list, ys: list, dxs: list, dys: list) -> bool:
     """No two rectangles overlap: of every pair, one lies left of, right of, below or above
     the other (MiniZinc's definition, zero-sized rectangles included)."""
     boxes = list(zip(xs, ys, dxs, dys))
-    return all(xi + wi <= xj or yi + hi <= yj or xj + wj <= xi or yj + hj <= yi
-               for k, (xi, yi, wi, hi) in enumerate(boxes) for (xj, yj, wj, hj) in boxes[k + 1:])
+    return all(
+        xi + wi <= xj or yi + hi <= yj or xj + wj <= xi or yj + hj <= yi
+        for k, (xi, yi, wi, hi) in enumerate(boxes)
+        for (xj, yj, wj, hj) in boxes[k + 1 :]
+    )
 
 
 def inverse(f: list, f_first: int, g: list, g_first: int) -> bool:
     """f[i] = j <-> g[j] = i, indices counted from each array's first index."""
+
     def ok(a, a_first, b, b_first):
         for i, v in enumerate(a):
             j = v - b_first
             if not 0 <= j < len(b) or b[j] != i + a_first:
                 return False
         return True
+
     return ok(f, f_first, g, g_first) and ok(g, g_first, f, f_first)
 
 
@@ -100,8 +105,7 @@ def gcc_low_up(xs: list, cover: list, low: list, up: list) -> bool:
 
 
 def gcc_low_up_closed(xs: list, cover: list, low: list, up: list) -> bool:
-    return (all(x in cover for x in xs) and gcc_low_up(xs, cover, low, up)
-            and sum(low) <= len(xs) <= sum(up))
+    return all(x in cover for x in xs) and gcc_low_up(xs, cover, low, up) and sum(low) <= len(xs) <= sum(up)
 
 
 def alldifferent_except(xs: list, exempt) -> bool:
@@ -131,9 +135,11 @@ def among(n: int, xs: list, values) -> bool:
 
 def lex(strict: bool) -> Callable[[list, list], bool]:
     """x before y in lexicographic order (a proper prefix comes first); strictly, or not."""
+
     def holds(xs: list, ys: list) -> bool:
         a, b = [int(v) for v in xs], [int(v) for v in ys]
         return a < b if strict else a <= b
+
     return holds
 
 
@@ -145,6 +151,7 @@ def monotone(decreasing: bool) -> Callable[[list], bool]:
     def holds(xs: list) -> bool:
         pairs = zip(xs, xs[1:])
         return all(a >= b for a, b in pairs) if decreasing else all(a <= b for a, b in pairs)
+
     return holds
 
 

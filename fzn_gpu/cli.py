@@ -12,8 +12,8 @@ import sys
 
 from . import __version__, clock  # noqa: F401  (clock first: the time limit counts from here at the latest)
 from .errors import FznError, Unsupported
-from .search_options import LNS_STRATEGIES, RESTART_KINDS, RestartSpec
 from .options import BUCKET, ENGINES, LOCAL_SEARCH
+from .search_options import LNS_STRATEGIES, RESTART_KINDS, RestartSpec
 from .watchdog import Terminated, interrupt_code
 
 
@@ -22,10 +22,16 @@ def _parser() -> argparse.ArgumentParser:
         prog="fzn-gpu",
         description="Solve a FlatZinc model with search running as OpenCL kernels on GPUs and CPUs.",
         epilog="Subcommands: `fzn-gpu install-solver-config [--dir DIR]` registers fzn-gpu with MiniZinc "
-               "(then `minizinc --solver gpu-fzn model.mzn`); `fzn-gpu build-kernels` builds the generic GPU "
-               "kernel ahead (set-up: no model then waits for a build); `fzn-gpu --list-devices` lists OpenCL devices.")
+        "(then `minizinc --solver gpu-fzn model.mzn`); `fzn-gpu build-kernels` builds the generic GPU "
+        "kernel ahead (set-up: no model then waits for a build); `fzn-gpu --list-devices` lists OpenCL devices.",
+    )
     p.add_argument("file", nargs="?", help="the FlatZinc file, or - for standard input")
-    p.add_argument("-a", "--all-solutions", action="store_true", help="all solutions (satisfaction), every improving one (optimisation)")
+    p.add_argument(
+        "-a",
+        "--all-solutions",
+        action="store_true",
+        help="all solutions (satisfaction), every improving one (optimisation)",
+    )
     p.add_argument("-n", "--num-solutions", type=int, metavar="N", help="stop after N solutions")
     p.add_argument("-f", "--free-search", action="store_true", help="ignore the search annotations")
     p.add_argument("-p", "--parallel", type=int, metavar="N", help="use at most N devices")
@@ -38,49 +44,77 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--list-devices", action="store_true", help="list the OpenCL devices and exit")
     p.add_argument("--check", action="store_true", help="verify every solution with the independent checker")
     p.add_argument("--count-only", action="store_true", help="with -a, count solutions without printing them")
-    p.add_argument("--deterministic", action="store_true",
-                   help="the same answers every run: satisfaction, the solutions the model's search meets first, in its "
-                        "order (complete search on one device); optimisation, one sequential branch and bound; slower; "
-                        "also with -p 1")
-    p.add_argument("--engine", choices=ENGINES, default="auto",
-                   help="auto (default): optimisation by LNS and branch and bound together (portfolio), or by LNS "
-                        "alone when --lns-strategy is given; satisfaction by complete search, or by restarts where "
-                        "the model or --restart asks for them, with Adaptive Search beside them for one solution. "
-                        "complete, lns, portfolio, restart, bucket, adaptive: that engine alone")
-    p.add_argument("--bucket", choices=BUCKET, default=os.environ.get("FZN_GPU_BUCKET", "auto"),
-                   help="bucket elimination (exact optima of optimisation models of low induced width, and counts "
-                        "with -a --count-only): auto (default; FZN_GPU_BUCKET sets it for scripts) runs it where "
-                        "its tables fit, off never")
-    p.add_argument("--local-search", choices=LOCAL_SEARCH, default=os.environ.get("FZN_GPU_LOCAL_SEARCH", "auto"),
-                   help="Adaptive Search (local search, many walks on every device) beside complete search for one "
-                        "solution of a satisfaction model: auto (default; FZN_GPU_LOCAL_SEARCH sets it for scripts) "
-                        "where the model is one for it, off never")
+    p.add_argument(
+        "--deterministic",
+        action="store_true",
+        help="the same answers every run: satisfaction, the solutions the model's search meets first, in its "
+        "order (complete search on one device); optimisation, one sequential branch and bound; slower; "
+        "also with -p 1",
+    )
+    p.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="auto",
+        help="auto (default): optimisation by LNS and branch and bound together (portfolio), or by LNS "
+        "alone when --lns-strategy is given; satisfaction by complete search, or by restarts where "
+        "the model or --restart asks for them, with Adaptive Search beside them for one solution. "
+        "complete, lns, portfolio, restart, bucket, adaptive: that engine alone",
+    )
+    p.add_argument(
+        "--bucket",
+        choices=BUCKET,
+        default=os.environ.get("FZN_GPU_BUCKET", "auto"),
+        help="bucket elimination (exact optima of optimisation models of low induced width, and counts "
+        "with -a --count-only): auto (default; FZN_GPU_BUCKET sets it for scripts) runs it where "
+        "its tables fit, off never",
+    )
+    p.add_argument(
+        "--local-search",
+        choices=LOCAL_SEARCH,
+        default=os.environ.get("FZN_GPU_LOCAL_SEARCH", "auto"),
+        help="Adaptive Search (local search, many walks on every device) beside complete search for one "
+        "solution of a satisfaction model: auto (default; FZN_GPU_LOCAL_SEARCH sets it for scripts) "
+        "where the model is one for it, off never",
+    )
     rs = p.add_argument_group("restarts (over the solve item's restart annotation)")
-    rs.add_argument("--restart", choices=("auto",) + RESTART_KINDS, default="auto",
-                    help="restart sequence: luby, geometric, linear, constant, or none; auto (default): the model's "
-                         "restart annotation")
+    rs.add_argument(
+        "--restart",
+        choices=("auto",) + RESTART_KINDS,
+        default="auto",
+        help="restart sequence: luby, geometric, linear, constant, or none; auto (default): the model's "
+        "restart annotation",
+    )
     rs.add_argument("--restart-scale", type=int, metavar="NODES", help="nodes of the sequence's unit (default 100)")
     rs.add_argument("--restart-base", type=float, metavar="B", help="restart_geometric's growth factor (default 1.5)")
     lns = p.add_argument_group("large neighbourhood search (over the solve item's lns(...) annotation)")
-    lns.add_argument("--lns-strategy", choices=("none",) + LNS_STRATEGIES,
-                     help="search by LNS with this strategy (any optimisation model)")
+    lns.add_argument(
+        "--lns-strategy",
+        choices=("none",) + LNS_STRATEGIES,
+        help="search by LNS with this strategy (any optimisation model)",
+    )
     lns.add_argument("--lns-percent", type=int, metavar="P", help="percent of the FD variables released")
     lns.add_argument("--lns-neighbourhoods", type=int, metavar="T", help="neighbourhoods explored at once")
     lns.add_argument("--lns-starts", type=int, metavar="M", help="starting points per neighbourhood")
     lns.add_argument("--lns-steps", type=int, metavar="H", help="improving steps per restart")
     lns.add_argument("--lns-restarts", type=int, metavar="S", help="restarts from the first solution")
     lns.add_argument("--lns-timeout", type=float, metavar="SECONDS", help="time-out of the LNS")
-    p.add_argument("--build-only", action="store_true",
-                   help="build and cache the search kernel for this model, then exit (a later timed run starts at once)")
+    p.add_argument(
+        "--build-only",
+        action="store_true",
+        help="build and cache the search kernel for this model, then exit (a later timed run starts at once)",
+    )
     p.add_argument("--version", action="version", version=f"fzn-gpu {__version__}")
     return p
 
 
 def _install_solver_config(argv: list[str]) -> int:
     from .solver_config import install
-    ap = argparse.ArgumentParser(prog="fzn-gpu install-solver-config",
-                                 description="Write gpu-fzn.msc where MiniZinc finds it (default ~/.minizinc/solvers). "
-                                             "For another folder, also set MZN_SOLVER_PATH to it.")
+
+    ap = argparse.ArgumentParser(
+        prog="fzn-gpu install-solver-config",
+        description="Write gpu-fzn.msc where MiniZinc finds it (default ~/.minizinc/solvers). "
+        "For another folder, also set MZN_SOLVER_PATH to it.",
+    )
     ap.add_argument("--dir", default=None, help="folder to write gpu-fzn.msc into")
     args = ap.parse_args(argv)
     path = install(args.dir)
@@ -115,41 +149,65 @@ def run(argv: list[str]) -> int:
         return _install_solver_config(argv[1:])
     if argv and argv[0] == "build-kernels":
         from .engine import build_generic
+
         return build_generic()
     args = _parser().parse_args(argv)
     if args.list_devices:
         from .device import describe_devices
+
         print(describe_devices())
         return 0
     if not args.file:
-        raise FznError("no FlatZinc file given", fix="run `fzn-gpu model.fzn`, or `minizinc --solver gpu-fzn model.mzn`")
+        raise FznError(
+            "no FlatZinc file given", fix="run `fzn-gpu model.fzn`, or `minizinc --solver gpu-fzn model.mzn`"
+        )
     if args.bucket not in BUCKET:
-        raise FznError(f"FZN_GPU_BUCKET={args.bucket!r} is not one of {', '.join(BUCKET)}", fix="unset it or give auto or off")
+        raise FznError(
+            f"FZN_GPU_BUCKET={args.bucket!r} is not one of {', '.join(BUCKET)}", fix="unset it or give auto or off"
+        )
     if args.local_search not in LOCAL_SEARCH:
-        raise FznError(f"FZN_GPU_LOCAL_SEARCH={args.local_search!r} is not one of {', '.join(LOCAL_SEARCH)}",
-                       fix="unset it or give auto or off")
+        raise FznError(
+            f"FZN_GPU_LOCAL_SEARCH={args.local_search!r} is not one of {', '.join(LOCAL_SEARCH)}",
+            fix="unset it or give auto or off",
+        )
     from .options import SolveOptions
-    opts = SolveOptions(all_solutions=args.all_solutions, num_solutions=args.num_solutions,
-                        free_search=args.free_search, parallel=args.parallel, seed=args.seed,
-                        statistics=args.statistics, time_limit_ms=args.time_limit,
-                        intermediate=args.intermediate, verbose=args.verbose, devices=args.devices,
-                        check=args.check, count_only=args.count_only,
-                        deterministic=args.deterministic or args.parallel == 1, lns=_lns_options(args),
-                        engine=args.engine, bucket=args.bucket, local_search=args.local_search,
-                        restart=_restart_option(args))
-    from .watchdog import Watchdog, unknown_yet
+
+    opts = SolveOptions(
+        all_solutions=args.all_solutions,
+        num_solutions=args.num_solutions,
+        free_search=args.free_search,
+        parallel=args.parallel,
+        seed=args.seed,
+        statistics=args.statistics,
+        time_limit_ms=args.time_limit,
+        intermediate=args.intermediate,
+        verbose=args.verbose,
+        devices=args.devices,
+        check=args.check,
+        count_only=args.count_only,
+        deterministic=args.deterministic or args.parallel == 1,
+        lns=_lns_options(args),
+        engine=args.engine,
+        bucket=args.bucket,
+        local_search=args.local_search,
+        restart=_restart_option(args),
+    )
     from . import opencl_start
-    opencl_start.begin(args.devices)     # the drivers start while numpy, pyopencl and the model load
+    from .watchdog import Watchdog, unknown_yet
+
+    opencl_start.begin(args.devices)  # the drivers start while numpy, pyopencl and the model load
     # started before parsing: a model of 40,000 items takes seconds to read, inside the limit
     with Watchdog(unknown_yet, opts.time_limit_ms) as watchdog:
-        from .lower import load
         from .engine import build_only, solve
+        from .lower import load
+
         model = load(args.file)
         return build_only(model, opts) if args.build_only else solve(model, opts, watchdog)
 
 
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
+
     def terminated(*_):
         raise Terminated()
 

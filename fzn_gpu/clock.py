@@ -14,11 +14,11 @@ def _process_start() -> float:
     try:
         with open("/proc/self/stat") as f:
             fields = f.read().rsplit(")", 1)[1].split()
-        started_ticks = int(fields[19])       # field 22 of stat(5), counted after `pid (comm)`
+        started_ticks = int(fields[19])  # field 22 of stat(5), counted after `pid (comm)`
         with open("/proc/uptime") as f:
             uptime = float(f.read().split()[0])
         age = uptime - started_ticks / os.sysconf("SC_CLK_TCK")
-        if 0.0 <= age < 60.0:                 # a sane reading; clocks that disagree fall back
+        if 0.0 <= age < 60.0:  # a sane reading; clocks that disagree fall back
             return now - age
     except (OSError, ValueError, IndexError):
         pass

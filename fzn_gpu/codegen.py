@@ -8,16 +8,31 @@ from . import kernel_abi
 from .registry import KINDS, WAKE_BND, WAKE_DOM, WAKE_FIX
 
 # MiniZinc's variable selections (the fuzzer draws from this list)
-VAR_SELECT = ["input_order", "first_fail", "anti_first_fail", "smallest", "largest", "occurrence",
-              "most_constrained", "max_regret", "dom_w_deg"]
+VAR_SELECT = [
+    "input_order",
+    "first_fail",
+    "anti_first_fail",
+    "smallest",
+    "largest",
+    "occurrence",
+    "most_constrained",
+    "max_regret",
+    "dom_w_deg",
+]
 # selections no annotation names, for the default search: the float variable farthest from its
 # precision, its width relative to its magnitude the largest (engine/pack.py says why)
 INTERNAL_VAR_SELECT = ["float_unsettled"]
-VAL_SELECT = ["indomain_min", "indomain_max", "indomain_median", "indomain_split",
-              "indomain_reverse_split", "indomain_random"]
+VAL_SELECT = [
+    "indomain_min",
+    "indomain_max",
+    "indomain_median",
+    "indomain_split",
+    "indomain_reverse_split",
+    "indomain_random",
+]
 # set_search's value selections: which undecided element, and included or excluded first
 SET_VAL_SELECT = ["indomain_min", "indomain_max", "outdomain_min", "outdomain_max"]
-SET_VAL_BASE = 16       # set selections' codes start here, apart from the int ones
+SET_VAL_BASE = 16  # set selections' codes start here, apart from the int ones
 # float value selections (kernel names): float_search's lower half first or upper half first,
 # each ending in a point where one fits; SETTLE: lower half first, the box accepted once within
 # the precision, no point tried (the Aux floats of the default search: engine/pack.py)
@@ -25,9 +40,13 @@ FLOAT_VAL_SELECT = ["LOW", "HIGH", "SETTLE"]
 FLOAT_VAL_BASE = 32
 FLOAT_VAL_SETTLE = FLOAT_VAL_BASE + FLOAT_VAL_SELECT.index("SETTLE")
 # MiniZinc names that mean the same as one above
-VAL_ALIASES = {"indomain": "indomain_min", "indomain_middle": "indomain_median",
-               "indomain_interval": "indomain_split", "outdomain_min": "indomain_max",
-               "outdomain_max": "indomain_min"}
+VAL_ALIASES = {
+    "indomain": "indomain_min",
+    "indomain_middle": "indomain_median",
+    "indomain_interval": "indomain_split",
+    "outdomain_min": "indomain_max",
+    "outdomain_max": "indomain_min",
+}
 VAR_ALIASES = {"dom_w_deg": "dom_w_deg", "impact": "first_fail"}
 
 
@@ -67,8 +86,10 @@ def header(kinds: frozenset[int] | None = None) -> str:
     lines += [f"#define USE_{k.key}(code)" + (" code" if kinds is None or k.id in kinds else "") for k in KINDS]
     lines += [f"#define VS_{name.upper()} {i}" for i, name in enumerate(VAR_SELECT + INTERNAL_VAR_SELECT)]
     lines += [f"#define VAL_{_short(name)} {i}" for i, name in enumerate(VAL_SELECT)]
-    lines += [f"#define VAL_SET_{name.replace('domain', '').upper()} {SET_VAL_BASE + i}"
-              for i, name in enumerate(SET_VAL_SELECT)]
+    lines += [
+        f"#define VAL_SET_{name.replace('domain', '').upper()} {SET_VAL_BASE + i}"
+        for i, name in enumerate(SET_VAL_SELECT)
+    ]
     lines.append(f"#define VAL_SET_BASE {SET_VAL_BASE}")
     lines += [f"#define VAL_FLOAT_{name} {FLOAT_VAL_BASE + i}" for i, name in enumerate(FLOAT_VAL_SELECT)]
     lines.append(f"#define VAL_FLOAT_BASE {FLOAT_VAL_BASE}")

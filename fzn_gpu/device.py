@@ -21,15 +21,41 @@ from .resources import kernels_dir
 # The program of each execution model (see kernels/domain.cl): one work-item, or one
 # work-group, per sub-search space. Float variables (floats.cl, built with -DFZN_FLOATS) run in
 # the work-item model only.
-KERNEL_FILES = {"item": ("profile.cl", "domain.cl", "mutate_item.cl", "mutate_common.cl", "propagators.cl", "propagators_set.cl",
-                         "globals.cl", "floats.cl", "dispatch.cl", "branching.cl", "search.cl"),
-                "group": ("profile.cl", "domain.cl", "mutate_group.cl", "mutate_common.cl", "propagators.cl", "propagators_set.cl",
-                          "globals.cl", "dispatch.cl", "propagators_group.cl", "branching.cl", "search_group.cl")}
+KERNEL_FILES = {
+    "item": (
+        "profile.cl",
+        "domain.cl",
+        "mutate_item.cl",
+        "mutate_common.cl",
+        "propagators.cl",
+        "propagators_set.cl",
+        "globals.cl",
+        "floats.cl",
+        "dispatch.cl",
+        "branching.cl",
+        "search.cl",
+    ),
+    "group": (
+        "profile.cl",
+        "domain.cl",
+        "mutate_group.cl",
+        "mutate_common.cl",
+        "propagators.cl",
+        "propagators_set.cl",
+        "globals.cl",
+        "dispatch.cl",
+        "propagators_group.cl",
+        "branching.cl",
+        "search_group.cl",
+    ),
+}
 
-NO_DEVICE_FIX = ("install an OpenCL driver: `pip install pocl-binary-distribution` (a CPU device, "
-                 "or `pip install 'fzn-gpu[cpu]'`), or Debian's `apt-get install pocl-opencl-icd`; on NVIDIA "
-                 "machines whose driver has no ICD file: mkdir -p /etc/OpenCL/vendors && "
-                 "echo /usr/lib/libnvidia-opencl.so > /etc/OpenCL/vendors/nvidia.icd")
+NO_DEVICE_FIX = (
+    "install an OpenCL driver: `pip install pocl-binary-distribution` (a CPU device, "
+    "or `pip install 'fzn-gpu[cpu]'`), or Debian's `apt-get install pocl-opencl-icd`; on NVIDIA "
+    "machines whose driver has no ICD file: mkdir -p /etc/OpenCL/vendors && "
+    "echo /usr/lib/libnvidia-opencl.so > /etc/OpenCL/vendors/nvidia.icd"
+)
 
 
 @dataclass(frozen=True)
@@ -42,13 +68,15 @@ class Device:
     compute_units: int
     global_mem: int
     max_alloc: int
-    local_mem: int = 32768          # bytes of local memory a work-group may use
-    clock_mhz: int = 0              # rated clock (profile figures; 0: unknown)
+    local_mem: int = 32768  # bytes of local memory a work-group may use
+    clock_mhz: int = 0  # rated clock (profile figures; 0: unknown)
 
     def describe(self) -> str:
         kind = "GPU" if self.is_gpu else "CPU"
-        return (f"{self.index}: {kind} {self.name} ({self.platform}), {self.compute_units} compute units, "
-                f"{self.global_mem / 2**30:.1f} GiB")
+        return (
+            f"{self.index}: {kind} {self.name} ({self.platform}), {self.compute_units} compute units, "
+            f"{self.global_mem / 2**30:.1f} GiB"
+        )
 
 
 def cpu_brand(name: str) -> str:
@@ -62,6 +90,7 @@ def _cpu_parts(d, is_gpu: bool) -> list:
     sub-devices of equal compute units: several logical devices on one CPU, for testing and
     measuring multi-device search where only a CPU exists."""
     import pyopencl as cl
+
     text = os.environ.get("FZN_GPU_CPU_SUBDEVICES", "")
     if is_gpu or not text:
         return [d]
@@ -73,8 +102,9 @@ def _cpu_parts(d, is_gpu: bool) -> list:
     try:
         parts = d.create_sub_devices([cl.device_partition_property.EQUALLY, d.max_compute_units // n])
     except cl.Error as err:
-        raise FznError(f"{d.name.strip()} cannot be split into {n} sub-devices: {err}",
-                       fix="unset FZN_GPU_CPU_SUBDEVICES") from None
+        raise FznError(
+            f"{d.name.strip()} cannot be split into {n} sub-devices: {err}", fix="unset FZN_GPU_CPU_SUBDEVICES"
+        ) from None
     return list(parts[:n])
 
 
@@ -83,6 +113,7 @@ def all_devices() -> tuple[Device, ...]:
     import pyopencl as cl
 
     from . import opencl_start
+
     opencl_start.wait()
     try:
         platforms = cl.get_platforms()
@@ -99,14 +130,25 @@ def all_devices() -> tuple[Device, ...]:
             is_gpu = bool(d.type & cl.device_type.GPU)
             if not is_gpu:
                 key = cpu_brand(d.name)
-                if key in seen_cpus:   # the same CPU behind a second platform
+                if key in seen_cpus:  # the same CPU behind a second platform
                     continue
                 seen_cpus.add(key)
             for part, cl_dev in enumerate(_cpu_parts(d, is_gpu)):
                 name = d.name.strip() + (f" [part {part + 1}]" if cl_dev is not d else "")
-                found.append(Device(len(found), cl_dev, name, p.name.strip(), is_gpu,
-                                    cl_dev.max_compute_units, d.global_mem_size, d.max_mem_alloc_size,
-                                    d.local_mem_size, int(d.max_clock_frequency or 0)))
+                found.append(
+                    Device(
+                        len(found),
+                        cl_dev,
+                        name,
+                        p.name.strip(),
+                        is_gpu,
+                        cl_dev.max_compute_units,
+                        d.global_mem_size,
+                        d.max_mem_alloc_size,
+                        d.local_mem_size,
+                        int(d.max_clock_frequency or 0),
+                    )
+                )
     # GPUs first: they are the reason to run fzn-gpu
     found.sort(key=lambda dv: (not dv.is_gpu, dv.index))
     return tuple(replace(d, index=i) for i, d in enumerate(found))
@@ -127,16 +169,19 @@ def select_devices(spec: str = "all", limit: int | None = None) -> list[Device]:
         try:
             wanted = [int(s) for s in spec.split(",") if s.strip()]
         except ValueError:
-            raise FznError(f"--devices {spec!r} is not all, gpu, cpu or a list of indices",
-                           fix="see `fzn-gpu --list-devices`") from None
+            raise FznError(
+                f"--devices {spec!r} is not all, gpu, cpu or a list of indices", fix="see `fzn-gpu --list-devices`"
+            ) from None
         bad = [i for i in wanted if not 0 <= i < len(devices)]
         if bad:
             raise FznError(f"no OpenCL device with index {bad[0]}", fix="see `fzn-gpu --list-devices`")
         chosen = [devices[i] for i in wanted]
     if not chosen:
-        raise FznError(f"no OpenCL device of the kind {spec!r}", fix="see `fzn-gpu --list-devices`, or " + NO_DEVICE_FIX)
+        raise FznError(
+            f"no OpenCL device of the kind {spec!r}", fix="see `fzn-gpu --list-devices`, or " + NO_DEVICE_FIX
+        )
     if limit:
-        chosen = chosen[:max(1, limit)]
+        chosen = chosen[: max(1, limit)]
     return _leave_cores_for_gpus(chosen)
 
 
@@ -148,6 +193,7 @@ def _leave_cores_for_gpus(chosen: list[Device]) -> list[Device]:
     if not gpus:
         return chosen
     import pyopencl as cl
+
     out = []
     for d in chosen:
         keep = d.compute_units - gpus
@@ -157,7 +203,7 @@ def _leave_cores_for_gpus(chosen: list[Device]) -> list[Device]:
         try:
             part = d.cl_device.create_sub_devices([cl.device_partition_property.EQUALLY, keep])[0]
         except cl.Error:
-            out.append(d)             # cannot be split: use it whole
+            out.append(d)  # cannot be split: use it whole
             continue
         out.append(replace(d, cl_device=part, name=f"{d.name} ({keep} of {d.compute_units} cores)", compute_units=keep))
     return out
@@ -180,9 +226,9 @@ def kernel_source(kinds: frozenset[int] | None = None, model: str = "item") -> s
 
 
 _PROGRAMS: dict[tuple, tuple] = {}
-_BUILDS: dict[tuple, threading.Lock] = {}    # one build per key at a time: engines build runners in threads
+_BUILDS: dict[tuple, threading.Lock] = {}  # one build per key at a time: engines build runners in threads
 _BUILDS_LOCK = threading.Lock()
-BUILD_LOGS: dict[int, str] = {}        # the compiler's log of a device's last build (by id of its cl_device)
+BUILD_LOGS: dict[int, str] = {}  # the compiler's log of a device's last build (by id of its cl_device)
 
 
 _POCL_LAUNCH = threading.Lock()
@@ -218,15 +264,24 @@ def has_warp_min(device: Device) -> bool:
     if not is_nvidia(device):
         return False
     import pyopencl as cl
+
     try:
         return int(device.cl_device.compute_capability_major_nv) >= 8
-    except (AttributeError, cl.Error):      # a driver without cl_nv_device_attribute_query
+    except (AttributeError, cl.Error):  # a driver without cl_nv_device_attribute_query
         return False
 
 
-def build_options(device: Device, outline: bool = False, model: str = "item", store_global: bool = False,
-                  floats: bool = False, profile: bool = False, max_registers: int = 0,
-                  propagation_floor: int = 4096, slice_clock: bool = False) -> list[str]:
+def build_options(
+    device: Device,
+    outline: bool = False,
+    model: str = "item",
+    store_global: bool = False,
+    floats: bool = False,
+    profile: bool = False,
+    max_registers: int = 0,
+    propagation_floor: int = 4096,
+    slice_clock: bool = False,
+) -> list[str]:
     """The compiler's options for a program (see `build`)."""
     cap = max_registers if max_registers > 0 and is_nvidia(device) else 0
     clock = ("ptx" if is_nvidia(device) else "fake") if slice_clock and model == "group" else ""
@@ -256,7 +311,9 @@ def build_key(device: Device, kinds: frozenset[int] | None, model: str, options:
     return build_record.build_key(device_id(device), kernel_source(kinds, model), options)
 
 
-def kinds_to_build(device: Device, kinds: frozenset[int] | None, model: str, options: list[str]) -> frozenset[int] | None:
+def kinds_to_build(
+    device: Device, kinds: frozenset[int] | None, model: str, options: list[str]
+) -> frozenset[int] | None:
     """The kinds of the program to use for a model of `kinds` (None: the generic program, every
     kind): on a GPU, the specialised program where this machine built it before, else the
     generic one where that was built before (and not lost since), else the specialised one (a
@@ -270,8 +327,14 @@ def kinds_to_build(device: Device, kinds: frozenset[int] | None, model: str, opt
     return kinds
 
 
-def choose_program(device: Device, kinds: frozenset[int] | None, model: str, options: list[str],
-                   inlined: list[str] | None = None, build_now: bool = False) -> tuple[frozenset[int] | None, list[str]]:
+def choose_program(
+    device: Device,
+    kinds: frozenset[int] | None,
+    model: str,
+    options: list[str],
+    inlined: list[str] | None = None,
+    build_now: bool = False,
+) -> tuple[frozenset[int] | None, list[str]]:
     """(kinds, options) of the program a run on `device` uses. `inlined`: the options of the
     same program with its propagators inlined, for a GPU model whose specialised program may be
     inlined (the fastest kernel, but an NVIDIA build of about 45 s instead of 10:
@@ -287,8 +350,13 @@ def choose_program(device: Device, kinds: frozenset[int] | None, model: str, opt
     return kinds_to_build(device, kinds, model, options), options
 
 
-def build(device: Device, kinds: frozenset[int] | None = None, options: list[str] | None = None,
-          model: str = "item", floats: bool = False):
+def build(
+    device: Device,
+    kinds: frozenset[int] | None = None,
+    options: list[str] | None = None,
+    model: str = "item",
+    floats: bool = False,
+):
     """(context, program) for `device`, built once per process with `options` (`build_options`;
     cached on disk by pyopencl or the driver across processes, each build noted in
     build_record); with `kinds`, a program holding only those propagators; `model`: "item" or
@@ -307,10 +375,14 @@ def build(device: Device, kinds: frozenset[int] | None = None, options: list[str
 def _build_program(device: Device, key: tuple, kinds, model, floats, options) -> tuple:
     """Builds the program `build` caches under `key`: (context, program)."""
     import pyopencl as cl
+
     if floats and not supports_floats(device):
-        raise FznError(f"{device.name} has no double precision (or no 64-bit atomics): float variables "
-                       f"need both", fix="choose another device with --devices (see --list-devices)")
+        raise FznError(
+            f"{device.name} has no double precision (or no 64-bit atomics): float variables need both",
+            fix="choose another device with --devices (see --list-devices)",
+        )
     from . import opencl_start
+
     ctx = opencl_start.take_context(device.cl_device) or cl.Context([device.cl_device])
     source = kernel_source(kinds, model)
     t0 = time.monotonic()
@@ -319,8 +391,10 @@ def _build_program(device: Device, key: tuple, kinds, model, floats, options) ->
         try:
             prog = cl.Program(ctx, source).build(options=options)
         except cl.RuntimeError as err:
-            raise FznError(f"the search kernels did not build on {device.name}: {str(err)[-2000:]}",
-                           fix="report this with the device name; meanwhile choose another device with --devices") from None
+            raise FznError(
+                f"the search kernels did not build on {device.name}: {str(err)[-2000:]}",
+                fix="report this with the device name; meanwhile choose another device with --devices",
+            ) from None
     build_record.record(build_record.build_key(device_id(device), source, options), time.monotonic() - t0)
     BUILD_LOGS[key[0]] = prog.get_build_info(device.cl_device, cl.program_build_info.LOG) or ""
     return ctx, prog

@@ -7,8 +7,16 @@ from __future__ import annotations
 class FznError(Exception):
     """A problem with the user's input or machine that the user can act on."""
 
-    def __init__(self, message: str, *, file: str | None = None, line: int | None = None,
-                 column: int | None = None, fix: str | None = None, exit_code: int = 1):
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+        fix: str | None = None,
+        exit_code: int = 1,
+    ):
         super().__init__(message)
         self.message = message
         self.file = file
@@ -17,7 +25,7 @@ class FznError(Exception):
         self.fix = fix
         self.exit_code = exit_code
 
-    def located(self, file: str | None = None, line: int | None = None) -> "FznError":
+    def located(self, file: str | None = None, line: int | None = None) -> FznError:
         """Fill in a location that the raiser did not know."""
         self.file = self.file or file
         self.line = self.line or line

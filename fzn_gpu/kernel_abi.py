@@ -12,83 +12,96 @@ from enum import IntEnum
 
 class Status(IntEnum):
     """Where a search stands (ST_STATUS)."""
-    NEED_SUB = 0        # takes the next sub-search space
+
+    NEED_SUB = 0  # takes the next sub-search space
     PROPAGATE = 1
     BRANCH = 2
     BACKTRACK = 3
-    DONE = 4            # nothing left to take
-    SOLUTION = 5        # writes its solution, then backtracks
+    DONE = 4  # nothing left to take
+    SOLUTION = 5  # writes its solution, then backtracks
 
 
 class St(IntEnum):
     """One search's scalars, kept between slices."""
+
     STATUS = 0
     DEPTH = 1
-    TTOP = 2            # the item kernel's trail top
-    SUB = 3             # the phase's index of the sub-search space being searched
-    PLEN = 4            # decisions on the search's path
+    TTOP = 2  # the item kernel's trail top
+    SUB = 3  # the phase's index of the sub-search space being searched
+    PLEN = 4  # decisions on the search's path
     RNG = 5
-    QHEAD = 6           # the item kernel's queue head
-    SUBNODES = 7        # nodes spent on the current sub-search space (an LNS node limit)
-    FLAGS = 8           # ST_FRESH | ST_PENDING: what a node in S_PROPAGATE carries into the next slice
-    QLEN = 9            # the item kernel's queue length (an interrupted propagation's queue)
-    ROOTLEN = 10        # a work-group's sub-search space: its path's length (compact_right_branch)
-    DIV = 11            # how this search departs from the search plan (Div bits), set by the host
-    TIE = 12            # the key that breaks its variable selection's ties (with Div.TIES), set by the host
+    QHEAD = 6  # the item kernel's queue head
+    SUBNODES = 7  # nodes spent on the current sub-search space (an LNS node limit)
+    FLAGS = 8  # ST_FRESH | ST_PENDING: what a node in S_PROPAGATE carries into the next slice
+    QLEN = 9  # the item kernel's queue length (an interrupted propagation's queue)
+    ROOTLEN = 10  # a work-group's sub-search space: its path's length (compact_right_branch)
+    DIV = 11  # how this search departs from the search plan (Div bits), set by the host
+    TIE = 12  # the key that breaks its variable selection's ties (with Div.TIES), set by the host
 
 
 class Div(IntEnum):
     """Diversification of one search (St.DIV), for restarts (engine/restart.py): each search of
     a round explores the same root differently, and a search without bits follows the plan."""
-    VALUES = 1          # values at random (indomain_random) where the plan labels ints by value
-    TIES = 2            # variable selection's ties go by a random key per variable (St.TIE)
-    WDEG = 4            # int groups of the plan select by dom_w_deg, whatever the plan says
+
+    VALUES = 1  # values at random (indomain_random) where the plan labels ints by value
+    TIES = 2  # variable selection's ties go by a random key per variable (St.TIE)
+    WDEG = 4  # int groups of the plan select by dom_w_deg, whatever the plan says
 
 
-ST_FRESH = 1            # the node is a sub-search space's root (its fixpoint is the root's)
-ST_PENDING = 2          # its propagation was interrupted by the slice's budget: resumed, not a new node
+ST_FRESH = 1  # the node is a sub-search space's root (its fixpoint is the root's)
+ST_PENDING = 2  # its propagation was interrupted by the slice's budget: resumed, not a new node
 
 
 class Cnt(IntEnum):
     """One search's counters (64-bit), summed by the host after a phase."""
+
     NODES = 0
     FAILS = 1
     PROPS = 2
     SOLS = 3
     SUBS = 4
-    RECOMPUTED = 5      # levels a work-group rebuilt from its path (its stack held fewer)
-    PASSES = 6          # propagation passes (a work-group's) or queue runs (a work-item's)
+    RECOMPUTED = 5  # levels a work-group rebuilt from its path (its stack held fewer)
+    PASSES = 6  # propagation passes (a work-group's) or queue runs (a work-item's)
     # where a search's time went, in device clock cycles (built with FZN_GPU_PROFILE=1 on a
     # device with a cycle counter; else 0): docs/ARCHITECTURE.md "Profiling a node"
-    T_PROPAGATE = 7     # running the woken propagators
-    T_SETTLE = 8        # a group's settle() between passes (with its barriers)
-    T_COPY = 9          # saving and restoring nodes (stack copies, the trail's undo, recomputation)
-    T_CHOOSE = 10       # choosing the next decision
-    T_TOTAL = 11        # the whole slice
-    CUT = 12            # sub-search spaces left unfinished at their node limit (LNS, restarts)
+    T_PROPAGATE = 7  # running the woken propagators
+    T_SETTLE = 8  # a group's settle() between passes (with its barriers)
+    T_COPY = 9  # saving and restoring nodes (stack copies, the trail's undo, recomputation)
+    T_CHOOSE = 10  # choosing the next decision
+    T_TOTAL = 11  # the whole slice
+    CUT = 12  # sub-search spaces left unfinished at their node limit (LNS, restarts)
     # a work-group's bookkeeping, timed apart (the work-item kernel leaves them 0)
-    T_FIXPOINT = 13     # a node's fixpoint outside its passes and their settles: the first settle
-                        # (what the decision woke), the last round's checks, marks cleared on a wipe-out
-    T_BRANCH = 14       # after the choice, the decision's bookkeeping (level, path, the decision
-                        # applied), the push apart
-    T_BACKTRACK = 15    # a level read back and its right branch applied, the pop apart
-    T_CLOCK = 16        # the slice's clock read between steps
+    T_FIXPOINT = 13  # a node's fixpoint outside its passes and their settles: the first settle
+    # (what the decision woke), the last round's checks, marks cleared on a wipe-out
+    T_BRANCH = 14  # after the choice, the decision's bookkeeping (level, path, the decision
+    # applied), the push apart
+    T_BACKTRACK = 15  # a level read back and its right branch applied, the pop apart
+    T_CLOCK = 16  # the slice's clock read between steps
 
 
-PROFILE_PARTS = (Cnt.T_PROPAGATE, Cnt.T_SETTLE, Cnt.T_COPY, Cnt.T_CHOOSE, Cnt.T_FIXPOINT, Cnt.T_BRANCH,
-                 Cnt.T_BACKTRACK, Cnt.T_CLOCK)
+PROFILE_PARTS = (
+    Cnt.T_PROPAGATE,
+    Cnt.T_SETTLE,
+    Cnt.T_COPY,
+    Cnt.T_CHOOSE,
+    Cnt.T_FIXPOINT,
+    Cnt.T_BRANCH,
+    Cnt.T_BACKTRACK,
+    Cnt.T_CLOCK,
+)
 
 
 class Ctrl(IntEnum):
     """Control words shared by every search of a launch."""
-    NEXT = 0            # next sub-search space to take
-    SOLS = 1            # solution slots used
-    EMIT = 2            # emitted paths
-    BEST = 3            # best objective so far, as sense * objective (minimisation)
-    OVERFLOW = 4        # an emitted path did not fit
-    ERR = 5             # a search ran out of trail, depth or path capacity (ERR_* bits)
-    ROOT_FAILED = 6     # root propagation failed (the first expansion pass)
-    DONATED = 7         # paths donated this slice (records in emit)
+
+    NEXT = 0  # next sub-search space to take
+    SOLS = 1  # solution slots used
+    EMIT = 2  # emitted paths
+    BEST = 3  # best objective so far, as sense * objective (minimisation)
+    OVERFLOW = 4  # an emitted path did not fit
+    ERR = 5  # a search ran out of trail, depth or path capacity (ERR_* bits)
+    ROOT_FAILED = 6  # root propagation failed (the first expansion pass)
+    DONATED = 7  # paths donated this slice (records in emit)
 
 
 class Op(IntEnum):
@@ -97,6 +110,7 @@ class Op(IntEnum):
     (its device variable P, the possible elements) takes SET_IN (v required) and SET_OUT (v
     excluded), each the other's negation; a float variable FLE/FGT (a split) and FPOINT/FACCEPT
     (a point within its precision, or the box as it is: engine/floats.py)."""
+
     EQ = 0
     NE = 1
     LE = 2
@@ -105,18 +119,18 @@ class Op(IntEnum):
     LT = 5
     SET_IN = 6
     SET_OUT = 7
-    FLE = 10            # a float variable <= value (value, value_hi: the double's bits)
-    FGT = 11            # its negation: > value
-    FPOINT = 12         # a float variable narrowed to a point within its precision: = value
-    FACCEPT = 13        # its negation: the box is accepted as it is (the int slot's flag set)
+    FLE = 10  # a float variable <= value (value, value_hi: the double's bits)
+    FGT = 11  # its negation: > value
+    FPOINT = 12  # a float variable narrowed to a point within its precision: = value
+    FACCEPT = 13  # its negation: the box is accepted as it is (the int slot's flag set)
 
 
-OP_DONATED = 256        # flag on a level whose right branch was given away: above every Op
-OP_SOLVED = 512         # flag on an FPOINT level with a solution below: its box is not searched again
+OP_DONATED = 256  # flag on a level whose right branch was given away: above every Op
+OP_SOLVED = 512  # flag on an FPOINT level with a solution below: its box is not searched again
 assert max(Op) < OP_DONATED and OP_DONATED & (OP_DONATED - 1) == 0 and OP_SOLVED == 2 * OP_DONATED
 
-DEC = 4                 # ints of a decision in a path: variable, op, value, and the high word of a
-                        # 64-bit value (a float's bits; 0 for ints)
+DEC = 4  # ints of a decision in a path: variable, op, value, and the high word of a
+# 64-bit value (a float's bits; 0 for ints)
 
 # A work-group's active list entry: constraint c, or part p of a constraint shared out over
 # several work-items (registry.SHARED_BY_VARIABLE), as c | p << PART_SHIFT. Below PARTS_MAX
@@ -149,20 +163,28 @@ REGULAR_WORDS = 4
 
 class Lv(IntEnum):
     """A level record: a left decision of the current branch."""
-    TRAIL = 0           # the item kernel's trail mark before the decision
+
+    TRAIL = 0  # the item kernel's trail mark before the decision
     VAR = 1
     VAL = 2
-    OP = 3              # the decision (with OP_DONATED once its right branch is given away)
-    PLEN = 4            # path length before the decision
-    NEG = 5             # its exact right branch, decided on the domains it was taken from
-    VAL_HI = 6          # the value's high word (a float's bits)
+    OP = 3  # the decision (with OP_DONATED once its right branch is given away)
+    PLEN = 4  # path length before the decision
+    NEG = 5  # its exact right branch, decided on the domains it was taken from
+    VAL_HI = 6  # the value's high word (a float's bits)
 
 
 def defines() -> list[str]:
     """The `#define` lines of the generated kernel header."""
     lines = []
-    for enum, prefix, size in ((Status, "S_", None), (St, "ST_", "NST"), (Cnt, "CNT_", "NCNT"),
-                               (Ctrl, "C_", "NCTRL"), (Op, "OP_", None), (Lv, "LV_", "NLV"), (Div, "DIV_", None)):
+    for enum, prefix, size in (
+        (Status, "S_", None),
+        (St, "ST_", "NST"),
+        (Cnt, "CNT_", "NCNT"),
+        (Ctrl, "C_", "NCTRL"),
+        (Op, "OP_", None),
+        (Lv, "LV_", "NLV"),
+        (Div, "DIV_", None),
+    ):
         lines += [f"#define {prefix}{m.name} {m.value}" for m in enum]
         if size:
             lines.append(f"#define {size} {len(enum)}")

@@ -27,6 +27,7 @@ class Soft(IntEnum):
              (else -1 and the bounds): the distance to the range
     XOR      [n, x_1..x_n]                        1 unless an odd number of x are 1
     """
+
     LIN = 0
     ALLDIFF = 1
     CLAUSE = 2
@@ -41,6 +42,7 @@ class Soft(IntEnum):
 
 class Rel(IntEnum):
     """A linear relation's comparison."""
+
     EQ = 0
     LE = 1
     NE = 2
@@ -62,6 +64,7 @@ class Inv(IntEnum):
     A function undefined at its inputs (division by zero, an index out of range, a linear
     quotient that is not whole) leaves its variable at LS_UNDEFINED, which no domain holds, so
     the variable's DOMAIN constraint carries the error."""
+
     LIN = 0
     ARITH = 1
     ELEM = 2
@@ -76,6 +79,7 @@ class Inv(IntEnum):
 
 class Arith(IntEnum):
     """ARITH's operations (int_plus and the copies are linear: Inv.LIN)."""
+
     TIMES = 0
     DIV = 1
     MOD = 2
@@ -92,6 +96,7 @@ class Group(IntEnum):
     values (a permutation: moves swap two variables' values); SORTED_STRICT and SORTED, a chain
     x_1 < x_2 < .. (or <=) over one interval: a move replaces one value of the sorted sequence
     and the sequence is sorted again."""
+
     FREE = 0
     PERM = 1
     SORTED_STRICT = 2
@@ -100,109 +105,123 @@ class Group(IntEnum):
 
 class H(IntEnum):
     """The model buffer's header: sizes, then offsets (in ints) of its arrays."""
-    NV = 0              # variables of the model
-    NDEC = 1            # decision variables (the walk moves them)
-    NG = 2              # groups
-    NINV = 3            # invariants
-    NSOFT = 4           # soft constraints
-    HIST = 5            # all_different histogram entries a walk keeps
-    KMAX = 6            # changes a move may make (more: the move is not taken)
-    TMAX = 7            # soft constraints a move may touch
-    DMAX = 8            # invariants a move may wake
-    CAND_MAX = 9        # candidate values of a FREE variable's move (a sample beyond)
-    CAND_ALL = 10       # the most candidate moves any decision variable has
-    LO = 11             # [nv] declared bounds (int32; LS_UNDEFINED outside every one)
+
+    NV = 0  # variables of the model
+    NDEC = 1  # decision variables (the walk moves them)
+    NG = 2  # groups
+    NINV = 3  # invariants
+    NSOFT = 4  # soft constraints
+    HIST = 5  # all_different histogram entries a walk keeps
+    KMAX = 6  # changes a move may make (more: the move is not taken)
+    TMAX = 7  # soft constraints a move may touch
+    DMAX = 8  # invariants a move may wake
+    CAND_MAX = 9  # candidate values of a FREE variable's move (a sample beyond)
+    CAND_ALL = 10  # the most candidate moves any decision variable has
+    LO = 11  # [nv] declared bounds (int32; LS_UNDEFINED outside every one)
     HI = 12
-    DR_OFF = 13         # [nv + 1] each variable's domain ranges in DR
+    DR_OFF = 13  # [nv + 1] each variable's domain ranges in DR
     DR = 14
-    DSIZE = 15          # [nv] values in each domain (capped at 2^30)
-    DEC_VAR = 16        # [ndec] the model variable of each decision variable
-    DEC_GROUP = 17      # [ndec] its group, or -1 (FREE)
-    DEC_POS = 18        # [ndec] its position in its group
-    DEC_OF = 19         # [nv] the decision index of a model variable, or -1
-    G_TYPE = 20         # [ng] Group
-    G_OFF = 21          # [ng + 1] members (decision indices, chain order) in G_MEM
+    DSIZE = 15  # [nv] values in each domain (capped at 2^30)
+    DEC_VAR = 16  # [ndec] the model variable of each decision variable
+    DEC_GROUP = 17  # [ndec] its group, or -1 (FREE)
+    DEC_POS = 18  # [ndec] its position in its group
+    DEC_OF = 19  # [nv] the decision index of a model variable, or -1
+    G_TYPE = 20  # [ng] Group
+    G_OFF = 21  # [ng + 1] members (decision indices, chain order) in G_MEM
     G_MEM = 22
-    G_LO = 23           # [ng] a sorted group's interval
+    G_LO = 23  # [ng] a sorted group's interval
     G_HI = 24
-    INV_TYPE = 25       # [ninv] Inv, topological order
-    INV_OUT = 26        # [ninv] the variable it defines
-    INV_ROW = 27        # [ninv] its row in DATA
-    SOFT_TYPE = 28      # [nsoft] Soft
-    SOFT_ROW = 29       # [nsoft] its row in DATA
-    MEMB_OFF = 30       # [nv + 1] the soft constraints that read each variable (MEMB_C), with
-    MEMB_C = 31         # the variable's coefficient in a LIN one (MEMB_COEF, else 0)
+    INV_TYPE = 25  # [ninv] Inv, topological order
+    INV_OUT = 26  # [ninv] the variable it defines
+    INV_ROW = 27  # [ninv] its row in DATA
+    SOFT_TYPE = 28  # [nsoft] Soft
+    SOFT_ROW = 29  # [nsoft] its row in DATA
+    MEMB_OFF = 30  # [nv + 1] the soft constraints that read each variable (MEMB_C), with
+    MEMB_C = 31  # the variable's coefficient in a LIN one (MEMB_COEF, else 0)
     MEMB_COEF = 32
-    DEP_OFF = 33        # [ndec + 1] the invariants a decision variable wakes, transitively,
-    DEP = 34            # in topological order
-    INF_OFF = 35        # [ndec + 1] the soft constraints whose error it carries (its projected
-    INF = 36            # error: its own and its invariants' variables')
-    SOFT_WEIGHT = 37    # [nsoft] what each soft constraint's error is multiplied by
+    DEP_OFF = 33  # [ndec + 1] the invariants a decision variable wakes, transitively,
+    DEP = 34  # in topological order
+    INF_OFF = 35  # [ndec + 1] the soft constraints whose error it carries (its projected
+    INF = 36  # error: its own and its invariants' variables')
+    SOFT_WEIGHT = 37  # [nsoft] what each soft constraint's error is multiplied by
     DATA = 38
-    SIZE = 39           # ints of the header
+    SIZE = 39  # ints of the header
 
 
 class W(IntEnum):
     """A walk's scalars (ints), kept between launches."""
-    ITER = 0            # iterations of this restart
-    RNG = 1             # its random state
-    LAST_BEST = 2       # the iteration that last lowered the restart's best error
+
+    ITER = 0  # iterations of this restart
+    RNG = 1  # its random state
+    LAST_BEST = 2  # the iteration that last lowered the restart's best error
     RESTARTS = 3
     RESETS = 4
-    MOVES = 5           # moves made (all restarts), low word
-    SKIPPED = 6         # candidate moves beyond KMAX/TMAX/DMAX, not taken
-    STATUS = 7          # 0 fresh (to initialise), 1 walking, 2 solved
-    ITERS_LO = 8        # iterations in all, low and high words
+    MOVES = 5  # moves made (all restarts), low word
+    SKIPPED = 6  # candidate moves beyond KMAX/TMAX/DMAX, not taken
+    STATUS = 7  # 0 fresh (to initialise), 1 walking, 2 solved
+    ITERS_LO = 8  # iterations in all, low and high words
     ITERS_HI = 9
     SIZE = 10
 
 
 class L(IntEnum):
     """A walk's 64-bit scalars."""
-    TOTAL = 0           # the sum of the soft constraints' errors
-    BEST = 1            # the least total of this restart
+
+    TOTAL = 0  # the sum of the soft constraints' errors
+    BEST = 1  # the least total of this restart
     SIZE = 2
 
 
 class C(IntEnum):
     """Control words shared by every walk of a launch."""
-    FOUND = 0           # set once some walk has reached error 0 (it stops there: LSW_STATUS 2)
-    STOP = 1            # set by the host: every walk returns at its next iteration
+
+    FOUND = 0  # set once some walk has reached error 0 (it stops there: LSW_STATUS 2)
+    STOP = 1  # set by the host: every walk returns at its next iteration
     SIZE = 2
 
 
-UNDEFINED = -2 ** 31        # an invariant's value where its function is undefined
-ERROR_CAP = 1 << 16         # a DOMAIN or FUNC error's distance part, at most
+UNDEFINED = -(2**31)  # an invariant's value where its function is undefined
+ERROR_CAP = 1 << 16  # a DOMAIN or FUNC error's distance part, at most
 
 
 class Param(IntEnum):
     """The walk's tuning, one int each (the kernel's `params` argument), after Adaptive Search's
     own: a variable is frozen for a number of moves (not iterations), so that at a local minimum,
     where nothing moves, frozen variables add up until a reset. Probabilities in parts of 1000."""
-    FREEZE_LOCAL_MIN = 0    # moves a variable stays frozen after a local minimum at it
-    FREEZE_SWAP = 1         # moves both variables of a move stay frozen after it
-    RESET_LIMIT = 2         # frozen variables that trigger a reset
-    RESET_PERCENT = 3       # share of the decision variables a reset gives fresh values (percent)
-    LOCAL_MIN = 4           # probability of treating a plateau (best move changes nothing) as a
-                            # local minimum rather than following it
-    RESTART_ITERS = 5       # iterations without a new best before the walk restarts
-    EXHAUSTIVE = 6          # neighbourhoods of at most this many moves may be searched whole:
-                            # every move of every variable, where the highest error is shared by at
-                            # least half of the variables not frozen (it then says nothing of which
-                            # to move, as on number partitioning, whose paper searches every swap); 0: never
-    SAMPLE = 7              # a whole neighbourhood's moves evaluated in one iteration, at most
-                            # (every k-th from a random start beyond)
+
+    FREEZE_LOCAL_MIN = 0  # moves a variable stays frozen after a local minimum at it
+    FREEZE_SWAP = 1  # moves both variables of a move stay frozen after it
+    RESET_LIMIT = 2  # frozen variables that trigger a reset
+    RESET_PERCENT = 3  # share of the decision variables a reset gives fresh values (percent)
+    LOCAL_MIN = 4  # probability of treating a plateau (best move changes nothing) as a
+    # local minimum rather than following it
+    RESTART_ITERS = 5  # iterations without a new best before the walk restarts
+    EXHAUSTIVE = 6  # neighbourhoods of at most this many moves may be searched whole:
+    # every move of every variable, where the highest error is shared by at
+    # least half of the variables not frozen (it then says nothing of which
+    # to move, as on number partitioning, whose paper searches every swap); 0: never
+    SAMPLE = 7  # a whole neighbourhood's moves evaluated in one iteration, at most
+    # (every k-th from a random start beyond)
     RESET_PERCENT_WHOLE = 8  # after a whole neighbourhood without an improving move, this share of
-                            # the variables gets fresh values at once (RESET_LIMIT does not apply)
+    # the variables gets fresh values at once (RESET_LIMIT does not apply)
     SIZE = 9
 
 
 def defines() -> list[str]:
     """The `#define` lines of the Adaptive Search kernel's header."""
     lines = []
-    for enum, prefix, size in ((Soft, "LS_SOFT_", None), (Rel, "LS_REL_", None), (Inv, "LS_INV_", None),
-                               (Arith, "LS_ARITH_", None), (Group, "LS_GROUP_", None), (H, "LSH_", None),
-                               (W, "LSW_", None), (L, "LSL_", None), (C, "LSC_", None), (Param, "LSP_", None)):
+    for enum, prefix in (
+        (Soft, "LS_SOFT_"),
+        (Rel, "LS_REL_"),
+        (Inv, "LS_INV_"),
+        (Arith, "LS_ARITH_"),
+        (Group, "LS_GROUP_"),
+        (H, "LSH_"),
+        (W, "LSW_"),
+        (L, "LSL_"),
+        (C, "LSC_"),
+        (Param, "LSP_"),
+    ):
         lines += [f"#define {prefix}{m.name} {m.value}" for m in enum]
     lines.append(f"#define LS_UNDEFINED ({UNDEFINED})")
     lines.append(f"#define LS_ERROR_CAP {ERROR_CAP}")

@@ -9,16 +9,28 @@ from __future__ import annotations
 
 import struct
 from array import array
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 
 from . import ast
 from .ast import Call, IntList, IntSet
 from .errors import FznError, Unsupported
-from .model import (LNS_STRATEGIES, RESTART_KINDS, UNBOUNDED, ConstraintTable, LnsSpec, Model, OutputItem, RestartSpec,
-                    SearchStep, Solve, Variables, VarKind)
 from .kernel_abi import REGULAR_WORDS
+from .model import (
+    LNS_STRATEGIES,
+    RESTART_KINDS,
+    UNBOUNDED,
+    ConstraintTable,
+    LnsSpec,
+    Model,
+    OutputItem,
+    RestartSpec,
+    SearchStep,
+    Solve,
+    Variables,
+    VarKind,
+)
 from .registry import ConstraintKind, kinds_named
 
 _BASE_KIND = {"bool": VarKind.BOOL, "int": VarKind.INT, "float": VarKind.FLOAT, "set": VarKind.SET}
@@ -26,6 +38,7 @@ _BASE_KIND = {"bool": VarKind.BOOL, "int": VarKind.INT, "float": VarKind.FLOAT, 
 
 class VarRef:
     """A variable in argument position (as opposed to a constant)."""
+
     __slots__ = ("idx",)
 
     def __init__(self, idx: int):
@@ -51,10 +64,13 @@ class _TableBuilder:
         self.defines = array("q")
 
     def finish(self) -> ConstraintTable:
-        return ConstraintTable(self.kind, np.frombuffer(self.row_ptr, dtype=np.int64).copy(),
-                               np.frombuffer(self.data, dtype=np.int64).copy(),
-                               np.frombuffer(self.lines, dtype=np.int32).copy(),
-                               np.frombuffer(self.defines, dtype=np.int64).copy())
+        return ConstraintTable(
+            self.kind,
+            np.frombuffer(self.row_ptr, dtype=np.int64).copy(),
+            np.frombuffer(self.data, dtype=np.int64).copy(),
+            np.frombuffer(self.lines, dtype=np.int32).copy(),
+            np.frombuffer(self.defines, dtype=np.int64).copy(),
+        )
 
 
 class Lowering:
@@ -68,12 +84,12 @@ class Lowering:
         self.ub = array("q")
         self.flb = array("d")
         self.fub = array("d")
-        self.defined_flag = bytearray()   # is_defined_var
-        self.defined_by = bytearray()     # some constraint has defines_var(x)
+        self.defined_flag = bytearray()  # is_defined_var
+        self.defined_by = bytearray()  # some constraint has defines_var(x)
         self.is_const = bytearray()
         self.decl_lines = array("i")
         self.holes: dict[int, IntSet] = {}
-        self.scope: dict[str, object] = {}   # name -> VarRef | constant | list
+        self.scope: dict[str, object] = {}  # name -> VarRef | constant | list
         self.scope_kind: dict[str, VarKind] = {}
         self.const_vars: dict[tuple, int] = {}
         self.tables: dict[str, _TableBuilder] = {}
@@ -93,8 +109,12 @@ class Lowering:
             if domain is None:
                 lo, hi = (-UNBOUNDED, UNBOUNDED) if kind == VarKind.INT else (0, -1)
                 if kind == VarKind.SET:
-                    raise FznError(f"set variable {name} has no universe", file=self.filename, line=self.line,
-                                   fix="declare it as `var set of LO..HI`")
+                    raise FznError(
+                        f"set variable {name} has no universe",
+                        file=self.filename,
+                        line=self.line,
+                        fix="declare it as `var set of LO..HI`",
+                    )
             elif domain.is_empty():
                 lo, hi = 1, 0
             else:
@@ -128,8 +148,12 @@ class Lowering:
         idx = self.const_vars.get(key)
         if idx is None:
             if key[0] in ("b", "i"):
-                idx = self._new_var(f"_const_{key[1]}", VarKind.BOOL if key[0] == "b" else VarKind.INT,
-                                    IntSet.range(int(value), int(value)), const=True)
+                idx = self._new_var(
+                    f"_const_{key[1]}",
+                    VarKind.BOOL if key[0] == "b" else VarKind.INT,
+                    IntSet.range(int(value), int(value)),
+                    const=True,
+                )
             elif key[0] == "f":
                 idx = self._new_var(f"_const_{value}", VarKind.FLOAT, ast.FloatRange(value, value), const=True)
             elif value.is_empty():
@@ -162,7 +186,10 @@ class Lowering:
             return
         if isinstance(domain, ast.FloatRange):
             return
-        lo, hi = max(self.lb[idx], domain.lo if domain.ranges else 1), min(self.ub[idx], domain.hi if domain.ranges else 0)
+        lo, hi = (
+            max(self.lb[idx], domain.lo if domain.ranges else 1),
+            min(self.ub[idx], domain.hi if domain.ranges else 0),
+        )
         self.lb[idx], self.ub[idx] = lo, hi
         old = self.holes.get(idx)
         if len(domain.ranges) > 1 or old is not None:
@@ -188,9 +215,11 @@ class Lowering:
             try:
                 return self.scope[e.name]
             except KeyError:
-                raise self._error(f"'{e.name}' is used before it is declared",
-                                  fix="declare every parameter and variable before the constraints that use it") from None
-        if type(e) is IntList:          # ints only: nothing to resolve
+                raise self._error(
+                    f"'{e.name}' is used before it is declared",
+                    fix="declare every parameter and variable before the constraints that use it",
+                ) from None
+        if type(e) is IntList:  # ints only: nothing to resolve
             return e
         if isinstance(e, list):
             return [self.resolve(x) for x in e]
@@ -294,9 +323,17 @@ class Lowering:
                         idx = self._const_var(value)
                     else:
                         if not isinstance(value, int):
-                            what = "a set" if isinstance(value, IntSet) else "an array" if isinstance(value, list) else repr(value)
-                            raise self._error(f"variable {d.name} is given {what}, not a value of its type",
-                                              fix="regenerate the FlatZinc with `minizinc -c`")
+                            what = (
+                                "a set"
+                                if isinstance(value, IntSet)
+                                else "an array"
+                                if isinstance(value, list)
+                                else repr(value)
+                            )
+                            raise self._error(
+                                f"variable {d.name} is given {what}, not a value of its type",
+                                fix="regenerate the FlatZinc with `minizinc -c`",
+                            )
                         v = int(value)
                         idx = self._new_var(d.name, kind, IntSet.range(v, v), const=True)
                         self._narrow(idx, t.domain)
@@ -335,8 +372,11 @@ class Lowering:
         if out is not None:
             dims = out.args[0] if out.args else []
             dims = [self.resolve(x) for x in dims] if isinstance(dims, list) else []
-            self.outputs.append(OutputItem(d.name, kind, dims,
-                                           [("var", e.idx) if isinstance(e, VarRef) else ("const", e) for e in elems]))
+            self.outputs.append(
+                OutputItem(
+                    d.name, kind, dims, [("var", e.idx) if isinstance(e, VarRef) else ("const", e) for e in elems]
+                )
+            )
 
     def _check_array(self, d: ast.Decl, kind: VarKind, elems: list) -> None:
         """An array literal holds as many elements as its index sets say, each of its type."""
@@ -346,8 +386,10 @@ class Lowering:
             for lo, hi in t.dims:
                 n *= max(0, hi - lo + 1)
             if n != len(elems):
-                raise self._error(f"array {d.name} is declared with {n} elements but given {len(elems)}",
-                                  fix="make the literal match the index set (regenerate with `minizinc -c`)")
+                raise self._error(
+                    f"array {d.name} is declared with {n} elements but given {len(elems)}",
+                    fix="make the literal match the index set (regenerate with `minizinc -c`)",
+                )
         if type(elems) is IntList and kind in (VarKind.INT, VarKind.FLOAT):
             return
         for i, e in enumerate(elems):
@@ -364,26 +406,41 @@ class Lowering:
             else:
                 ok = False
             if not ok:
-                what = ("a variable" if isinstance(e, VarRef) else "a set" if isinstance(e, IntSet)
-                        else str(e).lower() if isinstance(e, bool) else repr(e))
-                raise self._error(f"element {i + 1} of array {d.name} ({what}) is not of its type, "
-                                  f"{'var ' if t.is_var else ''}{t.base}",
-                                  fix="regenerate the FlatZinc with `minizinc -c`")
+                what = (
+                    "a variable"
+                    if isinstance(e, VarRef)
+                    else "a set"
+                    if isinstance(e, IntSet)
+                    else str(e).lower()
+                    if isinstance(e, bool)
+                    else repr(e)
+                )
+                raise self._error(
+                    f"element {i + 1} of array {d.name} ({what}) is not of its type, "
+                    f"{'var ' if t.is_var else ''}{t.base}",
+                    fix="regenerate the FlatZinc with `minizinc -c`",
+                )
 
     def _constraint(self, c: ast.ConstraintItem) -> None:
         candidates = kinds_named(c.name)
         if not candidates:
-            raise Unsupported(f"unknown constraint '{c.name}'", file=self.filename, line=self.line,
-                              fix="compile the model with fzn-gpu's library (`minizinc --solver gpu-fzn`), "
-                                  "which decomposes every global into constraints fzn-gpu runs")
+            raise Unsupported(
+                f"unknown constraint '{c.name}'",
+                file=self.filename,
+                line=self.line,
+                fix="compile the model with fzn-gpu's library (`minizinc --solver gpu-fzn`), "
+                "which decomposes every global into constraints fzn-gpu runs",
+            )
         args = [self.resolve(a) for a in c.args]
         for kind in candidates:
             if len(kind.signature) == len(args) and all(self._fits(f, a) for f, a in zip(kind.signature, args)):
                 break
         else:
             sig = " or ".join("(" + ", ".join(k.signature) + ")" for k in candidates)
-            raise self._error(f"constraint '{c.name}' has arguments of the wrong form; expected {sig}",
-                              fix="regenerate the FlatZinc with `minizinc -c`")
+            raise self._error(
+                f"constraint '{c.name}' has arguments of the wrong form; expected {sig}",
+                fix="regenerate the FlatZinc with `minizinc -c`",
+            )
         shape = _global_shape(kind.key, args)
         if shape:
             raise self._error(f"{c.name}: {shape}", fix="regenerate the FlatZinc with `minizinc -c`")
@@ -421,10 +478,15 @@ class Lowering:
         elif name == "float_search" and len(ann.args) >= 4:
             precision = self.resolve(ann.args[1])
             if not isinstance(precision, (int, float)) or isinstance(precision, bool) or not precision > 0:
-                raise self._error(f"float_search's precision {precision!r} is not a positive number",
-                                  fix="give a precision such as 0.0001")
-            out.append(SearchStep("float", self._vars_of(ann.args[0]), _word(ann.args[2]), _word(ann.args[3]),
-                                  float(precision)))
+                raise self._error(
+                    f"float_search's precision {precision!r} is not a positive number",
+                    fix="give a precision such as 0.0001",
+                )
+            out.append(
+                SearchStep(
+                    "float", self._vars_of(ann.args[0]), _word(ann.args[2]), _word(ann.args[3]), float(precision)
+                )
+            )
         elif name == "lns":
             lns = self._lns(ann)
         return lns
@@ -432,14 +494,16 @@ class Lowering:
     def _restart(self, ann: Call) -> RestartSpec | None:
         """MiniZinc's restart annotation, checked as Gecode checks it (a positive scale, a
         geometric base above 1); None for any other annotation."""
-        kind = ann.name[len("restart_"):] if ann.name.startswith("restart_") else None
+        kind = ann.name[len("restart_") :] if ann.name.startswith("restart_") else None
         if kind not in RESTART_KINDS:
             return None
         want = {"none": 0, "geometric": 2}.get(kind, 1)
         if len(ann.args) != want:
-            raise self._error(f"{ann.name} takes {want} argument{'s' if want != 1 else ''}",
-                              fix="write restart_luby(S), restart_geometric(B, S), restart_linear(S), "
-                                  "restart_constant(S) or restart_none")
+            raise self._error(
+                f"{ann.name} takes {want} argument{'s' if want != 1 else ''}",
+                fix="write restart_luby(S), restart_geometric(B, S), restart_linear(S), "
+                "restart_constant(S) or restart_none",
+            )
         args = [self.resolve(a) for a in ann.args]
         if kind == "none":
             return RestartSpec("none")
@@ -448,7 +512,9 @@ class Lowering:
             raise self._error(f"{ann.name}'s scale {scale!r} is not a positive integer", fix="give a scale such as 100")
         base = args[0] if kind == "geometric" else 0.0
         if kind == "geometric" and (not isinstance(base, (int, float)) or isinstance(base, bool) or not base > 1):
-            raise self._error(f"restart_geometric's base {base!r} is not a number above 1", fix="give a base such as 1.5")
+            raise self._error(
+                f"restart_geometric's base {base!r} is not a number above 1", fix="give a base such as 1.5"
+            )
         return RestartSpec(kind, scale, float(base))
 
     def _lns(self, ann: Call) -> LnsSpec:
@@ -479,8 +545,12 @@ class Lowering:
 
     def finish(self) -> Model:
         if self.solve is None:
-            raise FznError("the model has no solve item", file=self.filename, line=max(self.line, 1),
-                           fix="end the model with `solve satisfy;`, `solve minimize x;` or `solve maximize x;`")
+            raise FznError(
+                "the model has no solve item",
+                file=self.filename,
+                line=max(self.line, 1),
+                fix="end the model with `solve satisfy;`, `solve minimize x;` or `solve maximize x;`",
+            )
         n = len(self.names)
         variables = Variables(
             names=self.names,
@@ -489,13 +559,17 @@ class Lowering:
             ub=np.frombuffer(self.ub, dtype=np.int64).copy() if n else np.zeros(0, np.int64),
             flb=np.frombuffer(self.flb, dtype=np.float64).copy() if n else np.zeros(0),
             fub=np.frombuffer(self.fub, dtype=np.float64).copy() if n else np.zeros(0),
-            is_aux=(np.frombuffer(bytes(self.defined_flag), dtype=np.uint8) &
-                    np.frombuffer(bytes(self.defined_by), dtype=np.uint8)).astype(bool) if n else np.zeros(0, bool),
+            is_aux=(
+                np.frombuffer(bytes(self.defined_flag), dtype=np.uint8)
+                & np.frombuffer(bytes(self.defined_by), dtype=np.uint8)
+            ).astype(bool)
+            if n
+            else np.zeros(0, bool),
             is_const=np.frombuffer(bytes(self.is_const), dtype=np.uint8).astype(bool) if n else np.zeros(0, bool),
             holes=self.holes,
             lines=np.frombuffer(self.decl_lines, dtype=np.int32).copy() if n else np.zeros(0, np.int32),
         )
-        assert len(self.decl_lines) == n, "a variable without its declaring line"     # every path adds both
+        assert len(self.decl_lines) == n, "a variable without its declaring line"  # every path adds both
         tables = {k: b.finish() for k, b in self.tables.items()}
         return Model(self.filename, variables, tables, self.outputs, self.solve)
 
@@ -542,18 +616,27 @@ def lower(items: Iterable[ast.Item], filename: str = "<string>") -> Model:
         try:
             low.add(item)
         except FznError as err:
-            raise err.located(filename, item.line)
+            raise err.located(filename, item.line) from None
         except OverflowError:
-            raise FznError("a number on this line is too large (beyond 64 bits)", file=filename, line=item.line,
-                           fix="fzn-gpu, like Gecode, works with 32-bit integers: scale the model's numbers down") from None
+            raise FznError(
+                "a number on this line is too large (beyond 64 bits)",
+                file=filename,
+                line=item.line,
+                fix="fzn-gpu, like Gecode, works with 32-bit integers: scale the model's numbers down",
+            ) from None
         except RecursionError:
-            raise FznError("this item is nested too deeply to read", file=filename, line=item.line,
-                           fix="regenerate the FlatZinc with `minizinc -c`") from None
+            raise FznError(
+                "this item is nested too deeply to read",
+                file=filename,
+                line=item.line,
+                fix="regenerate the FlatZinc with `minizinc -c`",
+            ) from None
     return low.finish()
 
 
 def load(path: str) -> Model:
     """Parse and lower a FlatZinc file ('-' for standard input)."""
     from .parser import parse_items, read_text
+
     text, name = read_text(path)
     return lower(parse_items(text, name), name)

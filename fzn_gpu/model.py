@@ -12,8 +12,8 @@ from .ast import IntSet
 from .registry import ConstraintKind
 from .search_options import LNS_STRATEGIES, RESTART_KINDS, LnsSpec, RestartSpec  # noqa: F401  (the model's vocabulary)
 
-UNBOUNDED = 2 ** 62  # |bound| of an int variable declared without a domain
-INT_LIMIT = 2 ** 31 - 2   # |value| of any int variable an engine gives (the device's 32 bits; Gecode's limit too)
+UNBOUNDED = 2**62  # |bound| of an int variable declared without a domain
+INT_LIMIT = 2**31 - 2  # |value| of any int variable an engine gives (the device's 32 bits; Gecode's limit too)
 
 
 class VarKind(IntEnum):
@@ -28,16 +28,17 @@ class Variables:
     """One row per variable. For int and bool variables lb/ub are the bounds and `holes` keeps
     the exact value set when the declared domain is not an interval. Set variables keep their
     universe in lb/ub (and `holes`). Float variables keep their bounds in flb/fub."""
+
     names: list[str]
-    kind: np.ndarray        # int8, VarKind
-    lb: np.ndarray          # int64
-    ub: np.ndarray          # int64
-    flb: np.ndarray         # float64
-    fub: np.ndarray         # float64
-    is_aux: np.ndarray      # bool: is_defined_var and defined by a constraint (GPU-LNS's Aux)
-    is_const: np.ndarray    # bool: a constant that appears where a variable may stand
+    kind: np.ndarray  # int8, VarKind
+    lb: np.ndarray  # int64
+    ub: np.ndarray  # int64
+    flb: np.ndarray  # float64
+    fub: np.ndarray  # float64
+    is_aux: np.ndarray  # bool: is_defined_var and defined by a constraint (GPU-LNS's Aux)
+    is_const: np.ndarray  # bool: a constant that appears where a variable may stand
     holes: dict[int, IntSet]
-    lines: np.ndarray | None = None    # int32: the line that declared each (a constant: its first use)
+    lines: np.ndarray | None = None  # int32: the line that declared each (a constant: its first use)
 
     def __len__(self) -> int:
         return len(self.names)
@@ -50,23 +51,25 @@ class Variables:
 class ConstraintTable:
     """All constraints of one kind: row r is data[row_ptr[r]:row_ptr[r+1]], encoded by the
     kind's signature (fzn_gpu.registry); `lines` keeps each one's FlatZinc line."""
+
     kind: ConstraintKind
-    row_ptr: np.ndarray     # int64, n + 1
-    data: np.ndarray        # int64
-    lines: np.ndarray       # int32
-    defines: np.ndarray     # int64: the variable the constraint defines, or -1
+    row_ptr: np.ndarray  # int64, n + 1
+    data: np.ndarray  # int64
+    lines: np.ndarray  # int32
+    defines: np.ndarray  # int64: the variable the constraint defines, or -1
 
     def __len__(self) -> int:
         return len(self.row_ptr) - 1
 
     def row(self, r: int) -> np.ndarray:
-        return self.data[self.row_ptr[r]:self.row_ptr[r + 1]]
+        return self.data[self.row_ptr[r] : self.row_ptr[r + 1]]
 
 
 @dataclass
 class OutputItem:
     """One output_var / output_array: its name, kind, array dims (None for a scalar), and for
     each element either ('var', index) or ('const', value)."""
+
     name: str
     kind: VarKind
     dims: list[IntSet] | None
@@ -76,17 +79,18 @@ class OutputItem:
 @dataclass
 class SearchStep:
     """One int_search / bool_search / set_search / float_search of the solve annotations."""
+
     kind: str
     vars: list[int]
     var_select: str
     val_select: str
-    precision: float | None = None      # float_search's: split a variable until this narrow
+    precision: float | None = None  # float_search's: split a variable until this narrow
 
 
 @dataclass
 class Solve:
-    kind: str                                  # satisfy, minimize, maximize
-    objective: tuple[str, object] | None       # ('var', index) or ('const', value)
+    kind: str  # satisfy, minimize, maximize
+    objective: tuple[str, object] | None  # ('var', index) or ('const', value)
     search: list[SearchStep] = field(default_factory=list)
     lns: LnsSpec | None = None
     line: int = 0

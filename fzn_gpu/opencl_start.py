@@ -30,7 +30,7 @@ CL_DEVICE_TYPE_GPU = 1 << 2
 CL_DEVICE_TYPE_ALL = 0xFFFFFFFF
 
 _thread: threading.Thread | None = None
-_contexts: dict[int, int] = {}          # cl_device_id -> cl_context, made by the thread
+_contexts: dict[int, int] = {}  # cl_device_id -> cl_context, made by the thread
 _lock = threading.Lock()
 
 
@@ -78,8 +78,10 @@ def _start(path: str, device_type: int) -> None:
     cl.clCreateContext.restype = ptr
     for platform in platforms:
         count = u32(0)
-        if cl.clGetDeviceIDs(ptr(platform), ctypes.c_uint64(device_type), u32(0), None,
-                             ctypes.byref(count)) != 0 or count.value == 0:
+        if (
+            cl.clGetDeviceIDs(ptr(platform), ctypes.c_uint64(device_type), u32(0), None, ctypes.byref(count)) != 0
+            or count.value == 0
+        ):
             continue
         devices = (ptr * count.value)()
         if cl.clGetDeviceIDs(ptr(platform), ctypes.c_uint64(device_type), count, devices, None) != 0:
@@ -107,7 +109,7 @@ def begin(devices: str = "all") -> None:
     def run() -> None:
         try:
             _start(path, 0 if (devices or "all").strip().lower() == "cpu" else CL_DEVICE_TYPE_GPU)
-        except Exception:           # noqa: BLE001 - pyopencl meets the same fault and reports it
+        except Exception:  # noqa: BLE001 - pyopencl meets the same fault and reports it
             pass
 
     _thread = threading.Thread(target=run, name="fzn-gpu-opencl-start", daemon=True)
@@ -138,4 +140,5 @@ def take_context(cl_device):
     if handle is None:
         return None
     import pyopencl as cl
+
     return cl.Context.from_int_ptr(handle, retain=False)

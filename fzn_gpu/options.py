@@ -13,24 +13,24 @@ LOCAL_SEARCH = ("auto", "off")
 
 @dataclass
 class SolveOptions:
-    all_solutions: bool = False       # -a: every solution (satisfaction) / every improving one
+    all_solutions: bool = False  # -a: every solution (satisfaction) / every improving one
     num_solutions: int | None = None  # -n N
-    free_search: bool = False         # -f: ignore the search annotations
-    parallel: int | None = None       # -p N: at most N devices
-    seed: int = 0                     # -r
-    statistics: bool = False          # -s
+    free_search: bool = False  # -f: ignore the search annotations
+    parallel: int | None = None  # -p N: at most N devices
+    seed: int = 0  # -r
+    statistics: bool = False  # -s
     time_limit_ms: int | None = None  # -t
-    intermediate: bool = False        # -i: print improving solutions as found
-    verbose: bool = False             # -v
-    devices: str = "all"              # --devices
-    check: bool = False               # --check
-    count_only: bool = False          # --count-only
-    deterministic: bool = False       # --deterministic or -p 1: satisfaction solutions in tree order (engine/ordered.py)
-    lns: dict | None = None           # --lns-*: LNS settings over the annotation's (engine/lns.py)
-    engine: str = "auto"              # --engine: auto, complete, lns, portfolio, restart or bucket (engine/__init__.py)
-    bucket: str = "auto"              # --bucket: auto (beside the portfolio where it fits) or off (engine/bucket.py)
-    local_search: str = "auto"        # --local-search: auto (Adaptive Search beside complete search for one
-                                      # solution, where the model is one for it) or off (engine/adaptive.py)
+    intermediate: bool = False  # -i: print improving solutions as found
+    verbose: bool = False  # -v
+    devices: str = "all"  # --devices
+    check: bool = False  # --check
+    count_only: bool = False  # --count-only
+    deterministic: bool = False  # --deterministic or -p 1: satisfaction solutions in tree order (engine/ordered.py)
+    lns: dict | None = None  # --lns-*: LNS settings over the annotation's (engine/lns.py)
+    engine: str = "auto"  # --engine: auto, complete, lns, portfolio, restart or bucket (engine/__init__.py)
+    bucket: str = "auto"  # --bucket: auto (beside the portfolio where it fits) or off (engine/bucket.py)
+    local_search: str = "auto"  # --local-search: auto (Adaptive Search beside complete search for one
+    # solution, where the model is one for it) or off (engine/adaptive.py)
     restart: RestartSpec | None = None  # --restart: over the model's restart annotation (engine/restart.py)
 
     def solution_limit(self, optimising: bool) -> int | None:

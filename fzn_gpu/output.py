@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import math
 import sys
-from typing import Callable, TextIO
+from collections.abc import Callable
+from typing import TextIO
 
 import numpy as np
 
@@ -52,8 +53,9 @@ def format_value(kind: VarKind, value) -> str:
 
 def format_item(item: OutputItem, value_of: Callable[[int], object]) -> str:
     """One output line; `value_of(var_index)` gives a variable's value in the solution."""
-    return _item_line(item, [format_value(item.kind, value_of(ref) if tag == "var" else ref)
-                             for tag, ref in item.elems])
+    return _item_line(
+        item, [format_value(item.kind, value_of(ref) if tag == "var" else ref) for tag, ref in item.elems]
+    )
 
 
 def _item_line(item: OutputItem, vals: list[str]) -> str:
@@ -82,7 +84,7 @@ class SolutionTemplate:
                     vals.append("%s")
                 elif tag == "var":
                     raise ValueError(f"{item.name}: device solutions hold only int and bool variables")
-                else:    # constants are fixed text
+                else:  # constants are fixed text
                     vals.append(format_value(item.kind, ref).replace("%", "%%"))
             lines.append(_item_line(item, vals))
         lines.append(SOLUTION_END)
@@ -114,7 +116,7 @@ def format_stats(stats: dict[str, object]) -> str:
     lines = []
     for name, value in stats.items():
         if isinstance(value, float) and name == "objective":
-            value = f"{value:.12g}"                    # a float objective, to its precision
+            value = f"{value:.12g}"  # a float objective, to its precision
         elif isinstance(value, float):
             value = f"{value:.6f}".rstrip("0").rstrip(".") if value == value else "nan"
         elif isinstance(value, str):
@@ -139,8 +141,8 @@ class Printer:
 
     def solutions(self, rows: np.ndarray) -> None:
         """Hand over solutions (rows of every variable's value) to be printed in order."""
-        rows = np.array(rows, copy=True)     # the caller's buffer is reused by the next slice
-        if self.decoder is not None:         # one solution at a time: sets and floats are decoded
+        rows = np.array(rows, copy=True)  # the caller's buffer is reused by the next slice
+        if self.decoder is not None:  # one solution at a time: sets and floats are decoded
             decoder = self.decoder
             self._writer.put(lambda: self._decoded_text(rows, decoder), len(rows) * 16 * (rows.shape[1] + 4))
             return

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterator
 
 from lark import Lark, Token, Transformer, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
 
 from . import ast
 from .errors import FznError
@@ -22,18 +22,30 @@ from .quickparse import quick_item, stashed
 from .resources import grammar_file
 
 _ITEM_END = re.compile(r'"(?:[^"\\\n]|\\.)*"|%[^\n]*|;')
-_LEADING_SPACE = re.compile(r'(?:\s+|%[^\n]*)*')
+_LEADING_SPACE = re.compile(r"(?:\s+|%[^\n]*)*")
 # Literal arrays of decimal ints skip the LALR parser: each becomes one placeholder name that the
 # transformer swaps back (qap_64's FlatZinc: 16k items, 1.5 MB, mostly such arrays).
-_INT_ARRAY = re.compile(r"\[\s*-?\d+(?:\s*,\s*-?\d+)+\s*\](?![A-Za-z0-9_])")   # not glued to a name after it
+_INT_ARRAY = re.compile(r"\[\s*-?\d+(?:\s*,\s*-?\d+)+\s*\](?![A-Za-z0-9_])")  # not glued to a name after it
 _PLACEHOLDER = "__fzn_gpu_int_array_"
 
 # Names a user can read, for the tokens the parser says it expected.
 _TOKEN_WORDS = {
-    "SEMICOLON": "';'", "COLON": "':'", "COMMA": "','", "LPAR": "'('", "RPAR": "')'",
-    "LSQB": "'['", "RSQB": "']'", "LBRACE": "'{'", "RBRACE": "'}'", "EQUAL": "'='",
-    "__ANON_0": "'::'", "IDENT": "a name", "INT": "an integer", "FLOAT": "a float",
-    "STRING": "a string", "VAR": "'var'",
+    "SEMICOLON": "';'",
+    "COLON": "':'",
+    "COMMA": "','",
+    "LPAR": "'('",
+    "RPAR": "')'",
+    "LSQB": "'['",
+    "RSQB": "']'",
+    "LBRACE": "'{'",
+    "RBRACE": "'}'",
+    "EQUAL": "'='",
+    "__ANON_0": "'::'",
+    "IDENT": "a name",
+    "INT": "an integer",
+    "FLOAT": "a float",
+    "STRING": "a string",
+    "VAR": "'var'",
 }
 
 
@@ -70,7 +82,7 @@ class _ToAst(Transformer):
 
     def __init__(self):
         super().__init__()
-        self.literals: list[ast.IntList] = []     # this item's arrays, by placeholder number
+        self.literals: list[ast.IntList] = []  # this item's arrays, by placeholder number
 
     def ident(self, tok):
         name = str(tok)
@@ -172,8 +184,9 @@ def _parser() -> tuple[Lark, _ToAst]:
     # cache=True keeps the analysed grammar in the temp folder (keyed by the grammar's hash):
     # building it takes most of a second, inside the user's time limit, on every run
     transformer = _ToAst()
-    return Lark(grammar_file().read_text(), parser="lalr", transformer=transformer, maybe_placeholders=True,
-                cache=True), transformer
+    return Lark(
+        grammar_file().read_text(), parser="lalr", transformer=transformer, maybe_placeholders=True, cache=True
+    ), transformer
 
 
 def _parse_item(chunk: str):
@@ -218,8 +231,13 @@ def _syntax_error(err: UnexpectedInput, text: str, filename: str, line: int, col
         msg = f"syntax error: unexpected character {text[err.pos_in_stream]!r}"
     else:
         msg = "syntax error: the item ends too early"
-    return FznError(msg, file=filename, line=err_line, column=err_col,
-                    fix="this is not valid FlatZinc; regenerate it with `minizinc -c` or correct the item")
+    return FznError(
+        msg,
+        file=filename,
+        line=err_line,
+        column=err_col,
+        fix="this is not valid FlatZinc; regenerate it with `minizinc -c` or correct the item",
+    )
 
 
 def parse_items(text: str, filename: str = "<string>") -> Iterator[ast.Item]:
@@ -239,12 +257,20 @@ def parse_items(text: str, filename: str = "<string>") -> Iterator[ast.Item]:
             raise _syntax_error(err, chunk, filename, line, col) from None
         except VisitError as err:  # a literal the transformer cannot read (e.g. a huge float)
             raise FznError(f"cannot read this item: {err.orig_exc}", file=filename, line=first_line) from None
-        except ValueError:         # an integer of thousands of digits (Python's conversion limit)
-            raise FznError("a number on this line is too long to read", file=filename, line=first_line,
-                           fix="fzn-gpu, like Gecode, works with 32-bit integers: scale the model's numbers down") from None
+        except ValueError:  # an integer of thousands of digits (Python's conversion limit)
+            raise FznError(
+                "a number on this line is too long to read",
+                file=filename,
+                line=first_line,
+                fix="fzn-gpu, like Gecode, works with 32-bit integers: scale the model's numbers down",
+            ) from None
         except RecursionError:
-            raise FznError("this item is nested too deeply to read", file=filename, line=first_line,
-                           fix="regenerate the FlatZinc with `minizinc -c`") from None
+            raise FznError(
+                "this item is nested too deeply to read",
+                file=filename,
+                line=first_line,
+                fix="regenerate the FlatZinc with `minizinc -c`",
+            ) from None
         item.line = first_line
         yield item
         nl = text.count("\n", start, m.end())
@@ -255,8 +281,12 @@ def parse_items(text: str, filename: str = "<string>") -> Iterator[ast.Item]:
     tail = text[start:]
     if _LEADING_SPACE.match(tail).end() != len(tail):
         lead = _LEADING_SPACE.match(text, start).end()
-        raise FznError("the last item has no closing ';'", file=filename,
-                       line=line + text.count("\n", start, lead), fix="end every item with ';'")
+        raise FznError(
+            "the last item has no closing ';'",
+            file=filename,
+            line=line + text.count("\n", start, lead),
+            fix="end every item with ';'",
+        )
 
 
 def read_text(path: str) -> tuple[str, str]:

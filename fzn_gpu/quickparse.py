@@ -19,8 +19,9 @@ _CONSTRAINT = re.compile(rf"\s*constraint\s+({_NAME})\s*\(([^()]*)\){_ANNS}\s*\Z
 _ANN = re.compile(rf"::\s*({_NAME})(?:\s*\(\s*({_NAME})\s*\))?")
 _ARG = re.compile(rf"\s*(?:\[([^\[\]]*)\]|({_NAME})\s*\[\s*([0-9]+)\s*\]|({_NAME})|({_INT}))\s*(,|\Z)")
 _ELEM = re.compile(rf"\s*(?:({_NAME})\s*\[\s*([0-9]+)\s*\]|({_NAME})|({_INT}))\s*\Z")
-_KEYWORDS = frozenset("predicate constraint solve satisfy minimize maximize array of int bool float set var "
-                      "true false".split())
+_KEYWORDS = frozenset(
+    "predicate constraint solve satisfy minimize maximize array of int bool float set var true false".split()
+)
 
 
 def quick_item(text: str, literals: list, placeholder: str) -> ast.Item | None:
@@ -78,7 +79,7 @@ def _args(text: str, literals: list, placeholder: str) -> list | None:
         more = m.group(6) == ","
         pos = m.end()
         if more and not text[pos:].strip():
-            return None                     # a trailing comma: the grammar says where
+            return None  # a trailing comma: the grammar says where
     return args
 
 
@@ -119,8 +120,12 @@ def _name(name: str, literals: list, placeholder: str):
 def stashed(name: str, literals: list, placeholder: str):
     """The array literal a placeholder name stands for, or None: a name that only looks like one
     (the text had digits right after a literal: `[1,2]3`) stays a name, and fails as one."""
-    number = name[len(placeholder):]
-    if name.startswith(placeholder) and number.isdecimal() and number == str(int(number)) and \
-            int(number) < len(literals):
+    number = name[len(placeholder) :]
+    if (
+        name.startswith(placeholder)
+        and number.isdecimal()
+        and number == str(int(number))
+        and int(number) < len(literals)
+    ):
         return literals[int(number)]
     return None

@@ -23,10 +23,10 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class ConstraintKind:
     id: int
-    name: str            # the FlatZinc predicate (several kinds may share one: set_in)
-    key: str             # unique table name
+    name: str  # the FlatZinc predicate (several kinds may share one: set_in)
+    key: str  # unique table name
     signature: tuple[str, ...]
-    domain: str          # int, bool, float or set: which engine family runs it
+    domain: str  # int, bool, float or set: which engine family runs it
 
     @property
     def wake(self) -> int:
@@ -62,13 +62,22 @@ class ConstraintKind:
 # taken from inside a domain gives it nothing. The watch lists carry the event of each entry
 # (engine/pack.py); a fixed variable's bounds have moved too, so WAKE_BND entries wake then.
 WAKE_DOM, WAKE_BND, WAKE_FIX = 0, 1, 2
-WAKE_ON_FIX = frozenset({"int_ne", "int_lin_ne", "fzn_all_different_int", "fzn_alldifferent_except",
-                         "fzn_gpu_circuit"})
-WAKE_ON_BOUNDS = frozenset({f"{base}{suffix}" for base in ("int_le", "int_lt", "int_lin_le", "int_lin_eq")
-                            for suffix in ("", "_reif", "_imp")}
-                           | {"fzn_cumulative", "fzn_diffn", "fzn_lex_lesseq_int", "fzn_lex_lesseq_bool", "fzn_lex_less_int",
-                              "fzn_lex_less_bool", "fzn_increasing_int", "fzn_increasing_bool",
-                              "fzn_decreasing_int", "fzn_decreasing_bool"})
+WAKE_ON_FIX = frozenset({"int_ne", "int_lin_ne", "fzn_all_different_int", "fzn_alldifferent_except", "fzn_gpu_circuit"})
+WAKE_ON_BOUNDS = frozenset(
+    {f"{base}{suffix}" for base in ("int_le", "int_lt", "int_lin_le", "int_lin_eq") for suffix in ("", "_reif", "_imp")}
+    | {
+        "fzn_cumulative",
+        "fzn_diffn",
+        "fzn_lex_lesseq_int",
+        "fzn_lex_lesseq_bool",
+        "fzn_lex_less_int",
+        "fzn_lex_less_bool",
+        "fzn_increasing_int",
+        "fzn_increasing_bool",
+        "fzn_decreasing_int",
+        "fzn_decreasing_bool",
+    }
+)
 
 # What each int/bool propagator promises at its fixpoint (tests/test_strength.py checks it
 # against brute force on random instances whose variables are distinct). DOMAIN: every value
@@ -79,12 +88,38 @@ WAKE_ON_BOUNDS = frozenset({f"{base}{suffix}" for base in ("int_le", "int_lt", "
 # reified equality decides its literal from the hulls unless a side is fixed.
 STRENGTH_DOMAIN, STRENGTH_SOUND = "domain", "sound"
 _DOMAIN_CONSISTENT = frozenset(
-    {f"{base}{suffix}" for base in ("int_le", "int_lt", "int_lin_le", "bool_eq", "bool_le", "bool_lt", "bool_clause")
-     for suffix in ("", "_reif", "_imp")}
-    | {"set_in", "set_in_imp", "int_ne", "int_lin_ne", "int_lin_ne_imp", "bool2int", "bool_not", "bool_ne", "bool_ne_reif", "bool_and",
-       "bool_and_imp", "bool_or", "bool_or_imp", "bool_xor", "bool_xor_imp", "bool_xor_2", "array_bool_and",
-       "array_bool_and_imp", "array_bool_or", "array_bool_or_imp", "array_bool_xor", "array_bool_element",
-       "array_var_bool_element", "bool_lin_le"})
+    {
+        f"{base}{suffix}"
+        for base in ("int_le", "int_lt", "int_lin_le", "bool_eq", "bool_le", "bool_lt", "bool_clause")
+        for suffix in ("", "_reif", "_imp")
+    }
+    | {
+        "set_in",
+        "set_in_imp",
+        "int_ne",
+        "int_lin_ne",
+        "int_lin_ne_imp",
+        "bool2int",
+        "bool_not",
+        "bool_ne",
+        "bool_ne_reif",
+        "bool_and",
+        "bool_and_imp",
+        "bool_or",
+        "bool_or_imp",
+        "bool_xor",
+        "bool_xor_imp",
+        "bool_xor_2",
+        "array_bool_and",
+        "array_bool_and_imp",
+        "array_bool_or",
+        "array_bool_or_imp",
+        "array_bool_xor",
+        "array_bool_element",
+        "array_var_bool_element",
+        "bool_lin_le",
+    }
+)
 
 # Kinds whose propagator a work-group shares out over several work-items, each taking the
 # variables i = p, p + P, ... of the row's first array (kernels/dispatch.cl, propagate_part):
@@ -98,17 +133,46 @@ SHARED_BY_VARIABLE = frozenset({"fzn_all_different_int"})
 # (linear) or supports (element) in local memory, and each narrows its own terms, where one
 # work-item walking such a row kept the rest of its warp waiting (docs/BENCHMARKS.md). The value: the row position of the row's length (its number of terms),
 # which decides whether it is long enough (kernel_abi.GROUP_ROW_MIN).
-SHARED_BY_GROUP = {"int_lin_eq": 0, "int_lin_le": 0, "bool_lin_eq": 0, "bool_lin_le": 0,
-                   "array_int_element": 1, "array_bool_element": 1}
+SHARED_BY_GROUP = {
+    "int_lin_eq": 0,
+    "int_lin_le": 0,
+    "bool_lin_eq": 0,
+    "bool_lin_le": 0,
+    "array_int_element": 1,
+    "array_bool_element": 1,
+}
 
 # The globals of kernels/globals.cl: rows whose arrays must fit together (lower.py checks
 # them), tested against brute force by tests/test_globals.py rather than the per-builtin test.
-GLOBALS = frozenset({"fzn_table_int", "fzn_table_bool", "fzn_gpu_circuit", "fzn_gpu_subcircuit", "fzn_diffn", "fzn_gpu_inverse", "fzn_gpu_regular",
-                     "fzn_global_cardinality", "fzn_global_cardinality_closed", "fzn_global_cardinality_low_up",
-                     "fzn_global_cardinality_low_up_closed", "fzn_alldifferent_except", "fzn_cumulative",
-                     "fzn_count_eq", "fzn_among", "fzn_lex_lesseq_int", "fzn_lex_lesseq_bool", "fzn_lex_less_int",
-                     "fzn_lex_less_bool", "fzn_nvalue", "fzn_increasing_int", "fzn_increasing_bool",
-                     "fzn_decreasing_int", "fzn_decreasing_bool", "fzn_gpu_bin_packing_load"})
+GLOBALS = frozenset(
+    {
+        "fzn_table_int",
+        "fzn_table_bool",
+        "fzn_gpu_circuit",
+        "fzn_gpu_subcircuit",
+        "fzn_diffn",
+        "fzn_gpu_inverse",
+        "fzn_gpu_regular",
+        "fzn_global_cardinality",
+        "fzn_global_cardinality_closed",
+        "fzn_global_cardinality_low_up",
+        "fzn_global_cardinality_low_up_closed",
+        "fzn_alldifferent_except",
+        "fzn_cumulative",
+        "fzn_count_eq",
+        "fzn_among",
+        "fzn_lex_lesseq_int",
+        "fzn_lex_lesseq_bool",
+        "fzn_lex_less_int",
+        "fzn_lex_less_bool",
+        "fzn_nvalue",
+        "fzn_increasing_int",
+        "fzn_increasing_bool",
+        "fzn_decreasing_int",
+        "fzn_decreasing_bool",
+        "fzn_gpu_bin_packing_load",
+    }
+)
 
 _V, _VA, _I, _IA, _S, _SA, _F, _FA = "var", "var[]", "int", "int[]", "set", "set[]", "float", "float[]"
 
@@ -143,7 +207,7 @@ def _build() -> list[tuple[str, str, tuple[str, ...], str]]:
     for n, s in _reified("set_in", (_V, _S)):
         add(n, s, "int")
     # native globals declared in mznlib/
-    add("fzn_all_different_int", (_VA,), "int")      # on the device [n, x..., offset...]: engine/views.py
+    add("fzn_all_different_int", (_VA,), "int")  # on the device [n, x..., offset...]: engine/views.py
     # (kernels/globals.cl, GLOBALS; fzn_gpu_*: an index offset the FlatZinc array lost, from mznlib/)
     add("fzn_table_int", (_VA, _IA), "int")
     add("fzn_table_bool", (_VA, _IA), "int")
@@ -198,8 +262,26 @@ def _build() -> list[tuple[str, str, tuple[str, ...], str]]:
             add(n, s, "float")
     for op in ("plus", "times", "div", "min", "max", "pow"):
         add(f"float_{op}", (_V, _V, _V), "float")
-    for op in ("abs", "sqrt", "exp", "ln", "log10", "log2", "sin", "cos", "tan", "asin", "acos",
-               "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh"):
+    for op in (
+        "abs",
+        "sqrt",
+        "exp",
+        "ln",
+        "log10",
+        "log2",
+        "sin",
+        "cos",
+        "tan",
+        "asin",
+        "acos",
+        "atan",
+        "sinh",
+        "cosh",
+        "tanh",
+        "asinh",
+        "acosh",
+        "atanh",
+    ):
         add(f"float_{op}", (_V, _V), "float")
     add("int2float", (_V, _V), "float")
     for n, s in _reified("float_in", (_V, _F, _F)):

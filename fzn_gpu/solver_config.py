@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from .search_options import LNS_STRATEGIES, RESTART_KINDS
 from .options import BUCKET, ENGINES, LOCAL_SEARCH
 from .resources import mznlib_dir
+from .search_options import LNS_STRATEGIES, RESTART_KINDS
 
 SOLVER_ID = "org.fzn-gpu.gpu-fzn"
 STD_FLAGS = ["-a", "-f", "-i", "-n", "-p", "-r", "-s", "-t", "-v"]
@@ -23,23 +23,50 @@ EXTRA_FLAGS = [
     ["--devices", "OpenCL devices to use: all, gpu, cpu, or indices from --list-devices (e.g. 0,2)", "string", "all"],
     ["--check", "Verify every solution with the independent checker before printing it", "bool", "false"],
     ["--count-only", "With -a, count solutions without printing each one (the count is nSolutions)", "bool", "false"],
-    ["--deterministic", "The same answers every run: satisfaction, the solutions the model's search meets first, in its "
-     "order (complete search on one device); optimisation, one sequential branch and bound. Slower. Also with -p 1",
-     "bool", "false"],
-    ["--engine", "Search engine: auto (optimisation: LNS and branch and bound together, and bucket elimination where "
-     "it fits; satisfaction: complete search, restarts and Adaptive Search together), complete, lns, portfolio, "
-     "restart, bucket, adaptive (local search)", ":".join(("opt",) + ENGINES), "auto"],
-    ["--bucket", "Bucket elimination (exact optima of optimisation models of low induced width) beside the portfolio: "
-     "auto (where its tables fit), off", ":".join(("opt",) + BUCKET), "auto"],
-    ["--local-search", "Adaptive Search (local search on every device) beside complete search for one solution of a "
-     "satisfaction model: auto (where the model suits it), off", ":".join(("opt",) + LOCAL_SEARCH), "auto"],
-    ["--restart", "Restarts: luby, geometric, linear, constant, none; auto: the model's restart annotation",
-     ":".join(("opt", "auto") + RESTART_KINDS), "auto"],
+    [
+        "--deterministic",
+        "The same answers every run: satisfaction, the solutions the model's search meets first, in its "
+        "order (complete search on one device); optimisation, one sequential branch and bound. Slower. Also with -p 1",
+        "bool",
+        "false",
+    ],
+    [
+        "--engine",
+        "Search engine: auto (optimisation: LNS and branch and bound together, and bucket elimination where "
+        "it fits; satisfaction: complete search, restarts and Adaptive Search together), complete, lns, portfolio, "
+        "restart, bucket, adaptive (local search)",
+        ":".join(("opt",) + ENGINES),
+        "auto",
+    ],
+    [
+        "--bucket",
+        "Bucket elimination (exact optima of optimisation models of low induced width) beside the portfolio: "
+        "auto (where its tables fit), off",
+        ":".join(("opt",) + BUCKET),
+        "auto",
+    ],
+    [
+        "--local-search",
+        "Adaptive Search (local search on every device) beside complete search for one solution of a "
+        "satisfaction model: auto (where the model suits it), off",
+        ":".join(("opt",) + LOCAL_SEARCH),
+        "auto",
+    ],
+    [
+        "--restart",
+        "Restarts: luby, geometric, linear, constant, none; auto: the model's restart annotation",
+        ":".join(("opt", "auto") + RESTART_KINDS),
+        "auto",
+    ],
     ["--restart-scale", "Restarts: nodes of the sequence's unit (0: 100)", "int", "0"],
     ["--restart-base", "Restarts: restart_geometric's growth factor (0: 1.5)", "float", "0"],
     # LNS settings override the model's lns(...) annotation; none and 0 leave it (or the default) be
-    ["--lns-strategy", "Large neighbourhood search with this strategy (optimisation models)",
-     ":".join(("opt", "none") + LNS_STRATEGIES), "none"],
+    [
+        "--lns-strategy",
+        "Large neighbourhood search with this strategy (optimisation models)",
+        ":".join(("opt", "none") + LNS_STRATEGIES),
+        "none",
+    ],
     ["--lns-percent", "LNS: percent of the FD variables released per neighbourhood (0: 20)", "int", "0"],
     ["--lns-neighbourhoods", "LNS: neighbourhoods explored at once (0: fill the device)", "int", "0"],
     ["--lns-starts", "LNS: starting points per neighbourhood (0: 16)", "int", "0"],

@@ -22,13 +22,13 @@ import signal
 import sys
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from . import clock
 
 SIGNALS = {signal.SIGINT, signal.SIGTERM}
-GRACE_S = 0.5   # past the time limit, the watchdog ends the run even inside a kernel slice
-POLL_S = 0.5    # how often the watcher checks that the parent process is still there
+GRACE_S = 0.5  # past the time limit, the watchdog ends the run even inside a kernel slice
+POLL_S = 0.5  # how often the watcher checks that the parent process is still there
 
 
 class Terminated(KeyboardInterrupt):
@@ -65,12 +65,12 @@ class Watchdog:
         self._closed = threading.Event()
         self._parent = os.getppid()
 
-    def __enter__(self) -> "Watchdog":
+    def __enter__(self) -> Watchdog:
         if self.usable:
             # threads inherit the mask, so the watcher (started after) has them blocked too,
             # as sigtimedwait requires
             self._old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
-            for sig in SIGNALS:     # an ignored signal would be discarded, never waited for
+            for sig in SIGNALS:  # an ignored signal would be discarded, never waited for
                 if signal.getsignal(sig) == signal.SIG_IGN:
                     signal.signal(sig, signal.default_int_handler)
             threading.Thread(target=self._watch, name="fzn-gpu watchdog", daemon=True).start()
@@ -90,7 +90,7 @@ class Watchdog:
             info = signal.sigtimedwait(SIGNALS, wait) if wait > 0 else None
             signo = info.si_signo if info is not None else None
             if signo is None and os.getppid() != self._parent:
-                signo = signal.SIGTERM              # orphaned: the parent is gone
+                signo = signal.SIGTERM  # orphaned: the parent is gone
             elif signo is None and (self.hard_deadline is None or time.monotonic() < self.hard_deadline):
                 continue
             if self._closed.is_set():

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import collections
 import threading
-from typing import Callable, TextIO
+from collections.abc import Callable
+from typing import TextIO
 
 MAX_PENDING_BYTES = 1 << 20
 
@@ -27,8 +28,8 @@ class StreamWriter:
         self.out = out
         self.max_pending = max_pending
         self._jobs: collections.deque[tuple[Callable[[], str], int]] = collections.deque()
-        self._pending = 0             # estimated bytes handed over and not yet written
-        self._busy = False            # the thread is formatting or writing a job
+        self._pending = 0  # estimated bytes handed over and not yet written
+        self._busy = False  # the thread is formatting or writing a job
         self._error: BaseException | None = None
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
@@ -71,10 +72,10 @@ class StreamWriter:
             try:
                 self.out.write(text())
                 self.out.flush()
-            except BaseException as err:       # noqa: BLE001 - handed to the searching thread
+            except BaseException as err:  # noqa: BLE001 - handed to the searching thread
                 with self._cond:
                     self._error = err
-                    self._jobs.clear()         # nothing after a failed write can be written
+                    self._jobs.clear()  # nothing after a failed write can be written
                     self._pending = 0
                     self._busy = False
                     self._cond.notify_all()

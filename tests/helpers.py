@@ -18,9 +18,9 @@ from fzn_gpu.check import Checker
 from fzn_gpu.device import select_devices
 from fzn_gpu.engine import assignment
 from fzn_gpu.engine.complete import CompleteSearch
+from fzn_gpu.engine.decode import decoder
 from fzn_gpu.engine.pack import pack
 from fzn_gpu.engine.portfolio import PortfolioSearch
-from fzn_gpu.engine.decode import decoder
 from fzn_gpu.lower import lower
 from fzn_gpu.options import SolveOptions
 from fzn_gpu.parser import parse_items
@@ -38,8 +38,9 @@ def stable_rng(*parts: object) -> random.Random:
     return random.Random(zlib.crc32(key.encode()))
 
 
-def solve_text(text: str, portfolio: bool = False, ordered: bool = False, bucket: bool = False,
-               **opts) -> tuple[list[dict], object]:
+def solve_text(
+    text: str, portfolio: bool = False, ordered: bool = False, bucket: bool = False, **opts
+) -> tuple[list[dict], object]:
     """All solutions the engine reports (as name -> value dicts, each checked, in the order
     reported), and the outcome; time_limit_ms counts from this call. The engine: complete
     search (`ordered`: printing in tree order, as the CLI's complete engine does), or with
@@ -49,8 +50,9 @@ def solve_text(text: str, portfolio: bool = False, ordered: bool = False, bucket
     return found, outcome
 
 
-def solve_stats(text: str, portfolio: bool = False, ordered: bool = False, bucket: bool = False,
-                **opts) -> tuple[list[dict], object, int]:
+def solve_stats(
+    text: str, portfolio: bool = False, ordered: bool = False, bucket: bool = False, **opts
+) -> tuple[list[dict], object, int]:
     """solve_text's solutions and outcome, and the failed nodes of complete search (0 for the
     other engines): what a propagator's strength shows in."""
     model = lower(parse_items(text, "test.fzn"), "test.fzn")
@@ -68,6 +70,7 @@ def solve_stats(text: str, portfolio: bool = False, ordered: bool = False, bucke
 
     if bucket:
         from fzn_gpu.engine.bucket import BucketSearch, forced
+
         devices = select_devices("all")
         search = BucketSearch(model, dm, devices, options, report, forced(model, devices))
     elif portfolio:
@@ -109,5 +112,7 @@ def as_tuples(found: list[dict], names: list[str]) -> set[tuple]:
 
 
 def have_minizinc() -> bool:
-    return shutil.which("minizinc") is not None and "gpu-fzn" in subprocess.run(
-        ["minizinc", "--solvers"], capture_output=True, text=True).stdout
+    return (
+        shutil.which("minizinc") is not None
+        and "gpu-fzn" in subprocess.run(["minizinc", "--solvers"], capture_output=True, text=True).stdout
+    )

@@ -29,11 +29,11 @@ from fzn_gpu.local_abi import Group, H, L, Param, W
 from fzn_gpu.lower import lower
 from fzn_gpu.options import SolveOptions
 from fzn_gpu.parser import parse_items
+
 from helpers import stable_rng
 from test_cli import fzn, run
 
-
-SEEDS = range(48)          # the random models the error-function test scores (test_every_form_occurs)
+SEEDS = range(48)  # the random models the error-function test scores (test_every_form_occurs)
 
 
 class Net:
@@ -43,9 +43,32 @@ class Net:
     (linear, arithmetic, element, extremum, reification, clause, parity, membership, count),
     and soft constraints of every error function (test_every_form_occurs pins the reach)."""
 
-    KINDS = ("lin", "ne", "lt", "arith", "abs", "element", "var_element", "extremum", "reif", "reif_soft",
-             "imp", "clause", "bool_fn", "xor", "set_in", "set_in_reif", "table", "count", "count_soft", "gcc",
-             "alldiff", "increasing", "arith_soft", "constants")
+    KINDS = (
+        "lin",
+        "ne",
+        "lt",
+        "arith",
+        "abs",
+        "element",
+        "var_element",
+        "extremum",
+        "reif",
+        "reif_soft",
+        "imp",
+        "clause",
+        "bool_fn",
+        "xor",
+        "set_in",
+        "set_in_reif",
+        "table",
+        "count",
+        "count_soft",
+        "gcc",
+        "alldiff",
+        "increasing",
+        "arith_soft",
+        "constants",
+    )
 
     def __init__(self, seed: int):
         rng = stable_rng("adaptive-net", seed)
@@ -63,7 +86,11 @@ class Net:
             else:
                 lo = rng.randint(-2, 2)
                 dom = list(range(lo, lo + rng.randint(2, 4)))
-            decl = f"{dom[0]}..{dom[-1]}" if dom == list(range(dom[0], dom[-1] + 1)) else "{" + ",".join(map(str, dom)) + "}"
+            decl = (
+                f"{dom[0]}..{dom[-1]}"
+                if dom == list(range(dom[0], dom[-1] + 1))
+                else "{" + ",".join(map(str, dom)) + "}"
+            )
             L_.append(f"var {decl}: {x} :: output_var;")
         L_ += [f"var bool: {b} :: output_var;" for b in self.bs]
         if shape == "perm":
@@ -72,8 +99,8 @@ class Net:
             strict = rng.random() < 0.5
             for a, b in zip(self.xs, self.xs[1:]):
                 L_.append(f"constraint int_lin_le([1, -1], [{a}, {b}], {-1 if strict else 0});")
-        L_ += self.constraint(0, "arith")        # every model: two arithmetic definitions, one reading the other
-        for k in range(1, rng.randint(3, 6)):     # the first two kinds in turn over the seeds, then at random
+        L_ += self.constraint(0, "arith")  # every model: two arithmetic definitions, one reading the other
+        for k in range(1, rng.randint(3, 6)):  # the first two kinds in turn over the seeds, then at random
             L_ += self.constraint(k, self.KINDS[(3 * seed + k) % len(self.KINDS)] if k <= 2 else rng.choice(self.KINDS))
         L_.append("solve satisfy;")
         self.text = "\n".join(L_) + "\n"
@@ -91,8 +118,10 @@ class Net:
         rel = rng.choice(["eq", "ne", "le", "lt"])
         if kind == "lin":
             cs = [rng.choice([-2, -1, 1, 2]) for _ in range(3)]
-            return [f"constraint int_lin_{rng.choice(['eq', 'le', 'ne'])}([{', '.join(map(str, cs))}], [{a}, {b}, {c}], "
-                    f"{rng.randint(-3, 4)});"]
+            return [
+                f"constraint int_lin_{rng.choice(['eq', 'le', 'ne'])}([{', '.join(map(str, cs))}], [{a}, {b}, {c}], "
+                f"{rng.randint(-3, 4)});"
+            ]
         if kind == "ne":
             return [f"constraint int_ne({a}, {b});"]
         if kind == "lt":
@@ -100,83 +129,148 @@ class Net:
         if kind in ("arith", "arith_soft"):
             op = rng.choice(["int_times", "int_div", "int_mod", "int_plus", "int_min", "int_max", "int_pow", "int_abs"])
             args = (a,) if op == "int_abs" else (a, b)
-            if kind == "arith_soft":          # its result a decision variable: a FUNC soft constraint
+            if kind == "arith_soft":  # its result a decision variable: a FUNC soft constraint
                 return [f"var -3..6: f{k} :: output_var;", f"constraint {op}({', '.join(args)}, f{k});"]
             op2 = rng.choice(["int_times", "int_div", "int_mod", "int_min", "int_max", "int_pow"])
-            return [f"var -20..20: t{k} :: is_defined_var;", f"var -99..99: u{k} :: is_defined_var;",
-                    f"constraint {op}({', '.join(args)}, t{k}) :: defines_var(t{k});",   # u reads t: in order
-                    f"constraint {op2}(t{k}, {c}, u{k}) :: defines_var(u{k});",
-                    f"constraint int_le(u{k}, {rng.randint(-2, 6)});"]
+            return [
+                f"var -20..20: t{k} :: is_defined_var;",
+                f"var -99..99: u{k} :: is_defined_var;",
+                f"constraint {op}({', '.join(args)}, t{k}) :: defines_var(t{k});",  # u reads t: in order
+                f"constraint {op2}(t{k}, {c}, u{k}) :: defines_var(u{k});",
+                f"constraint int_le(u{k}, {rng.randint(-2, 6)});",
+            ]
         if kind == "abs":
-            return [f"var 0..3: q{k} :: is_defined_var;", f"constraint int_abs({a}, q{k}) :: defines_var(q{k});",
-                    f"constraint int_lin_ne([1, -1], [q{k}, {b}], 0);"]
+            return [
+                f"var 0..3: q{k} :: is_defined_var;",
+                f"constraint int_abs({a}, q{k}) :: defines_var(q{k});",
+                f"constraint int_lin_ne([1, -1], [q{k}, {b}], 0);",
+            ]
         if kind == "element":
             arr = [rng.randint(-2, 3) for _ in range(4)]
-            return [f"var -2..3: e{k} :: is_defined_var;",
-                    f"constraint array_int_element({a}, [{', '.join(map(str, arr))}], e{k}) :: defines_var(e{k});",
-                    f"constraint int_ne(e{k}, {rng.randint(-2, 3)});"]
+            return [
+                f"var -2..3: e{k} :: is_defined_var;",
+                f"constraint array_int_element({a}, [{', '.join(map(str, arr))}], e{k}) :: defines_var(e{k});",
+                f"constraint int_ne(e{k}, {rng.randint(-2, 3)});",
+            ]
         if kind == "var_element":
-            return [f"var -3..5: v{k} :: is_defined_var;",
-                    f"constraint array_var_int_element({a}, [{b}, {c}, {a}], v{k}) :: defines_var(v{k});",
-                    f"constraint int_le(v{k}, {rng.randint(-1, 4)});"]
+            return [
+                f"var -3..5: v{k} :: is_defined_var;",
+                f"constraint array_var_int_element({a}, [{b}, {c}, {a}], v{k}) :: defines_var(v{k});",
+                f"constraint int_le(v{k}, {rng.randint(-1, 4)});",
+            ]
         if kind == "extremum":
             which = rng.choice(["maximum", "minimum"])
-            return [f"var -3..5: m{k} :: is_defined_var;",
-                    f"constraint array_int_{which}(m{k}, [{a}, {b}, {c}]) :: defines_var(m{k});",
-                    f"constraint int_le(m{k}, {rng.randint(0, 4)});"]
+            return [
+                f"var -3..5: m{k} :: is_defined_var;",
+                f"constraint array_int_{which}(m{k}, [{a}, {b}, {c}]) :: defines_var(m{k});",
+                f"constraint int_le(m{k}, {rng.randint(0, 4)});",
+            ]
         if kind == "reif":
-            form = rng.choice([f"int_{rel}_reif({a}, {b}, r{k})", f"int_lin_{rng.choice(['eq', 'ne', 'le'])}_reif([1, 2], "
-                               f"[{a}, {b}], {rng.randint(-1, 5)}, r{k})", f"bool_{rng.choice(['eq', 'le', 'lt', 'ne'])}_reif({p}, {q}, r{k})"])
-            return [f"var bool: r{k} :: is_defined_var;", f"constraint {form} :: defines_var(r{k});",
-                    f"constraint bool_clause([r{k}], []);" if rng.random() < 0.5 else f"constraint bool_clause([], [r{k}]);"]
-        if kind == "reif_soft":           # its literal a decision variable: a REIF soft constraint
+            form = rng.choice(
+                [
+                    f"int_{rel}_reif({a}, {b}, r{k})",
+                    f"int_lin_{rng.choice(['eq', 'ne', 'le'])}_reif([1, 2], [{a}, {b}], {rng.randint(-1, 5)}, r{k})",
+                    f"bool_{rng.choice(['eq', 'le', 'lt', 'ne'])}_reif({p}, {q}, r{k})",
+                ]
+            )
+            return [
+                f"var bool: r{k} :: is_defined_var;",
+                f"constraint {form} :: defines_var(r{k});",
+                f"constraint bool_clause([r{k}], []);"
+                if rng.random() < 0.5
+                else f"constraint bool_clause([], [r{k}]);",
+            ]
+        if kind == "reif_soft":  # its literal a decision variable: a REIF soft constraint
             return [f"constraint int_{rel}_reif({a}, {b}, {p});"]
         if kind == "imp":
-            form = rng.choice([f"int_{rel}_imp({a}, {b}, {p})", f"bool_and_imp({q}, {p}, {p})",
-                               f"bool_or_imp({q}, {q}, {p})", f"array_bool_and_imp([{q}], {p})",
-                               f"bool_clause_imp([{q}], [], {p})", f"set_in_imp({a}, {{0, 2}}, {p})"])
+            form = rng.choice(
+                [
+                    f"int_{rel}_imp({a}, {b}, {p})",
+                    f"bool_and_imp({q}, {p}, {p})",
+                    f"bool_or_imp({q}, {q}, {p})",
+                    f"array_bool_and_imp([{q}], {p})",
+                    f"bool_clause_imp([{q}], [], {p})",
+                    f"set_in_imp({a}, {{0, 2}}, {p})",
+                ]
+            )
             return [f"constraint {form};"]
         if kind == "clause":
-            return [f"var bool: cp{k} :: is_defined_var;", f"var bool: cn{k} :: is_defined_var;",
-                    f"constraint int_eq_reif({a}, {rng.randint(0, 2)}, cp{k}) :: defines_var(cp{k});",
-                    f"constraint int_lt_reif({b}, {c}, cn{k}) :: defines_var(cn{k});",
-                    f"constraint bool_clause([cp{k}, {p}], [cn{k}]);"]
+            return [
+                f"var bool: cp{k} :: is_defined_var;",
+                f"var bool: cn{k} :: is_defined_var;",
+                f"constraint int_eq_reif({a}, {rng.randint(0, 2)}, cp{k}) :: defines_var(cp{k});",
+                f"constraint int_lt_reif({b}, {c}, cn{k}) :: defines_var(cn{k});",
+                f"constraint bool_clause([cp{k}, {p}], [cn{k}]);",
+            ]
         if kind == "bool_fn":
-            form = rng.choice([f"bool_and({p}, {q}, g{k})", f"bool_or({p}, {q}, g{k})", f"array_bool_and([{p}, {q}], g{k})",
-                               f"array_bool_or([{p}, {q}], g{k})", f"bool_clause_reif([{p}], [{q}], g{k})",
-                               f"bool_not({p}, g{k})", f"bool2int({p}, g{k})"])
+            form = rng.choice(
+                [
+                    f"bool_and({p}, {q}, g{k})",
+                    f"bool_or({p}, {q}, g{k})",
+                    f"array_bool_and([{p}, {q}], g{k})",
+                    f"array_bool_or([{p}, {q}], g{k})",
+                    f"bool_clause_reif([{p}], [{q}], g{k})",
+                    f"bool_not({p}, g{k})",
+                    f"bool2int({p}, g{k})",
+                ]
+            )
             dom = "0..1" if "bool2int" in form else "bool"
-            return [f"var {dom}: g{k} :: is_defined_var;", f"constraint {form} :: defines_var(g{k});",
-                    f"constraint int_ne(g{k}, {rng.randint(0, 1)});" if dom == "0..1" else f"constraint bool_clause([g{k}], []);"]
+            return [
+                f"var {dom}: g{k} :: is_defined_var;",
+                f"constraint {form} :: defines_var(g{k});",
+                f"constraint int_ne(g{k}, {rng.randint(0, 1)});"
+                if dom == "0..1"
+                else f"constraint bool_clause([g{k}], []);",
+            ]
         if kind == "xor":
             if rng.random() < 0.5:
                 return [f"constraint array_bool_xor([{p}, {q}, {self.pick_b()[0]}]);"]
-            return [f"var bool: z{k} :: is_defined_var;", f"constraint bool_xor({p}, {q}, z{k}) :: defines_var(z{k});",
-                    f"constraint bool_clause([], [z{k}]);"]
+            return [
+                f"var bool: z{k} :: is_defined_var;",
+                f"constraint bool_xor({p}, {q}, z{k}) :: defines_var(z{k});",
+                f"constraint bool_clause([], [z{k}]);",
+            ]
         if kind == "set_in":
             return [f"constraint set_in({a}, {{{', '.join(map(str, sorted(set(rng.sample(range(-2, 5), 3)))))}}});"]
         if kind == "set_in_reif":
-            return [f"var bool: s{k} :: is_defined_var;", f"constraint set_in_reif({a}, 1..3, s{k}) :: defines_var(s{k});",
-                    f"constraint bool_clause([s{k}], []);"]
+            return [
+                f"var bool: s{k} :: is_defined_var;",
+                f"constraint set_in_reif({a}, 1..3, s{k}) :: defines_var(s{k});",
+                f"constraint bool_clause([s{k}], []);",
+            ]
         if kind == "table":
             rows = [f"{rng.randint(-2, 4)}, {rng.randint(-2, 4)}" for _ in range(rng.randint(2, 5))]
             return [f"constraint fzn_table_int([{a}, {b}], [{', '.join(rows)}]);"]
         if kind == "count":
-            return [f"var 0..3: k{k} :: is_defined_var;",
-                    f"constraint fzn_count_eq([{a}, {b}, {c}], {self.pick()[0]}, k{k}) :: defines_var(k{k});",
-                    f"constraint int_le(k{k}, {rng.randint(0, 2)});"]
+            return [
+                f"var 0..3: k{k} :: is_defined_var;",
+                f"constraint fzn_count_eq([{a}, {b}, {c}], {self.pick()[0]}, k{k}) :: defines_var(k{k});",
+                f"constraint int_le(k{k}, {rng.randint(0, 2)});",
+            ]
         if kind == "count_soft":
             return [f"constraint fzn_count_eq([{a}, {b}, {c}], {self.pick()[0]}, {rng.randint(0, 2)});"]
         if kind == "gcc":
             if rng.random() < 0.5:
-                return [f"constraint fzn_global_cardinality_low_up_closed([{a}, {b}, {c}], [0, 1, 2, 3], [0, 0, 1, 0], "
-                        f"[2, 3, 2, 3]);"]
-            return [f"var 0..3: gc{k} :: output_var;",
-                    f"constraint fzn_global_cardinality([{a}, {b}, {c}], [{rng.randint(0, 3)}], [gc{k}]);"]
-        if kind == "constants":           # true, false and numbers where variables stand (interned constants)
-            return [rng.choice([f"constraint array_bool_or([{p}, {q}], true);", f"constraint bool_clause([{p}], [true]);",
-                                f"constraint array_bool_and([{p}, true], {q});", f"constraint bool_eq({p}, false);"]),
-                    f"constraint int_lin_le([1, 1], [{a}, {rng.randint(-2, 3)}], {rng.randint(0, 4)});"]
+                return [
+                    f"constraint fzn_global_cardinality_low_up_closed([{a}, {b}, {c}], [0, 1, 2, 3], [0, 0, 1, 0], "
+                    f"[2, 3, 2, 3]);"
+                ]
+            return [
+                f"var 0..3: gc{k} :: output_var;",
+                f"constraint fzn_global_cardinality([{a}, {b}, {c}], [{rng.randint(0, 3)}], [gc{k}]);",
+            ]
+        if kind == "constants":  # true, false and numbers where variables stand (interned constants)
+            return [
+                rng.choice(
+                    [
+                        f"constraint array_bool_or([{p}, {q}], true);",
+                        f"constraint bool_clause([{p}], [true]);",
+                        f"constraint array_bool_and([{p}, true], {q});",
+                        f"constraint bool_eq({p}, false);",
+                    ]
+                ),
+                f"constraint int_lin_le([1, 1], [{a}, {rng.randint(-2, 3)}], {rng.randint(0, 4)});",
+            ]
         if kind == "increasing":
             return [f"constraint fzn_{rng.choice(['increasing', 'decreasing'])}_int([{a}, {b}, {c}]);"]
         return [f"constraint fzn_all_different_int([{a}, {b}, {c}]);"]
@@ -189,13 +283,14 @@ def test_every_form_occurs():
     """The generator's reach: over the seeds the tests use, every soft constraint type, every
     invariant type, every arithmetic operation and every kind of group occur."""
     from fzn_gpu.local_abi import Arith, Inv, Soft
+
     soft, inv, arith, groups = set(), set(), set(), set()
     for seed in SEEDS:
         net = build(Net(seed).model())
         b = net.buffer
-        soft.update(int(t) for t in b[b[H.SOFT_TYPE]:][:net.n_soft])
-        types = b[b[H.INV_TYPE]:][:net.n_inv]
-        rows = b[b[H.INV_ROW]:][:net.n_inv]
+        soft.update(int(t) for t in b[b[H.SOFT_TYPE] :][: net.n_soft])
+        types = b[b[H.INV_TYPE] :][: net.n_inv]
+        rows = b[b[H.INV_ROW] :][: net.n_inv]
         inv.update(int(t) for t in types)
         arith.update(int(b[b[H.DATA] + r]) for t, r in zip(types, rows) if t == Inv.ARITH)
         groups.update(kind for kind, _ in _groups(net))
@@ -206,17 +301,17 @@ def test_every_form_occurs():
 
 
 def _decision_vars(net) -> list[int]:
-    return [int(v) for v in net.buffer[net.buffer[H.DEC_VAR]:][:net.ndec]]
+    return [int(v) for v in net.buffer[net.buffer[H.DEC_VAR] :][: net.ndec]]
 
 
 def _groups(net) -> list[tuple[int, list[int]]]:
     b = net.buffer
     ng = int(b[H.NG])
-    types = b[b[H.G_TYPE]:][:ng]
-    off = b[b[H.G_OFF]:][:ng + 1]
-    mem = b[b[H.G_MEM]:]
+    types = b[b[H.G_TYPE] :][:ng]
+    off = b[b[H.G_OFF] :][: ng + 1]
+    mem = b[b[H.G_MEM] :]
     dec = _decision_vars(net)
-    return [(int(types[g]), [dec[int(i)] for i in mem[off[g]:off[g + 1]]]) for g in range(ng)]
+    return [(int(types[g]), [dec[int(i)] for i in mem[off[g] : off[g + 1]]]) for g in range(ng)]
 
 
 def _implicit_ok(net, values) -> bool:
@@ -242,9 +337,10 @@ def _walker(net, walks: int, params: dict[str, int] | None = None, monkeypatch=N
 def _load(walker: DeviceWalks, rows: np.ndarray) -> None:
     """Decision variables' values written into the walks (one row each), then rescored."""
     import pyopencl as cl
+
     st = walker.state()
     values = st["values"]
-    values[:len(rows)] = rows
+    values[: len(rows)] = rows
     cl.enqueue_copy(walker.queue, walker.bufs[1], values)
     walker.rescore()
 
@@ -264,7 +360,7 @@ def test_the_error_is_zero_exactly_on_solutions(seed):
     dec = _decision_vars(net)
     combos = list(itertools.product(*(model.vars.domain(v).values() for v in dec)))[:512]
     walker = _walker(net, len(combos))
-    walker.launch(0)                    # fresh walks: a random start, then our assignments
+    walker.launch(0)  # fresh walks: a random start, then our assignments
     base = walker.state()["values"]
     rows = base.copy()
     for i, combo in enumerate(combos):
@@ -274,7 +370,7 @@ def test_the_error_is_zero_exactly_on_solutions(seed):
     checker = Checker(parse_items(net_text.text, "t.fzn"))
     for i in range(len(combos)):
         values = st["values"][i].astype(np.int64)
-        if not _implicit_ok(net, values):         # the moves never leave these: not scored
+        if not _implicit_ok(net, values):  # the moves never leave these: not scored
             continue
         holds = not violations(model, values)
         assert (st["lscalars"][i, L.TOTAL] == 0) == holds, (combos[i], st["errors"][i], net_text.text)
@@ -299,11 +395,15 @@ def test_what_a_walk_keeps_equals_a_rescoring_and_moves_keep_the_groups(seed):
         assert np.array_equal(before["errors"][live], after["errors"][live]), net_text.text
         assert np.array_equal(before["lscalars"][live, L.TOTAL], after["lscalars"][live, L.TOTAL])
         b = net.buffer
-        interval = {v: (int(b[b[H.G_LO] + g]), int(b[b[H.G_HI] + g]))
-                    for g, (kind, members) in enumerate(_groups(net)) if kind != Group.PERM for v in members}
+        interval = {
+            v: (int(b[b[H.G_LO] + g]), int(b[b[H.G_HI] + g]))
+            for g, (kind, members) in enumerate(_groups(net))
+            if kind != Group.PERM
+            for v in members
+        }
         for values in after["values"]:
             assert _implicit_ok(net, values), net_text.text
-            for v in _decision_vars(net):       # a chain's interval may hold a member's holes (soft)
+            for v in _decision_vars(net):  # a chain's interval may hold a member's holes (soft)
                 lo, hi = interval.get(v, (None, None))
                 x = int(values[v])
                 assert (lo <= x <= hi) if lo is not None else x in model.vars.domain(v), (v, x, net_text.text)
@@ -327,7 +427,7 @@ def test_no_move_raises_the_error(monkeypatch):
     """Without resets and restarts, a walk's total error never grows from one iteration to the
     next: a move that would raise it is never taken."""
     net = build(lower(parse_items(_magic(4), "m.fzn"), "m.fzn"))
-    walker = _walker(net, 4, {"RESET_LIMIT": 10 ** 6, "RESTART_ITERS": 10 ** 6, "EXHAUSTIVE": 0}, monkeypatch)
+    walker = _walker(net, 4, {"RESET_LIMIT": 10**6, "RESTART_ITERS": 10**6, "EXHAUSTIVE": 0}, monkeypatch)
     walker.launch(0)
     last = walker.state()["lscalars"][:, L.TOTAL].copy()
     for _ in range(200):
@@ -345,8 +445,19 @@ def test_a_local_minimum_freezes_its_variable_and_enough_frozen_trigger_a_reset(
     of them trigger a reset, which thaws them all."""
     net = build(lower(parse_items(_magic(4), "m.fzn"), "m.fzn"))
     limit = 6
-    walker = _walker(net, 6, {"FREEZE_LOCAL_MIN": 10 ** 6, "FREEZE_SWAP": 0, "RESET_LIMIT": limit,
-                              "LOCAL_MIN": 1000, "RESTART_ITERS": 10 ** 6, "EXHAUSTIVE": 0}, monkeypatch)
+    walker = _walker(
+        net,
+        6,
+        {
+            "FREEZE_LOCAL_MIN": 10**6,
+            "FREEZE_SWAP": 0,
+            "RESET_LIMIT": limit,
+            "LOCAL_MIN": 1000,
+            "RESTART_ITERS": 10**6,
+            "EXHAUSTIVE": 0,
+        },
+        monkeypatch,
+    )
     walker.launch(0)
     resets = np.zeros(6, dtype=np.int64)
     for _ in range(300):
@@ -383,6 +494,7 @@ def _run_adaptive(text: str, limit_ms: int, seed: int = 0):
         found.append(a)
 
     import time
+
     search = AdaptiveSearch(model, select_devices("all"), SolveOptions(seed=seed), report, build(model))
     outcome = search.run(time.monotonic() + limit_ms / 1000)
     return found, outcome
@@ -415,8 +527,10 @@ def _brute_force_satisfiable(net_text: Net) -> bool:
         rows[i, dec] = combo
     _load(walker, rows)
     st = walker.state()
-    return any(not violations(model, st["values"][i].astype(np.int64)) and _implicit_ok(net, st["values"][i])
-               for i in range(len(combos)))
+    return any(
+        not violations(model, st["values"][i].astype(np.int64)) and _implicit_ok(net, st["values"][i])
+        for i in range(len(combos))
+    )
 
 
 def test_the_groups_of_the_papers_models():
@@ -425,22 +539,31 @@ def test_the_groups_of_the_papers_models():
     Costas: a permutation, the differences invariants, their all_different rows soft."""
     net = build(lower(parse_items(_magic(4), "m.fzn"), "m.fzn"))
     assert net.groups["perm"] == 1 and net.ndec == 16 and net.n_inv == 0 and net.n_soft == 10
-    part = "\n".join([f"var 1..16: a{i} :: output_var;" for i in range(1, 8)] +
-                     [f"var 1..256: s{i} :: is_defined_var;" for i in range(1, 8)] +
-                     [f"constraint int_lin_le([1, -1], [a{i}, a{i + 1}], -1);" for i in range(1, 7)] +
-                     [f"constraint int_times(a{i}, a{i}, s{i}) :: defines_var(s{i});" for i in range(1, 8)] +
-                     ["constraint int_lin_eq([1, 1, 1, 1, 1, 1, 1], [a1, a2, a3, a4, a5, a6, a7], 67);",
-                      "constraint int_lin_eq([1, 1, 1, 1, 1, 1, 1], [s1, s2, s3, s4, s5, s6, s7], 747);",
-                      "solve satisfy;"]) + "\n"
+    part = (
+        "\n".join(
+            [f"var 1..16: a{i} :: output_var;" for i in range(1, 8)]
+            + [f"var 1..256: s{i} :: is_defined_var;" for i in range(1, 8)]
+            + [f"constraint int_lin_le([1, -1], [a{i}, a{i + 1}], -1);" for i in range(1, 7)]
+            + [f"constraint int_times(a{i}, a{i}, s{i}) :: defines_var(s{i});" for i in range(1, 8)]
+            + [
+                "constraint int_lin_eq([1, 1, 1, 1, 1, 1, 1], [a1, a2, a3, a4, a5, a6, a7], 67);",
+                "constraint int_lin_eq([1, 1, 1, 1, 1, 1, 1], [s1, s2, s3, s4, s5, s6, s7], 747);",
+                "solve satisfy;",
+            ]
+        )
+        + "\n"
+    )
     net = build(lower(parse_items(part, "p.fzn"), "p.fzn"))
     assert net.groups["sorted_strict"] == 1 and net.n_inv == 7
-    weights = net.buffer[net.buffer[H.SOFT_WEIGHT]:][:net.n_soft]
-    assert sorted(weights)[-1] > 10       # the plain sum scaled up to the sum of squares' terms
+    weights = net.buffer[net.buffer[H.SOFT_WEIGHT] :][: net.n_soft]
+    assert sorted(weights)[-1] > 10  # the plain sum scaled up to the sum of squares' terms
 
 
 def test_a_kind_without_an_error_function_is_one_clear_refusal(tmp_path):
-    text = ("var 1..3: a :: output_var;\nvar 1..3: b :: output_var;\nvar 1..3: c :: output_var;\n"
-            "constraint fzn_gpu_circuit(1, [a, b, c]);\nsolve satisfy;\n")
+    text = (
+        "var 1..3: a :: output_var;\nvar 1..3: b :: output_var;\nvar 1..3: c :: output_var;\n"
+        "constraint fzn_gpu_circuit(1, [a, b, c]);\nsolve satisfy;\n"
+    )
     r = run("--engine", "adaptive", fzn(tmp_path, text))
     assert r.returncode != 0 and "Traceback" not in r.stderr
     assert re.search(r"adaptive search cannot solve this model: .*fzn_gpu_circuit", r.stderr), r.stderr
@@ -449,8 +572,10 @@ def test_a_kind_without_an_error_function_is_one_clear_refusal(tmp_path):
 def test_the_cli_prints_a_checked_solution_and_unknown_at_the_limit(tmp_path):
     r = run("--engine", "adaptive", "--check", "-s", fzn(tmp_path, _magic(4)))
     assert r.returncode == 0 and r.stdout.count("----------") == 1 and "lsIterations" in r.stdout, r.stderr
-    unsat = ("var 1..3: a :: output_var;\nvar 1..3: b :: output_var;\nconstraint int_lin_eq([1, 1], [a, b], 9);\n"
-             "solve satisfy;\n")
+    unsat = (
+        "var 1..3: a :: output_var;\nvar 1..3: b :: output_var;\nconstraint int_lin_eq([1, 1], [a, b], 9);\n"
+        "solve satisfy;\n"
+    )
     r = run("--engine", "adaptive", "-t", "1500", fzn(tmp_path, unsat, "u.fzn"))
     assert r.returncode == 0 and "----------" not in r.stdout and "=====UNKNOWN=====" in r.stdout, r.stdout
     assert "UNSATISFIABLE" not in r.stdout
@@ -468,11 +593,13 @@ def test_a_seed_gives_the_same_answer_and_several_solutions_go_to_complete_searc
 def test_a_solution_the_verifier_rejects_is_never_printed(monkeypatch):
     """Where the kernel's error and the model disagree, the run says so and prints nothing."""
     import fzn_gpu.engine.adaptive as A
+
     monkeypatch.setattr(A, "violations", lambda model, values: ["int_lin_eq (line 1)"])
     text = _magic(3)
     model = lower(parse_items(text, "t.fzn"), "t.fzn")
     printed = []
     import time
+
     search = AdaptiveSearch(model, select_devices("all"), SolveOptions(), lambda v, o: printed.append(v), build(model))
     outcome = search.run(time.monotonic() + 20)
     assert not printed and outcome.error and "internal error" in outcome.error
@@ -485,5 +612,6 @@ def test_the_parameters_can_be_set_for_tuning_runs(monkeypatch):
     assert p[Param.LOCAL_MIN] == 123 and p[Param.RESET_PERCENT] == 7
     monkeypatch.setenv("FZN_GPU_LS_PARAMS", "NOPE=1")
     from fzn_gpu.errors import FznError
+
     with pytest.raises(FznError):
         walk_params(net, 1)

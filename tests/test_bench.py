@@ -8,13 +8,19 @@ import sys
 import pytest
 
 from fzn_gpu.bench.__main__ import markdown, variants
+
 from helpers import ROOT, SHARED, have_minizinc
 
 
 def core(names) -> list[str]:
     """The variants of the default engine and Gecode (not LNS strategies, engines, splits)."""
-    return [n for n in names if " lns " not in n and "bnb=" not in n and
-            not n.endswith((" complete", " lns", " portfolio", " restart", " bucket", " adaptive"))]
+    return [
+        n
+        for n in names
+        if " lns " not in n
+        and "bnb=" not in n
+        and not n.endswith((" complete", " lns", " portfolio", " restart", " bucket", " adaptive"))
+    ]
 
 
 def test_variants_name_one_column_per_device_set():
@@ -23,32 +29,54 @@ def test_variants_name_one_column_per_device_set():
     assert one["gpu-fzn count"][-1] == "--count-only"
     assert variants(["all"], 0, check=True)["gpu-fzn"][-1] == "--check"
     two = variants(["gpu", "cpu"], 16)
-    assert core(two) == ["gpu-fzn gpu", "gpu-fzn gpu count", "gpu-fzn cpu", "gpu-fzn cpu count", "gecode -p1",
-                         "gecode -p16"]
+    assert core(two) == [
+        "gpu-fzn gpu",
+        "gpu-fzn gpu count",
+        "gpu-fzn cpu",
+        "gpu-fzn cpu count",
+        "gecode -p1",
+        "gecode -p16",
+    ]
     assert two["gpu-fzn cpu lns icm"][-2:] == ["--lns-strategy", "icm"] and len(two) == 6 + 2 * (6 + 6 + 9)
     assert two["gpu-fzn gpu adaptive"][-2:] == ["--engine", "adaptive"]
     assert two["gpu-fzn gpu complete"][-2:] == ["--engine", "complete"]
     assert two["gpu-fzn cpu bucket"][-2:] == ["--engine", "bucket"]
     assert two["gpu-fzn gpu restart"][-4:] == ["--engine", "restart", "--restart", "luby"]
-    assert two["gpu-fzn gpu bnb=cpu lns=gpu"][-4:] == ["--engine", "portfolio", "ENV:FZN_GPU_BNB_DEVICES=cpu",
-                                                         "ENV:FZN_GPU_LNS_DEVICES=gpu"]
+    assert two["gpu-fzn gpu bnb=cpu lns=gpu"][-4:] == [
+        "--engine",
+        "portfolio",
+        "ENV:FZN_GPU_BNB_DEVICES=cpu",
+        "ENV:FZN_GPU_LNS_DEVICES=gpu",
+    ]
     assert two["gpu-fzn cpu"][:4] == ["--solver", "gpu-fzn", "--devices", "cpu"]
 
 
 def test_markdown_gives_ratios_against_gecode_and_marks_unfinished_runs():
     def run(wall, complete, sols=92):
         return {"wall_s": wall, "complete": complete, "solutions": sols, "stats": {}, "trace": [], "best": None}
-    results = [{"label": "nqueens n=8", "mode": "all", "solutions": 92,
-                "runs": {"gpu-fzn": run(0.5, True), "gpu-fzn count": run(0.25, True), "gecode -p1": run(1.0, True)}},
-               {"label": "nqueens n=9", "mode": "all", "solutions": 352,
-                "runs": {"gpu-fzn": run(0.5, True, 350)}},
-               {"label": "nqueens n=17", "mode": "all",
-                "runs": {"gpu-fzn": run(10.0, False, 5), "gpu-fzn count": run(10.0, False, 7),
-                         "gecode -p1": run(10.0, False, 3)}}]
+
+    results = [
+        {
+            "label": "nqueens n=8",
+            "mode": "all",
+            "solutions": 92,
+            "runs": {"gpu-fzn": run(0.5, True), "gpu-fzn count": run(0.25, True), "gecode -p1": run(1.0, True)},
+        },
+        {"label": "nqueens n=9", "mode": "all", "solutions": 352, "runs": {"gpu-fzn": run(0.5, True, 350)}},
+        {
+            "label": "nqueens n=17",
+            "mode": "all",
+            "runs": {
+                "gpu-fzn": run(10.0, False, 5),
+                "gpu-fzn count": run(10.0, False, 7),
+                "gecode -p1": run(10.0, False, 3),
+            },
+        },
+    ]
     md = markdown(results, ["gpu-fzn", "gpu-fzn count", "gecode -p1"], "test machine")
     rows = [line for line in md.splitlines() if line.startswith("| nqueens")]
     assert rows[0].endswith("| 0.50; 0.25 counted |")
-    assert "WRONG COUNT (expected 352)" in rows[1]          # a finished run's count is checked
+    assert "WRONG COUNT (expected 352)" in rows[1]  # a finished run's count is checked
     assert "(not finished)" in rows[2] and rows[2].endswith("| - |") and "WRONG" not in rows[2]
 
 
@@ -58,28 +86,57 @@ def test_merge_joins_split_calls_and_keeps_tagged_runs_apart(tmp_path):
 
     def run(best):
         return {"wall_s": 10.0, "complete": False, "solutions": 1, "stats": {}, "trace": [[1.0, best]], "best": best}
+
     a = [{"label": "qap 15", "mode": "opt", "runs": {"gpu-fzn lns icm": run(5), "gecode -p1": run(7)}}]
-    b = [{"label": "qap 15", "mode": "opt", "runs": {"gpu-fzn lns icm": run(4)}},
-         {"label": "tsp 60", "mode": "opt", "runs": {"gecode -p1": run(9)}}]
+    b = [
+        {"label": "qap 15", "mode": "opt", "runs": {"gpu-fzn lns icm": run(4)}},
+        {"label": "tsp 60", "mode": "opt", "runs": {"gecode -p1": run(9)}},
+    ]
     (tmp_path / "a.json").write_text(json.dumps(a))
     (tmp_path / "b.json").write_text(json.dumps(b))
     results, solvers = merge([str(tmp_path / "a.json"), f"{tmp_path / 'b.json'}:(H 9)"])
     assert solvers == ["gpu-fzn lns icm", "gpu-fzn lns icm (H 9)", "gecode -p1"]
     assert [r["label"] for r in results] == ["qap 15", "tsp 60"]
-    assert {k: v["best"] for k, v in results[0]["runs"].items()} == {"gpu-fzn lns icm": 5, "gecode -p1": 7,
-                                                                    "gpu-fzn lns icm (H 9)": 4}
+    assert {k: v["best"] for k, v in results[0]["runs"].items()} == {
+        "gpu-fzn lns icm": 5,
+        "gecode -p1": 7,
+        "gpu-fzn lns icm (H 9)": 4,
+    }
     assert results[1]["runs"]["gecode -p1"]["best"] == 9
 
 
 def test_small_run_end_to_end(tmp_path):
     out = tmp_path / "bench"
-    r = subprocess.run([sys.executable, "-m", "fzn_gpu.bench", "--bench-dir", str(SHARED / "bench"), "--out", str(out),
-                        "--repeats", "1", "--limit", "60", "--only", "nqueens n=8", "--check",
-                        "--variants", "gpu-fzn,gpu-fzn count,gecode -p1"],
-                       capture_output=True, text=True, cwd=ROOT, timeout=300)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fzn_gpu.bench",
+            "--bench-dir",
+            str(SHARED / "bench"),
+            "--out",
+            str(out),
+            "--repeats",
+            "1",
+            "--limit",
+            "60",
+            "--only",
+            "nqueens n=8",
+            "--check",
+            "--variants",
+            "gpu-fzn,gpu-fzn count,gecode -p1",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     [res] = json.loads((out / "results.json").read_text())
-    assert {name: run["solutions"] for name, run in res["runs"].items()} == \
-        {"gpu-fzn": 92, "gpu-fzn count": 92, "gecode -p1": 92}
+    assert {name: run["solutions"] for name, run in res["runs"].items()} == {
+        "gpu-fzn": 92,
+        "gpu-fzn count": 92,
+        "gecode -p1": 92,
+    }
     assert all(run["complete"] for run in res["runs"].values())
     assert "ratio fzn-gpu / gecode -p1" in (out / "BENCHMARKS.md").read_text()

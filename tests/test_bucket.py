@@ -22,6 +22,7 @@ from fzn_gpu.bucket.plan import best_plan
 from fzn_gpu.check import Checker
 from fzn_gpu.lower import lower
 from fzn_gpu.parser import parse_items
+
 from helpers import solve_text, stable_rng
 from test_cli import fzn, run
 
@@ -35,7 +36,7 @@ class Net:
         self.rng = rng
         self.lines: list[str] = []
         self.domains: dict[str, list[int]] = {}
-        self.defs: list[tuple[str, object]] = []       # (name, function of the assignment)
+        self.defs: list[tuple[str, object]] = []  # (name, function of the assignment)
         self.costs: list[tuple[int, str]] = []
         n = rng.randint(3, 6)
         for i in range(n):
@@ -54,13 +55,13 @@ class Net:
             self.costs.append((rng.choice([-3, -1, 2, 5]), x))
         self.sense = rng.choice(["minimize", "maximize"])
         total_terms = self.costs
-        declared = rng.choice(["-1000000..1000000", "int"])     # int: no bounds of its own
+        declared = rng.choice(["-1000000..1000000", "int"])  # int: no bounds of its own
         self.lines.append(f"var {declared}: total :: output_var :: is_defined_var;")
         cs = [c for c, _ in total_terms] + [-1]
         vs = [v for _, v in total_terms] + ["total"]
         self.lines.append(f"constraint int_lin_eq({cs}, [{', '.join(vs)}], 0) :: defines_var(total);")
         self.defs.append(("total", lambda a, terms=total_terms: sum(c * a[v] for c, v in terms)))
-        if rng.random() < 0.3:          # a constraint on the sum itself: its definition must stay whole
+        if rng.random() < 0.3:  # a constraint on the sum itself: its definition must stay whole
             self.lines.append(f"constraint {rng.choice(['int_le', 'int_ne'])}(total, {rng.randint(-3, 12)});")
         # the objective: the sum (its terms become costs), or a variable whose definition is a
         # table like the others (the sum's maximum with an FD variable), or an FD variable
@@ -96,7 +97,9 @@ class Net:
         if kind == "ne":
             L.append(f"constraint int_ne({a}, {b});")
         elif kind == "lin_le":
-            L.append(f"constraint int_lin_le([{rng.choice([1, 2, -1])}, {rng.choice([1, -3])}], [{a}, {b}], {rng.randint(-2, 3)});")
+            L.append(
+                f"constraint int_lin_le([{rng.choice([1, 2, -1])}, {rng.choice([1, -3])}], [{a}, {b}], {rng.randint(-2, 3)});"
+            )
         elif kind == "reif":
             L.append(f"var bool: r{k} :: is_defined_var;")
             L.append(f"constraint int_le_reif({a}, {b}, r{k}) :: defines_var(r{k});")
@@ -128,8 +131,9 @@ class Net:
             value = rng.choice(self.domains[a])
             L.append(f"var bool: r{k} :: is_defined_var;")
             L.append(f"constraint int_eq_reif({a}, {value}, r{k}) :: defines_var(r{k});")
-            L.append(f"constraint bool_clause([r{k}], []);" if rng.random() < 0.5 else
-                     f"constraint bool_clause([], [r{k}]);")
+            L.append(
+                f"constraint bool_clause([r{k}], []);" if rng.random() < 0.5 else f"constraint bool_clause([], [r{k}]);"
+            )
             self.defs.append((f"r{k}", lambda s, a=a, v=value: s[a] == v))
 
     def text(self) -> str:
@@ -177,8 +181,10 @@ def test_the_device_join_equals_numpys(seed):
     random buckets of up to five variables (the eliminated one of up to 40 values: the kernel sums
     16 at a time); and join_min a slice at a time against itself whole."""
     import pyopencl as cl
+
     from fzn_gpu.bucket.device import DeviceJoiner, DeviceTable
     from fzn_gpu.device import select_devices
+
     rng = np.random.default_rng(seed)
     device = select_devices("all")[0]
     ctx = cl.Context([device.cl_device])
@@ -189,8 +195,12 @@ def test_the_device_join_equals_numpys(seed):
     for dtype, inf in ((np.int32, E.INF32), (np.int64, int(INF))):
         factors = []
         for _ in range(int(rng.integers(1, 5))):
-            sub = tuple(sorted(rng.choice(scope, size=int(rng.integers(1, len(scope) + 1)), replace=False).tolist(),
-                               key=lambda v: rng.random()))
+            sub = tuple(
+                sorted(
+                    rng.choice(scope, size=int(rng.integers(1, len(scope) + 1)), replace=False).tolist(),
+                    key=lambda v: rng.random(),
+                )
+            )
             if scope[0] not in sub and rng.random() < 0.5:
                 sub = (scope[0], *sub[1:]) if len(sub) > 1 else (scope[0],)
             shape = tuple(len(domains[v]) for v in sub)
@@ -205,7 +215,7 @@ def test_the_device_join_equals_numpys(seed):
         assert a.scope == b.scope and np.array_equal(a.table, on_device)
         chunked = E.CHUNK
         try:
-            E.CHUNK = 5             # a slice of the second variable at a time, as big buckets go
+            E.CHUNK = 5  # a slice of the second variable at a time, as big buckets go
             c = E.join_min(factors, scope[0], scope, domains, inf, stop=lambda: False)
         finally:
             E.CHUNK = chunked
@@ -216,8 +226,9 @@ def grid(rows: int, cols: int, dom: int, seed: int) -> str:
     """A weighted CSP on a grid, flattened as MiniZinc flattens ../shared/bench/wcsp_grid.mzn."""
     rng = stable_rng("grid", rows, cols, seed)
     lines = [f"var 1..{dom}: x{i} :: output_var;" for i in range(rows * cols)]
-    edges = [(r * cols + c, r * cols + c + 1) for r in range(rows) for c in range(cols - 1)] + \
-            [(r * cols + c, (r + 1) * cols + c) for r in range(rows - 1) for c in range(cols)]
+    edges = [(r * cols + c, r * cols + c + 1) for r in range(rows) for c in range(cols - 1)] + [
+        (r * cols + c, (r + 1) * cols + c) for r in range(rows - 1) for c in range(cols)
+    ]
     for e, (a, b) in enumerate(edges):
         table = [rng.choice([0, 2, 5, 9, 1000]) for _ in range(dom * dom)]
         lines.append(f"var 1..{dom * dom}: i{e} :: is_defined_var;")
@@ -237,8 +248,10 @@ def test_elimination_with_tables_kept_on_the_device_equals_numpys(seed):
     results stay there, later buckets copy them in, the backward pass gathers its entries)
     gives numpy's optimum and assignment, on grids and on the random networks above."""
     import pyopencl as cl
+
     from fzn_gpu.bucket.device import DeviceJoiner
     from fzn_gpu.device import select_devices
+
     device = select_devices("all")[0]
     ctx = cl.Context([device.cl_device])
     joiner = DeviceJoiner(ctx, cl.CommandQueue(ctx), device_min=0)
@@ -263,7 +276,7 @@ def test_a_grid_plans_to_its_width_and_defined_costs_shrink():
     net = extract(model)
     assert all(len(d) <= 9 for d in net.domains.values())
     plan = best_plan(net)
-    assert plan.width == 6 and plan.largest == 3 ** 7
+    assert plan.width == 6 and plan.largest == 3**7
 
 
 def test_a_grid_optimum_against_search(tmp_path):
@@ -283,8 +296,12 @@ def test_refusals_are_one_clear_message(tmp_path, monkeypatch):
     assert r.returncode != 0 and "Traceback" not in r.stderr
     assert re.search(r"induced width \d+, largest table [\d,]+ entries need", r.stderr), r.stderr
     monkeypatch.delenv("FZN_GPU_BUCKET_MEMORY")
-    wide = "".join(f"var 1..12: q{i} :: output_var;\n" for i in range(12)) + \
-        "constraint fzn_all_different_int([" + ", ".join(f"q{i}" for i in range(12)) + "]);\nsolve minimize q0;\n"
+    wide = (
+        "".join(f"var 1..12: q{i} :: output_var;\n" for i in range(12))
+        + "constraint fzn_all_different_int(["
+        + ", ".join(f"q{i}" for i in range(12))
+        + "]);\nsolve minimize q0;\n"
+    )
     r = run("--engine", "bucket", fzn(tmp_path, wide, "w.fzn"))
     assert r.returncode != 0 and "Traceback" not in r.stderr and "spans 12 variables" in r.stderr
 
@@ -308,6 +325,7 @@ def test_a_satisfaction_model_is_left_to_search(tmp_path):
 def _single_rows(text: str):
     """The lowered model of a one-constraint instance, its rows decoded."""
     from fzn_gpu.bucket import evaluate
+
     model = lower(parse_items(text, "t.fzn"), "t.fzn")
     rows = [(t.kind, evaluate.decode(t.kind, t.row(r))) for t in model.tables.values() for r in range(len(t))]
     return model, rows
@@ -316,8 +334,12 @@ def _single_rows(text: str):
 def _evaluated_kinds():
     from fzn_gpu.bucket import evaluate
     from fzn_gpu.registry import KINDS
-    return [pytest.param(k, id=k.key) for k in KINDS
-            if k.domain == "int" and evaluate.supported(k) and not k.key.startswith("fzn_table")]
+
+    return [
+        pytest.param(k, id=k.key)
+        for k in KINDS
+        if k.domain == "int" and evaluate.supported(k) and not k.key.startswith("fzn_table")
+    ]
 
 
 @pytest.mark.parametrize("kind", _evaluated_kinds())
@@ -328,7 +350,9 @@ def test_every_evaluator_agrees_with_the_checker(kind):
     follows (evaluate.image), the value it computes for the last variable is the one value
     the constraint allows there."""
     from fzn_gpu.bucket import evaluate
+
     from test_propagators import instance
+
     rng = stable_rng("evaluate", kind.key)
     for _ in range(8):
         text, domains = instance(kind, rng)
@@ -337,18 +361,22 @@ def test_every_evaluator_agrees_with_the_checker(kind):
         names = list(domains)
         for combo in itertools.product(*(domains[n] for n in names)):
             a = dict(zip(names, combo))
-            value = lambda v: np.int64(a[model.vars.names[v]]) if model.vars.names[v] in a else \
-                np.int64(model.vars.lb[v])      # noqa: E731  (a constant the lowering interned)
+
+            def value(v, a=a):  # a constant the lowering interned: its declared value
+                name = model.vars.names[v]
+                return np.int64(a[name]) if name in a else np.int64(model.vars.lb[v])
+
             ok = all(bool(evaluate.holds(k, args, value)) for k, args in rows)
             assert ok == (not checker.check(a)), (combo, text)
         for k, args in rows:
             scope = evaluate.variables(args)
             if not scope or k.key not in evaluate.IMAGES:
                 continue
-            y = scope[0] if k.key.startswith("array_int_m") else scope[-1]     # what the kind defines
+            y = scope[0] if k.key.startswith("array_int_m") else scope[-1]  # what the kind defines
             inputs = [v for v in dict.fromkeys(scope) if v != y]
-            for combo in itertools.product(*(domains.get(model.vars.names[v], [int(model.vars.lb[v])])
-                                             for v in inputs)):
+            for combo in itertools.product(
+                *(domains.get(model.vars.names[v], [int(model.vars.lb[v])]) for v in inputs)
+            ):
                 given = dict(zip(inputs, combo))
                 img = evaluate.image(k, args, y, lambda v: np.int64(given[v]))
                 if img is None:
@@ -365,6 +393,7 @@ def test_counts_equal_brute_force_and_complete_search(seed):
     the values of the variables outside its tables) equals brute force over the FD variables
     (the defined ones follow) and complete search's count."""
     from fzn_gpu.engine.bucket import BucketCount, count_prepared
+
     net = Net(seed)
     text = re.sub(r"solve (minimize|maximize) \w+;", "solve satisfy;", net.text())
     checker = Checker(parse_items(text, "test.fzn"))
@@ -384,8 +413,10 @@ def test_counts_equal_brute_force_and_complete_search(seed):
 def test_the_default_engine_counts_by_buckets_and_prints_no_solution(tmp_path):
     """-a --count-only picks bucket elimination where it fits (-s: bucketWork) and prints the
     count as complete search does; -a alone still prints every solution by search."""
-    text = "var 1..3: x :: output_var;\nvar 1..4: y :: output_var;\nvar 1..5: z;\nvar bool: w :: output_var;\n" \
-           "constraint int_lt(x, y);\nsolve satisfy;\n"
+    text = (
+        "var 1..3: x :: output_var;\nvar 1..4: y :: output_var;\nvar 1..5: z;\nvar bool: w :: output_var;\n"
+        "constraint int_lt(x, y);\nsolve satisfy;\n"
+    )
     path = fzn(tmp_path, text)
     r = run("-a", "--count-only", "-s", path)
     assert r.returncode == 0 and "nSolutions=60" in r.stdout and "bucketWork" in r.stdout
@@ -401,15 +432,17 @@ def test_a_definition_reaching_beyond_32_bits_keeps_to_the_devices_values():
     device's 32 bits; the network keeps the values every engine gives (|x| <= 2^31 - 2), so
     the optimum's replay through the kernels stays in range and equals branch and bound's
     (the fuzzer's seed 218 crashed the replay when the elimination answered first)."""
-    text = ("var bool: x0 :: output_var;\nvar {-7,-2,0,3}: x1 :: output_var;\nvar -1..4: x2 :: output_var;\n"
-            "var int: x3 :: output_var :: is_defined_var;\nvar {-1,0,3}: x4 :: output_var;\n"
-            "var int: x5 :: output_var :: is_defined_var;\n"
-            "constraint array_var_int_element(x4, [x2, x2, x2, 195305735], x3) :: defines_var(x3);\n"
-            "constraint int_lin_eq([1, -5, 1073741824, 1, -1], [x2, x3, x4, -885, x5], 2) :: defines_var(x5);\n"
-            "constraint int_lin_ne_imp([-4], [x2], -3, x0);\nconstraint int_ne_reif(-5, 3, x0);\n"
-            "solve minimize x1;\n")
+    text = (
+        "var bool: x0 :: output_var;\nvar {-7,-2,0,3}: x1 :: output_var;\nvar -1..4: x2 :: output_var;\n"
+        "var int: x3 :: output_var :: is_defined_var;\nvar {-1,0,3}: x4 :: output_var;\n"
+        "var int: x5 :: output_var :: is_defined_var;\n"
+        "constraint array_var_int_element(x4, [x2, x2, x2, 195305735], x3) :: defines_var(x3);\n"
+        "constraint int_lin_eq([1, -5, 1073741824, 1, -1], [x2, x3, x4, -885, x5], 2) :: defines_var(x5);\n"
+        "constraint int_lin_ne_imp([-4], [x2], -3, x0);\nconstraint int_ne_reif(-5, 3, x0);\n"
+        "solve minimize x1;\n"
+    )
     net = extract(lower(parse_items(text, "t.fzn"), "t.fzn"))
-    assert all(abs(int(v)) <= 2 ** 31 - 2 for d in net.domains.values() for v in d)
+    assert all(abs(int(v)) <= 2**31 - 2 for d in net.domains.values() for v in d)
     found, outcome = solve_text(text, bucket=True, time_limit_ms=60000)
     bnb, bnb_outcome = solve_text(text, time_limit_ms=60000)
     assert outcome.complete and bnb_outcome.complete

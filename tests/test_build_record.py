@@ -58,7 +58,7 @@ def test_a_generic_program_built_slowly_counts_but_one_that_reloaded_slowly_does
     assert kinds_to_build(gpu, KINDS, "group", options) is None
     build_record.record(key, build_record.FAST_LOAD_S + 60)
     assert kinds_to_build(gpu, KINDS, "group", options) == KINDS
-    build_record.record(key, build_record.FAST_LOAD_S + 60)      # built again from nothing: counts again
+    build_record.record(key, build_record.FAST_LOAD_S + 60)  # built again from nothing: counts again
     assert kinds_to_build(gpu, KINDS, "group", options) is None
 
 
@@ -71,7 +71,7 @@ def test_a_cpu_always_builds_what_it_was_asked(records):
 
 def test_every_build_leaves_a_record(records):
     cpu = all_devices()[0]
-    options = build_options(cpu, model="item") + ["-DFZN_TEST_RECORD=1"]     # a program no other test builds
+    options = build_options(cpu, model="item") + ["-DFZN_TEST_RECORD=1"]  # a program no other test builds
     build(cpu, None, options, "item")
     assert build_record.was_built(build_key(cpu, None, "item", options))
 
@@ -111,13 +111,16 @@ def _device_model(text):
     from fzn_gpu.lower import lower
     from fzn_gpu.options import SolveOptions
     from fzn_gpu.parser import parse_items
+
     return pack(lower(parse_items(text, "m.fzn")), SolveOptions())
 
 
 def test_inlining_pays_for_short_calls_not_for_long_rows():
     from fzn_gpu.engine.runner import inlining_pays
-    queens = ("array [1..4] of var 1..4: q :: output_array([1..4]);\n"
-              "constraint fzn_all_different_int(q);\nsolve satisfy;\n")
+
+    queens = (
+        "array [1..4] of var 1..4: q :: output_array([1..4]);\nconstraint fzn_all_different_int(q);\nsolve satisfy;\n"
+    )
     assert inlining_pays(_device_model(queens))
     n = 40
     names = ", ".join(f"x{i}" for i in range(n))
@@ -137,8 +140,14 @@ def test_build_kernels_builds_the_generic_program_in_both_shapes(records, gpu, m
 
     built = []
     monkeypatch.setattr(device_module, "all_devices", lambda: [gpu])
-    monkeypatch.setattr(device_module, "build", lambda d, kinds, options, model, **kw: (
-        built.append((kinds, tuple(options), model)), build_record.record(build_key(d, kinds, model, options), 20.0)))
+    monkeypatch.setattr(
+        device_module,
+        "build",
+        lambda d, kinds, options, model, **kw: (
+            built.append((kinds, tuple(options), model)),
+            build_record.record(build_key(d, kinds, model, options), 20.0),
+        ),
+    )
     monkeypatch.setenv("FZN_GPU_KERNEL", "group")
     assert build_generic() == 0
     tuning = Tuning.for_device(gpu)

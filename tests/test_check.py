@@ -116,18 +116,58 @@ CASES = {
     "array_set_element": ("a, [{1}, {2, 3}], s", dict(a=2, s={2, 3}), dict(a=1, s={2})),
     "array_var_set_element": ("a, [s, t], u", dict(a=2, t={4}, u={4}), dict(a=1, s={1}, u={4})),
 }
-UNARY_FLOAT = {"abs": (-2.0, 2.0), "sqrt": (4.0, 2.0), "exp": (0.0, 1.0), "ln": (1.0, 0.0), "log10": (100.0, 2.0),
-               "log2": (8.0, 3.0), "sin": (0.0, 0.0), "cos": (0.0, 1.0), "tan": (0.0, 0.0), "asin": (0.0, 0.0),
-               "acos": (1.0, 0.0), "atan": (0.0, 0.0), "sinh": (0.0, 0.0), "cosh": (0.0, 1.0), "tanh": (0.0, 0.0),
-               "asinh": (0.0, 0.0), "acosh": (1.0, 0.0), "atanh": (0.0, 0.0)}
+UNARY_FLOAT = {
+    "abs": (-2.0, 2.0),
+    "sqrt": (4.0, 2.0),
+    "exp": (0.0, 1.0),
+    "ln": (1.0, 0.0),
+    "log10": (100.0, 2.0),
+    "log2": (8.0, 3.0),
+    "sin": (0.0, 0.0),
+    "cos": (0.0, 1.0),
+    "tan": (0.0, 0.0),
+    "asin": (0.0, 0.0),
+    "acos": (1.0, 0.0),
+    "atan": (0.0, 0.0),
+    "sinh": (0.0, 0.0),
+    "cosh": (0.0, 1.0),
+    "tanh": (0.0, 0.0),
+    "asinh": (0.0, 0.0),
+    "acosh": (1.0, 0.0),
+    "atanh": (0.0, 0.0),
+}
 for fn, (x, y) in UNARY_FLOAT.items():
     CASES[f"float_{fn}"] = ("f, g", dict(f=x, g=y), dict(f=x, g=y + 0.5))
 
 BASE = dict(a=0, b=0, c=0, p=False, q=False, r=False, f=0.0, g=0.0, h=0.0, s=set(), t=set(), u=set())
-RELATIONS = {"int_eq", "int_ne", "int_le", "int_lt", "int_lin_eq", "int_lin_ne", "int_lin_le", "set_in",
-             "bool_eq", "bool_le", "bool_lt", "float_eq", "float_ne", "float_le", "float_lt", "float_lin_eq",
-             "float_lin_ne", "float_lin_le", "float_lin_lt", "float_in", "set_eq", "set_ne", "set_le", "set_lt",
-             "set_subset", "set_superset"}
+RELATIONS = {
+    "int_eq",
+    "int_ne",
+    "int_le",
+    "int_lt",
+    "int_lin_eq",
+    "int_lin_ne",
+    "int_lin_le",
+    "set_in",
+    "bool_eq",
+    "bool_le",
+    "bool_lt",
+    "float_eq",
+    "float_ne",
+    "float_le",
+    "float_lt",
+    "float_lin_eq",
+    "float_lin_ne",
+    "float_lin_le",
+    "float_lin_lt",
+    "float_in",
+    "set_eq",
+    "set_ne",
+    "set_le",
+    "set_lt",
+    "set_subset",
+    "set_superset",
+}
 
 
 def verdict(name, args, values):
@@ -154,7 +194,9 @@ def _all_cases():
     yield "array_bool_or_imp", "[p, q], r", dict(p=True, r=True), dict(r=True)
 
 
-@pytest.mark.parametrize("name, args, sat, viol", list(_all_cases()), ids=lambda v: v if isinstance(v, str) and "(" not in v else None)
+@pytest.mark.parametrize(
+    "name, args, sat, viol", list(_all_cases()), ids=lambda v: v if isinstance(v, str) and "(" not in v else None
+)
 def test_builtin_satisfied_and_violated(name, args, sat, viol):
     assert verdict(name, args, sat) == [], f"{name} rejects a solution"
     bad = verdict(name, args, viol)
@@ -167,7 +209,10 @@ def test_float_relations_hold_within_the_tolerance_both_ways():
     assert verdict("float_lt", "f, g", dict(f=1.5, g=1.5)) == []
     assert verdict("float_le_reif", "f, g, r", dict(f=1.5, g=1.5, r=False)) == []
     assert verdict("float_lt", "f, g", dict(f=1.5 + 1e-3, g=1.5)) != []
-    text = DECLS + "constraint float_lt(f, g);\nsolve :: float_search([f, g], 0.01, input_order, indomain_split) satisfy;\n"
+    text = (
+        DECLS
+        + "constraint float_lt(f, g);\nsolve :: float_search([f, g], 0.01, input_order, indomain_split) satisfy;\n"
+    )
     coarse = Checker(parse_items(text, "c.fzn"))
     assert coarse.check({**BASE, "f": 1.5 + 1e-3, "g": 1.5}) == []
     assert coarse.check({**BASE, "f": 1.6, "g": 1.5}) != []

@@ -13,7 +13,9 @@ import pytest
 
 from fzn_gpu.check import Checker
 from fzn_gpu.parser import parse_items
+
 from helpers import ROOT
+
 
 def fzn(tmp_path, text, name="m.fzn"):
     p = tmp_path / name
@@ -22,18 +24,26 @@ def fzn(tmp_path, text, name="m.fzn"):
 
 
 def run(*args, stdin=None):
-    return subprocess.run([sys.executable, "-m", "fzn_gpu", *args], capture_output=True, text=True,
-                          input=stdin, cwd=ROOT, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "fzn_gpu", *args], capture_output=True, text=True, input=stdin, cwd=ROOT, timeout=120
+    )
 
 
 def queens(n: int) -> str:
     """n-queens with pairwise constraints, as FlatZinc."""
-    return "".join(f"var 1..{n}: q{i};\n" for i in range(1, n + 1)) + \
-        f"array [1..{n}] of var int: q :: output_array([1..{n}]) = [" + \
-        ", ".join(f"q{i}" for i in range(1, n + 1)) + "];\n" + \
-        "".join(f"constraint int_ne(q{i}, q{j});\nconstraint int_lin_ne([1, -1], [q{i}, q{j}], {j - i});\n"
-                f"constraint int_lin_ne([1, -1], [q{i}, q{j}], {i - j});\n"
-                for i in range(1, n + 1) for j in range(i + 1, n + 1)) + "solve satisfy;\n"
+    return (
+        "".join(f"var 1..{n}: q{i};\n" for i in range(1, n + 1))
+        + f"array [1..{n}] of var int: q :: output_array([1..{n}]) = ["
+        + ", ".join(f"q{i}" for i in range(1, n + 1))
+        + "];\n"
+        + "".join(
+            f"constraint int_ne(q{i}, q{j});\nconstraint int_lin_ne([1, -1], [q{i}, q{j}], {j - i});\n"
+            f"constraint int_lin_ne([1, -1], [q{i}, q{j}], {i - j});\n"
+            for i in range(1, n + 1)
+            for j in range(i + 1, n + 1)
+        )
+        + "solve satisfy;\n"
+    )
 
 
 QUEENS6 = queens(6)
@@ -88,14 +98,19 @@ def test_dive_then_parallel_search_keeps_optimum_and_status(tmp_path, monkeypatc
     """The GPU's one-work-item dive (cut short, or long enough to finish the tree) changes
     neither the proven optimum nor the final status, nor UNSAT, nor a first solution."""
     monkeypatch.setenv("FZN_GPU_DIVE_MS", dive_ms)
-    best = max(4 * a + 5 * b + 7 * c for a in range(11) for b in range(11) for c in range(11)
-               if 3 * a + 4 * b + 5 * c <= 23)
+    best = max(
+        4 * a + 5 * b + 7 * c for a in range(11) for b in range(11) for c in range(11) if 3 * a + 4 * b + 5 * c <= 23
+    )
     r = run("-a", "--check", "-s", fzn(tmp_path, KNAPSACK))
     assert r.returncode == 0, r.stderr
     objs = [int(line.split("=")[1].rstrip(";")) for line in r.stdout.splitlines() if line.startswith("obj =")]
     assert objs[-1] == best and objs == sorted(objs) and len(set(objs)) == len(objs)
     assert "==========" in r.stdout
-    unsat = fzn(tmp_path, "var 1..3: x;\nvar 1..3: y;\nconstraint int_lt(x, y);\nconstraint int_lt(y, x);\nsolve satisfy;\n", "u.fzn")
+    unsat = fzn(
+        tmp_path,
+        "var 1..3: x;\nvar 1..3: y;\nconstraint int_lt(x, y);\nconstraint int_lt(y, x);\nsolve satisfy;\n",
+        "u.fzn",
+    )
     assert run(unsat).stdout.strip() == "=====UNSATISFIABLE====="
     one = run("--check", fzn(tmp_path, queens(8), "q.fzn"))
     assert one.returncode == 0 and len(solutions(one.stdout)) == 1
@@ -121,23 +136,33 @@ def test_stdin_statistics_and_count_only(tmp_path):
 
 
 def test_unsatisfiable_and_optimum(tmp_path):
-    unsat = "".join(f"var 1..2: x{i};\n" for i in range(3)) + \
-        "constraint int_ne(x0, x1);\nconstraint int_ne(x1, x2);\nconstraint int_ne(x0, x2);\nsolve satisfy;\n"
+    unsat = (
+        "".join(f"var 1..2: x{i};\n" for i in range(3))
+        + "constraint int_ne(x0, x1);\nconstraint int_ne(x1, x2);\nconstraint int_ne(x0, x2);\nsolve satisfy;\n"
+    )
     assert run(fzn(tmp_path, unsat)).stdout == "=====UNSATISFIABLE=====\n"
-    opt = "var 0..10: x :: output_var;\nvar 0..10: y :: output_var;\nconstraint int_lin_le([2, 3], [x, y], 12);\n" \
-          "var int: obj :: output_var = x;\nsolve maximize x;\n"
+    opt = (
+        "var 0..10: x :: output_var;\nvar 0..10: y :: output_var;\nconstraint int_lin_le([2, 3], [x, y], 12);\n"
+        "var int: obj :: output_var = x;\nsolve maximize x;\n"
+    )
     r = run("--check", fzn(tmp_path, opt, "o.fzn"))
     assert r.stdout.startswith("x = 6;") and r.stdout.endswith("----------\n==========\n")
 
 
-@pytest.mark.parametrize("args, text, words", [
-    (["missing.fzn"], None, "no such file: missing.fzn"),
-    ([], "var 1..3: x;\nconstraint int_le(x 3);\nsolve satisfy;\n", "m.fzn:2:21: error: syntax error"),
-    ([], "var 1..3: x;\nconstraint foo(x);\nsolve satisfy;\n", "m.fzn:2: error: unknown constraint 'foo'"),
-    ([], "var 0.0..1.0: f;\nsolve :: float_search([f], -1.0, input_order, indomain_split, complete) satisfy;\n",
-     "m.fzn:2: error: float_search's precision -1.0 is not a positive number"),
-    (["--devices", "7"], "var 1..3: x;\nsolve satisfy;\n", "no OpenCL device with index 7"),
-])
+@pytest.mark.parametrize(
+    "args, text, words",
+    [
+        (["missing.fzn"], None, "no such file: missing.fzn"),
+        ([], "var 1..3: x;\nconstraint int_le(x 3);\nsolve satisfy;\n", "m.fzn:2:21: error: syntax error"),
+        ([], "var 1..3: x;\nconstraint foo(x);\nsolve satisfy;\n", "m.fzn:2: error: unknown constraint 'foo'"),
+        (
+            [],
+            "var 0.0..1.0: f;\nsolve :: float_search([f], -1.0, input_order, indomain_split, complete) satisfy;\n",
+            "m.fzn:2: error: float_search's precision -1.0 is not a positive number",
+        ),
+        (["--devices", "7"], "var 1..3: x;\nsolve satisfy;\n", "no OpenCL device with index 7"),
+    ],
+)
 def test_bad_input_is_one_clear_message(tmp_path, args, text, words):
     path = [fzn(tmp_path, text)] if text else []
     r = run(*args, *path)
@@ -149,10 +174,12 @@ def test_bad_input_is_one_clear_message(tmp_path, args, text, words):
 def test_float_model_prints_shortest_decimals(tmp_path):
     """A float solution prints each variable's shortest decimal within its box (a point where
     it has one), and a float objective's statistic too."""
-    text = ("var 0.0..10.0: x :: output_var;\nvar 0.0..10.0: y :: output_var;\n"
-            "constraint float_lin_le([1.0, 2.0], [x, y], 7.5);\nvar 0.0..100.0: p;\n"
-            "constraint float_times(x, y, p);\nconstraint float_le(2.0, p);\nvar 0.0..20.0: s :: output_var;\n"
-            "constraint float_lin_eq([1.0, 1.0, -1.0], [x, y, s], 0.0);\nsolve maximize s;\n")
+    text = (
+        "var 0.0..10.0: x :: output_var;\nvar 0.0..10.0: y :: output_var;\n"
+        "constraint float_lin_le([1.0, 2.0], [x, y], 7.5);\nvar 0.0..100.0: p;\n"
+        "constraint float_times(x, y, p);\nconstraint float_le(2.0, p);\nvar 0.0..20.0: s :: output_var;\n"
+        "constraint float_lin_eq([1.0, 1.0, -1.0], [x, y, s], 0.0);\nsolve maximize s;\n"
+    )
     r = run("--check", "-s", fzn(tmp_path, text))
     assert r.returncode == 0 and "==========" in r.stdout, r.stderr
     values = dict(line.rstrip(";").split(" = ") for line in r.stdout.splitlines() if " = " in line)
@@ -165,10 +192,16 @@ def test_float_model_prints_shortest_decimals(tmp_path):
 
 
 def queens_by_pairs(n: int) -> str:
-    return "".join(f"var 1..{n}: q{i};\n" for i in range(n)) + \
-        "".join(f"constraint int_ne(q{i}, q{j});\nconstraint int_lin_ne([1, -1], [q{i}, q{j}], {j - i});\n"
-                f"constraint int_lin_ne([1, -1], [q{i}, q{j}], {i - j});\n" for i in range(n) for j in range(i + 1, n)) + \
-        "solve satisfy;\n"
+    return (
+        "".join(f"var 1..{n}: q{i};\n" for i in range(n))
+        + "".join(
+            f"constraint int_ne(q{i}, q{j});\nconstraint int_lin_ne([1, -1], [q{i}, q{j}], {j - i});\n"
+            f"constraint int_lin_ne([1, -1], [q{i}, q{j}], {i - j});\n"
+            for i in range(n)
+            for j in range(i + 1, n)
+        )
+        + "solve satisfy;\n"
+    )
 
 
 # The limit counts from the process's start (interpreter, imports, parsing and the kernel build
@@ -194,9 +227,12 @@ def test_time_limit_on_optimisation_keeps_best_and_claims_nothing(tmp_path):
     `==========`: 18 queens maximising a weighted sum is far from proven in 4 s (on a loaded
     machine start-up may leave no time for a first solution: then UNKNOWN)."""
     n = 18
-    text = queens_by_pairs(n).replace("solve satisfy;\n", "") + f"var 0..{n ** 3}: obj;\n" + \
-        f"constraint int_lin_eq([{', '.join(str((7 * i) % n + 1) for i in range(n))}, -1], " \
+    text = (
+        queens_by_pairs(n).replace("solve satisfy;\n", "")
+        + f"var 0..{n**3}: obj;\n"
+        + f"constraint int_lin_eq([{', '.join(str((7 * i) % n + 1) for i in range(n))}, -1], "
         f"[{', '.join(f'q{i}' for i in range(n))}, obj], 0);\nsolve maximize obj;\n"
+    )
     t = time.monotonic()
     r = run("-t", "4000", "-s", "--check", fzn(tmp_path, text))
     assert time.monotonic() - t < 4.0 + LIMIT_SLACK_S
@@ -211,12 +247,17 @@ def test_interrupt_prints_the_solutions_so_far(tmp_path):
     solution block complete), no `==========`, exit status 128 + the signal's number (130, 143),
     at once; also when the launcher started the solver with SIGINT ignored (nohup, `&` in a
     script), whose Stop sends SIGINT all the same."""
-    ignore = lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)     # noqa: E731
+    ignore = lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)  # noqa: E731
     for sig, start in ((signal.SIGINT, None), (signal.SIGTERM, None), (signal.SIGINT, ignore)):
-        proc = subprocess.Popen([sys.executable, "-m", "fzn_gpu", "-a", "--check", fzn(tmp_path, queens_by_pairs(15))],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-                                preexec_fn=start)
-        first = proc.stdout.readline()            # the first solution has begun: the search runs
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "fzn_gpu", "-a", "--check", fzn(tmp_path, queens_by_pairs(15))],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            preexec_fn=start,
+        )
+        first = proc.stdout.readline()  # the first solution has begun: the search runs
         assert first.startswith("q") or first.startswith("----------"), first
         proc.send_signal(sig)
         t = time.monotonic()
@@ -234,9 +275,23 @@ def test_a_signal_during_a_long_slice_ends_the_run(tmp_path, monkeypatch):
     runs, each ended within a second."""
     monkeypatch.setenv("FZN_GPU_SLICE_BUDGET", "2000000000")
     for _ in range(3):
-        proc = subprocess.Popen([sys.executable, "-m", "fzn_gpu", "-a", "--count-only", "--bucket", "off", fzn(tmp_path, queens_by_pairs(15))],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
-        time.sleep(3)                              # started, and inside its first slice
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "fzn_gpu",
+                "-a",
+                "--count-only",
+                "--bucket",
+                "off",
+                fzn(tmp_path, queens_by_pairs(15)),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
+        time.sleep(3)  # started, and inside its first slice
         assert proc.poll() is None
         proc.send_signal(signal.SIGTERM)
         t = time.monotonic()
@@ -251,23 +306,26 @@ def test_an_orphaned_solver_stops(tmp_path):
     solver notices its parent is gone and ends within a second, its stream whole, instead of
     searching on at full speed with no one to read it."""
     out = tmp_path / "out.txt"
-    cmd = f"trap '' INT; {shlex.quote(sys.executable)} -m fzn_gpu -a --check {shlex.quote(fzn(tmp_path, queens_by_pairs(15)))} " \
-          f"> {shlex.quote(str(out))} 2>&1 & echo $!; exec sleep 120"
+    cmd = (
+        f"trap '' INT; {shlex.quote(sys.executable)} -m fzn_gpu -a --check {shlex.quote(fzn(tmp_path, queens_by_pairs(15)))} "
+        f"> {shlex.quote(str(out))} 2>&1 & echo $!; exec sleep 120"
+    )
     parent = subprocess.Popen(["sh", "-c", cmd], stdout=subprocess.PIPE, text=True, cwd=ROOT)
     pid = int(parent.stdout.readline())
     deadline = time.monotonic() + 60
     while "----------" not in (out.read_text() if out.exists() else "") and time.monotonic() < deadline:
-        time.sleep(0.05)                          # the search runs
+        time.sleep(0.05)  # the search runs
     assert time.monotonic() < deadline, out.read_text()
     parent.kill()
     parent.wait()
     t = time.monotonic()
 
-    def running() -> bool:                        # an exited orphan may stay a zombie here
+    def running() -> bool:  # an exited orphan may stay a zombie here
         try:
             return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
         except FileNotFoundError:
             return False
+
     while running() and time.monotonic() - t < 10:
         time.sleep(0.05)
     assert not running(), "the orphaned solver runs on"

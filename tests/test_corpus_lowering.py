@@ -2,24 +2,30 @@
 (Float and set models lower too; the engine then reports them unsupported, never guesses.)"""
 
 import json
-import os
 import subprocess
 import sys
 
 import pytest
 
 from fzn_gpu.lower import load
+
 from helpers import CORPUS, ROOT, have_minizinc
 
-pytestmark = [pytest.mark.corpus,
-              pytest.mark.skipif(not have_minizinc() or not CORPUS.exists(), reason="needs minizinc and ../shared")]
+pytestmark = [
+    pytest.mark.corpus,
+    pytest.mark.skipif(not have_minizinc() or not CORPUS.exists(), reason="needs minizinc and ../shared"),
+]
 
 
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory):
     out = tmp_path_factory.mktemp("fzn")
-    r = subprocess.run([sys.executable, str(ROOT / "tools" / "compile_corpus.py"), str(CORPUS), str(out), "-j", "2"],
-                       capture_output=True, text=True, timeout=3000)
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "compile_corpus.py"), str(CORPUS), str(out), "-j", "2"],
+        capture_output=True,
+        text=True,
+        timeout=3000,
+    )
     assert r.returncode == 0, r.stderr
     return out, json.loads((out / "compile.json").read_text())
 
@@ -39,6 +45,6 @@ def test_every_corpus_flatzinc_parses_and_lowers(compiled):
         try:
             model = load(str(path))
             assert model.solve is not None
-        except Exception as err:          # collect them all, then report
+        except Exception as err:  # collect them all, then report
             failures.append(f"{r['name']}: {err}")
     assert not failures, "\n".join(failures[:10])

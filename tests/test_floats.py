@@ -20,24 +20,40 @@ import random
 import pytest
 
 from fzn_gpu.registry import KINDS
+
 from helpers import solve_text, stable_rng
 
 FLOAT_KINDS = [k for k in KINDS if k.domain == "float"]
 
 # the function of each functional kind, and where its witness's input is drawn
 UNARY = {
-    "float_abs": (abs, (-5, 5)), "float_sqrt": (math.sqrt, (0.1, 9)), "float_exp": (math.exp, (-3, 3)),
-    "float_ln": (math.log, (0.1, 9)), "float_log10": (math.log10, (0.1, 9)), "float_log2": (math.log2, (0.1, 9)),
-    "float_sin": (math.sin, (-4, 4)), "float_cos": (math.cos, (-4, 4)), "float_tan": (math.tan, (-1.2, 1.2)),
-    "float_asin": (math.asin, (-0.9, 0.9)), "float_acos": (math.acos, (-0.9, 0.9)), "float_atan": (math.atan, (-5, 5)),
-    "float_sinh": (math.sinh, (-3, 3)), "float_cosh": (math.cosh, (-3, 3)), "float_tanh": (math.tanh, (-3, 3)),
-    "float_asinh": (math.asinh, (-5, 5)), "float_acosh": (math.acosh, (1.1, 9)), "float_atanh": (math.atanh, (-0.9, 0.9)),
+    "float_abs": (abs, (-5, 5)),
+    "float_sqrt": (math.sqrt, (0.1, 9)),
+    "float_exp": (math.exp, (-3, 3)),
+    "float_ln": (math.log, (0.1, 9)),
+    "float_log10": (math.log10, (0.1, 9)),
+    "float_log2": (math.log2, (0.1, 9)),
+    "float_sin": (math.sin, (-4, 4)),
+    "float_cos": (math.cos, (-4, 4)),
+    "float_tan": (math.tan, (-1.2, 1.2)),
+    "float_asin": (math.asin, (-0.9, 0.9)),
+    "float_acos": (math.acos, (-0.9, 0.9)),
+    "float_atan": (math.atan, (-5, 5)),
+    "float_sinh": (math.sinh, (-3, 3)),
+    "float_cosh": (math.cosh, (-3, 3)),
+    "float_tanh": (math.tanh, (-3, 3)),
+    "float_asinh": (math.asinh, (-5, 5)),
+    "float_acosh": (math.acosh, (1.1, 9)),
+    "float_atanh": (math.atanh, (-0.9, 0.9)),
     "int2float": (float, (-5, 5)),
 }
 BINARY = {
-    "float_plus": (lambda a, b: a + b, (-5, 5), (-5, 5)), "float_times": (lambda a, b: a * b, (-5, 5), (-5, 5)),
-    "float_div": (lambda a, b: a / b, (-5, 5), (0.5, 4)), "float_min": (min, (-5, 5), (-5, 5)),
-    "float_max": (max, (-5, 5), (-5, 5)), "float_pow": (math.pow, (0.5, 3), (-2, 2)),
+    "float_plus": (lambda a, b: a + b, (-5, 5), (-5, 5)),
+    "float_times": (lambda a, b: a * b, (-5, 5), (-5, 5)),
+    "float_div": (lambda a, b: a / b, (-5, 5), (0.5, 4)),
+    "float_min": (min, (-5, 5), (-5, 5)),
+    "float_max": (max, (-5, 5), (-5, 5)),
+    "float_pow": (math.pow, (0.5, 3), (-2, 2)),
 }
 RELATIONS = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "le": lambda a, b: a <= b, "lt": lambda a, b: a < b}
 
@@ -56,8 +72,8 @@ class Instance:
         self.ints: set[str] = set()
         self.args: list[str] = []
         self.truth: bool | None = None
-        self.result: str | None = None        # the variable a functional kind computes
-        self.boundary = False                 # a linear sum exactly at its bound
+        self.result: str | None = None  # the variable a functional kind computes
+        self.boundary = False  # a linear sum exactly at its bound
 
     def var(self, name: str, value: float, is_int: bool = False) -> str:
         self.values[name] = value
@@ -82,7 +98,7 @@ def witness(kind: str, rng: random.Random, holds: bool = True) -> Instance:
     """A random instance of `kind` and values that satisfy it (a plain relation: that satisfy
     it or, with holds=False, violate it; a reified one: either, with its literal to match)."""
     w = Instance()
-    u = lambda lo, hi: round(rng.uniform(lo, hi), rng.choice([1, 2, 6, 15]))   # noqa: E731
+    u = lambda lo, hi: round(rng.uniform(lo, hi), rng.choice([1, 2, 6, 15]))  # noqa: E731
     base = kind.removesuffix("_reif").removesuffix("_imp")
     reified = base != kind
     if base in UNARY:
@@ -100,8 +116,12 @@ def witness(kind: str, rng: random.Random, holds: bool = True) -> Instance:
         a = u(-5, 5)
         b = a if rng.random() < 0.4 else u(-5, 5)
         if not reified and rel(a, b) != holds:
-            b = {"float_eq": a if holds else a + 1.0, "float_ne": a + 1.0 if holds else a,
-                 "float_le": a + 1.0 if holds else a - 1.0, "float_lt": a + 1.0 if holds else a}[base]
+            b = {
+                "float_eq": a if holds else a + 1.0,
+                "float_ne": a + 1.0 if holds else a,
+                "float_le": a + 1.0 if holds else a - 1.0,
+                "float_lt": a + 1.0 if holds else a,
+            }[base]
         w.args = [w.var("a", a), w.var("b", b)]
         w.truth = rel(a, b)
     elif base.startswith("float_lin_"):
@@ -112,9 +132,12 @@ def witness(kind: str, rng: random.Random, holds: bool = True) -> Instance:
         total = math.fsum(c * x for c, x in zip(cs, xs))
         c = total if rng.random() < 0.4 else total + rng.choice([-1.5, -0.25, 0.25, 1.5])
         if not reified and rel(total, c) != holds:
-            c = {"float_lin_eq": total if holds else total + 1.0, "float_lin_ne": total - 1.0 if holds else total,
-                 "float_lin_le": total + 1.0 if holds else total - 1.0,
-                 "float_lin_lt": total + 1.0 if holds else total - 1.0}[base]
+            c = {
+                "float_lin_eq": total if holds else total + 1.0,
+                "float_lin_ne": total - 1.0 if holds else total,
+                "float_lin_le": total + 1.0 if holds else total - 1.0,
+                "float_lin_lt": total + 1.0 if holds else total - 1.0,
+            }[base]
         names = [w.var(f"x{i}", x) for i, x in enumerate(xs)]
         w.args = [f"[{', '.join(map(lit, cs))}]", f"[{', '.join(names)}]", lit(c)]
         w.truth = rel(total, c)
@@ -183,8 +206,11 @@ def off(v: float) -> tuple[float, float]:
     return (v + gap, v + 2 * gap)
 
 
-DECIDED_KINDS = [k for k in FLOAT_KINDS if not k.name.endswith("_imp")
-                 and k.name.removesuffix("_reif") not in ("float_dom", "float_ne", "float_lin_ne")]
+DECIDED_KINDS = [
+    k
+    for k in FLOAT_KINDS
+    if not k.name.endswith("_imp") and k.name.removesuffix("_reif") not in ("float_dom", "float_ne", "float_lin_ne")
+]
 
 
 @pytest.mark.parametrize("kind", DECIDED_KINDS, ids=[k.key for k in DECIDED_KINDS])
@@ -195,7 +221,7 @@ def test_float_propagator_decides_points(kind):
     linear sum exactly at its bound (outward rounding cannot decide a strict bound there)."""
     rng = stable_rng(kind.key, "points")
     tried = 0
-    for _ in range(40):                   # draws until 6 refutable cases: some draws decide nothing
+    for _ in range(40):  # draws until 6 refutable cases: some draws decide nothing
         if tried == 6:
             break
         w = witness(kind.name, rng, holds=False)
@@ -207,7 +233,7 @@ def test_float_propagator_decides_points(kind):
         elif "r" in w.values:
             boxes["r"] = (1 - w.values["r"],) * 2
         elif w.truth:
-            continue                      # true at the witness: nothing to refute
+            continue  # true at the witness: nothing to refute
         tried += 1
         text = w.model(kind.name, boxes)
         found, outcome = solve_text(text, num_solutions=1)
@@ -219,10 +245,12 @@ def test_optimum_of_a_nonlinear_model_agrees_with_gecode():
     """maximize x + y subject to x + 2y <= 7.5 and xy >= 2: Gecode 6.2 finds x = 6.92214438511238,
     y = 0.28892780744381; branch and bound halves the objective's range, so it takes a handful of
     improving solutions, not one per ulp."""
-    text = ("var 0.0..10.0: x :: output_var;\nvar 0.0..10.0: y :: output_var;\nvar 0.0..20.0: s :: output_var;\n"
-            "var 0.0..100.0: p;\nconstraint float_lin_le([1.0, 2.0], [x, y], 7.5);\n"
-            "constraint float_times(x, y, p);\nconstraint float_le(2.0, p);\n"
-            "constraint float_lin_eq([1.0, 1.0, -1.0], [x, y, s], 0.0);\nsolve maximize s;\n")
+    text = (
+        "var 0.0..10.0: x :: output_var;\nvar 0.0..10.0: y :: output_var;\nvar 0.0..20.0: s :: output_var;\n"
+        "var 0.0..100.0: p;\nconstraint float_lin_le([1.0, 2.0], [x, y], 7.5);\n"
+        "constraint float_times(x, y, p);\nconstraint float_le(2.0, p);\n"
+        "constraint float_lin_eq([1.0, 1.0, -1.0], [x, y, s], 0.0);\nsolve maximize s;\n"
+    )
     found, outcome = solve_text(text, all_solutions=True)
     assert outcome.complete and 1 <= len(found) <= 50
     best = found[-1]
@@ -236,11 +264,14 @@ def test_root_of_an_ill_conditioned_polynomial():
     (here the 58 partial products) are settled to a coarse relative width, never split to dust."""
     lines = ["var -100.0..10.0: x :: output_var;"]
     cons = []
-    for k in range(1, 20):               # t_k = 2^-23 x^k, as MiniZinc flattens it
+    for k in range(1, 20):  # t_k = 2^-23 x^k, as MiniZinc flattens it
         lines.append(f"var float: t{k} :: is_defined_var;")
-        cons.append(f"constraint float_lin_eq([{lit(2.0 ** -23)}, -1.0], [x, t1], 0.0) :: defines_var(t1);" if k == 1
-                    else f"constraint float_times(t{k - 1}, x, t{k}) :: defines_var(t{k});")
-    for k in range(1, 21):               # f_k = x + k, g_k = f_1 ... f_k
+        cons.append(
+            f"constraint float_lin_eq([{lit(2.0**-23)}, -1.0], [x, t1], 0.0) :: defines_var(t1);"
+            if k == 1
+            else f"constraint float_times(t{k - 1}, x, t{k}) :: defines_var(t{k});"
+        )
+    for k in range(1, 21):  # f_k = x + k, g_k = f_1 ... f_k
         lines.append(f"var float: f{k} :: is_defined_var;")
         cons.append(f"constraint float_lin_eq([1.0, -1.0], [x, f{k}], {lit(-float(k))}) :: defines_var(f{k});")
     for k in range(2, 21):
@@ -256,8 +287,10 @@ def test_root_of_an_ill_conditioned_polynomial():
 def test_float_search_precision_sets_the_width():
     """float_search's precision is the width a variable is split down to: the printed value is
     the shortest decimal of a box that wide, and the checker allows that much."""
-    text = ("var 0.0..1.0: x :: output_var;\nconstraint float_times(x, x, 0.3);\n"
-            "solve :: float_search([x], 0.01, input_order, indomain_split, complete) satisfy;\n")
+    text = (
+        "var 0.0..1.0: x :: output_var;\nconstraint float_times(x, x, 0.3);\n"
+        "solve :: float_search([x], 0.01, input_order, indomain_split, complete) satisfy;\n"
+    )
     found, outcome = solve_text(text, all_solutions=True)
     assert outcome.complete and found
     assert all(abs(s["x"] - math.sqrt(0.3)) <= 0.01 for s in found)
@@ -265,8 +298,10 @@ def test_float_search_precision_sets_the_width():
 
 def test_unsatisfiable_and_point_answers():
     assert solve_text("var 0.0..1.0: x;\nconstraint float_le(2.0, x);\nsolve satisfy;\n")[0] == []
-    found, outcome = solve_text("var 0.0..10.0: x :: output_var;\nvar 0.0..10.0: y :: output_var;\n"
-                                "constraint float_lin_eq([1.0, 1.0], [x, y], 20.0);\nsolve satisfy;\n")
+    found, outcome = solve_text(
+        "var 0.0..10.0: x :: output_var;\nvar 0.0..10.0: y :: output_var;\n"
+        "constraint float_lin_eq([1.0, 1.0], [x, y], 20.0);\nsolve satisfy;\n"
+    )
     assert found[0]["x"] == 10.0 and found[0]["y"] == 10.0
 
 
@@ -277,7 +312,7 @@ def test_all_solutions_list_each_root_once(square, root):
     text = f"var -1.0..1.0: x :: output_var;\nconstraint float_times(x, x, {lit(square)});\nsolve satisfy;\n"
     found, outcome = solve_text(text, all_solutions=True)
     assert outcome.complete and len(found) == 2
-    xs = sorted(f["x"] for f in found)       # -a prints in the order the work-items meet them
+    xs = sorted(f["x"] for f in found)  # -a prints in the order the work-items meet them
     assert abs(xs[0] + root) < 1e-7 and abs(xs[1] - root) < 1e-7
 
 
@@ -287,9 +322,11 @@ def test_values_near_zero_are_exact_to_their_own_scale():
     The default precision is relative to the value itself, and boxes touching 0 are split at
     their ordinal midpoint, so the search reaches such a value within its depth (a lone
     [0, 2.5] too, which halving towards 1e-154 had taken past it)."""
-    text = ("var 0.0..2.5: a :: output_var;\nvar -1.0298159999999998..0.970184: b :: output_var;\n"
-            "var 1.4590904398357654..2.4590904398357654: c :: output_var;\nconstraint float_pow(a, b, c);\n"
-            "solve satisfy;\n")
+    text = (
+        "var 0.0..2.5: a :: output_var;\nvar -1.0298159999999998..0.970184: b :: output_var;\n"
+        "var 1.4590904398357654..2.4590904398357654: c :: output_var;\nconstraint float_pow(a, b, c);\n"
+        "solve satisfy;\n"
+    )
     found, outcome = solve_text(text, num_solutions=1)
     assert found and outcome.error is None
     found, outcome = solve_text("var 0.0..2.5: a :: output_var;\nsolve satisfy;\n", num_solutions=1)
@@ -302,8 +339,10 @@ def test_a_base_that_may_be_negative_under_two_integer_exponents():
     solution). Splitting a down to its precision first walked every such box of a (millions of
     nodes, no answer in 10 s); the default search splits the variable widest relative to its
     magnitude, so b is narrowed to one integer early and a follows by propagation."""
-    text = ("var -1.5..0.5: a :: output_var;\nvar -3.6..-1.1: b :: output_var;\n"
-            "var 2.5314331330207964..3.0324331330207963: c :: output_var;\n"
-            "constraint float_pow(a, b, c);\nsolve satisfy;\n")
+    text = (
+        "var -1.5..0.5: a :: output_var;\nvar -3.6..-1.1: b :: output_var;\n"
+        "var 2.5314331330207964..3.0324331330207963: c :: output_var;\n"
+        "constraint float_pow(a, b, c);\nsolve satisfy;\n"
+    )
     found, outcome = solve_text(text, num_solutions=1, time_limit_ms=20000)
     assert found and outcome.error is None

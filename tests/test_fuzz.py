@@ -12,6 +12,7 @@ from collections import Counter
 import pytest
 
 from fzn_gpu.registry import GLOBALS, KINDS
+
 from helpers import ROOT
 
 sys.path.insert(0, str(ROOT / "tools"))
@@ -85,6 +86,7 @@ def test_native_globals_agree_with_gecode_through_minizinc(tmp_path):
     """tools/fuzz_globals.py on fixed seeds: each random model over a native global gives
     the solution count Gecode gives with MiniZinc's own decompositions."""
     import fuzz_globals
+
     assert set(fuzz_globals.KINDS) == {fuzz_globals.model(s)[0] for s in range(200)}
     for seed in range(12):
         kind, ours, ref = fuzz_globals.run(seed, tmp_path)

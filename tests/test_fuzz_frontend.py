@@ -18,7 +18,7 @@ def test_short_run_has_no_traceback_hang_or_unlocated_error(tmp_path):
     counts = fuzz_frontend.run(range(0, 1500), out=tmp_path)
     found = sorted(p.name for p in tmp_path.iterdir())
     assert counts["traceback"] == 0 and counts["hang"] == 0 and counts["unlocated"] == 0, found
-    assert counts["error"] > 500 and counts["ok"] > 100      # the mutations reach both ends
+    assert counts["error"] > 500 and counts["ok"] > 100  # the mutations reach both ends
 
 
 def test_every_mutation_changes_some_model():
@@ -35,11 +35,13 @@ def test_every_mutation_changes_some_model():
 def test_the_fuzzer_reports_a_traceback_and_a_hang(monkeypatch):
     def broken(text, name="m.fzn"):
         raise ValueError("a bug")
+
     monkeypatch.setattr(fuzz_frontend, "front_end", broken)
     assert fuzz_frontend.fuzz_one(1)[0] == "traceback"
 
     def endless(text, name="m.fzn"):
         while True:
             pass
+
     monkeypatch.setattr(fuzz_frontend, "front_end", endless)
     assert fuzz_frontend.fuzz_one(1, timeout_s=0.2)[0] == "hang"

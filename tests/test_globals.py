@@ -14,15 +14,16 @@ import re
 import pytest
 
 from fzn_gpu.engine import pack as pack_module
+from fzn_gpu.errors import FznError
 from fzn_gpu.kernel_abi import REGULAR_WORDS
 from fzn_gpu.lower import lower
-from fzn_gpu.errors import FznError
 from fzn_gpu.parser import parse_items
 from fzn_gpu.registry import GLOBALS
+
 from conftest import use_kernel
 from helpers import ROOT, as_tuples, brute_force, solve_stats, solve_text, stable_rng
 
-MAX_ASSIGNMENTS = 4000      # brute force's budget per instance
+MAX_ASSIGNMENTS = 4000  # brute force's budget per instance
 
 
 def _values(rng: random.Random, lo: int, hi: int) -> list[int]:
@@ -265,7 +266,7 @@ def test_domain_consistent_globals_search_without_failing(key, monkeypatch):
     """Domain consistency on the only constraint of a model: every value left has a solution,
     so enumerating them all never fails a node."""
     use_kernel(monkeypatch, "item")
-    for inst, text in _instances(key, "strength", 10):
+    for _inst, text in _instances(key, "strength", 10):
         found, outcome, fails = solve_stats(text, all_solutions=True)
         assert outcome.complete
         assert fails == 0 or not found and fails <= 1, text
@@ -274,12 +275,16 @@ def test_domain_consistent_globals_search_without_failing(key, monkeypatch):
 def test_cumulative_pushes_starts_past_a_full_profile():
     """Task 1 surely runs over 0..2 using the whole capacity: task 2 starts at 3 at the
     earliest, task 3 (latest start 2, duration 2) cannot fit before and fails the model."""
-    text = ("var 0..0: s1; var 0..9: s2; var 1..2: b;\n"
-            "constraint fzn_cumulative([s1, s2], [3, 2], [2, 1], b);\nsolve satisfy;\n")
+    text = (
+        "var 0..0: s1; var 0..9: s2; var 1..2: b;\n"
+        "constraint fzn_cumulative([s1, s2], [3, 2], [2, 1], b);\nsolve satisfy;\n"
+    )
     found, outcome, fails = solve_stats(text, all_solutions=True)
     assert sorted(s["s2"] for s in found) == list(range(3, 10)) and fails == 0
-    text = ("var 0..0: s1; var 0..2: s2; var 2..2: b;\n"
-            "constraint fzn_cumulative([s1, s2], [3, 2], [2, 1], b);\nsolve satisfy;\n")
+    text = (
+        "var 0..0: s1; var 0..2: s2; var 2..2: b;\n"
+        "constraint fzn_cumulative([s1, s2], [3, 2], [2, 1], b);\nsolve satisfy;\n"
+    )
     found, outcome, fails = solve_stats(text, all_solutions=True)
     assert found == [] and outcome.complete and fails <= 1
 
@@ -287,8 +292,10 @@ def test_cumulative_pushes_starts_past_a_full_profile():
 def test_circuit_closes_no_sub_tour():
     """0 -> 1 fixed: 1 -> 0 would close a sub-tour of two nodes in a circuit of four, so the
     propagator removes it at the root; every solution is a full tour, found without failing."""
-    text = ("var 1..1: a; var 0..3: b; var 0..3: c; var 0..3: d;\n"
-            "constraint fzn_gpu_circuit(0, [a, b, c, d]);\nsolve satisfy;\n")
+    text = (
+        "var 1..1: a; var 0..3: b; var 0..3: c; var 0..3: d;\n"
+        "constraint fzn_gpu_circuit(0, [a, b, c, d]);\nsolve satisfy;\n"
+    )
     found, outcome, fails = solve_stats(text, all_solutions=True)
     assert len(found) == 2 and fails == 0
 
@@ -296,12 +303,13 @@ def test_circuit_closes_no_sub_tour():
 def test_subcircuit_leaves_out_everyone_off_a_closed_cycle():
     """1 -> 2 -> 1 fixed: the cycle is closed, so nodes 3 and 4 are out at the root; and a
     chain 1 -> 2 may not close while node 3 must be in (x3 cannot be 3)."""
-    text = ("var 2..2: a; var 1..1: b; var 1..4: c; var 1..4: d;\n"
-            "constraint fzn_gpu_subcircuit(1, [a, b, c, d]);\nsolve satisfy;\n")
+    text = (
+        "var 2..2: a; var 1..1: b; var 1..4: c; var 1..4: d;\n"
+        "constraint fzn_gpu_subcircuit(1, [a, b, c, d]);\nsolve satisfy;\n"
+    )
     found, outcome, fails = solve_stats(text, all_solutions=True)
     assert [(s["c"], s["d"]) for s in found] == [(3, 4)] and fails == 0
-    text = ("var 2..2: a; var 1..3: b; var {1,2}: c;\n"
-            "constraint fzn_gpu_subcircuit(1, [a, b, c]);\nsolve satisfy;\n")
+    text = "var 2..2: a; var 1..3: b; var {1,2}: c;\nconstraint fzn_gpu_subcircuit(1, [a, b, c]);\nsolve satisfy;\n"
     found, outcome, fails = solve_stats(text, all_solutions=True)
     assert [(s["b"], s["c"]) for s in found] == [(3, 1)] and fails == 0
 
@@ -318,11 +326,16 @@ def test_diffn_fails_on_area_at_the_root():
 
 
 def test_bad_global_rows_are_refused_with_the_line():
-    for constraint in ("fzn_table_int([x, y], [1, 2, 3])", "fzn_gpu_regular([x], 2, 2, [1, 2, 0], 1, {1})",
-                       "fzn_gpu_regular([x], 2, 1, [1, 3], 1, {1})",
-                       f"fzn_gpu_regular([x], {64 * REGULAR_WORDS + 1}, 1, [{', '.join(['1'] * (64 * REGULAR_WORDS + 1))}], 1, {{1}})",
-                       "fzn_global_cardinality([x, y], [1, 2], [x])", "fzn_cumulative([x, y], [1], [1, 1], x)",
-                       "fzn_gpu_bin_packing_load([x, y], 1, [x, y], [3])", "fzn_diffn([x, y], [x], [1, 1], [1, 1])"):
+    for constraint in (
+        "fzn_table_int([x, y], [1, 2, 3])",
+        "fzn_gpu_regular([x], 2, 2, [1, 2, 0], 1, {1})",
+        "fzn_gpu_regular([x], 2, 1, [1, 3], 1, {1})",
+        f"fzn_gpu_regular([x], {64 * REGULAR_WORDS + 1}, 1, [{', '.join(['1'] * (64 * REGULAR_WORDS + 1))}], 1, {{1}})",
+        "fzn_global_cardinality([x, y], [1, 2], [x])",
+        "fzn_cumulative([x, y], [1], [1, 1], x)",
+        "fzn_gpu_bin_packing_load([x, y], 1, [x, y], [3])",
+        "fzn_diffn([x, y], [x], [1, 1], [1, 1])",
+    ):
         text = f"var 1..2: x;\nvar 1..2: y;\nconstraint {constraint};\nsolve satisfy;\n"
         with pytest.raises(FznError) as err:
             lower(parse_items(text, "bad.fzn"), "bad.fzn")
@@ -343,7 +356,7 @@ def test_regular_over_more_positions_than_a_block(q, n, monkeypatch):
     use_kernel(monkeypatch, "item")
     d = []
     for state in range(1, q + 1):
-        d += [state, state + 1 if state < q else 0]         # symbol 1: a 0 bit, symbol 2: a 1 bit
+        d += [state, state + 1 if state < q else 0]  # symbol 1: a 0 bit, symbol 2: a 1 bit
     xs = ", ".join(f"x{i}" for i in range(n))
     text = "".join(f"var 1..2: x{i};\n" for i in range(n))
     text += f"constraint fzn_gpu_regular([{xs}], {q}, 2, {_ints(d)}, 1, {{{q}}});\nsolve satisfy;\n"

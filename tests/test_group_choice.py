@@ -12,8 +12,16 @@ from conftest import use_kernel
 from helpers import solve_text
 
 N = 45
-SELECTIONS = ["input_order", "first_fail", "anti_first_fail", "smallest", "largest", "occurrence",
-              "most_constrained", "max_regret"]
+SELECTIONS = [
+    "input_order",
+    "first_fail",
+    "anti_first_fail",
+    "smallest",
+    "largest",
+    "occurrence",
+    "most_constrained",
+    "max_regret",
+]
 
 
 def model(selection: str, value: str) -> str:
@@ -21,7 +29,7 @@ def model(selection: str, value: str) -> str:
     lines = [f"var {1 - 3 * (i % 4 == 1)}..{3 + (i * 7) % 9}: x{i} :: output_var;" for i in range(N)]
     for i in range(N - 1):
         lines.append(f"constraint int_ne(x{i}, x{i + 1});")
-    for i in range(0, N - 2, 3):              # a few variables in more constraints (occurrence)
+    for i in range(0, N - 2, 3):  # a few variables in more constraints (occurrence)
         lines.append(f"constraint int_lin_le([1, 1], [x{i}, x{i + 2}], {4 + i % 5});")
     names = ", ".join(f"x{i}" for i in range(N))
     lines.append(f"solve :: int_search([{names}], {selection}, {value}, complete) satisfy;")

@@ -6,11 +6,11 @@ import re
 import subprocess
 import time
 
+import numpy as np
 import pytest
 
-import numpy as np
-
 from fzn_gpu.engine.lns_island import CE_NODES, ModesPace, StepPace, StrategyBandit
+
 from helpers import ROOT, have_minizinc
 from test_cli import fzn, run
 
@@ -23,8 +23,12 @@ SLACK_S = 1.2
 
 def solve(model: str, *args: str) -> subprocess.CompletedProcess:
     """Through minizinc, as users run it; --check verifies every solution before it is printed."""
-    return subprocess.run(["minizinc", "--solver", "gpu-fzn", "--check", *args, str(MODELS / f"{model}.mzn")],
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        ["minizinc", "--solver", "gpu-fzn", "--check", *args, str(MODELS / f"{model}.mzn")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def objectives(stdout: str, name: str) -> list[int]:
@@ -32,16 +36,17 @@ def objectives(stdout: str, name: str) -> list[int]:
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
-@pytest.mark.parametrize("model, objective, sense", [("knapsack_30", "value", -1), ("qap_8", "cost", 1),
-                                                     ("tsp_10", "length", 1)])
+@pytest.mark.parametrize(
+    "model, objective, sense", [("knapsack_30", "value", -1), ("qap_8", "cost", 1), ("tsp_10", "length", 1)]
+)
 def test_every_strategy_improves_a_poor_first_solution(strategy, model, objective, sense, kernel):
     r = solve(model, "--lns-strategy", strategy, "-a", "-s", "-t", "6000")
     assert r.returncode == 0, r.stderr
     found = objectives(r.stdout, objective)
-    assert len(found) >= 2, r.stdout[-2000:]                    # the first solution, then improvements
-    assert all(sense * b < sense * a for a, b in zip(found, found[1:]))   # each one strictly better
+    assert len(found) >= 2, r.stdout[-2000:]  # the first solution, then improvements
+    assert all(sense * b < sense * a for a, b in zip(found, found[1:]))  # each one strictly better
     assert f'lnsStrategy="{strategy}"' in r.stdout
-    assert "==========" not in r.stdout                          # LNS proves nothing
+    assert "==========" not in r.stdout  # LNS proves nothing
 
 
 def test_the_annotation_chooses_lns_and_the_command_line_overrides_it():
@@ -49,14 +54,27 @@ def test_the_annotation_chooses_lns_and_the_command_line_overrides_it():
     assert 'lnsStrategy="complete_exploration"' in r.stdout and "lnsPercent=50" in r.stdout
     r = solve("tsp_circuit_10", "-s", "-t", "4000", "--lns-strategy", "random_labeling", "--lns-starts", "4")
     assert 'lnsStrategy="random_labeling"' in r.stdout and "lnsStarts=4" in r.stdout
-    assert "lnsPercent=50" in r.stdout                      # what the command line left, from the annotation
+    assert "lnsPercent=50" in r.stdout  # what the command line left, from the annotation
     assert "==========" not in r.stdout and objectives(r.stdout, "length")
 
 
 def test_time_limit_and_lns_time_out_are_honoured(tmp_path):
     text = (MODELS / "knapsack_30.mzn").read_text()
-    subprocess.run(["minizinc", "-c", "--solver", "gpu-fzn", str(MODELS / "knapsack_30.mzn"), "--fzn",
-                    str(tmp_path / "k.fzn"), "--ozn", str(tmp_path / "k.ozn")], check=True, capture_output=True)
+    subprocess.run(
+        [
+            "minizinc",
+            "-c",
+            "--solver",
+            "gpu-fzn",
+            str(MODELS / "knapsack_30.mzn"),
+            "--fzn",
+            str(tmp_path / "k.fzn"),
+            "--ozn",
+            str(tmp_path / "k.ozn"),
+        ],
+        check=True,
+        capture_output=True,
+    )
     assert "maximize value" in text
     t0 = time.monotonic()
     r = run("-s", "--check", "--lns-strategy", "gibbs", "-t", "3000", str(tmp_path / "k.fzn"))
@@ -69,18 +87,24 @@ def test_time_limit_and_lns_time_out_are_honoured(tmp_path):
 
 
 def test_a_satisfaction_model_with_lns_is_solved_completely(tmp_path):
-    text = "var 0..10: x :: output_var;\nvar 0..10: y;\nconstraint int_lin_le([2, 3], [x, y], 12);\n" \
-           "solve :: lns(20, 32, 16, 50, random_labeling, 5, 8) satisfy;\n"
+    text = (
+        "var 0..10: x :: output_var;\nvar 0..10: y;\nconstraint int_lin_le([2, 3], [x, y], 12);\n"
+        "solve :: lns(20, 32, 16, 50, random_labeling, 5, 8) satisfy;\n"
+    )
     r = run("--check", fzn(tmp_path, text))
     assert r.returncode == 0 and r.stdout.endswith("----------\n") and "LNS needs an objective" in r.stderr
 
 
-@pytest.mark.parametrize("args, words", [(["--lns-percent", "150"], "over 100"),
-                                         (["--lns-strategy", "tabu"], "invalid choice")])
+@pytest.mark.parametrize(
+    "args, words", [(["--lns-percent", "150"], "over 100"), (["--lns-strategy", "tabu"], "invalid choice")]
+)
 def test_bad_lns_settings_are_one_clear_message(tmp_path, args, words):
     text = "var 0..10: x :: output_var;\nconstraint int_le(x, 7);\nsolve maximize x;\n"
-    r = run("--lns-strategy", "icm", *args, fzn(tmp_path, text)) if "--lns-strategy" not in args else \
-        run(*args, fzn(tmp_path, text))
+    r = (
+        run("--lns-strategy", "icm", *args, fzn(tmp_path, text))
+        if "--lns-strategy" not in args
+        else run(*args, fzn(tmp_path, text))
+    )
     assert r.returncode != 0 and words in r.stderr and "Traceback" not in r.stderr
 
 
@@ -97,7 +121,7 @@ def test_every_device_runs_its_own_steps_and_a_failed_one_leaves_the_rest(monkey
     assert len(found) >= 2 and all(b < a for a, b in zip(found, found[1:]))
     steps = [int(re.search(rf"d{i}_lnsSteps=(\d+)", r.stdout).group(1)) for i in (0, 1)]
     improvements = [int(re.search(rf"d{i}_lnsImprovements=(\d+)", r.stdout).group(1)) for i in (0, 1)]
-    assert len(found) == 1 + sum(improvements)                  # the first solution, then each island's
+    assert len(found) == 1 + sum(improvements)  # the first solution, then each island's
     if fault:
         assert steps[1] == 1 and steps[0] > 2 and "LNS goes on without" in r.stderr
     else:
@@ -108,7 +132,7 @@ def simulated_bandit(arms: list[tuple[float, float]], steps: int = 400) -> np.nd
     """Steps a StrategyBandit gives each arm, where arm i gains a share g_i of the objective
     in every step of s_i seconds, (g_i, s_i), from an objective that keeps improving."""
     bandit = StrategyBandit(len(arms), np.random.default_rng(1))
-    objective = 10 ** 9
+    objective = 10**9
     for _ in range(steps):
         arm = bandit.pick()
         gain, seconds = arms[arm]
@@ -122,10 +146,10 @@ def test_the_bandit_prefers_the_most_gain_per_second():
     """A strategy of rare big steps beats one of frequent small ones when it gains more per
     second (complete exploration against two-exchange on a GPU), and the reverse: the measure is
     the objective gained per second, not improving steps per second."""
-    big_slow, small_quick = (0.01, 0.05), (0.0002, 0.002)      # 0.2 and 0.1 of the objective a second
+    big_slow, small_quick = (0.01, 0.05), (0.0002, 0.002)  # 0.2 and 0.1 of the objective a second
     steps = simulated_bandit([small_quick, big_slow])
-    assert steps[1] > 0.8 * steps.sum()                            # the rest: exploring at random
-    steps = simulated_bandit([(0.001, 0.05), small_quick])        # 0.02 against 0.1
+    assert steps[1] > 0.8 * steps.sum()  # the rest: exploring at random
+    steps = simulated_bandit([(0.001, 0.05), small_quick])  # 0.02 against 0.1
     assert steps[1] > 0.8 * steps.sum()
 
 
@@ -133,7 +157,7 @@ def test_a_stalled_strategy_gives_way():
     """An arm that stops gaining loses its lead to one that still gains, however slowly."""
     bandit = StrategyBandit(2, np.random.default_rng(2))
     for arm in (0, 1):
-        assert bandit.pick() == arm                                # each is tried once first
+        assert bandit.pick() == arm  # each is tried once first
         bandit.update(arm, 1000, 900 if arm == 0 else 999, 0.05)
     picks = []
     for _ in range(200):
@@ -159,7 +183,7 @@ def test_step_pace_keeps_steps_near_the_target():
     assert pace.nodes == StepPace.LOWEST
     slow = StepPace()
     for _ in range(30):
-        slow.after_step(0.005 + 0.001 * slow.nodes)         # 5 ms a step plus 1 ms a node
+        slow.after_step(0.005 + 0.001 * slow.nodes)  # 5 ms a step plus 1 ms a node
     assert 0.005 + 0.001 * slow.nodes <= 2 * StepPace.TARGET_S and slow.nodes >= StepPace.LOWEST
 
 
@@ -178,9 +202,9 @@ def test_modes_pace_sizes_icm_and_gibbs_steps_to_the_device():
     for _ in range(20):
         gpu.after_step(StepPace.TARGET_S / 10, cut=False)
     assert gpu.count == 264
-    gpu.after_step(StepPace.TARGET_S * 0.75, cut=False)      # near the target: kept
+    gpu.after_step(StepPace.TARGET_S * 0.75, cut=False)  # near the target: kept
     assert gpu.count == 264
-    small = ModesPace(1, searches=8, values=5, starts=16)        # a small CPU: the one neighbourhood
+    small = ModesPace(1, searches=8, values=5, starts=16)  # a small CPU: the one neighbourhood
     assert small.count == 1
     small.after_step(0.0, cut=False)
     assert small.count == 1
@@ -206,7 +230,7 @@ def test_step_pace_cuts_neighbourhoods_before_the_budget_goes_under_its_floor():
     give them back in the reverse order. Without steer_count (the user's T) the neighbourhoods
     stay T."""
     pace = StepPace(4224, steer_count=True)
-    assert (pace.count, pace.nodes) == (4224 // StepPace.SHARE_KEPT, StepPace.START)    # starts small
+    assert (pace.count, pace.nodes) == (4224 // StepPace.SHARE_KEPT, StepPace.START)  # starts small
     for _ in range(4):
         pace.after_step(StepPace.TARGET_S / 10)
     assert (pace.count, pace.nodes) == (4224, StepPace.START)
@@ -222,7 +246,7 @@ def test_step_pace_cuts_neighbourhoods_before_the_budget_goes_under_its_floor():
         pace.after_step(StepPace.TARGET_S / 10)
     assert (pace.count, pace.nodes) == (4224, CE_NODES)
     settled = StepPace(4224, steer_count=True)
-    for _ in range(40):         # a node costs 10 ms a neighbourhood-thousandth: steps of count * nodes
+    for _ in range(40):  # a node costs 10 ms a neighbourhood-thousandth: steps of count * nodes
         settled.after_step(0.002 + 1e-7 * settled.count * settled.nodes)
     assert settled.nodes >= StepPace.FLOOR and settled.count < 4224
     assert 0.002 + 1e-7 * settled.count * settled.nodes <= 2 * StepPace.TARGET_S
@@ -236,9 +260,9 @@ def test_a_step_is_reshaped_by_the_share_of_neighbourhoods_cut_at_the_budget():
     """Most neighbourhoods cut at the node budget: half as many with twice the budget; almost
     none cut: twice as many with half the budget, not under FLOOR; the work per step stays, and
     the user's T (no steer_count) is never reshaped."""
-    mid = 0.75 * StepPace.TARGET_S                  # neither slow nor quick: the time moves nothing
+    mid = 0.75 * StepPace.TARGET_S  # neither slow nor quick: the time moves nothing
     pace = StepPace(4224, steer_count=True)
-    pace.count = 4224                               # as the first quick steps leave it (it starts small)
+    pace.count = 4224  # as the first quick steps leave it (it starts small)
     pace.after_step(mid, cut_share=0.9)
     assert (pace.count, pace.nodes) == (2112, 2 * StepPace.START)
     pace.after_step(mid, cut_share=0.3)
@@ -246,7 +270,7 @@ def test_a_step_is_reshaped_by_the_share_of_neighbourhoods_cut_at_the_budget():
     pace.after_step(mid, cut_share=0.0)
     assert (pace.count, pace.nodes) == (4224, StepPace.START)
     pace.after_step(mid, cut_share=0.0)
-    assert (pace.count, pace.nodes) == (4224, StepPace.START)    # at most T, at least FLOOR
+    assert (pace.count, pace.nodes) == (4224, StepPace.START)  # at most T, at least FLOOR
     for _ in range(20):
         pace.after_step(mid, cut_share=1.0)
     assert pace.count == 4224 // StepPace.SHARE_KEPT and pace.nodes <= CE_NODES
@@ -260,10 +284,12 @@ def test_a_slow_step_is_cut_off_and_paced_down(monkeypatch):
     strategy: a first step of thousands of big neighbourhoods on a GPU would otherwise run to
     the time limit, and the pace learns only from a step that ends. A cut complete-exploration
     step then shrinks the next one."""
-    import numpy as np
     from types import SimpleNamespace
 
+    import numpy as np
+
     from fzn_gpu.engine.lns_island import Island
+
     monkeypatch.setattr(StepPace, "CUTOFF_S", 4 * StepPace.TARGET_S)
     island = Island.__new__(Island)
     island.settings = SimpleNamespace(strategy="complete_exploration", starts=1)
@@ -276,7 +302,7 @@ def test_a_slow_step_is_cut_off_and_paced_down(monkeypatch):
     monkeypatch.setattr(Island, "_paths", lambda self, assign, fixed: None)
     given = []
 
-    def explore(self, paths, obj, deadline, how, bound=None):     # a step that would run for ever
+    def explore(self, paths, obj, deadline, how, bound=None):  # a step that would run for ever
         given.append(deadline - time.monotonic())
         time.sleep(max(0.0, deadline - time.monotonic()))
         return None
@@ -284,12 +310,12 @@ def test_a_slow_step_is_cut_off_and_paced_down(monkeypatch):
     monkeypatch.setattr(Island, "_explore", explore)
     island.step((10, np.zeros(3, dtype=np.int64)), None)
     assert 0 < given[0] <= StepPace.CUTOFF_S
-    assert island.pace.count < 4224                            # the cut step shrank the next one
+    assert island.pace.count < 4224  # the cut step shrank the next one
     island.step((10, np.zeros(3, dtype=np.int64)), time.monotonic() + 0.01)
-    assert given[1] <= 0.01                                    # the run's deadline, when sooner
+    assert given[1] <= 0.01  # the run's deadline, when sooner
     island.settings = SimpleNamespace(strategy="random_permutation", starts=2)
     island.rng = np.random.default_rng(0)
-    island.step((10, np.zeros(3, dtype=np.int64)), None)      # every strategy's step is cut off
+    island.step((10, np.zeros(3, dtype=np.int64)), None)  # every strategy's step is cut off
     assert 0 < given[2] <= StepPace.CUTOFF_S
 
 
@@ -297,10 +323,12 @@ def test_a_neighbourhood_grows_once_every_set_of_its_size_failed():
     """grow_release: after as many unimproved complete-exploration neighbourhoods as there are
     sets of k of the n variables, the next ones release k + 1; an improvement (or a restart)
     goes back to the percent's k; with the user's percent nothing grows."""
-    import numpy as np
     from types import SimpleNamespace
 
+    import numpy as np
+
     from fzn_gpu.engine.lns_island import Island
+
     island = Island.__new__(Island)
     island.settings = SimpleNamespace(percent=34, neighbourhoods=1000)
     island.fd = np.arange(6)
@@ -309,13 +337,13 @@ def test_a_neighbourhood_grows_once_every_set_of_its_size_failed():
     island.related, island.shape = None, 0
     rows = island._neighbourhoods(5)
     assert rows.shape == (5, 3) and all(len(set(r)) == 3 for r in rows.tolist())
-    island._after_exploring(19, 3, improved=False)             # C(6, 3) = 20 sets
+    island._after_exploring(19, 3, improved=False)  # C(6, 3) = 20 sets
     assert island._neighbourhoods(1).shape[1] == 3
     island._after_exploring(1, 3, improved=False)
     assert island._neighbourhoods(1).shape[1] == 4
     for _ in range(3):
-        island._after_exploring(15, 4, improved=False)          # C(6, 4) = 15
-    assert island._neighbourhoods(1).shape[1] == 6               # every variable, at most
+        island._after_exploring(15, 4, improved=False)  # C(6, 4) = 15
+    assert island._neighbourhoods(1).shape[1] == 6  # every variable, at most
     island._after_exploring(1, 6, improved=False)
     assert island._neighbourhoods(1).shape[1] == 6
     island._after_exploring(1, 6, improved=True)

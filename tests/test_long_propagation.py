@@ -9,25 +9,28 @@ from __future__ import annotations
 import io
 import time
 
-import pytest
-
 from fzn_gpu.engine import SolveRun
 from fzn_gpu.lower import lower
 from fzn_gpu.options import SolveOptions
 from fzn_gpu.parser import parse_items
+
 from helpers import as_tuples, brute_force, solve_text
 
-SLOW_FAIL = ("var -2147483646..0: x0 :: output_var;\n"
-             "var int: x2 :: output_var :: is_defined_var;\n"
-             "constraint array_int_minimum(x2, [x0]) :: defines_var(x2);\n"
-             "constraint int_lt(x0, x2);\n"
-             "solve satisfy;\n")
+SLOW_FAIL = (
+    "var -2147483646..0: x0 :: output_var;\n"
+    "var int: x2 :: output_var :: is_defined_var;\n"
+    "constraint array_int_minimum(x2, [x0]) :: defines_var(x2);\n"
+    "constraint int_lt(x0, x2);\n"
+    "solve satisfy;\n"
+)
 
 # b = 1 makes x < y and y <= x contradict, found only after about 2 * 60 passes; b = 0 leaves
 # x < y: 1,830 solutions
-SPLIT_FIXPOINT = ("var 0..1: b :: output_var;\nvar 0..60: x :: output_var;\nvar 0..60: y :: output_var;\n"
-                  "constraint int_lt(x, y);\nconstraint int_le_imp(y, x, b);\n"
-                  "solve :: int_search([b, x, y], input_order, indomain_max, complete) satisfy;\n")
+SPLIT_FIXPOINT = (
+    "var 0..1: b :: output_var;\nvar 0..60: x :: output_var;\nvar 0..60: y :: output_var;\n"
+    "constraint int_lt(x, y);\nconstraint int_le_imp(y, x, b);\n"
+    "solve :: int_search([b, x, y], input_order, indomain_max, complete) satisfy;\n"
+)
 
 
 def test_a_fixpoint_longer_than_the_time_limit_ends_with_it(monkeypatch, kernel):

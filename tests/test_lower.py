@@ -27,7 +27,7 @@ solve satisfy;
 """)
     V = m.vars
     x = V.names.index("x")
-    assert (V.lb[x], V.ub[x]) == (2, 5)           # the alias narrowed x
+    assert (V.lb[x], V.ub[x]) == (2, 5)  # the alias narrowed x
     out = {o.name: o for o in m.outputs}
     assert out["y"].elems == [("var", x)]
     assert out["xs"].elems[2] == ("const", 5)
@@ -63,39 +63,54 @@ def test_constants_in_variable_positions_are_fixed_variables():
 def test_lns_annotation():
     m = low("var 1..3: x;\nsolve :: lns(20, 32, 16, 50, random_labeling, 5, 8) minimize x;\n")
     lns = m.solve.lns
-    assert (lns.percent, lns.neighbourhoods, lns.starts, lns.steps, lns.strategy, lns.restarts, lns.timeout_s) == \
-        (20, 32, 16, 50, "random_labeling", 5, 8.0)
+    assert (lns.percent, lns.neighbourhoods, lns.starts, lns.steps, lns.strategy, lns.restarts, lns.timeout_s) == (
+        20,
+        32,
+        16,
+        50,
+        "random_labeling",
+        5,
+        8.0,
+    )
 
 
 def test_float_and_set_variables_lower():
-    m = low("var 0.0..1.0: f;\nvar set of 1..4: s;\nconstraint float_le(f, 0.5);\nconstraint set_card(s, 2);\nsolve satisfy;\n")
+    m = low(
+        "var 0.0..1.0: f;\nvar set of 1..4: s;\nconstraint float_le(f, 0.5);\nconstraint set_card(s, 2);\nsolve satisfy;\n"
+    )
     assert m.vars.kind.tolist() == [VarKind.FLOAT, VarKind.SET, VarKind.FLOAT, VarKind.INT]
     assert m.domains_used() == {"float", "set"}
 
 
-@pytest.mark.parametrize("text, words, line", [
-    ("var 1..3: x;\nconstraint no_such_thing(x);\nsolve satisfy;\n", "unknown constraint 'no_such_thing'", 2),
-    ("var 1..3: x;\nconstraint int_le(x, y);\nsolve satisfy;\n", "'y' is used before it is declared", 2),
-    ("var 1..3: x;\nconstraint int_le(x);\nsolve satisfy;\n", "wrong form", 2),
-    ("var 1..3: x;\n", "no solve item", None),
-    ("var 1..3: x;\nvar 1..3: x;\nsolve satisfy;\n", "declared twice", 2),
-    # malformed input that MiniZinc never writes and Gecode rejects: a clear error, never a
-    # traceback nor a silent reading
-    ("var 1..3: x;\nconstraint int_le(x, 99999999999999999999);\nsolve satisfy;\n", "beyond 64 bits", 2),
-    ("var 1..3: x;\nconstraint int_le(x, " + "9" * 5000 + ");\nsolve satisfy;\n", "too long to read", 2),
-    ("var 1..3: x;\nconstraint int_le(x, " + "[" * 20000 + "1" + "]" * 20000 + ");\nsolve satisfy;\n",
-     "nested too deeply", 2),
-    ("var 1..3: x;\nconstraint int_lin_eq([], [x], 5);\nsolve satisfy;\n", "differ in length", 2),
-    ("var 1..3: x;\nconstraint int_lin_le([1, 2], [x], 5);\nsolve satisfy;\n", "differ in length", 2),
-    ("array [1..3] of int: a = [1, 2];\nsolve satisfy;\n", "declared with 3 elements but given 2", 1),
-    ("array [1..2] of int: a = [1, {2, 3}];\nsolve satisfy;\n", "element 2 of array a (a set)", 1),
-    ("array [1..2] of int: a = [1, true];\nsolve satisfy;\n", "element 2 of array a (true)", 1),
-    ("var 1..3: x;\narray [1..2] of var int: y = [x, 1.5];\nsolve satisfy;\n", "element 2 of array y (1.5)", 2),
-    ("var bool: b;\narray [1..2] of var int: y = [b, 1];\nsolve satisfy;\n", "(a variable) is not of its type", 2),
-    ("var 1..3: x = {1, 2};\nsolve satisfy;\n", "variable x is given a set", 1),
-    ("var int: x = [1, 2];\nsolve satisfy;\n", "variable x is given an array", 1),
-    ("var int: x;\nconstraint int_lin_eq([1, 2]3, [x, x], 1);\nsolve satisfy;\n", "syntax error", 2),
-])
+@pytest.mark.parametrize(
+    "text, words, line",
+    [
+        ("var 1..3: x;\nconstraint no_such_thing(x);\nsolve satisfy;\n", "unknown constraint 'no_such_thing'", 2),
+        ("var 1..3: x;\nconstraint int_le(x, y);\nsolve satisfy;\n", "'y' is used before it is declared", 2),
+        ("var 1..3: x;\nconstraint int_le(x);\nsolve satisfy;\n", "wrong form", 2),
+        ("var 1..3: x;\n", "no solve item", None),
+        ("var 1..3: x;\nvar 1..3: x;\nsolve satisfy;\n", "declared twice", 2),
+        # malformed input that MiniZinc never writes and Gecode rejects: a clear error, never a
+        # traceback nor a silent reading
+        ("var 1..3: x;\nconstraint int_le(x, 99999999999999999999);\nsolve satisfy;\n", "beyond 64 bits", 2),
+        ("var 1..3: x;\nconstraint int_le(x, " + "9" * 5000 + ");\nsolve satisfy;\n", "too long to read", 2),
+        (
+            "var 1..3: x;\nconstraint int_le(x, " + "[" * 20000 + "1" + "]" * 20000 + ");\nsolve satisfy;\n",
+            "nested too deeply",
+            2,
+        ),
+        ("var 1..3: x;\nconstraint int_lin_eq([], [x], 5);\nsolve satisfy;\n", "differ in length", 2),
+        ("var 1..3: x;\nconstraint int_lin_le([1, 2], [x], 5);\nsolve satisfy;\n", "differ in length", 2),
+        ("array [1..3] of int: a = [1, 2];\nsolve satisfy;\n", "declared with 3 elements but given 2", 1),
+        ("array [1..2] of int: a = [1, {2, 3}];\nsolve satisfy;\n", "element 2 of array a (a set)", 1),
+        ("array [1..2] of int: a = [1, true];\nsolve satisfy;\n", "element 2 of array a (true)", 1),
+        ("var 1..3: x;\narray [1..2] of var int: y = [x, 1.5];\nsolve satisfy;\n", "element 2 of array y (1.5)", 2),
+        ("var bool: b;\narray [1..2] of var int: y = [b, 1];\nsolve satisfy;\n", "(a variable) is not of its type", 2),
+        ("var 1..3: x = {1, 2};\nsolve satisfy;\n", "variable x is given a set", 1),
+        ("var int: x = [1, 2];\nsolve satisfy;\n", "variable x is given an array", 1),
+        ("var int: x;\nconstraint int_lin_eq([1, 2]3, [x, x], 1);\nsolve satisfy;\n", "syntax error", 2),
+    ],
+)
 def test_bad_models_say_where_and_why(text, words, line):
     with pytest.raises(FznError) as err:
         low(text)
@@ -120,7 +135,9 @@ def test_lowering_is_linear_and_compact():
 
 
 def test_bool_constants_are_fixed():
-    m = low("var bool: a;\nvar bool: t = true;\nconstraint array_bool_or([a, a], true);\nconstraint bool_eq(a, false);\nsolve satisfy;\n")
+    m = low(
+        "var bool: a;\nvar bool: t = true;\nconstraint array_bool_or([a, a], true);\nconstraint bool_eq(a, false);\nsolve satisfy;\n"
+    )
     V = m.vars
     for v in range(len(V)):
         if V.is_const[v]:

@@ -17,34 +17,54 @@ pytestmark = pytest.mark.skipif(not have_minizinc(), reason="needs minizinc with
 
 
 def minizinc(*args, cwd=None, timeout=120):
-    return subprocess.run(["minizinc", "--solver", "gpu-fzn", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=timeout)
+    return subprocess.run(
+        ["minizinc", "--solver", "gpu-fzn", *args], capture_output=True, text=True, cwd=cwd, timeout=timeout
+    )
 
 
 def compile_and_check(model, data, cwd, extra=()):
     """Compile with our library, then solve the FlatZinc with every solution checked."""
     fzn = os.path.join(cwd, "model.fzn")
-    c = subprocess.run(["minizinc", "-c", "--solver", "gpu-fzn", model, *([data] if data else []),
-                        "--fzn", fzn, "--ozn", os.path.join(cwd, "model.ozn")], capture_output=True, text=True, cwd=cwd)
+    c = subprocess.run(
+        [
+            "minizinc",
+            "-c",
+            "--solver",
+            "gpu-fzn",
+            model,
+            *([data] if data else []),
+            "--fzn",
+            fzn,
+            "--ozn",
+            os.path.join(cwd, "model.ozn"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+    )
     assert c.returncode == 0, c.stderr
-    r = subprocess.run([sys.executable, "-m", "fzn_gpu", "--check", *extra, fzn], capture_output=True, text=True,
-                       cwd=ROOT, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "fzn_gpu", "--check", *extra, fzn], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
     assert r.returncode == 0 and "ERROR" not in r.stdout, r.stderr
     return r.stdout
 
 
-@pytest.mark.parametrize("model, expect", [
-    ("nqueens.mzn", "----------"),
-    ("send_more_money.mzn", "9567 + 1085 = 10652"),
-    ("knapsack_01.mzn", "value = 309"),
-    ("unsat.mzn", "=====UNSATISFIABLE====="),
-    ("two_circles.mzn", "distance = 6.0000"),
-])
+@pytest.mark.parametrize(
+    "model, expect",
+    [
+        ("nqueens.mzn", "----------"),
+        ("send_more_money.mzn", "9567 + 1085 = 10652"),
+        ("knapsack_01.mzn", "value = 309"),
+        ("unsat.mzn", "=====UNSATISFIABLE====="),
+        ("two_circles.mzn", "distance = 6.0000"),
+    ],
+)
 def test_bundled_models(model, expect, tmp_path):
     r = minizinc(str(ROOT / "models" / model))
     assert r.returncode == 0, r.stderr
     assert expect in r.stdout
-    assert "Warning" not in r.stderr, r.stderr       # e.g. a model named after a global of MiniZinc
+    assert "Warning" not in r.stderr, r.stderr  # e.g. a model named after a global of MiniZinc
     compile_and_check(str(ROOT / "models" / model), None, str(tmp_path), ["-a"])
 
 
@@ -58,9 +78,16 @@ def ci_subset(count=24):
     if not (CORPUS / "manifest.json").exists():
         return []
     entries = json.loads((CORPUS / "manifest.json").read_text())["entries"]
-    pool = [e for e in entries if e["kind"] == "sat" and e.get("all_solutions") is not None
-            and not {"set-vars", "float-vars"} & set(e.get("tags", [])) and e["gecode_s"] < 0.5
-            and e["fzn_lines"] < 400 and e["all_solutions"] <= 2000]
+    pool = [
+        e
+        for e in entries
+        if e["kind"] == "sat"
+        and e.get("all_solutions") is not None
+        and not {"set-vars", "float-vars"} & set(e.get("tags", []))
+        and e["gecode_s"] < 0.5
+        and e["fzn_lines"] < 400
+        and e["all_solutions"] <= 2000
+    ]
     pool.sort(key=lambda e: e["name"])
     step = max(1, len(pool) // count)
     return pool[::step][:count]
@@ -131,7 +158,8 @@ def test_native_globals_count_as_gecode_with_the_standard_library(name, tmp_path
     model = tmp_path / f"{name}.mzn"
     model.write_text(GLOBAL_MODELS[name])
     ours = compile_and_check(str(model), None, str(tmp_path), extra=("-a",)).count("----------")
-    ref = subprocess.run(["minizinc", "--solver", "gecode", "-G", "std", "-a", str(model)], capture_output=True,
-                         text=True, timeout=120)
+    ref = subprocess.run(
+        ["minizinc", "--solver", "gecode", "-G", "std", "-a", str(model)], capture_output=True, text=True, timeout=120
+    )
     assert ref.returncode == 0, ref.stderr
     assert ours == ref.stdout.count("----------") > 0

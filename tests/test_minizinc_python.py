@@ -114,8 +114,8 @@ def test_async_iteration_ends_by_its_time_limit():
         return seen, time.monotonic() - t0, res.status
 
     seen, took, status = asyncio.run(run())
-    assert seen and status == minizinc.Status.SATISFIED     # 30-queens' solutions outlast 4 s by far
-    assert took < 4 + 15                            # compilation and start-up besides the limit
+    assert seen and status == minizinc.Status.SATISFIED  # 30-queens' solutions outlast 4 s by far
+    assert took < 4 + 15  # compilation and start-up besides the limit
     for q in seen:
         assert_queens(q)
 

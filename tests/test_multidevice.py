@@ -5,19 +5,22 @@ one device, and a device that fails (FZN_GPU_FAIL_DEVICE) must lose nothing."""
 import re
 
 import numpy as np
-
-from fzn_gpu.kernel_abi import DEC
 import pytest
 
 from fzn_gpu.engine.balance import DeviceShare, WorkPool
 from fzn_gpu.engine.paths import Paths
+from fzn_gpu.kernel_abi import DEC
+
 from test_cli import fzn, queens_by_pairs, run
 
-QUEENS10 = queens_by_pairs(10)      # 724 solutions, about 650 sub-search spaces
-KNAPSACK = ("".join(f"var 0..3: x{i};\n" for i in range(8)) + "var 0..1000: value :: output_var;\n"
-            "constraint int_lin_le([3, 4, 5, 7, 2, 6, 8, 3], [" + ", ".join(f"x{i}" for i in range(8)) + "], 30);\n"
-            "constraint int_lin_eq([4, 5, 7, 9, 2, 8, 11, 4, -1], [" + ", ".join(f"x{i}" for i in range(8)) +
-            ", value], 0);\nsolve maximize value;\n")
+QUEENS10 = queens_by_pairs(10)  # 724 solutions, about 650 sub-search spaces
+KNAPSACK = (
+    "".join(f"var 0..3: x{i};\n" for i in range(8)) + "var 0..1000: value :: output_var;\n"
+    "constraint int_lin_le([3, 4, 5, 7, 2, 6, 8, 3], [" + ", ".join(f"x{i}" for i in range(8)) + "], 30);\n"
+    "constraint int_lin_eq([4, 5, 7, 9, 2, 8, 11, 4, -1], ["
+    + ", ".join(f"x{i}" for i in range(8))
+    + ", value], 0);\nsolve maximize value;\n"
+)
 
 
 def stat(out: str, name: str) -> str | None:
@@ -56,7 +59,7 @@ def test_counts_optima_and_limits_agree_with_one_device(tmp_path, two_devices, m
     monkeypatch.delenv("FZN_GPU_FAIL_DEVICE", raising=False)
     alone = run("-s", "--check", fzn(tmp_path, KNAPSACK, "k1.fzn"))
     assert stat(r.stdout, "objective") == stat(alone.stdout, "objective") and "==========" in r.stdout
-    if fault:   # the fault is reported, and only when it fired (a device may finish before its block)
+    if fault:  # the fault is reported, and only when it fired (a device may finish before its block)
         failed = [stat(r.stdout, f"d{i}_failed") for i in (0, 1)]
         assert all(f is None or "injected" in f for f in failed)
 
@@ -76,15 +79,15 @@ def test_block_sizes_follow_phact_rules():
     gpu = DeviceShare(0, "gpu", True, items=1000)
     cpu = DeviceShare(1, "cpu", False, items=16)
     lead = WorkPool(paths(100_000), [gpu, cpu])
-    assert len(lead.take(gpu).paths) == 100_000     # the lead device starts on everything
+    assert len(lead.take(gpu).paths) == 100_000  # the lead device starts on everything
     pool = WorkPool(paths(100_001), [gpu, cpu])
-    pool.next = 1                                   # (past the lead's start) PHACT's blocks:
-    assert len(pool.take(gpu).paths) == 1000 and len(pool.take(cpu).paths) == 16      # calibration
-    gpu.subs, gpu.busy_s = 1000, 1.0         # 1000 per second
-    cpu.subs, cpu.busy_s = 16, 0.16          # 100 per second: rank 1/11
+    pool.next = 1  # (past the lead's start) PHACT's blocks:
+    assert len(pool.take(gpu).paths) == 1000 and len(pool.take(cpu).paths) == 16  # calibration
+    gpu.subs, gpu.busy_s = 1000, 1.0  # 1000 per second
+    cpu.subs, cpu.busy_s = 16, 0.16  # 100 per second: rank 1/11
     pool.running.clear()
     left = pool.remaining()
-    assert len(pool.take(gpu).paths) == int(10 / 11 * left / 2)                # half the rest by rank
+    assert len(pool.take(gpu).paths) == int(10 / 11 * left / 2)  # half the rest by rank
     pool.running.clear()
     # the tail: the slow device gets its share so both finish together
     pool.next = len(pool.paths) - 2000
@@ -106,12 +109,12 @@ def test_steals_follow_the_same_rules():
     cpu = DeviceShare(1, "cpu", False, items=16)
     pool = WorkPool(paths(100_000), [gpu, cpu])
     pool.take(gpu)
-    assert pool._steal_size(cpu, 90_000) == 16                    # calibration: one per work-item
+    assert pool._steal_size(cpu, 90_000) == 16  # calibration: one per work-item
     gpu.subs, gpu.busy_s = 10_000, 1.0
     cpu.subs, cpu.busy_s = 1_000, 1.0
     pool.running.clear()
-    assert pool._steal_size(cpu, 90_000) == int(1 / 11 * 90_000 / 2)   # half the rest by rank
-    assert pool._steal_size(cpu, 1_100) == 100                          # the tail: by rank
+    assert pool._steal_size(cpu, 90_000) == int(1 / 11 * 90_000 / 2)  # half the rest by rank
+    assert pool._steal_size(cpu, 1_100) == 100  # the tail: by rank
 
 
 def test_a_failed_block_is_handed_out_again_first():
@@ -122,20 +125,21 @@ def test_a_failed_block_is_handed_out_again_first():
     assert pool.remaining() == 20
     again = pool.take(b).paths
     assert np.array_equal(again.ptr, block.ptr) and np.array_equal(again.data, block.data)
-    assert pool.remaining() == 0        # a (the lead) had taken all 20: b now holds them
+    assert pool.remaining() == 0  # a (the lead) had taken all 20: b now holds them
 
 
 def test_an_idle_device_takes_part_of_the_unstarted_rest_of_a_running_block():
     import threading
+
     a, b = DeviceShare(0, "a", False, 20), DeviceShare(1, "b", False, 4)
     pool = WorkPool(paths(20), [a, b])
-    assert pool.take(a).n == 20                     # the lead (most work-items) takes all 20
+    assert pool.take(a).n == 20  # the lead (most work-items) takes all 20
     got = []
     thief = threading.Thread(target=lambda: got.append(pool.take(b)))
     thief.start()
-    while not pool.running[0].wanted:               # b asks a for its rest
+    while not pool.running[0].wanted:  # b asks a for its rest
         pass
-    assert pool.shrink(0, started=4) == 16          # b calibrates: one per work-item, from the end
+    assert pool.shrink(0, started=4) == 16  # b calibrates: one per work-item, from the end
     thief.join(timeout=5)
     [rb] = got
     assert rb.n == 4 and np.array_equal(rb.paths.ptr, paths(20).block(16, 20).ptr)
@@ -146,14 +150,19 @@ def test_one_cpu_behind_two_platforms_is_one_device():
     """The H100 machine exposed its CPU through its own PoCL (`cpu-skylake-avx512-...`) and
     through pip's (`pthread-...`): counted twice, the same cores ran two devices' threads."""
     from fzn_gpu.device import cpu_brand
-    assert cpu_brand("cpu-skylake-avx512-Intel(R) Xeon(R) Processor") == \
-        cpu_brand("pthread-Intel(R) Xeon(R) Processor") == "Intel(R) Xeon(R) Processor"
+
+    assert (
+        cpu_brand("cpu-skylake-avx512-Intel(R) Xeon(R) Processor")
+        == cpu_brand("pthread-Intel(R) Xeon(R) Processor")
+        == "Intel(R) Xeon(R) Processor"
+    )
     assert cpu_brand("cpu-znver3-AMD EPYC 7B13") == "AMD EPYC 7B13"
 
 
 def test_a_cpu_beside_a_gpu_leaves_it_a_core():
     """PHACT leaves a core per GPU for its host thread: the CPU becomes a sub-device."""
     from fzn_gpu.device import Device, _leave_cores_for_gpus, select_devices
+
     cpu = select_devices("cpu")[0]
     if cpu.compute_units < 2:
         pytest.skip("needs a CPU with two cores")

@@ -85,8 +85,13 @@ def test_solutions_equal_with_and_without_the_early_start(tmp_path):
     assert len(expected) == 12
     for early in ("1", "0"):
         env = dict(os.environ, PYTHONPATH=str(ROOT), FZN_GPU_EARLY_OPENCL=early)
-        done = subprocess.run([sys.executable, "-m", "fzn_gpu", "-a", "--check", str(fzn)],
-                              capture_output=True, text=True, env=env, timeout=600)
+        done = subprocess.run(
+            [sys.executable, "-m", "fzn_gpu", "-a", "--check", str(fzn)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=600,
+        )
         assert done.returncode == 0, done.stderr[-3000:]
         assert done.stdout.rstrip().endswith("==========")
         assert _solutions(done.stdout) == expected

@@ -14,12 +14,12 @@ import os
 import subprocess
 import sys
 
-import pytest
-
 import numpy as np
+import pytest
 
 from fzn_gpu.engine.ordered import LAST, TreeOrder
 from fzn_gpu.engine.paths import Paths
+
 from helpers import ROOT, as_tuples, brute_force, solve_text, stable_rng
 
 ASCENDING = {"indomain_min": True, "indomain_split": True, "indomain_max": False, "indomain_reverse_split": False}
@@ -68,9 +68,9 @@ def test_first_solutions_are_the_leftmost(kernel, monkeypatch, value_choice, sub
             got = [tuple(int(s[v]) for v in names) for s in found]
             assert got == want, f"seed {seed}, -n {k}:\n{text}"
             checked += bool(want)
-            if len(want) < k:                  # fewer solutions than asked: all found, proven
+            if len(want) < k:  # fewer solutions than asked: all found, proven
                 assert outcome.complete
-    assert checked >= 4                        # the random models are not all unsatisfiable
+    assert checked >= 4  # the random models are not all unsatisfiable
 
 
 @pytest.mark.parametrize("subs", ["50", "1"])
@@ -82,11 +82,12 @@ def test_the_leftmost_solution_of_a_model_with_many(kernel, monkeypatch, subs):
     the order)."""
     monkeypatch.setenv("FZN_GPU_SUBS_PER_ITEM", subs)
     monkeypatch.setenv("FZN_GPU_SLICE_BUDGET", "3")
-    monkeypatch.setenv("FZN_GPU_ITEMS_PER_CU", "4")       # searches enough to fall idle
+    monkeypatch.setenv("FZN_GPU_ITEMS_PER_CU", "4")  # searches enough to fall idle
     donated = []
     real = TreeOrder.donated
-    monkeypatch.setattr(TreeOrder, "donated", lambda self, sources, paths: (donated.append(len(sources)),
-                                                                            real(self, sources, paths)))
+    monkeypatch.setattr(
+        TreeOrder, "donated", lambda self, sources, paths: (donated.append(len(sources)), real(self, sources, paths))
+    )
     n = 8
     lines = [f"var 1..{n}: q{i} :: output_var;" for i in range(n)]
     for off in (1, -1):
@@ -104,9 +105,13 @@ def test_the_leftmost_solution_of_a_model_with_many(kernel, monkeypatch, subs):
     names = [f"q{i}" for i in range(n)]
     found, _ = solve_text(text, ordered=True, num_solutions=4)
     assert [tuple(int(s[v]) for v in names) for s in found] == [
-        (1, 5, 8, 6, 3, 7, 2, 4), (1, 6, 8, 3, 7, 4, 2, 5), (1, 7, 4, 6, 8, 2, 5, 3), (1, 7, 5, 8, 2, 4, 6, 3)]
+        (1, 5, 8, 6, 3, 7, 2, 4),
+        (1, 6, 8, 3, 7, 4, 2, 5),
+        (1, 7, 4, 6, 8, 2, 5, 3),
+        (1, 7, 5, 8, 2, 4, 6, 3),
+    ]
     if subs == "1":
-        assert sum(donated) > 0                # the order went through re-splitting
+        assert sum(donated) > 0  # the order went through re-splitting
     # without ordering the same search prints its solutions in the order found: all agree
     everything, _ = solve_text(text, all_solutions=True)
     assert len(as_tuples(everything, names)) == (92 if subs == "50" else 4)
@@ -124,8 +129,13 @@ def test_the_cli_prints_the_same_first_solution_every_run(tmp_path, flag):
     env = dict(os.environ, PYTHONPATH=str(ROOT), FZN_GPU_CPU_SUBDEVICES="2")
     outs = set()
     for _ in range(5):
-        done = subprocess.run([sys.executable, "-m", "fzn_gpu", "--check", flag, str(fzn)], capture_output=True,
-                              text=True, env=env, timeout=300)
+        done = subprocess.run(
+            [sys.executable, "-m", "fzn_gpu", "--check", flag, str(fzn)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
         assert done.returncode == 0, done.stderr[-2000:]
         values = dict(line.rstrip(";").split(" = ") for line in done.stdout.splitlines() if " = " in line)
         outs.add(tuple(int(values[v]) for v in domains))
@@ -138,9 +148,9 @@ def test_tree_order_keys_through_donations():
     donation, its first donation's own donation... see the keys."""
     order = TreeOrder(3)
     paths = Paths.from_list([np.zeros(4, np.int32)] * 3)
-    paths = paths.extend(Paths.from_list([np.zeros(8, np.int32)]))           # 3: path 0's first
+    paths = paths.extend(Paths.from_list([np.zeros(8, np.int32)]))  # 3: path 0's first
     order.donated(np.array([0]), paths)
-    paths = paths.extend(Paths.from_list([np.zeros(12, np.int32)] * 2))      # 4: 0's second, 5: 3's first
+    paths = paths.extend(Paths.from_list([np.zeros(12, np.int32)] * 2))  # 4: 0's second, 5: 3's first
     order.donated(np.array([0, 3]), paths)
     assert order.keys[3].tolist()[:2] == [1, LAST - 1] and order.keys[4].tolist()[:2] == [1, LAST - 2]
     # tree order: 0 (what it kept), 4, 3 (what it kept), 5, then 1 and 2

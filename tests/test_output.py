@@ -4,9 +4,19 @@ import numpy as np
 
 from fzn_gpu.ast import IntSet
 from fzn_gpu.lower import lower
-from fzn_gpu.output import (ERROR, SEARCH_COMPLETE, SOLUTION_END, UNKNOWN, UNSATISFIABLE, format_set,
-                            SolutionTemplate, format_solution, format_stats, format_value)
 from fzn_gpu.model import VarKind
+from fzn_gpu.output import (
+    ERROR,
+    SEARCH_COMPLETE,
+    SOLUTION_END,
+    UNKNOWN,
+    UNSATISFIABLE,
+    SolutionTemplate,
+    format_set,
+    format_solution,
+    format_stats,
+    format_value,
+)
 from fzn_gpu.parser import parse_items
 
 
@@ -43,13 +53,17 @@ solve satisfy;
 def test_solution_block():
     model = lower(parse_items(BLOCK, "t.fzn"), "t.fzn")
     values = {0: 4, 1: 1}
-    got = format_solution(model, lambda v: values.get(v, 0) if model.vars.kind[v] != VarKind.BOOL else bool(values.get(v, 0)))
-    assert got == ("x = 4;\n"
-                   "b = true;\n"
-                   "m = array2d(1..2, 1..3, [4, 4, 1, 2, 3, 4]);\n"
-                   "bs = array1d(1..2, [true, true]);\n"
-                   "one = array1d(1..1, [4]);\n"
-                   "----------\n")
+    got = format_solution(
+        model, lambda v: values.get(v, 0) if model.vars.kind[v] != VarKind.BOOL else bool(values.get(v, 0))
+    )
+    assert got == (
+        "x = 4;\n"
+        "b = true;\n"
+        "m = array2d(1..2, 1..3, [4, 4, 1, 2, 3, 4]);\n"
+        "bs = array1d(1..2, [true, true]);\n"
+        "one = array1d(1..1, [4]);\n"
+        "----------\n"
+    )
 
 
 def test_batch_template_prints_what_format_solution_prints():
@@ -58,8 +72,10 @@ def test_batch_template_prints_what_format_solution_prints():
     rng = np.random.default_rng(3)
     rows = rng.integers(0, 2, size=(5, len(model.vars))).astype(np.int32)
     rows[:, 0] = rng.integers(1, 10, size=5)
-    expected = "".join(format_solution(model, lambda v, r=r: bool(r[v]) if model.vars.kind[v] == VarKind.BOOL
-                                       else int(r[v])) for r in rows)
+    expected = "".join(
+        format_solution(model, lambda v, r=r: bool(r[v]) if model.vars.kind[v] == VarKind.BOOL else int(r[v]))
+        for r in rows
+    )
     assert SolutionTemplate(model).format(rows) == expected
     assert SolutionTemplate(model).format(rows[:0]) == ""
 

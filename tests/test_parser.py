@@ -63,12 +63,15 @@ def test_line_numbers_follow_the_file():
     assert lines["x"] == 10 and lines["xs"] == 17
 
 
-@pytest.mark.parametrize("text, line, col, words", [
-    ("var 1..3: x;\nconstraint int_le(x 3);\n", 2, 21, "unexpected '3'"),
-    ("var 1..3 x;\n", 1, 10, "unexpected 'x'"),
-    ("var 1..3: x;\nsolve satisfy\n", 2, None, "no closing ';'"),
-    ("var 1..3: x;\nconstraint int_le(x, $);\n", 2, 22, "unexpected character '$'"),
-])
+@pytest.mark.parametrize(
+    "text, line, col, words",
+    [
+        ("var 1..3: x;\nconstraint int_le(x 3);\n", 2, 21, "unexpected '3'"),
+        ("var 1..3 x;\n", 1, 10, "unexpected 'x'"),
+        ("var 1..3: x;\nsolve satisfy\n", 2, None, "no closing ';'"),
+        ("var 1..3: x;\nconstraint int_le(x, $);\n", 2, 22, "unexpected character '$'"),
+    ],
+)
 def test_syntax_errors_name_file_line_and_column(text, line, col, words):
     with pytest.raises(FznError) as err:
         list(parse_items(text, "bad.fzn"))
@@ -76,12 +79,13 @@ def test_syntax_errors_name_file_line_and_column(text, line, col, words):
     assert e.file == "bad.fzn" and e.line == line and words in e.message
     if col is not None:
         assert e.column == col
-    assert "bad.fzn:%d" % line in str(e) and e.fix
+    assert f"bad.fzn:{line}" in str(e) and e.fix
 
 
 def _lark_only(text: str, monkeypatch) -> list:
     """The same text through the grammar alone (the int-array fast path switched off)."""
     import fzn_gpu.parser as parser
+
     monkeypatch.setattr(parser, "_INT_ARRAY", __import__("re").compile(r"(?!)"))
     return list(parse_items(text, "f.fzn"))
 
@@ -104,7 +108,7 @@ def test_int_arrays_read_fast_as_the_grammar_reads_them(monkeypatch):
     assert isinstance(fast[0].value, ast.IntList) and fast[0].value == [0, -89, 124, 34, 7]
     assert fast[0].value.packed().tolist() == [0, -89, 124, 34, 7]
     assert fast[4].args[1] == [3, 1, 4, 1, 5] and isinstance(fast[4].args[1], ast.IntList)
-    assert fast[1].value == [31, 2]                   # hex: the grammar reads it
+    assert fast[1].value == [31, 2]  # hex: the grammar reads it
     assert [i.line for i in fast] == [1] + list(range(3, 11))
     assert fast == _lark_only(ARRAYS, monkeypatch)
 
@@ -116,8 +120,12 @@ def test_a_syntax_error_beside_an_int_array_points_into_the_text_as_written():
 
 
 def test_a_name_like_the_placeholder_stays_a_name():
-    items = list(parse_items("var 1..3: __fzn_gpu_int_array_0;\n"
-                             "constraint int_lin_le([1, 2], [__fzn_gpu_int_array_0, __fzn_gpu_int_array_0], 3);\n"))
+    items = list(
+        parse_items(
+            "var 1..3: __fzn_gpu_int_array_0;\n"
+            "constraint int_lin_le([1, 2], [__fzn_gpu_int_array_0, __fzn_gpu_int_array_0], 3);\n"
+        )
+    )
     assert items[1].args[1] == [ast.Ident("__fzn_gpu_int_array_0")] * 2 and items[1].args[0] == [1, 2]
 
 
@@ -144,15 +152,36 @@ solve :: int_search(xs, input_order, indomain_min, complete) satisfy;
 def _bench_fzn() -> list[str]:
     """FlatZinc of a few of the shared benchmark models, compiled with fzn-gpu's library."""
     from helpers import SHARED, have_minizinc
+
     if not have_minizinc():
         return []
     bench = SHARED / "bench"
     texts = []
-    for model, data in [("qap", "qap_12"), ("tsp", "tsp_10"), ("mkcp", "mkcp_20"), ("coins_grid", "coins_grid_8"),
-                        ("knapsack", "knapsack_50"), ("transportation", "transportation")]:
-        r = subprocess.run(["minizinc", "-c", "--solver", "gpu-fzn", str(bench / f"{model}.mzn"),
-                            str(bench / "data" / f"{data}.dzn"), "--fzn", "/dev/stdout", "--ozn", "/dev/null"],
-                           capture_output=True, text=True, timeout=60)
+    for model, data in [
+        ("qap", "qap_12"),
+        ("tsp", "tsp_10"),
+        ("mkcp", "mkcp_20"),
+        ("coins_grid", "coins_grid_8"),
+        ("knapsack", "knapsack_50"),
+        ("transportation", "transportation"),
+    ]:
+        r = subprocess.run(
+            [
+                "minizinc",
+                "-c",
+                "--solver",
+                "gpu-fzn",
+                str(bench / f"{model}.mzn"),
+                str(bench / "data" / f"{data}.dzn"),
+                "--fzn",
+                "/dev/stdout",
+                "--ozn",
+                "/dev/null",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert r.returncode == 0, r.stderr
         texts.append(r.stdout)
     return texts
@@ -162,15 +191,19 @@ def test_quick_shapes_read_as_the_grammar_reads_them(monkeypatch):
     texts = [FULL, ARRAYS, QUICK_EDGES] + _bench_fzn()
     quick = [list(parse_items(t, "f.fzn")) for t in texts]
     import fzn_gpu.parser as parser
+
     monkeypatch.setattr(parser, "quick_item", lambda *args: None)
     assert quick == [list(parse_items(t, "f.fzn")) for t in texts]
 
 
-@pytest.mark.parametrize("text, col, words", [
-    ("constraint int_le(x, 3,);\n", 24, "unexpected ')'"),
-    ("constraint int_le(x, [3, y,]);\n", 28, "unexpected ']'"),
-    ("var 1..3: x :: ;\n", 13, "unexpected end of item"),
-])
+@pytest.mark.parametrize(
+    "text, col, words",
+    [
+        ("constraint int_le(x, 3,);\n", 24, "unexpected ')'"),
+        ("constraint int_le(x, [3, y,]);\n", 28, "unexpected ']'"),
+        ("var 1..3: x :: ;\n", 13, "unexpected end of item"),
+    ],
+)
 def test_quick_shapes_leave_errors_to_the_grammar(text, col, words):
     with pytest.raises(FznError) as err:
         list(parse_items(text, "bad.fzn"))

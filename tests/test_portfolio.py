@@ -11,7 +11,6 @@ import time
 import numpy as np
 import pytest
 
-
 from fzn_gpu.check import Checker
 from fzn_gpu.device import select_devices
 from fzn_gpu.engine import assignment
@@ -21,11 +20,14 @@ from fzn_gpu.engine.pack import pack
 from fzn_gpu.lower import lower
 from fzn_gpu.options import SolveOptions
 from fzn_gpu.parser import parse_items
+
 from helpers import ROOT, have_minizinc, solve_text, stable_rng
 from test_cli import fzn, run
 
 MODELS = ROOT / "models" / "lns"
-needs_minizinc = pytest.mark.skipif(not have_minizinc(), reason="needs minizinc with gpu-fzn registered (README set-up)")
+needs_minizinc = pytest.mark.skipif(
+    not have_minizinc(), reason="needs minizinc with gpu-fzn registered (README set-up)"
+)
 
 
 def proven(stdout: str) -> bool:
@@ -51,14 +53,14 @@ def knapsack(weights: list[int], values: list[int], limit: int, cover: bool) -> 
 def optimum(weights: list[int], values: list[int], limit: int, cover: bool) -> int:
     """By dynamic programming over the weight (capped at the limit when covering)."""
     if cover:
-        best = [0] + [None] * limit          # least value reaching weight c (c = limit: at least it)
+        best = [0] + [None] * limit  # least value reaching weight c (c = limit: at least it)
         for w, v in zip(weights, values):
             for c in range(limit, -1, -1):
                 if best[c] is not None:
                     to = min(limit, c + w)
                     best[to] = best[c] + v if best[to] is None else min(best[to], best[c] + v)
         return best[limit]
-    best = [0] * (limit + 1)                  # most value within weight c
+    best = [0] * (limit + 1)  # most value within weight c
     for w, v in zip(weights, values):
         for c in range(limit, w - 1, -1):
             best[c] = max(best[c], best[c - w] + v)
@@ -100,23 +102,31 @@ def test_branch_and_bound_takes_the_incumbents_bound():
     and proves it: every slice searched below the shared bound."""
     model, dm, opts, _, _ = knapsack_model(2)
     rows = []
-    alone = CompleteSearch(model, dm, select_devices("all")[0], opts,
-                           lambda values, obj: rows.append(np.r_[obj * dm.obj_sense, values]))
+    alone = CompleteSearch(
+        model, dm, select_devices("all")[0], opts, lambda values, obj: rows.append(np.r_[obj * dm.obj_sense, values])
+    )
     assert alone.run(None).complete
     incumbent = Incumbent(Outcome(), dm.obj_sense, lambda values, obj: None)
     incumbent.offer(np.array(rows[-1:]), "other")
-    bnb = CompleteSearch(model, dm, select_devices("all")[0], opts, lambda *a: pytest.fail("printed again"),
-                         incumbent=incumbent)
+    bnb = CompleteSearch(
+        model, dm, select_devices("all")[0], opts, lambda *a: pytest.fail("printed again"), incumbent=incumbent
+    )
     outcome = bnb.run(None)
     assert outcome.complete and outcome.solutions == 0
     assert incumbent.found_by() == "other:1"
 
 
 @needs_minizinc
-@pytest.mark.parametrize("model, objective, best, sense", [("knapsack_30", "value", 232, -1), ("tsp_10", "length", 72, 1)])
+@pytest.mark.parametrize(
+    "model, objective, best, sense", [("knapsack_30", "value", 232, -1), ("tsp_10", "length", 72, 1)]
+)
 def test_by_default_both_engines_run_and_the_optimum_is_proven(model, objective, best, sense):
-    r = subprocess.run(["minizinc", "--solver", "gpu-fzn", "--check", "-a", "-s", str(MODELS / f"{model}.mzn")],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        ["minizinc", "--solver", "gpu-fzn", "--check", "-a", "-s", str(MODELS / f"{model}.mzn")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     found = [int(v) for v in re.findall(rf"^{objective} = (-?\d+)$", r.stdout, re.M)]
     assert found and found[-1] == best and proven(r.stdout)
@@ -133,27 +143,37 @@ def test_by_default_both_engines_run_and_the_optimum_is_proven(model, objective,
 def test_without_a_time_limit_an_annotated_lns_model_still_ends(tmp_path):
     """A 12-item knapsack with lns(...): LNS alone ran until stopped; in the portfolio branch
     and bound's proof ends the run."""
-    text = (MODELS / "knapsack_30.mzn").read_text().replace("int: n = 30;", "int: n = 12;").replace(
-        "<= 120", "<= 60").replace("solve ::", "solve :: lns(30, 8, 1, 20, complete_exploration, 1000000, 0) ::")
+    text = (
+        (MODELS / "knapsack_30.mzn")
+        .read_text()
+        .replace("int: n = 30;", "int: n = 12;")
+        .replace("<= 120", "<= 60")
+        .replace("solve ::", "solve :: lns(30, 8, 1, 20, complete_exploration, 1000000, 0) ::")
+    )
     path = tmp_path / "k12.mzn"
     path.write_text(text)
     w = [(i * 37) % 23 + 5 for i in range(1, 13)]
     v = [(i * 53) % 29 + 3 for i in range(1, 13)]
-    r = subprocess.run(["minizinc", "--solver", "gpu-fzn", "--check", "-s", str(path)],
-                       capture_output=True, text=True, timeout=100)
+    r = subprocess.run(
+        ["minizinc", "--solver", "gpu-fzn", "--check", "-s", str(path)], capture_output=True, text=True, timeout=100
+    )
     assert r.returncode == 0, r.stderr
     assert proven(r.stdout) and 'engine="portfolio"' in r.stdout
     assert re.findall(r"^value = (\d+)$", r.stdout, re.M)[-1] == str(optimum(w, v, 60, cover=False))
 
 
-@pytest.mark.parametrize("args, portfolio, proves", [
-    (["--engine", "complete"], False, True),
-    (["--engine", "lns"], False, False),
-    (["--lns-strategy", "icm"], False, False),
-    (["--engine", "portfolio", "--lns-strategy", "icm"], True, True),
-    ([], True, True)])
+@pytest.mark.parametrize(
+    "args, portfolio, proves",
+    [
+        (["--engine", "complete"], False, True),
+        (["--engine", "lns"], False, False),
+        (["--lns-strategy", "icm"], False, False),
+        (["--engine", "portfolio", "--lns-strategy", "icm"], True, True),
+        ([], True, True),
+    ],
+)
 def test_an_engine_flag_runs_that_engine_alone(tmp_path, args, portfolio, proves):
-    weights, values, limit, cover = instance(4, n=30)      # too big for LNS's first dive to finish
+    weights, values, limit, cover = instance(4, n=30)  # too big for LNS's first dive to finish
     path = fzn(tmp_path, knapsack(weights, values, limit, cover))
     t0 = time.monotonic()
     r = run("-s", "--check", "-t", "3000", *args, path)
@@ -168,11 +188,18 @@ def test_an_engine_flag_runs_that_engine_alone(tmp_path, args, portfolio, proves
 def test_a_model_lns_cannot_take_is_solved_by_complete_search(tmp_path):
     """A satisfaction model asked for the portfolio says so and is solved completely; a float
     objective takes complete search by default without a word."""
-    r = run("--engine", "portfolio", "--check", fzn(tmp_path, "var 1..3: x :: output_var;\nconstraint int_ne(x, 1);\n"
-                                                        "solve satisfy;\n"))
+    r = run(
+        "--engine",
+        "portfolio",
+        "--check",
+        fzn(tmp_path, "var 1..3: x :: output_var;\nconstraint int_ne(x, 1);\nsolve satisfy;\n"),
+    )
     assert r.returncode == 0 and re.search(r"^x = [23];$", r.stdout, re.M) and "LNS needs an objective" in r.stderr
-    r = run("-s", "--check", fzn(tmp_path, "var 0.0..2.0: f :: output_var;\nconstraint float_le(0.5, f);\n"
-                                         "solve minimize f;\n", "f.fzn"))
+    r = run(
+        "-s",
+        "--check",
+        fzn(tmp_path, "var 0.0..2.0: f :: output_var;\nconstraint float_le(0.5, f);\nsolve minimize f;\n", "f.fzn"),
+    )
     assert r.returncode == 0 and "==========" in r.stdout and not r.stderr.strip()
     assert 'engine="portfolio"' not in r.stdout
 
@@ -229,17 +256,19 @@ def test_a_paused_runner_waits_its_share_and_wakes_when_cancelled():
     """Runner.pause_after: a runner holding a quarter of the wall time waits three times its
     slice; not past the deadline; at once once its search is cancelled; not at all when whole."""
     from types import SimpleNamespace
+
     from fzn_gpu.engine.runner import Runner
+
     r = SimpleNamespace(time_share=0.25, resume=threading.Event())
     t0 = time.monotonic()
     Runner.pause_after(r, 0.02, None)
     assert time.monotonic() - t0 >= 0.06
     t0 = time.monotonic()
-    Runner.pause_after(r, 100.0, time.monotonic() + 0.05)        # the deadline comes first
+    Runner.pause_after(r, 100.0, time.monotonic() + 0.05)  # the deadline comes first
     assert time.monotonic() - t0 < 5
     threading.Timer(0.05, r.resume.set).start()
     t0 = time.monotonic()
-    Runner.pause_after(r, 100.0, None)                           # cancelled while it waits
+    Runner.pause_after(r, 100.0, None)  # cancelled while it waits
     assert time.monotonic() - t0 < 5
     whole = SimpleNamespace(time_share=1.0, resume=threading.Event())
     t0 = time.monotonic()
@@ -258,9 +287,10 @@ def test_branch_and_bound_sharing_its_device_still_proves_the_optimum():
         bad = checker.check(assignment(model, values))
         assert not bad, f"a non-solution: {bad[0]}"
         rows.append(obj)
+
     bnb = CompleteSearch(model, dm, select_devices("all")[0], opts, report)
     bnb.share_gpus(0.25)
-    assert bnb.runner.time_share == 1.0                          # a CPU is not split
+    assert bnb.runner.time_share == 1.0  # a CPU is not split
     bnb.runner.time_share = 0.5
     assert bnb.run(None).complete
     assert rows[-1] == best
@@ -270,6 +300,7 @@ def test_branch_and_bound_takes_its_gpus_whole_once_lns_has_ended():
     """In the portfolio, LNS's end (its restarts or time-out, or a failure) gives branch and
     bound its share of a shared GPU back, so that the proof does not go on at a quarter."""
     from fzn_gpu.engine import portfolio
+
     shares = []
     bnb = type("Bnb", (), {"share_gpus": lambda self, s: shares.append(s)})()
     done = Outcome()
@@ -278,17 +309,20 @@ def test_branch_and_bound_takes_its_gpus_whole_once_lns_has_ended():
 
     def fail(self, deadline):
         raise RuntimeError("device lost")
+
     broken = type("Lns", (), {"run": fail})()
     with pytest.raises(RuntimeError):
         portfolio._ThenWhole(broken, bnb).run(None)
     assert shares == [1.0, 1.0]
 
 
-@pytest.mark.parametrize("text, ok", [(None, True), ("0.5", True), ("1", True), ("0", False), ("1.5", False),
-                                      ("half", False)])
+@pytest.mark.parametrize(
+    "text, ok", [(None, True), ("0.5", True), ("1", True), ("0", False), ("1.5", False), ("half", False)]
+)
 def test_the_shared_gpu_share_is_checked(monkeypatch, text, ok):
     from fzn_gpu.engine.portfolio import SHARED_GPU_BNB, shared_gpu_share
     from fzn_gpu.errors import FznError
+
     if text is None:
         monkeypatch.delenv("FZN_GPU_BNB_SHARE", raising=False)
     else:

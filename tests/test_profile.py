@@ -9,15 +9,15 @@ import re
 import time
 
 import numpy as np
-import pytest
+from test_multidevice import stat
 
 from fzn_gpu.device import Device, is_nvidia
 from fzn_gpu.engine.profile import cnt_row, kind_profile, node_profile
 from fzn_gpu.engine.runner import SliceBudget, Tuning
 from fzn_gpu.kernel_abi import Cnt
 from fzn_gpu.registry import KINDS
+
 from test_cli import fzn, queens_by_pairs, run
-from test_multidevice import stat
 
 QUEENS8 = queens_by_pairs(8)
 
@@ -50,19 +50,20 @@ def test_the_kind_line_ranks_kinds_by_cycles_then_calls():
     row = np.zeros(cnt_row(True), dtype=np.int64)
     assert kind_profile(row, nodes=10) is None
     lin, ne = next(k.id for k in KINDS if k.key == "int_lin_eq"), next(k.id for k in KINDS if k.key == "int_ne")
-    row[len(Cnt) + 2 * ne] = 40                         # calls only (no clock): ranked by calls
+    row[len(Cnt) + 2 * ne] = 40  # calls only (no clock): ranked by calls
     row[len(Cnt) + 2 * lin] = 10
     assert kind_profile(row, nodes=10) == "int_ne (4.00 calls a node); int_lin_eq (1.00 calls a node)"
-    row[len(Cnt) + 2 * lin + 1] = 30_000                # cycles: int_lin_eq 75 %, 3,000 a call
+    row[len(Cnt) + 2 * lin + 1] = 30_000  # cycles: int_lin_eq 75 %, 3,000 a call
     row[len(Cnt) + 2 * ne + 1] = 10_000
-    assert kind_profile(row, nodes=10) == ("int_lin_eq 75 % (1.00 calls a node, 3,000 cycles a call); "
-                                           "int_ne 25 % (4.00 calls a node, 250 cycles a call)")
-    assert kind_profile(row[:len(Cnt)], nodes=10) is None
+    assert kind_profile(row, nodes=10) == (
+        "int_lin_eq 75 % (1.00 calls a node, 3,000 cycles a call); int_ne 25 % (4.00 calls a node, 250 cycles a call)"
+    )
+    assert kind_profile(row[: len(Cnt)], nodes=10) is None
 
 
 def test_the_profile_line_gives_each_phase_its_share():
     cycles = np.zeros(len(Cnt), dtype=np.int64)
-    assert node_profile(cycles, nodes=10, passes=40) is None          # nothing timed
+    assert node_profile(cycles, nodes=10, passes=40) is None  # nothing timed
     cycles[[Cnt.T_PROPAGATE, Cnt.T_SETTLE, Cnt.T_COPY, Cnt.T_CHOOSE, Cnt.T_TOTAL]] = [600, 100, 50, 50, 1000]
     line = node_profile(cycles, nodes=10, passes=40)
     assert line.startswith("100 cycles a node (")
@@ -73,7 +74,8 @@ def test_the_profile_line_gives_each_phase_its_share():
     # the busiest search ran 500 cycles a millisecond (0.5 MHz): at that clock the 1,000 cycles
     # are 2 ms of the 4 launched
     assert node_profile(cycles, nodes=10, passes=40, search_s=0.004, clock_mhz=1, clock_seen_hz=5e5).endswith(
-        "; busy 25 % at the rated 1 MHz, 50 % at the busiest search's 0 MHz")
+        "; busy 25 % at the rated 1 MHz, 50 % at the busiest search's 0 MHz"
+    )
     assert node_profile(cycles, nodes=0, passes=0) is None
     # a work-group's bookkeeping phases appear where timed, out of "other"
     cycles[[Cnt.T_FIXPOINT, Cnt.T_BACKTRACK]] = [100, 50]

@@ -14,10 +14,11 @@ import pytest
 
 from fzn_gpu.engine import pack as pack_module
 from fzn_gpu.registry import GLOBALS, KINDS
+
 from conftest import use_kernel
 from helpers import as_tuples, brute_force, brute_force_offsets, solve_stats, solve_text, stable_rng
 
-INT_KINDS = [k for k in KINDS if k.domain == "int" and k.key not in GLOBALS]     # globals: test_globals.py
+INT_KINDS = [k for k in KINDS if k.domain == "int" and k.key not in GLOBALS]  # globals: test_globals.py
 
 
 def _is_bool_kind(name: str) -> bool:
@@ -31,7 +32,7 @@ def _domain(rng: random.Random, boolean: bool) -> list[int]:
     hi = rng.randint(lo, 3)
     values = list(range(lo, hi + 1))
     if len(values) > 3 and rng.random() < 0.3:
-        values.remove(rng.choice(values[1:-1]))      # a hole
+        values.remove(rng.choice(values[1:-1]))  # a hole
     return values
 
 
@@ -54,8 +55,11 @@ def instance(kind, rng: random.Random) -> tuple[str, dict[str, list[int]]]:
     arr_len = rng.randint(1, 3)
     for pos, field in enumerate(kind.signature):
         last = pos == len(kind.signature) - 1
-        is_literal = last and (kind.key.endswith("_reif") or kind.key.endswith("_imp")
-                               or kind.name in ("array_bool_and", "array_bool_or", "bool_and", "bool_or", "bool_xor"))
+        is_literal = last and (
+            kind.key.endswith("_reif")
+            or kind.key.endswith("_imp")
+            or kind.name in ("array_bool_and", "array_bool_or", "bool_and", "bool_or", "bool_xor")
+        )
         if field == "var":
             pool = bool_names if (is_literal or boolean) and bool_names else names
             if kind.name == "bool_lin_eq" and last:
@@ -70,7 +74,11 @@ def instance(kind, rng: random.Random) -> tuple[str, dict[str, list[int]]]:
             pool = bool_names if boolean or kind.name.startswith("bool_lin") else names
             if not pool:
                 pool = names
-            n = arr_len if kind.name not in ("bool_clause", "bool_clause_reif", "bool_clause_imp") else rng.randint(0, 2)
+            n = (
+                arr_len
+                if kind.name not in ("bool_clause", "bool_clause_reif", "bool_clause_imp")
+                else rng.randint(0, 2)
+            )
             args.append("[" + ", ".join(rng.choice(pool) for _ in range(n)) + "]")
         elif field == "int":
             args.append(str(rng.randint(-4, 4)))
@@ -93,18 +101,29 @@ def instance(kind, rng: random.Random) -> tuple[str, dict[str, list[int]]]:
     return text, domains
 
 
-LAYOUTS = [(True, "blocked", "bitmaps"), (False, "blocked", "bounds"), (True, "interleaved", "interleaved"),
-           (True, "group", "group-bitmaps"), (False, "group", "group-bounds"), (True, "group-global", "group-global"),
-           (True, "group-rows", "group-rows-bitmaps"), (False, "group-rows", "group-rows-bounds")]
+LAYOUTS = [
+    (True, "blocked", "bitmaps"),
+    (False, "blocked", "bounds"),
+    (True, "interleaved", "interleaved"),
+    (True, "group", "group-bitmaps"),
+    (False, "group", "group-bounds"),
+    (True, "group-global", "group-global"),
+    (True, "group-rows", "group-rows-bitmaps"),
+    (False, "group-rows", "group-rows-bounds"),
+]
 
 
 def _layout_cases() -> list:
     """Every kind under every layout; the group-rows layouts only for the kinds whose rows a
     group walks (registry.SHARED_BY_GROUP): for the others they run what group-* run."""
     from fzn_gpu.registry import SHARED_BY_GROUP
-    return [pytest.param(kind, bitmaps, layout, id=f"{kind.key}-{name}")
-            for kind in INT_KINDS for bitmaps, layout, name in LAYOUTS
-            if layout != "group-rows" or kind.key in SHARED_BY_GROUP]
+
+    return [
+        pytest.param(kind, bitmaps, layout, id=f"{kind.key}-{name}")
+        for kind in INT_KINDS
+        for bitmaps, layout, name in LAYOUTS
+        if layout != "group-rows" or kind.key in SHARED_BY_GROUP
+    ]
 
 
 @pytest.mark.parametrize("kind,bitmaps,layout", _layout_cases())
@@ -146,7 +165,7 @@ def test_shifted_equality_and_alldifferent_fast_paths(seed, kernel):
     all_different with a narrow hull (bitmask) or a wide one (pairwise), with holes and
     bitmaps whose bases differ, against brute force."""
     rng = random.Random(seed)
-    spread = 400 if seed % 2 else 40          # wide hulls take the pairwise path
+    spread = 400 if seed % 2 else 40  # wide hulls take the pairwise path
     domains = {f"x{i}": _holey(rng, -spread // 2 + 37 * i, spread // 2 + 37 * i) for i in range(3)}
     c = rng.randint(-30, 30)
     coefs = rng.choice([[1, -1], [-1, 1]])
@@ -155,12 +174,14 @@ def test_shifted_equality_and_alldifferent_fast_paths(seed, kernel):
     domains["y"] = sorted(set(shifted + _holey(rng, -spread // 2, spread // 2)))
     names = list(domains)
     decls = "\n".join(_decl(n, domains[n]) for n in names)
-    text = (f"{decls}\nconstraint int_lin_eq([{coefs[0]}, {coefs[1]}], [x0, y], {c});\n"
-            f"constraint fzn_all_different_int([x0, x1, x2, y]);\nsolve satisfy;\n")
+    text = (
+        f"{decls}\nconstraint int_lin_eq([{coefs[0]}, {coefs[1]}], [x0, y], {c});\n"
+        f"constraint fzn_all_different_int([x0, x1, x2, y]);\nsolve satisfy;\n"
+    )
     expected = brute_force(text, domains)
     found, outcome = solve_text(text, all_solutions=True)
     assert outcome.complete and as_tuples(found, names) == expected and len(found) == len(expected), text
-    assert len(expected) or seed == 4      # most seeds have solutions
+    assert len(expected) or seed == 4  # most seeds have solutions
 
 
 @pytest.mark.parametrize("width,seed", [(w, s) for w in (20, 33, 64, 65, 200) for s in range(2)])
@@ -192,7 +213,7 @@ def check_alldifferent_by_hull_width(width: int, seed: int) -> None:
         values = set(rng.sample(range(base, base + width), 3)) | {ends[i % 2]}
         xs[f"x{i}"] = sorted(values)
     shift = {"y0": ("x0", rng.randint(1, 5)), "y1": ("x1", -rng.randint(1, 5))}
-    for y, (x, c) in shift.items():              # keep y = x + c inside the hull
+    for x, c in shift.values():  # keep y = x + c inside the hull
         xs[x] = sorted(v for v in xs[x] if base <= v + c < base + width) or [base + max(0, -c)]
     lines = [_decl(n, d) for n, d in xs.items()]
     for y, (x, c) in shift.items():
@@ -203,7 +224,7 @@ def check_alldifferent_by_hull_width(width: int, seed: int) -> None:
     lines.append("constraint fzn_all_different_int([x0, x1, x2]);")
     lines.append("solve satisfy;")
     text = "\n".join(lines) + "\n"
-    expected = {t[:len(xs)] for t in brute_force_offsets(text, xs, shift)}     # y follows from x
+    expected = {t[: len(xs)] for t in brute_force_offsets(text, xs, shift)}  # y follows from x
     found, outcome = solve_text(text, all_solutions=True)
     assert outcome.complete and as_tuples(found, list(xs)) == expected and len(found) == len(expected), text
 
@@ -215,7 +236,7 @@ def test_linear_rows_with_coefficients_up_to_2_31(seed, kernel):
     right-hand sides reached by an assignment or just missing it, with holes; every solution
     against brute force."""
     rng = random.Random(900 + seed)
-    edge = [1, 3, 2 ** 20, 2 ** 20 + 1, 2 ** 31 - 1]
+    edge = [1, 3, 2**20, 2**20 + 1, 2**31 - 1]
     domains = {f"x{i}": _domain(rng, False) for i in range(4)}
     names = list(domains)
     lines = [_decl(n, d) for n, d in domains.items()]
@@ -223,9 +244,9 @@ def test_linear_rows_with_coefficients_up_to_2_31(seed, kernel):
         terms = rng.sample(names, rng.randint(2, 4))
         coefs = [rng.choice(edge) * rng.choice((1, -1)) for _ in terms]
         if seed % 2 == 0:
-            coefs = [c if abs(c) <= 2 ** 20 else 2 ** 20 for c in coefs]
+            coefs = [c if abs(c) <= 2**20 else 2**20 for c in coefs]
         rhs = sum(c * rng.choice(domains[t]) for c, t in zip(coefs, terms)) + rng.choice((0, 0, 1, -1))
-        rhs = max(-(2 ** 31 - 1), min(2 ** 31 - 1, rhs))
+        rhs = max(-(2**31 - 1), min(2**31 - 1, rhs))
         extra = ""
         if kind.endswith("_reif"):
             lines.append(f"var bool: r{k};")
@@ -247,9 +268,11 @@ def test_a_long_alldifferent(seed, kernel):
     domains = {f"x{i}": sorted(rng.sample(range(1, 10), 4)) for i in range(8)}
     names = list(domains)
     decls = "\n".join(_decl(n, domains[n]) for n in names)
-    text = (f"{decls}\nconstraint fzn_all_different_int([{', '.join(names)}]);\n"
-            f"constraint int_lin_le([1, 1, 1, 1, -1, -1, -1, -1], [{', '.join(names)}], {rng.randint(-4, 4)});\n"
-            "solve satisfy;\n")
+    text = (
+        f"{decls}\nconstraint fzn_all_different_int([{', '.join(names)}]);\n"
+        f"constraint int_lin_le([1, 1, 1, 1, -1, -1, -1, -1], [{', '.join(names)}], {rng.randint(-4, 4)});\n"
+        "solve satisfy;\n"
+    )
     expected = brute_force(text, domains)
     found, outcome = solve_text(text, all_solutions=True)
     assert outcome.complete and as_tuples(found, names) == expected and len(found) == len(expected), text
@@ -263,8 +286,9 @@ def use_segments(monkeypatch, on: bool) -> None:
     monkeypatch.setenv("FZN_GPU_CL_OPTIONS", "-DFZN_SOLO_SEGMENTS" if on else "")
 
 
-@pytest.mark.parametrize("seed,local,segments", [(s, local, seg) for s in range(3) for local in (1, 3, 8)
-                                                 for seg in (False, True)])
+@pytest.mark.parametrize(
+    "seed,local,segments", [(s, local, seg) for s in range(3) for local in (1, 3, 8) for seg in (False, True)]
+)
 def test_alldifferent_shared_out_over_a_group(seed, local, segments, monkeypatch):
     """A work-group shares all_different out, a part per variable (engine/pack.py's
     constraint_parts): with fewer work-items than parts (each takes several, in turn) or more,
@@ -279,10 +303,12 @@ def test_alldifferent_shared_out_over_a_group(seed, local, segments, monkeypatch
     domains = {f"x{i}": sorted(scale * v for v in rng.sample(range(1, 9), rng.randint(3, 5))) for i in range(7)}
     names = list(domains)
     decls = "\n".join(_decl(n, domains[n]) for n in names)
-    text = (f"{decls}\nconstraint fzn_all_different_int([{', '.join(names[:5])}]);\n"
-            f"constraint fzn_all_different_int([{', '.join(names[3:])}]);\n"
-            f"constraint int_lin_le([1, 1, -1, -1], [x0, x1, x5, x6], {scale * rng.randint(-2, 2)});\n"
-            "solve satisfy;\n")
+    text = (
+        f"{decls}\nconstraint fzn_all_different_int([{', '.join(names[:5])}]);\n"
+        f"constraint fzn_all_different_int([{', '.join(names[3:])}]);\n"
+        f"constraint int_lin_le([1, 1, -1, -1], [x0, x1, x5, x6], {scale * rng.randint(-2, 2)});\n"
+        "solve satisfy;\n"
+    )
     expected = brute_force(text, domains)
     found, outcome = solve_text(text, all_solutions=True)
     assert outcome.complete and as_tuples(found, names) == expected and len(found) == len(expected), text
@@ -298,6 +324,7 @@ def test_constraint_parts_follow_the_registry():
 
     from fzn_gpu.kernel_abi import PARTS_MAX, ROUND_LANES
     from fzn_gpu.registry import BY_KEY, SHARED_BY_VARIABLE
+
     alldiff, ne = BY_KEY["fzn_all_different_int"].id, BY_KEY["int_ne"].id
 
     def parts(*sizes):
@@ -307,12 +334,12 @@ def test_constraint_parts_follow_the_registry():
         return pack_module.constraint_parts(ckind, np.array(sum(rows, []), dtype=np.int32), coff).tolist()
 
     assert ROUND_LANES == 32 == PARTS_MAX
-    assert parts(3, 0, 20) == [3, 1, 20]                     # one round as they are
-    assert parts(3, 0, 40) == [2, 1, 29]                     # 35 parts: one round of 31 instead
-    assert parts(16, 16, 16) == [10, 10, 10]                 # 16-queens' three
-    assert parts(40, 40, 40) == [PARTS_MAX] * 3              # rounds anyway: each its most
+    assert parts(3, 0, 20) == [3, 1, 20]  # one round as they are
+    assert parts(3, 0, 40) == [2, 1, 29]  # 35 parts: one round of 31 instead
+    assert parts(16, 16, 16) == [10, 10, 10]  # 16-queens' three
+    assert parts(40, 40, 40) == [PARTS_MAX] * 3  # rounds anyway: each its most
     dispatch = (Path(__file__).resolve().parents[1] / "kernels" / "dispatch.cl").read_text()
-    part_fn = dispatch[dispatch.index("bool propagate_part("):]
+    part_fn = dispatch[dispatch.index("bool propagate_part(") :]
     assert all(f"PROPAGATOR({key}," in part_fn for key in SHARED_BY_VARIABLE)
 
 
@@ -324,10 +351,15 @@ def test_long_rows_are_walked_by_the_group():
 
     from fzn_gpu.kernel_abi import GROUP_ROW_MIN
     from fzn_gpu.registry import BY_KEY, SHARED_BY_GROUP
+
     lin, elem, ne = BY_KEY["int_lin_le"].id, BY_KEY["array_int_element"].id, BY_KEY["int_ne"].id
     n = GROUP_ROW_MIN
-    rows = [[n] + [1] * n + list(range(n)) + [5], [n - 1] + [1] * (n - 1) + list(range(n - 1)) + [5],
-            [0, n] + list(range(n)) + [1], [0, 1]]
+    rows = [
+        [n] + [1] * n + list(range(n)) + [5],
+        [n - 1] + [1] * (n - 1) + list(range(n - 1)) + [5],
+        [0, n] + list(range(n)) + [1],
+        [0, 1],
+    ]
     ckind = np.array([lin, lin, elem, ne], dtype=np.int32)
     coff = np.cumsum([0] + [len(r) for r in rows[:-1]]).astype(np.int32)
     cd = np.array(sum(rows, []), dtype=np.int32)
@@ -335,9 +367,10 @@ def test_long_rows_are_walked_by_the_group():
     assert parts.tolist() == [-n, 1, -n, 1]
     assert pack_module.constraint_parts(ckind, cd, coff, row_min=0).tolist() == [1, 1, 1, 1]
     from types import SimpleNamespace
+
     assert pack_module.DeviceModel.nunits.fget(SimpleNamespace(nc=4, cparts=parts)) == 4 + 2
     group_fn = (Path(__file__).resolve().parents[1] / "kernels" / "propagators_group.cl").read_text()
-    group_fn = group_fn[group_fn.index("bool group_step("):]
+    group_fn = group_fn[group_fn.index("bool group_step(") :]
     assert all(f"PROPAGATOR({key}," in group_fn for key in SHARED_BY_GROUP)
 
 
@@ -396,7 +429,7 @@ def set_instance(kind, rng: random.Random) -> tuple[str, dict[str, list]]:
 
     def set_var() -> str:
         nonlocal n_sets
-        if rng.random() < 0.15:          # a constant set in a variable's place
+        if rng.random() < 0.15:  # a constant set in a variable's place
             vals = sorted(rng.sample(range(-1, 4), rng.randint(0, 3)))
             return "{" + ",".join(map(str, vals)) + "}"
         name = f"S{n_sets}"
@@ -424,12 +457,20 @@ def set_instance(kind, rng: random.Random) -> tuple[str, dict[str, list]]:
     elif name == "array_set_element":
         k = rng.randint(1, 3)
         consts = ["{" + ",".join(map(str, sorted(rng.sample(range(-1, 3), rng.randint(0, 2))))) + "}" for _ in range(k)]
-        args = [int_var("i", list(range(rng.randint(0, 1), k + rng.randint(0, 1) + 1))), "[" + ", ".join(consts) + "]", set_var()]
+        args = [
+            int_var("i", list(range(rng.randint(0, 1), k + rng.randint(0, 1) + 1))),
+            "[" + ", ".join(consts) + "]",
+            set_var(),
+        ]
     elif name == "array_var_set_element":
         k = rng.randint(1, 2)
         items = [set_var() for _ in range(k)]
-        args = [int_var("i", list(range(rng.randint(0, 1), k + rng.randint(0, 1) + 1))), "[" + ", ".join(items) + "]", set_var()]
-    else:                                # the relations
+        args = [
+            int_var("i", list(range(rng.randint(0, 1), k + rng.randint(0, 1) + 1))),
+            "[" + ", ".join(items) + "]",
+            set_var(),
+        ]
+    else:  # the relations
         args = [set_var(), set_var()]
     if reified:
         decls.append("var bool: r;")
@@ -449,14 +490,17 @@ def test_set_propagator_matches_brute_force(kind, layout, monkeypatch):
     for _ in range(int(os.environ.get("FZN_GPU_TEST_INSTANCES", "8"))):
         text, domains = set_instance(kind, rng)
         names = list(domains)
-        expected = {tuple(t) for t in brute_force(text, {n: [int(v) if isinstance(v, bool) else v for v in domains[n]]
-                                                          for n in names})}
+        expected = {
+            tuple(t)
+            for t in brute_force(text, {n: [int(v) if isinstance(v, bool) else v for v in domains[n]] for n in names})
+        }
         found, outcome = solve_text(text, all_solutions=True)
         got = as_tuples(found, names)
         assert outcome.complete, text
         assert len(found) == len(got), f"a solution was reported twice\n{text}"
-        assert got == expected, f"missing {sorted(map(str, expected - got))[:3]} extra {sorted(map(str, got - expected))[:3]}\n{text}"
-
+        assert got == expected, (
+            f"missing {sorted(map(str, expected - got))[:3]} extra {sorted(map(str, got - expected))[:3]}\n{text}"
+        )
 
 
 @pytest.mark.parametrize("kernel_name", ["item", "group"])
@@ -466,7 +510,9 @@ def test_element_over_a_long_array_without_a_bitmap(kernel_name, monkeypatch):
     the indices of such entries."""
     use_kernel(monkeypatch, kernel_name)
     arr = [k % 7 for k in range(1, 3001)]
-    text = (f"var 1..3000: i; var 3..3: z;\nconstraint array_int_element(i, [{', '.join(map(str, arr))}], z);\n"
-            "solve satisfy;\n")
+    text = (
+        f"var 1..3000: i; var 3..3: z;\nconstraint array_int_element(i, [{', '.join(map(str, arr))}], z);\n"
+        "solve satisfy;\n"
+    )
     found, outcome, _ = solve_stats(text, all_solutions=True)
     assert outcome.complete and sorted(s["i"] for s in found) == [k for k in range(1, 3001) if k % 7 == 3]

@@ -6,6 +6,7 @@ stack holds, and the stack must be sized so that a big model still gets its grou
 from __future__ import annotations
 
 import pytest
+from test_multidevice import KNAPSACK, QUEENS10, stat
 
 from fzn_gpu.device import Device
 from fzn_gpu.engine import runner as runner_mod
@@ -13,9 +14,9 @@ from fzn_gpu.engine.pack import pack
 from fzn_gpu.lower import lower
 from fzn_gpu.options import SolveOptions
 from fzn_gpu.parser import parse_items
+
 from helpers import as_tuples, brute_force, solve_text
 from test_cli import fzn, queens_by_pairs, run
-from test_multidevice import KNAPSACK, QUEENS10, stat
 
 QUEENS8 = queens_by_pairs(8)
 
@@ -51,9 +52,11 @@ def test_counts_are_exact_with_recomputed_levels(tmp_path, group, levels):
 @pytest.mark.parametrize("levels", [1, 3])
 def test_every_solution_is_listed_once_with_recomputed_levels(group, levels):
     """Against brute force: three variables with holes, a disequality and a sum, all solutions."""
-    text = ("var {1,3,4,6,7}: a :: output_var;\nvar 0..5: b :: output_var;\nvar {2,5,8}: c :: output_var;\n"
-            "constraint int_ne(a, b);\nconstraint int_lin_le([1, 1, -1], [a, b, c], 4);\n"
-            "constraint int_lin_ne([2, -1], [b, a], 1);\nsolve satisfy;\n")
+    text = (
+        "var {1,3,4,6,7}: a :: output_var;\nvar 0..5: b :: output_var;\nvar {2,5,8}: c :: output_var;\n"
+        "constraint int_ne(a, b);\nconstraint int_lin_le([1, 1, -1], [a, b, c], 4);\n"
+        "constraint int_lin_ne([2, -1], [b, a], 1);\nsolve satisfy;\n"
+    )
     group.setenv("FZN_GPU_STACK_LEVELS", str(levels))
     found, outcome = solve_text(text, all_solutions=True, devices="cpu")
     want = brute_force(text, {"a": [1, 3, 4, 6, 7], "b": list(range(6)), "c": [2, 5, 8]})
@@ -96,9 +99,11 @@ def test_a_walk_through_a_huge_domain_keeps_a_short_path(group):
     failing only once y is labelled: each value tried is a right branch x > v. The path keeps
     the last of them only (compact_right_branch), so a one-level stack recomputes its way to the
     first solution instead of running out of path capacity (65,536 decisions)."""
-    text = ("var 0..70000: x :: output_var;\nvar 0..1: y :: output_var;\nvar bool: b;\n"
-            "constraint int_lin_le_reif([1], [x], 65999, b);\nconstraint bool_xor(b, y, y);\n"
-            "solve :: int_search([x, y], input_order, indomain_min, complete) satisfy;\n")
+    text = (
+        "var 0..70000: x :: output_var;\nvar 0..1: y :: output_var;\nvar bool: b;\n"
+        "constraint int_lin_le_reif([1], [x], 65999, b);\nconstraint bool_xor(b, y, y);\n"
+        "solve :: int_search([x, y], input_order, indomain_min, complete) satisfy;\n"
+    )
     group.setenv("FZN_GPU_STACK_LEVELS", "1")
     found, outcome = solve_text(text, devices="cpu")
     assert outcome.error is None
@@ -125,23 +130,27 @@ def test_a_big_node_leaves_room_for_every_group(group):
     flows = ",".join(str((7 * i) % 997 + 3) for i in range(n * n))
     for i in range(n):
         for j in range(i + 1, n):
-            lines += [f"var 1..{n * n}: k{i}_{j} :: var_is_introduced :: is_defined_var;",
-                      f"var 3..1000: e{i}_{j} :: var_is_introduced :: is_defined_var;",
-                      f"constraint int_lin_eq([{n}, 1, -1], [p{i}, p{j}, k{i}_{j}], {n}) :: defines_var(k{i}_{j});",
-                      f"constraint array_int_element(k{i}_{j}, [{flows}], e{i}_{j}) :: defines_var(e{i}_{j});"]
+            lines += [
+                f"var 1..{n * n}: k{i}_{j} :: var_is_introduced :: is_defined_var;",
+                f"var 3..1000: e{i}_{j} :: var_is_introduced :: is_defined_var;",
+                f"constraint int_lin_eq([{n}, 1, -1], [p{i}, p{j}, k{i}_{j}], {n}) :: defines_var(k{i}_{j});",
+                f"constraint array_int_element(k{i}_{j}, [{flows}], e{i}_{j}) :: defines_var(e{i}_{j});",
+            ]
     es = [f"e{i}_{j}" for i in range(n) for j in range(i + 1, n)]
-    lines += ["var 0..1000000: cost :: output_var;",
-              f"constraint int_lin_eq([{', '.join(['1'] * len(es))}, -1], [{', '.join(es)}, cost], 0);",
-              "solve :: int_search([" + ", ".join(f"p{i}" for i in range(n)) + "], first_fail, indomain_min, complete) "
-              "minimize cost;"]
+    lines += [
+        "var 0..1000000: cost :: output_var;",
+        f"constraint int_lin_eq([{', '.join(['1'] * len(es))}, -1], [{', '.join(es)}, cost], 0);",
+        "solve :: int_search([" + ", ".join(f"p{i}" for i in range(n)) + "], first_fail, indomain_min, complete) "
+        "minimize cost;",
+    ]
     text = "\n".join(lines) + "\n"
     dm = pack(lower(parse_items(text, "qap.fzn"), "qap.fzn"), SolveOptions())
     h100 = Device(0, None, "H100", "NVIDIA", True, 132, 80 << 30, 20 << 30, 49152)
     sized = _Sized(h100, dm)
     want = h100.compute_units * sized.tuning.items_per_cu
-    assert sized.stack_levels < dm.maxd + 1                    # the worst case does not fit ...
-    assert sized.stack_levels >= n + 1                         # ... the real depth does
-    assert sized.max_items == want                             # and every group runs
+    assert sized.stack_levels < dm.maxd + 1  # the worst case does not fit ...
+    assert sized.stack_levels >= n + 1  # ... the real depth does
+    assert sized.max_items == want  # and every group runs
     small = pack(lower(parse_items(QUEENS8, "q.fzn"), "q.fzn"), SolveOptions())
     assert _Sized(h100, small).stack_levels == small.maxd + 1  # a small model keeps its whole depth
 
@@ -162,11 +171,12 @@ def test_phases_of_few_searches_get_wider_groups(monkeypatch):
     assert sized.phase_local(1) == 1024
     assert sized.phase_local(full // 16) == 16 * base
     assert sized.phase_local(full // 16 + 1) == 8 * base
-    sized.max_group_width = 256                                  # the kernel's own limit
+    sized.max_group_width = 256  # the kernel's own limit
     assert sized.phase_local(1) == 256
     sized.max_group_width = 1024
-    sized.device = Device(0, None, "H100", "NVIDIA", True, 132, 80 << 30, 20 << 30,
-                          sized._group_local_bytes(True, 128))     # local memory for 128 at most
+    sized.device = Device(
+        0, None, "H100", "NVIDIA", True, 132, 80 << 30, 20 << 30, sized._group_local_bytes(True, 128)
+    )  # local memory for 128 at most
     assert sized.phase_local(1) == 128
     cpu = _Sized(Device(0, None, "CPU", "PoCL", False, 2, 24 << 30, 6 << 30, 1 << 20), dm)
     cpu.max_group_width, cpu.store_global = 4096, False

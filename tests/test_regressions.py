@@ -19,6 +19,7 @@ from fzn_gpu.engine import SolveRun
 from fzn_gpu.lower import lower
 from fzn_gpu.options import SolveOptions
 from fzn_gpu.parser import parse_items
+
 from helpers import ROOT, have_minizinc
 
 sys.path.insert(0, str(ROOT / "tools"))
@@ -68,8 +69,12 @@ def test_flatzinc_regression(path, kernel):
 def test_minizinc_regression(path):
     what, _ = expectation(path)
     flags = ["-a"] if what == "solutions" else []
-    r = subprocess.run(["minizinc", "--solver", "gpu-fzn", "--check", *flags, "-t", "120000", str(path)],
-                       capture_output=True, text=True, timeout=180)
+    r = subprocess.run(
+        ["minizinc", "--solver", "gpu-fzn", "--check", *flags, "-t", "120000", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert r.returncode == 0 and "violates" not in r.stderr, r.stderr
     objective = re.search(r"solve\s.*(?:minimize|maximize)\s+(\w+)", path.read_text())
     judge(path, r.stdout, objective.group(1) if objective else None)
@@ -81,6 +86,7 @@ def test_capacity_error_is_said_never_a_failure(monkeypatch, capsys):
     it as one once printed UNSATISFIABLE for satisfiable models. (The work-group kernel keeps no
     trail: it copies nodes.)"""
     from fzn_gpu.engine import runner
+
     monkeypatch.setenv("FZN_GPU_KERNEL", "item")
     monkeypatch.setattr(runner.Runner, "_trail_capacity", lambda self: 12)
     text = (HERE / "lin_le_no_lower_bound.fzn").read_text().replace("constraint int_eq(y, -1073741824);\n", "")

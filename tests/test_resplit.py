@@ -6,13 +6,14 @@ import itertools
 
 import numpy as np
 import pytest
+from test_multidevice import KNAPSACK, QUEENS10, stat
 
 from fzn_gpu.engine.balance import DeviceShare, WorkPool
 from fzn_gpu.engine.paths import Paths
-from fzn_gpu.kernel_abi import DEC
 from fzn_gpu.engine.resplit import idle_wish
+from fzn_gpu.kernel_abi import DEC
+
 from test_cli import fzn, queens_by_pairs, run
-from test_multidevice import KNAPSACK, QUEENS10, stat
 
 EQ, NE, LE, GT = 0, 1, 2, 3
 
@@ -21,6 +22,8 @@ def d(*triples: int) -> np.ndarray:
     """A path from (variable, op, value) triples, as the kernels write it (DEC ints a decision)."""
     t = np.asarray(triples, dtype=np.int32).reshape(-1, 3)
     return np.concatenate([t, np.zeros((len(t), DEC - 3), np.int32)], axis=1).ravel()
+
+
 HOLDS = {EQ: lambda a, b: a == b, NE: lambda a, b: a != b, LE: lambda a, b: a <= b, GT: lambda a, b: a > b}
 
 
@@ -37,7 +40,7 @@ def test_a_block_less_its_donations_covers_each_point_once_with_them():
     for point in itertools.product(range(3), repeat=3):
         in_left = sum(covers(left.path(i), point) for i in range(len(left)))
         in_given = sum(covers(given.path(i), point) for i in range(len(given)))
-        assert in_left + in_given == 1                  # every point once: nothing lost or repeated
+        assert in_left + in_given == 1  # every point once: nothing lost or repeated
     assert np.array_equal(left.path(1), block.path(1))  # a path that gave nothing stays whole
 
 
@@ -57,9 +60,9 @@ def test_extended_paths_equal_their_concatenation_and_leave_every_older_view_as_
     for step in range(40):
         more = _random_paths(rng, int(rng.integers(0, 6)))
         history.append((paths, Paths(paths.ptr.copy(), paths.data.copy())))
-        if step % 7 == 3 and len(paths) > 2:       # part of it went to another device
+        if step % 7 == 3 and len(paths) > 2:  # part of it went to another device
             paths = paths.block(0, len(paths) - 2)
-        elif step % 5 == 4:                         # an older Paths extended again
+        elif step % 5 == 4:  # an older Paths extended again
             paths = history[int(rng.integers(0, len(history)))][0]
         extended = paths.extend(more)
         assert _same(extended, Paths.concat([paths, more]))
@@ -76,6 +79,7 @@ def test_donations_that_do_not_extend_their_source_are_refused():
 
 def test_an_idle_device_gets_the_donations_asked_for_it():
     import threading
+
     a, b = DeviceShare(0, "a", False, 8), DeviceShare(1, "b", False, 2)
     pool = WorkPool(Paths.from_list([d(0, EQ, v) for v in range(4)]), [a, b])
     assert pool.take(a).n == 4
@@ -84,23 +88,22 @@ def test_an_idle_device_gets_the_donations_asked_for_it():
     thief.start()
     while not pool.running[0].wanted:
         pass
-    assert pool.shrink(0, started=4) == 4               # nothing unstarted to give
-    assert pool.donations_wanted(0, idle_items=0, unstarted=0, items=8) == 2    # one per b's item
-    grown = Paths.concat([pool.running[0].paths, Paths.from_list([d(0, EQ, 0, 1, NE, 0),
-                                                                   d(0, EQ, 1, 1, NE, 0)])])
+    assert pool.shrink(0, started=4) == 4  # nothing unstarted to give
+    assert pool.donations_wanted(0, idle_items=0, unstarted=0, items=8) == 2  # one per b's item
+    grown = Paths.concat([pool.running[0].paths, Paths.from_list([d(0, EQ, 0, 1, NE, 0), d(0, EQ, 1, 1, NE, 0)])])
     pool.donated(0, np.array([0, 1]), grown)
-    assert pool.shrink(0, started=4) == 4               # the two donations go to b
+    assert pool.shrink(0, started=4) == 4  # the two donations go to b
     thief.join(timeout=5)
     assert got[0].n == 2 and np.array_equal(got[0].paths.path(1), grown.path(5))
     rb = pool.running[0]
-    left = rb.left_to_search()                          # were a to fail now: paths 0 and 1 less
-    assert len(left) == 4 and left.path(0).tolist() == d(0, EQ, 0, 1, EQ, 0).tolist()    # what b holds
+    left = rb.left_to_search()  # were a to fail now: paths 0 and 1 less
+    assert len(left) == 4 and left.path(0).tolist() == d(0, EQ, 0, 1, EQ, 0).tolist()  # what b holds
     assert left.path(2).tolist() == d(0, EQ, 2).tolist()
 
 
 def test_a_device_asks_once_enough_work_items_are_idle():
     assert idle_wish(idle_items=0, unstarted=0, items=64) == 0
-    assert idle_wish(idle_items=1, unstarted=0, items=64) == 0          # under a 32nd
+    assert idle_wish(idle_items=1, unstarted=0, items=64) == 0  # under a 32nd
     assert idle_wish(idle_items=2, unstarted=3, items=64) == 2 + 16 - 3  # and a reserve of a quarter
     assert idle_wish(idle_items=8, unstarted=40, items=64) == 0
     assert idle_wish(idle_items=1, unstarted=0, items=4) == 1 + 1
@@ -129,8 +132,9 @@ def test_re_split_searches_give_the_same_counts_and_optima(tmp_path, resplit_oft
 
 
 @pytest.mark.parametrize("fault", ["0:1:2", "0:1:4", "1:1:3", "1:1:6", "1:2:1"])
-def test_a_device_failing_after_it_donated_loses_and_repeats_nothing(tmp_path, resplit_often, monkeypatch,
-                                                                      fault, kernel):
+def test_a_device_failing_after_it_donated_loses_and_repeats_nothing(
+    tmp_path, resplit_often, monkeypatch, fault, kernel
+):
     monkeypatch.setenv("FZN_GPU_CPU_SUBDEVICES", "2")
     monkeypatch.setenv("FZN_GPU_FAIL_DEVICE", fault)
     r = run("-a", "--count-only", "--bucket", "off", "-s", fzn(tmp_path, queens_by_pairs(11)))
@@ -144,16 +148,17 @@ def test_slice_budget_grows_only_on_a_measured_slice():
     never grow it: quick slices of that kind once raised it to the maximum, and the next slice
     without solutions ran for a minute, deaf to Ctrl-C."""
     from fzn_gpu.engine.runner import SliceBudget
+
     b = SliceBudget()
     b.begin_phase(8)
     start = b.for_slice(None)
     for _ in range(20):
         b.after_slice(b.for_slice(None), 0.0005, cut_short=True)
     assert b.for_slice(None) <= start
-    b.after_slice(b.for_slice(None), 0.001)              # a real short slice: grows
+    b.after_slice(b.for_slice(None), 0.001)  # a real short slice: grows
     assert b.for_slice(None) > start
     big = b.for_slice(None)
-    b.after_slice(big, 1.0, cut_short=True)              # too slow even cut short: shrinks
+    b.after_slice(big, 1.0, cut_short=True)  # too slow even cut short: shrinks
     assert b.for_slice(None) < big
 
 
@@ -162,12 +167,13 @@ def test_tail_slices_are_shorter_and_leave_the_budget_as_it_was():
     TAIL_SHARE-th of the budget, so that donated paths reach the idle ones sooner; the slice is
     read as the whole one it stands for, so the budget it learns is that of a whole slice."""
     from fzn_gpu.engine.runner import SliceBudget
+
     b = SliceBudget()
     b.begin_phase(8)
     b.value = 1000
     short = b.for_slice(None, tail=True)
     assert short == 1000 // SliceBudget.TAIL_SHARE
-    b.after_slice(short, SliceBudget.TARGET_S / SliceBudget.TAIL_SHARE, tail=True)   # on target
+    b.after_slice(short, SliceBudget.TARGET_S / SliceBudget.TAIL_SHARE, tail=True)  # on target
     assert b.for_slice(None) == 1000
     b.value = SliceBudget.LOWEST
     assert b.for_slice(None, tail=True) == SliceBudget.LOWEST

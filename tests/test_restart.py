@@ -55,33 +55,42 @@ def test_luby_sequence():
     assert [luby(i) for i in range(1, 16)] == [1, 1, 2, 1, 1, 2, 4, 1, 1, 2, 1, 1, 2, 4, 8]
 
 
-@pytest.mark.parametrize("spec, first", [
-    (RestartSpec("luby", 10), [10, 10, 20, 10, 10, 20, 40]),
-    (RestartSpec("geometric", 100, 1.5), [100, 150, 225, 338, 507]),
-    (RestartSpec("linear", 7), [7, 14, 21, 28]),
-    (RestartSpec("constant", 5), [5, 5, 5]),
-])
+@pytest.mark.parametrize(
+    "spec, first",
+    [
+        (RestartSpec("luby", 10), [10, 10, 20, 10, 10, 20, 40]),
+        (RestartSpec("geometric", 100, 1.5), [100, 150, 225, 338, 507]),
+        (RestartSpec("linear", 7), [7, 14, 21, 28]),
+        (RestartSpec("constant", 5), [5, 5, 5]),
+    ],
+)
 def test_node_limits_follow_the_annotation(spec, first):
     assert list(itertools.islice(node_limits(spec), len(first))) == first
 
 
-@pytest.mark.parametrize("ann, spec", [
-    ("restart_luby(50)", RestartSpec("luby", 50)),
-    ("restart_geometric(1.5, 100)", RestartSpec("geometric", 100, 1.5)),
-    ("restart_linear(3)", RestartSpec("linear", 3)),
-    ("restart_constant(9)", RestartSpec("constant", 9)),
-    ("restart_none", RestartSpec("none")),
-])
+@pytest.mark.parametrize(
+    "ann, spec",
+    [
+        ("restart_luby(50)", RestartSpec("luby", 50)),
+        ("restart_geometric(1.5, 100)", RestartSpec("geometric", 100, 1.5)),
+        ("restart_linear(3)", RestartSpec("linear", 3)),
+        ("restart_constant(9)", RestartSpec("constant", 9)),
+        ("restart_none", RestartSpec("none")),
+    ],
+)
 def test_restart_annotations_are_read(ann, spec):
     model = lower(parse_items(f"var 1..3: x;\nsolve :: {ann} satisfy;\n", "r.fzn"), "r.fzn")
     assert model.solve.restart == spec
 
 
-@pytest.mark.parametrize("ann, says", [
-    ("restart_luby(0)", "not a positive integer"),
-    ("restart_geometric(0.5, 10)", "not a number above 1"),
-    ("restart_luby(3, 4)", "takes 1 argument"),
-])
+@pytest.mark.parametrize(
+    "ann, says",
+    [
+        ("restart_luby(0)", "not a positive integer"),
+        ("restart_geometric(0.5, 10)", "not a number above 1"),
+        ("restart_luby(3, 4)", "takes 1 argument"),
+    ],
+)
 def test_bad_restart_annotations_are_refused_with_their_line(ann, says):
     with pytest.raises(FznError) as err:
         lower(parse_items(f"var 1..3: x;\nsolve :: {ann} satisfy;\n", "r.fzn"), "r.fzn")
@@ -94,23 +103,23 @@ def test_restarts_prove_unsatisfiability(monkeypatch, kernel):
     monkeypatch.setenv("FZN_GPU_KERNEL", kernel)
     out, outcome, stats = run_text(queens(3, ":: restart_luby(1)"), engine="restart")
     assert "=====UNSATISFIABLE=====" in out and outcome.complete
-    assert stats["restarts"] >= 2              # the first limits were too small for the tree
+    assert stats["restarts"] >= 2  # the first limits were too small for the tree
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_restarts_print_each_solution_once_and_prove_there_are_no_more(monkeypatch, kernel):
     monkeypatch.setenv("FZN_GPU_KERNEL", kernel)
     out, outcome, _ = run_text(queens(6, ":: restart_luby(2)"), num_solutions=50)
-    rows = [line for line in out.splitlines() if line.startswith("q0")]
-    assert out.count("----------") == 4 and "==========" in out, out    # 6-queens has 4 solutions
+    assert out.count("----------") == 4 and "==========" in out, out  # 6-queens has 4 solutions
     assert outcome.complete
 
 
 def test_a_limit_too_small_for_the_tree_never_proves(monkeypatch):
     """restart_constant(3) on 7-queens made unsatisfiable: no restart finishes, so the run
     ends by its time limit, saying nothing false."""
-    text = queens(7, ":: restart_constant(3)").replace("constraint int_ne(q0, q1);",
-                                                        "constraint int_ne(q0, q1);\nconstraint int_eq(q0, q1);")
+    text = queens(7, ":: restart_constant(3)").replace(
+        "constraint int_ne(q0, q1);", "constraint int_ne(q0, q1);\nconstraint int_eq(q0, q1);"
+    )
     out, outcome, stats = run_text(text, limit_s=3.0, engine="restart")
     assert "UNSATISFIABLE" not in out and not outcome.complete
     assert stats["restarts"] > 10
@@ -145,8 +154,14 @@ def test_restarts_agree_with_brute_force_on_random_models(seed):
     if ref is None:
         pytest.skip("too big to enumerate")
     satisfy = case.kind == "satisfy"
-    mine = fuzz.run_fzn_gpu(case, 20.0, all_solutions=not satisfy, engine="restart",
-                            restart=RestartSpec("luby", 2), num_solutions=10 ** 6 if satisfy else None)
+    mine = fuzz.run_fzn_gpu(
+        case,
+        20.0,
+        all_solutions=not satisfy,
+        engine="restart",
+        restart=RestartSpec("luby", 2),
+        num_solutions=10**6 if satisfy else None,
+    )
     if mine.error and "empty domain" in mine.error:
         pytest.skip(mine.error)
     verdict, detail = fuzz.judge(case, mine, ref, name="brute force")

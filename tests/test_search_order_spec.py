@@ -67,14 +67,16 @@ output ["x = \\(x);\\ny = \\(y);\\n"];
 """,
 }
 
-CASES = {   # spec test -> (model, accepted answers: the lines printed; an optimisation's last)
+CASES = {  # spec test -> (model, accepted answers: the lines printed; an optimisation's last)
     "int_choice_1": (QUEENS.format(select="input_order", choice="indomain_min"), ["q = [1, 5, 8, 6, 3, 7, 2, 4];"]),
     "int_choice_2": (QUEENS.format(select="input_order", choice="indomain_max"), ["q = [8, 4, 1, 3, 6, 2, 7, 5];"]),
     "int_choice_6": (QUEENS.format(select="input_order", choice="indomain_split"), ["q = [1, 5, 8, 6, 3, 7, 2, 4];"]),
     "int_var_select_1": (QUEENS.format(select="input_order", choice="indomain"), ["q = [1, 5, 8, 6, 3, 7, 2, 4];"]),
     "int_var_select_2": (QUEENS.format(select="first_fail", choice="indomain"), ["q = [1, 5, 8, 6, 3, 7, 2, 4];"]),
-    "int_var_select_4": (QUEENS.format(select="smallest", choice="indomain"),
-                         ["q = [1, 7, 4, 6, 8, 2, 5, 3];", "q = [1, 7, 5, 8, 2, 4, 6, 3];"]),
+    "int_var_select_4": (
+        QUEENS.format(select="smallest", choice="indomain"),
+        ["q = [1, 7, 4, 6, 8, 2, 5, 3];", "q = [1, 7, 5, 8, 2, 4, 6, 3];"],
+    ),
     "int_var_select_6": (QUEENS.format(select="input_order", choice="indomain"), ["q = [1, 5, 8, 6, 3, 7, 2, 4];"]),
     "test-ff2": (FF.format(more=""), ["x = 5; y = 1;"]),
     "test-ff3": (FF.format(more="constraint x > 2 -> w > 2;"), ["x = 5; y = 1; z = 1; w = 3;"]),
@@ -91,10 +93,14 @@ def test_the_spec_answer(tmp_path, name):
     text, accepted = CASES[name]
     mzn = tmp_path / f"{name}.mzn"
     mzn.write_text(text)
-    done = subprocess.run(["minizinc", "--solver", "gpu-fzn", "--deterministic", "--check", str(mzn)],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        ["minizinc", "--solver", "gpu-fzn", "--deterministic", "--check", str(mzn)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
-    last = done.stdout.split("----------")[-2]       # MiniZinc's answer: the last solution printed
+    last = done.stdout.split("----------")[-2]  # MiniZinc's answer: the last solution printed
     printed = " ".join(line for line in last.splitlines() if " = " in line)
     assert any(printed.startswith(a) for a in accepted), f"{name}: {printed!r}, the spec accepts {accepted}"
 
@@ -107,8 +113,12 @@ def test_deterministic_optimisation_prints_the_same_improvements_every_run(tmp_p
     mzn.write_text(OPT["test-ff1"])
     outs = set()
     for flag in ("--deterministic", "--deterministic", "-p1"):
-        done = subprocess.run(["minizinc", "--solver", "gpu-fzn", flag, "-a", "--check", str(mzn)],
-                              capture_output=True, text=True, timeout=300)
+        done = subprocess.run(
+            ["minizinc", "--solver", "gpu-fzn", flag, "-a", "--check", str(mzn)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert done.returncode == 0, done.stderr[-2000:]
         outs.add(done.stdout)
     assert len(outs) == 1

@@ -29,6 +29,7 @@ from fzn_gpu.lower import lower
 from fzn_gpu.options import SolveOptions
 from fzn_gpu.parser import parse_items
 from fzn_gpu.registry import STRENGTH_DOMAIN
+
 from helpers import brute_force, stable_rng
 from test_propagators import INT_KINDS, _decl, instance
 
@@ -53,8 +54,9 @@ def root_domains(text: str, names: list[str]) -> dict[str, set[int]] | None:
             out[name] = set(range(lo, hi + 1))
             continue
         base, off = int(dm.base[v]), int(dm.bm_off[v])
-        out[name] = {a for a in range(lo, hi + 1)
-                     if (int(runner.root_bits[off + ((a - base) >> 5)]) >> ((a - base) & 31)) & 1}
+        out[name] = {
+            a for a in range(lo, hi + 1) if (int(runner.root_bits[off + ((a - base) >> 5)]) >> ((a - base) & 31)) & 1
+        }
     return out
 
 

@@ -13,6 +13,7 @@ from fzn_gpu.engine import pack as pack_module
 from fzn_gpu.engine import views
 from fzn_gpu.lower import lower
 from fzn_gpu.parser import parse_items
+
 from helpers import as_tuples, brute_force_offsets, solve_text
 
 
@@ -35,7 +36,7 @@ def offset_model(rng: random.Random) -> tuple[str, list[str], dict[str, list[int
         lines.append(f"var {_set(dom)}: {y} :: var_is_introduced :: is_defined_var{out};")
     for y, (x, c) in defs.items():
         coefs = "[1, -1]" if rng.random() < 0.5 else "[-1, 1]"
-        rhs = c if coefs == "[1, -1]" else -c                 # y - x = c, or x - y = -c
+        rhs = c if coefs == "[1, -1]" else -c  # y - x = c, or x - y = -c
         lines.append(f"constraint int_lin_eq({coefs}, [{y}, {x}], {rhs}) :: defines_var({y});")
     lines.append("constraint fzn_all_different_int([y0, y1, y2, y3]);")
     lines.append("constraint fzn_all_different_int([x0, y1, x2]);")
@@ -55,7 +56,7 @@ def test_which_variables_fold():
         assert (names[x], c) == defs[names[y]]
     assert len(found.model.tables["int_lin_eq"]) == 2
     dm = pack_module.pack(found.model, __import__("fzn_gpu.options", fromlist=["SolveOptions"]).SolveOptions())
-    assert (dm.lb[found.y] == dm.ub[found.y]).all()          # fixed: no search labels them
+    assert (dm.lb[found.y] == dm.ub[found.y]).all()  # fixed: no search labels them
 
 
 def test_device_rows_carry_offsets():

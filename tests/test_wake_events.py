@@ -14,6 +14,7 @@ from fzn_gpu.lower import lower
 from fzn_gpu.options import SolveOptions
 from fzn_gpu.parser import parse_items
 from fzn_gpu.registry import BY_KEY, WAKE_BND, WAKE_DOM, WAKE_FIX
+
 from helpers import as_tuples, brute_force, solve_text, stable_rng
 
 
@@ -22,19 +23,21 @@ def _events(text: str) -> dict[str, set[int]]:
     dm = pack(lower(parse_items(text, "t.fzn"), "t.fzn"), SolveOptions())
     by_id = {k.id: k.key for k in BY_KEY.values()}
     out: dict[str, set[int]] = {}
-    for entry in dm.wlist[:dm.wptr[-1]]:
+    for entry in dm.wlist[: dm.wptr[-1]]:
         out.setdefault(by_id[int(dm.ckind[entry >> 2])], set()).add(int(entry & 3))
     return out
 
 
 def test_each_watch_entry_carries_its_kinds_event():
-    text = ("var 0..9: x;\nvar 0..9: y;\nvar 0..9: z;\nvar 0..9: w;\n"
-            "constraint int_ne(x, y);\n"
-            "constraint int_lin_le([1, 2], [x, z], 12);\n"
-            "constraint int_lin_eq([1, 1, -1], [x, y, z], 0);\n"
-            "constraint int_times(x, y, w);\n"
-            "constraint fzn_all_different_int([x, y, z]);\n"
-            "solve satisfy;\n")
+    text = (
+        "var 0..9: x;\nvar 0..9: y;\nvar 0..9: z;\nvar 0..9: w;\n"
+        "constraint int_ne(x, y);\n"
+        "constraint int_lin_le([1, 2], [x, z], 12);\n"
+        "constraint int_lin_eq([1, 1, -1], [x, y, z], 0);\n"
+        "constraint int_times(x, y, w);\n"
+        "constraint fzn_all_different_int([x, y, z]);\n"
+        "solve satisfy;\n"
+    )
     events = _events(text)
     assert events["int_ne"] == {WAKE_FIX} and events["fzn_all_different_int"] == {WAKE_FIX}
     assert events["int_lin_le"] == {WAKE_BND} and events["int_lin_eq"] == {WAKE_BND}
@@ -71,7 +74,7 @@ def _mixed(rng: random.Random) -> tuple[str, dict[str, list[int]]]:
         lo = rng.randint(-1, 1)
         values = list(range(lo, lo + rng.randint(3, 5)))
         if rng.random() < 0.5:
-            values.remove(rng.choice(values[1:-1]))            # a hole
+            values.remove(rng.choice(values[1:-1]))  # a hole
         domains[n] = values
     domains["p"] = [0, 1]
     decls = "\n".join(f"var {{{','.join(map(str, v))}}}: {n};" for n, v in domains.items())

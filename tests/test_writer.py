@@ -69,7 +69,7 @@ def test_a_failed_write_is_raised_in_the_searching_thread():
     writer.put(lambda: "lost\n", 5)
     with pytest.raises(BrokenPipeError):
         writer.drain()
-    with pytest.raises(BrokenPipeError):    # every later hand-over fails too, none hangs
+    with pytest.raises(BrokenPipeError):  # every later hand-over fails too, none hangs
         for _ in range(3):
             writer.put(lambda: "lost\n", 5)
             time.sleep(0.01)
@@ -93,7 +93,7 @@ def test_printer_status_follows_every_solution():
     rows = np.zeros((1, len(model.vars.kind)), dtype=np.int64)
     for v in range(1, 10):
         rows[0, 0] = v
-        printer.solutions(rows)        # the same buffer, refilled: the printer keeps its own copy
+        printer.solutions(rows)  # the same buffer, refilled: the printer keeps its own copy
     printer.status(SEARCH_COMPLETE)
     assert out.getvalue() == "".join(f"x = {v};\n----------\n" for v in range(1, 10)) + SEARCH_COMPLETE + "\n"
 
@@ -106,7 +106,7 @@ def test_solutions_from_several_threads_stay_whole():
 
     def search(v: int) -> None:
         rows = np.full((20, len(model.vars.kind)), v, dtype=np.int64)
-        with lock:                       # SolveRun hands batches over under its lock
+        with lock:  # SolveRun hands batches over under its lock
             printer.solutions(rows)
 
     threads = [threading.Thread(target=search, args=(v,)) for v in range(1, 10)]

@@ -34,32 +34,53 @@ from fzn_gpu.lower import load  # noqa: E402
 def plan_row(fzn: str) -> dict:
     try:
         model = load(fzn)
-    except Exception as err:            # a model the front end refuses: said, not planned
+    except Exception as err:  # a model the front end refuses: said, not planned
         return {"plan": f"not read: {str(err)[:120]}"}
     t0 = time.perf_counter()
     try:
         prep = prepare(model, None)
     except NotDecomposable as why:
         return {"plan": str(why)[:160], "plan_s": round(time.perf_counter() - t0, 3)}
-    except Exception as err:            # a bug in planning: recorded, and the run goes on
+    except Exception as err:  # a bug in planning: recorded, and the run goes on
         return {"plan": f"PLANNING FAILED: {type(err).__name__}: {str(err)[:120]}"}
     p = prep.plan
-    return {"plan": "ok", "width": p.width, "largest": p.largest, "work": p.total,
-            "plan_s": round(prep.seconds, 3), "auto": worth_running(prep, None)}
+    return {
+        "plan": "ok",
+        "width": p.width,
+        "largest": p.largest,
+        "work": p.total,
+        "plan_s": round(prep.seconds, 3),
+        "auto": worth_running(prep, None),
+    }
 
 
 def solve_row(fzn: str, limit_s: int, engine: str = "bucket") -> dict:
     """`fzn-gpu --engine ENGINE --check`'s answer and wall time."""
     t0 = time.monotonic()
-    r = subprocess.run([sys.executable, "-m", "fzn_gpu", "--engine", engine, "--check", "-s", "-t",
-                        str(limit_s * 1000), fzn], capture_output=True, text=True, timeout=limit_s + 30,
-                       cwd=Path(__file__).resolve().parent.parent)
+    r = subprocess.run(
+        [sys.executable, "-m", "fzn_gpu", "--engine", engine, "--check", "-s", "-t", str(limit_s * 1000), fzn],
+        capture_output=True,
+        text=True,
+        timeout=limit_s + 30,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
     wall = time.monotonic() - t0
     obj = re.findall(r"objective=(-?\d+)", r.stdout)
-    status = "OPTIMAL" if "==========" in r.stdout else "UNSATISFIABLE" if "=====UNSATISFIABLE" in r.stdout \
-        else "ERROR" if r.returncode else "UNKNOWN"
-    return {"status": status, "objective": int(obj[-1]) if obj else None, "wall_s": round(wall, 2),
-            "stderr": r.stderr[-300:] if r.returncode else ""}
+    status = (
+        "OPTIMAL"
+        if "==========" in r.stdout
+        else "UNSATISFIABLE"
+        if "=====UNSATISFIABLE" in r.stdout
+        else "ERROR"
+        if r.returncode
+        else "UNKNOWN"
+    )
+    return {
+        "status": status,
+        "objective": int(obj[-1]) if obj else None,
+        "wall_s": round(wall, 2),
+        "stderr": r.stderr[-300:] if r.returncode else "",
+    }
 
 
 def main() -> int:
@@ -79,9 +100,21 @@ def main() -> int:
                     continue
                 name = f"{inst['model'][:-4]}:{inst['data'][:-4]}"
                 fzn = os.path.join(work, name.replace(":", "_") + ".fzn")
-                subprocess.run(["minizinc", "-c", "--solver", "gpu-fzn", os.path.join(args.bench, inst["model"]),
-                                os.path.join(args.bench, "data", inst["data"]), "--fzn", fzn,
-                                "--ozn", os.path.join(work, "x.ozn")], capture_output=True)
+                subprocess.run(
+                    [
+                        "minizinc",
+                        "-c",
+                        "--solver",
+                        "gpu-fzn",
+                        os.path.join(args.bench, inst["model"]),
+                        os.path.join(args.bench, "data", inst["data"]),
+                        "--fzn",
+                        fzn,
+                        "--ozn",
+                        os.path.join(work, "x.ozn"),
+                    ],
+                    capture_output=True,
+                )
                 rows.append({"name": name, "source": "bench", "fzn": fzn})
         if args.corpus:
             entries = json.load(open(os.path.join(args.corpus, "manifest.json")))["entries"]
@@ -89,9 +122,17 @@ def main() -> int:
                 if e["kind"] == "sat" or "float-vars" in e.get("tags", []) or "set-vars" in e.get("tags", []):
                     continue
                 got = compile_one(args.corpus, work, e)
-                rows.append({"name": e["name"], "source": "corpus", "fzn": os.path.join(work, e["name"] + ".fzn"),
-                             "compiled": got["ok"], "reference": e["status"], "ref_objective": e.get("objective"),
-                             "gecode_s": e.get("gecode_s")})
+                rows.append(
+                    {
+                        "name": e["name"],
+                        "source": "corpus",
+                        "fzn": os.path.join(work, e["name"] + ".fzn"),
+                        "compiled": got["ok"],
+                        "reference": e["status"],
+                        "ref_objective": e.get("objective"),
+                        "gecode_s": e.get("gecode_s"),
+                    }
+                )
         for row in rows:
             if row.get("compiled", True) and os.path.exists(row["fzn"]):
                 row.update(plan_row(row["fzn"]))
@@ -107,15 +148,22 @@ def main() -> int:
     json.dump(rows, open(os.path.join(args.out, "bucket_report.json"), "w"), indent=1)
     taken = [r for r in rows if r.get("plan") == "ok"]
     with open(os.path.join(args.out, "bucket_report.md"), "w") as md:
-        md.write("| model | width | largest table | work | default engine runs it | bucket elimination | objective | "
-                 "wall s | branch and bound (--engine complete) | Gecode's reference (2-core, compilation included) |\n"
-                 "|---|---|---|---|---|---|---|---|---|---|\n")
+        md.write(
+            "| model | width | largest table | work | default engine runs it | bucket elimination | objective | "
+            "wall s | branch and bound (--engine complete) | Gecode's reference (2-core, compilation included) |\n"
+            "|---|---|---|---|---|---|---|---|---|---|\n"
+        )
         for r in taken:
-            gecode = f"{r.get('reference', '')} {r.get('ref_objective', '')} in {r['gecode_s']} s" \
-                if r.get("gecode_s") is not None else ""
-            md.write(f"| {r['name']} | {r['width']} | {r['largest']:,} | {r['work']:,} | {'yes' if r['auto'] else 'no'} | "
-                     f"{r.get('status')} | {r.get('objective')} | {r.get('wall_s')} | "
-                     f"{r.get('bnb_status')} in {r.get('bnb_s')} s | {gecode} |\n")
+            gecode = (
+                f"{r.get('reference', '')} {r.get('ref_objective', '')} in {r['gecode_s']} s"
+                if r.get("gecode_s") is not None
+                else ""
+            )
+            md.write(
+                f"| {r['name']} | {r['width']} | {r['largest']:,} | {r['work']:,} | {'yes' if r['auto'] else 'no'} | "
+                f"{r.get('status')} | {r.get('objective')} | {r.get('wall_s')} | "
+                f"{r.get('bnb_status')} in {r.get('bnb_s')} s | {gecode} |\n"
+            )
         reasons: dict[str, int] = {}
         for r in rows:
             if r.get("plan") not in (None, "ok"):

@@ -49,12 +49,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fzn_gpu.parser import parse_items  # noqa: E402
 from fzn_gpu.registry import GLOBALS, KINDS  # noqa: E402
 
-LIMIT = 2 ** 31 - 2
+LIMIT = 2**31 - 2
 
 # ---------------------------------------------------------------- argument types per kind
 # b bool var, i int var, b[] / i[] arrays of them, C int constant, C[] constants,
 # B[] bool constants, S a set constant
-B, I, BA, IA, C, CA, BCA, S = "b", "i", "b[]", "i[]", "C", "C[]", "B[]", "S"
+B, I, BA, IA, C, CA, BCA, S = "b", "i", "b[]", "i[]", "C", "C[]", "B[]", "S"  # noqa: E741
 
 
 def arg_types(key: str) -> tuple[str, ...]:
@@ -112,12 +112,35 @@ INT_KINDS = [k for k in KINDS if k.domain == "int" and k.key not in GLOBALS]
 
 # kinds that define their last (or stated) argument from the others: Aux variables come from these
 DEFINING = {  # key -> index of the defined argument
-    "int_plus": 2, "int_times": 2, "int_div": 2, "int_mod": 2, "int_min": 2, "int_max": 2, "int_pow": 2,
-    "int_abs": 1, "array_int_element": 2, "array_var_int_element": 2, "array_int_maximum": 0,
-    "array_int_minimum": 0, "bool2int": 1, "int_lin_eq": -1, "bool_lin_eq": 2,
-    "int_eq_reif": 2, "int_le_reif": 2, "int_lt_reif": 2, "int_ne_reif": 2, "int_lin_le_reif": 3,
-    "int_lin_eq_reif": 3, "set_in_reif": 2, "array_bool_and": 1, "array_bool_or": 1, "bool_and": 2,
-    "bool_or": 2, "bool_xor": 2, "array_bool_element": 2, "array_var_bool_element": 2,
+    "int_plus": 2,
+    "int_times": 2,
+    "int_div": 2,
+    "int_mod": 2,
+    "int_min": 2,
+    "int_max": 2,
+    "int_pow": 2,
+    "int_abs": 1,
+    "array_int_element": 2,
+    "array_var_int_element": 2,
+    "array_int_maximum": 0,
+    "array_int_minimum": 0,
+    "bool2int": 1,
+    "int_lin_eq": -1,
+    "bool_lin_eq": 2,
+    "int_eq_reif": 2,
+    "int_le_reif": 2,
+    "int_lt_reif": 2,
+    "int_ne_reif": 2,
+    "int_lin_le_reif": 3,
+    "int_lin_eq_reif": 3,
+    "set_in_reif": 2,
+    "array_bool_and": 1,
+    "array_bool_or": 1,
+    "bool_and": 2,
+    "bool_or": 2,
+    "bool_xor": 2,
+    "array_bool_element": 2,
+    "array_var_bool_element": 2,
 }
 
 
@@ -125,26 +148,26 @@ DEFINING = {  # key -> index of the defined argument
 class Var:
     name: str
     is_bool: bool
-    decl: str                       # the FlatZinc domain text
-    values: list[int] | None        # the domain's values when finite and small, else None
+    decl: str  # the FlatZinc domain text
+    values: list[int] | None  # the domain's values when finite and small, else None
     defined: bool = False
 
 
-BRUTE_FORCE_MAX = 300_000           # assignments the brute-force arbiter may enumerate
+BRUTE_FORCE_MAX = 300_000  # assignments the brute-force arbiter may enumerate
 
 
 @dataclass
 class Case:
     seed: int
-    text: str                       # the model fzn-gpu solves
-    gecode_text: str                # the same model in the names Gecode knows
-    kind: str                       # satisfy, minimize, maximize
+    text: str  # the model fzn-gpu solves
+    gecode_text: str  # the same model in the names Gecode knows
+    kind: str  # satisfy, minimize, maximize
     objective: str | None
     names: list[str]
     domains: list[list[int] | None]  # each variable's values (None: too many to enumerate)
-    decls: list[str]                 # each variable's declared domain (FlatZinc text)
+    decls: list[str]  # each variable's declared domain (FlatZinc text)
     bools: list[bool]
-    constraints: list[tuple[str, list[str]]]    # (registry key, argument texts)
+    constraints: list[tuple[str, list[str]]]  # (registry key, argument texts)
 
 
 class Builder:
@@ -155,10 +178,10 @@ class Builder:
         self.rng = random.Random(seed)
         self.vars: list[Var] = []
         self.named = 0
-        self.items: list[str] = []          # constraint items
+        self.items: list[str] = []  # constraint items
         self.constraints: list[tuple[str, list[str]]] = []
         self.gecode_items: list[str] = []
-        self.copies = 0                      # variables that stand for a repeated one, for Gecode
+        self.copies = 0  # variables that stand for a repeated one, for Gecode
         self.gecode_decls: list[str] = []
 
     # -------------------------------------------------------- values
@@ -170,8 +193,8 @@ class Builder:
         if scale == "medium":
             return r.choice([-1, 1]) * r.randint(6, 1000)
         if scale == "large":
-            return r.choice([-1, 1]) * r.randint(10 ** 5, 10 ** 9)
-        return r.choice([LIMIT, -LIMIT, 2 ** 30, -2 ** 30, LIMIT - 1, 46340, -46341, 2 ** 16])
+            return r.choice([-1, 1]) * r.randint(10**5, 10**9)
+        return r.choice([LIMIT, -LIMIT, 2**30, -(2**30), LIMIT - 1, 46340, -46341, 2**16])
 
     def coef(self) -> int:
         r = self.rng
@@ -194,11 +217,11 @@ class Builder:
             lo = r.randint(-60, 10)
             hi = lo + r.randint(10, 90)
             return f"{lo}..{hi}", list(range(lo, hi + 1))
-        if style == "wide":            # beyond a bitmap: bounds reasoning
+        if style == "wide":  # beyond a bitmap: bounds reasoning
             lo = r.randint(-3000, 0)
             return f"{lo}..{lo + r.randint(1100, 4000)}", None
         if style == "huge":
-            lo, hi = r.choice([(-LIMIT, LIMIT), (0, LIMIT), (-LIMIT, 0), (-10 ** 9, 10 ** 9), (10 ** 6, 10 ** 8)])
+            lo, hi = r.choice([(-LIMIT, LIMIT), (0, LIMIT), (-LIMIT, 0), (-(10**9), 10**9), (10**6, 10**8)])
             return f"{lo}..{hi}", None
         if style == "empty":
             return r.choice(["1..0", "{}"]), []
@@ -219,8 +242,9 @@ class Builder:
         return v
 
     # -------------------------------------------------------- arguments
-    def pick(self, want_bool: bool, allow_const: bool = True, finite: bool = False,
-             taken: list[str] | None = None) -> str:
+    def pick(
+        self, want_bool: bool, allow_const: bool = True, finite: bool = False, taken: list[str] | None = None
+    ) -> str:
         """A variable (or now and then a constant) of the wanted type; mostly one that the
         constraint does not use yet (`taken`), since a repeated variable often makes it false."""
         r = self.rng
@@ -298,7 +322,7 @@ class Builder:
                 else:
                     vals = sorted(set(self.const("small") for _ in range(r.randint(1, 5))))
                     out.append("{" + ",".join(map(str, vals)) + "}")
-        if "element" in key and r.random() < 0.7:     # an index variable ranging around 1..n
+        if "element" in key and r.random() < 0.7:  # an index variable ranging around 1..n
             m = out[1].count(",") + 1 if out[1] != "[]" else 0
             idx = Var(self.fresh(), False, "", None)
             lo, hi = r.randint(-1, 1), r.randint(max(m - 1, 0), m + 1)
@@ -307,7 +331,7 @@ class Builder:
             idx.values = vals
             self.vars.append(idx)
             out[0] = idx.name
-        if key == "int_lin_eq" and defined is not None:     # the defined variable, coefficient -1 or 1
+        if key == "int_lin_eq" and defined is not None:  # the defined variable, coefficient -1 or 1
             cs = out[0][1:-1].split(", ") + [r.choice(["-1", "1"])]
             xs = out[1][1:-1].split(", ") + [defined]
             out[0], out[1] = "[" + ", ".join(cs) + "]", "[" + ", ".join(xs) + "]"
@@ -400,7 +424,7 @@ class Builder:
             is_bool = types[pos % len(types)] == B if key != "int_lin_eq" else False
             args_before = len(self.vars)
             v = self.new_var(is_bool, searched=False)
-            self.vars.pop()             # not an argument of its own definition
+            self.vars.pop()  # not an argument of its own definition
             args = self.args(key, v.name, pos)
             self.vars.insert(args_before, v)
             self.add(key, args, defines=v.name)
@@ -420,9 +444,18 @@ class Builder:
         solve = f"solve{ann} {kind}{' ' + objective if objective else ''};"
         text = "\n".join(decls + self.items + [solve]) + "\n"
         gecode_text = "\n".join(decls + self.gecode_decls + self.gecode_items + [solve]) + "\n"
-        return Case(self.seed, text, gecode_text, kind, objective, [v.name for v in self.vars],
-                    [v.values for v in self.vars], [v.decl for v in self.vars], [v.is_bool for v in self.vars],
-                    self.constraints)
+        return Case(
+            self.seed,
+            text,
+            gecode_text,
+            kind,
+            objective,
+            [v.name for v in self.vars],
+            [v.values for v in self.vars],
+            [v.decl for v in self.vars],
+            [v.is_bool for v in self.vars],
+            self.constraints,
+        )
 
     def annotation(self) -> str:
         r = self.rng
@@ -448,11 +481,11 @@ def make_case(seed: int) -> Case:
 @dataclass
 class Answer:
     solutions: list[dict[str, int]] = field(default_factory=list)
-    complete: bool = False          # `==========` (all / optimum proven) or UNSATISFIABLE
+    complete: bool = False  # `==========` (all / optimum proven) or UNSATISFIABLE
     unsat: bool = False
-    error: str | None = None        # the solver refused or failed (message)
+    error: str | None = None  # the solver refused or failed (message)
     timed_out: bool = False
-    note: str = ""                  # what fzn-gpu said on stderr about an incomplete end
+    note: str = ""  # what fzn-gpu said on stderr about an incomplete end
     seconds: float = 0.0
 
 
@@ -482,8 +515,12 @@ def run_gecode(case: Case, time_limit_s: float, all_solutions: bool = True) -> A
         t0 = time.monotonic()
         try:
             flags = ["-a"] if all_solutions else []
-            p = subprocess.run(["fzn-gecode", *flags, "-time", str(int(time_limit_s * 1000)), path],
-                               capture_output=True, text=True, timeout=time_limit_s + 10)
+            p = subprocess.run(
+                ["fzn-gecode", *flags, "-time", str(int(time_limit_s * 1000)), path],
+                capture_output=True,
+                text=True,
+                timeout=time_limit_s + 10,
+            )
         except subprocess.TimeoutExpired:
             return Answer(timed_out=True, seconds=time.monotonic() - t0)
         ans = parse_stream(p.stdout)
@@ -511,8 +548,10 @@ def kernel_env(seed: int):
     seed's run only: the fuzzer runs in-process (and in pytest), so what one seed sets must not
     reach the next seed or a later test."""
     model_name = kernel_of(seed)
-    wanted = {"FZN_GPU_KERNEL": model_name.split("-")[0],
-              "FZN_GPU_STACK_LEVELS": "1" if model_name == "group-recompute" else None}
+    wanted = {
+        "FZN_GPU_KERNEL": model_name.split("-")[0],
+        "FZN_GPU_STACK_LEVELS": "1" if model_name == "group-recompute" else None,
+    }
     saved = {k: os.environ.get(k) for k in wanted}
     try:
         _set_env(wanted)
@@ -567,11 +606,15 @@ def brute_force(case: Case) -> Answer | None:
     some constraints that repeat a variable (x mod x = x, parity with a repeated literal)."""
     import itertools
     import math
+
     if any(d is None for d in case.domains) or math.prod(len(d) for d in case.domains) > BRUTE_FORCE_MAX:
         return None
     checker = Checker(parse_items(case.text, "fuzz.fzn"))
-    found = [dict(zip(case.names, combo)) for combo in itertools.product(*case.domains)
-             if not checker.check(dict(zip(case.names, combo)))]
+    found = [
+        dict(zip(case.names, combo))
+        for combo in itertools.product(*case.domains)
+        if not checker.check(dict(zip(case.names, combo)))
+    ]
     if case.kind != "satisfy" and found:
         sense = 1 if case.kind == "minimize" else -1
         found = [min(found, key=lambda sol: sense * sol[case.objective])]
@@ -607,7 +650,7 @@ def judge(case: Case, mine: Answer, ref: Answer, first_only: bool = False, name:
         return "skipped", f"{name} failed: {ref.error[-120:]}"
     if mine.error:
         return "DISAGREE", f"fzn-gpu refused the model: {mine.error}"
-    if mine.unsat and ref.solutions:                 # a witness against fzn-gpu's UNSATISFIABLE
+    if mine.unsat and ref.solutions:  # a witness against fzn-gpu's UNSATISFIABLE
         if valid(ref.solutions[0]):
             return "DISAGREE", f"false UNSATISFIABLE: {name} has {ref.solutions[0]}"
         return "reference-wrong", f"{name} printed a non-solution"
@@ -633,9 +676,11 @@ def judge(case: Case, mine: Answer, ref: Answer, first_only: bool = False, name:
         if missed:
             return "DISAGREE", f"{len(got)} solutions vs {name}'s {len(want)}; missing valid ones such as {missed[0]}"
         if set(got) != want:
-            return "reference-wrong", (f"{name} lists {len(want)} solutions, fzn-gpu {len(got)}: "
-                                       f"{len(set(got) - want)} checked ones {name} lacks, "
-                                       f"{len(missing)} non-solutions of {name}'s")
+            return "reference-wrong", (
+                f"{name} lists {len(want)} solutions, fzn-gpu {len(got)}: "
+                f"{len(set(got) - want)} checked ones {name} lacks, "
+                f"{len(missing)} non-solutions of {name}'s"
+            )
         return "agree", f"{len(want)} solutions"
     # optimisation: the last solution is the best
     sense = 1 if case.kind == "minimize" else -1
@@ -660,8 +705,11 @@ def fuzz_one(seed: int, time_limit_s: float = 5.0) -> tuple[int, str, str, Case,
     seed, verdict, detail, case, mine, ref, first_only = _compare(seed, time_limit_s)
     if verdict == "skipped":
         import fuzz_cpsat
-        for name, arbiter in (("CP-SAT", lambda: fuzz_cpsat.solve(case, first_only=first_only)),
-                              ("brute force", lambda: brute_force(case))):
+
+        for name, arbiter in (
+            ("CP-SAT", lambda: fuzz_cpsat.solve(case, first_only=first_only)),
+            ("brute force", lambda: brute_force(case)),
+        ):
             exact = arbiter()
             if exact is not None:
                 again, why = judge(case, mine, exact, first_only=first_only, name=name)
@@ -674,7 +722,7 @@ def _compare(seed: int, time_limit_s: float):
     time) the first one; (seed, verdict, detail, case, fzn-gpu's answer, Gecode's, first_only)."""
     case = make_case(seed)
     ref = run_gecode(case, time_limit_s)
-    if ref.timed_out and case.kind == "satisfy":     # too many solutions: compare the status
+    if ref.timed_out and case.kind == "satisfy":  # too many solutions: compare the status
         ref = run_gecode(case, time_limit_s, all_solutions=False)
         mine = run_fzn_gpu(case, time_limit_s * 2, all_solutions=False)
         verdict, detail = judge(case, mine, ref, first_only=True)
@@ -688,22 +736,31 @@ def _worker(args):
     seed, limit = args
     try:
         seed, verdict, detail, case, mine, ref = fuzz_one(seed, limit)
-    except Exception:             # a crash of fzn-gpu (or of a reference) is reported, not lost
+    except Exception:  # a crash of fzn-gpu (or of a reference) is reported, not lost
         import traceback
+
         return seed, "DISAGREE", "crashed: " + traceback.format_exc()[-1500:], make_case(seed), {}, {}
     return seed, verdict, detail, case, _summary(mine), _summary(ref)
 
 
 def _summary(a: Answer) -> dict:
-    return {"solutions": len(a.solutions), "complete": a.complete, "unsat": a.unsat, "error": a.error,
-            "timed_out": a.timed_out, "note": a.note, "seconds": round(a.seconds, 3),
-            "last": a.solutions[-1] if a.solutions else None}
+    return {
+        "solutions": len(a.solutions),
+        "complete": a.complete,
+        "unsat": a.unsat,
+        "error": a.error,
+        "timed_out": a.timed_out,
+        "note": a.note,
+        "seconds": round(a.seconds, 3),
+        "last": a.solutions[-1] if a.solutions else None,
+    }
 
 
 def _commit() -> str:
     try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                              cwd=ROOT).stdout.strip()
+        return subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
+        ).stdout.strip()
     except OSError:
         return ""
 
@@ -726,7 +783,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.monotonic()
     jobs = [(s, args.time_limit) for s in range(a, b)]
     ctx = multiprocessing.get_context("spawn")
-    log = (out / "verdicts.jsonl").open("w")       # every verdict but agree, one line each
+    log = (out / "verdicts.jsonl").open("w")  # every verdict but agree, one line each
     with ctx.Pool(args.jobs) as pool, log:
         for seed, verdict, detail, case, mine, ref in pool.imap_unordered(_worker, jobs, chunksize=4):
             counts[verdict] += 1
@@ -735,14 +792,22 @@ def main(argv: list[str] | None = None) -> int:
                 log.flush()
             done = sum(counts.values())
             if done % 500 == 0:
-                print(f"{done}/{b - a} models, {dict(counts)}, {time.monotonic() - t0:.0f} s", file=sys.stderr, flush=True)
+                print(
+                    f"{done}/{b - a} models, {dict(counts)}, {time.monotonic() - t0:.0f} s", file=sys.stderr, flush=True
+                )
             if verdict == "DISAGREE":
                 (out / f"seed-{seed}.fzn").write_text(case.text)
                 (out / f"seed-{seed}.txt").write_text(
-                    f"{detail}\n\nfzn-gpu: {json.dumps(mine)}\nGecode: {json.dumps(ref)}\n\nGecode's model:\n{case.gecode_text}")
+                    f"{detail}\n\nfzn-gpu: {json.dumps(mine)}\nGecode: {json.dumps(ref)}\n\nGecode's model:\n{case.gecode_text}"
+                )
                 print(f"seed {seed}: DISAGREE: {detail}", flush=True)
-    summary = {"seeds": f"{a}:{b}", "models": b - a, **counts, "seconds": round(time.monotonic() - t0, 1),
-               "commit": _commit()}
+    summary = {
+        "seeds": f"{a}:{b}",
+        "models": b - a,
+        **counts,
+        "seconds": round(time.monotonic() - t0, 1),
+        "commit": _commit(),
+    }
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     print(json.dumps(summary))
     return 1 if counts["DISAGREE"] else 0

@@ -13,7 +13,7 @@ import itertools
 
 from fzn_gpu.check import _pow
 
-LIMIT = 2 ** 31 - 2
+LIMIT = 2**31 - 2
 
 
 def solve(case, time_limit_s: float = 20.0, max_solutions: int = 200_000, first_only: bool = False):
@@ -29,7 +29,7 @@ def solve(case, time_limit_s: float = 20.0, max_solutions: int = 200_000, first_
     var: dict[str, object] = {}
     for name, decl, is_bool in zip(case.names, case.decls, case.bools):
         var[name] = _declare(m, cp_model, name, decl, is_bool)
-        if var[name] is None:                       # an empty domain
+        if var[name] is None:  # an empty domain
             return Answer(complete=True, unsat=True)
 
     def term(t: str):
@@ -79,7 +79,7 @@ def solve(case, time_limit_s: float = 20.0, max_solutions: int = 200_000, first_
             return None
         if status == cp_model.INFEASIBLE:
             return Answer(complete=True, unsat=True)
-        if status != cp_model.OPTIMAL:            # stopped before the end
+        if status != cp_model.OPTIMAL:  # stopped before the end
             return None
         return Answer(solutions=found, complete=True)
     obj = var[case.objective]
@@ -137,22 +137,28 @@ def _post(m, cp_model, key: str, args: list[str], term, literal, case) -> None:
         def post(lit):
             e = expr_fn()
             rr = {"eq": "ne", "ne": "eq", "le": "gt", "lt": "ge"}[rel] if negate else rel
-            ct = {"eq": lambda: m.add(e[0] == e[1]), "ne": lambda: m.add(e[0] != e[1]),
-                  "le": lambda: m.add(e[0] <= e[1]), "lt": lambda: m.add(e[0] < e[1]),
-                  "gt": lambda: m.add(e[0] > e[1]), "ge": lambda: m.add(e[0] >= e[1])}[rr]()
+            ct = {
+                "eq": lambda: m.add(e[0] == e[1]),
+                "ne": lambda: m.add(e[0] != e[1]),
+                "le": lambda: m.add(e[0] <= e[1]),
+                "lt": lambda: m.add(e[0] < e[1]),
+                "gt": lambda: m.add(e[0] > e[1]),
+                "ge": lambda: m.add(e[0] >= e[1]),
+            }[rr]()
             if lit is not None:
                 ct.only_enforce_if(lit)
+
         return post
 
     if base in ("int_eq", "int_ne", "int_le", "int_lt", "bool_eq", "bool_le", "bool_lt", "bool_ne"):
         rel = base.split("_")[1]
-        pair = lambda: (term(args[0]), term(args[1]))     # noqa: E731
+        pair = lambda: (term(args[0]), term(args[1]))  # noqa: E731
         enforce(lin(pair, rel), lin(pair, rel, negate=True))
     elif base in ("int_lin_eq", "int_lin_ne", "int_lin_le", "bool_lin_le"):
         cs = [int(c) for c in _array(args[0])]
         xs = [term(t) for t in _array(args[1])]
         rel = base.split("_")[-1]
-        pair = lambda: (sum(c * x for c, x in zip(cs, xs)), int(args[2]))    # noqa: E731
+        pair = lambda: (sum(c * x for c, x in zip(cs, xs)), int(args[2]))  # noqa: E731
         enforce(lin(pair, rel), lin(pair, rel, negate=True))
     elif base == "bool_lin_eq":
         cs = [int(c) for c in _array(args[0])]
@@ -184,7 +190,7 @@ def _post(m, cp_model, key: str, args: list[str], term, literal, case) -> None:
     elif base in ("array_int_element", "array_var_int_element", "array_bool_element", "array_var_bool_element"):
         items = [term(t) for t in _array(args[1])]
         if not items:
-            m.add_bool_or([])          # an empty array has no element: false
+            m.add_bool_or([])  # an empty array has no element: false
             return
         idx = m.new_int_var(0, len(items) - 1, "")
         m.add(idx == term(args[0]) - 1)
@@ -198,8 +204,7 @@ def _post(m, cp_model, key: str, args: list[str], term, literal, case) -> None:
     elif base == "set_in":
         dom = _set(cp_model, args[1])
         x = term(args[0])
-        enforce(lambda lit: _in_domain(m, x, dom, lit),
-                lambda lit: _in_domain(m, x, dom.complement(), lit))
+        enforce(lambda lit: _in_domain(m, x, dom, lit), lambda lit: _in_domain(m, x, dom.complement(), lit))
     elif base == "fzn_all_different_int":
         xs = [term(t) for t in _array(args[0])]
         if len(xs) > 1:
@@ -241,8 +246,10 @@ def _post(m, cp_model, key: str, args: list[str], term, literal, case) -> None:
         ps = [literal(t) for t in _array(args[0])]
         ns = [literal(t) for t in _array(args[1])]
         clause = ps + [n.Not() for n in ns]
-        enforce(lambda lit: _and_if(m.add_bool_or(clause), lit),
-                lambda lit: _and_if(m.add_bool_and([c.Not() for c in clause]), lit))
+        enforce(
+            lambda lit: _and_if(m.add_bool_or(clause), lit),
+            lambda lit: _and_if(m.add_bool_and([c.Not() for c in clause]), lit),
+        )
     else:
         raise KeyError(f"no CP-SAT translation for {key}: add it to tools/fuzz_cpsat.py")
 

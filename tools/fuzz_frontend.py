@@ -45,8 +45,18 @@ RANGE = re.compile(r"(-?\d+)\.\.(-?\d+)")
 LITERAL = re.compile(r"\[([^\[\]]*)\]")
 TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|-?\d+(?:\.\d+)?|\.\.|::|\S")
 WRONG_TYPES = ("true", "false", "1.5", "{1, 2}", "1..3", '"text"', "x_undeclared", "[]")
-HUGE = ("2147483647", "-2147483648", "4294967296", "9223372036854775807", "9223372036854775808",
-        "-9223372036854775809", "1" + "0" * 40, "9" * 5000, "0", "-1")
+HUGE = (
+    "2147483647",
+    "-2147483648",
+    "4294967296",
+    "9223372036854775807",
+    "9223372036854775808",
+    "-9223372036854775809",
+    "1" + "0" * 40,
+    "9" * 5000,
+    "0",
+    "-1",
+)
 
 
 class Hang(Exception):
@@ -59,47 +69,46 @@ def _sub_nth(pattern: re.Pattern, text: str, rng: random.Random, repl) -> str:
     if not found:
         return text
     m = rng.choice(found)
-    return text[:m.start()] + repl(m) + text[m.end():]
+    return text[: m.start()] + repl(m) + text[m.end() :]
 
 
 def mutate(text: str, rng: random.Random) -> str:
     """One random mutation of a FlatZinc text."""
     lines = text.splitlines(keepends=True)
     op = rng.randrange(12)
-    if op == 0 and lines:                                   # delete a line
+    if op == 0 and lines:  # delete a line
         del lines[rng.randrange(len(lines))]
         return "".join(lines)
-    if op == 1 and lines:                                   # duplicate a line
+    if op == 1 and lines:  # duplicate a line
         i = rng.randrange(len(lines))
         lines.insert(i, lines[i])
         return "".join(lines)
-    if op == 2:                                             # truncate anywhere
-        return text[:rng.randrange(len(text) + 1)]
-    if op == 3:                                             # swap two tokens
+    if op == 2:  # truncate anywhere
+        return text[: rng.randrange(len(text) + 1)]
+    if op == 3:  # swap two tokens
         toks = list(TOKEN.finditer(text))
         if len(toks) < 2:
             return text
         a, b = sorted(rng.sample(range(len(toks)), 2))
         ta, tb = toks[a], toks[b]
-        return text[:ta.start()] + tb.group() + text[ta.end():tb.start()] + ta.group() + text[tb.end():]
-    if op == 4:                                             # a huge, negative or endless number
+        return text[: ta.start()] + tb.group() + text[ta.end() : tb.start()] + ta.group() + text[tb.end() :]
+    if op == 4:  # a huge, negative or endless number
         return _sub_nth(NUMBER, text, rng, lambda m: rng.choice(HUGE))
-    if op == 5:                                             # deep nesting
+    if op == 5:  # deep nesting
         depth = rng.choice((50, 1000, 20000))
         return _sub_nth(NUMBER, text, rng, lambda m: "[" * depth + m.group() + "]" * depth)
-    if op == 6:                                             # an empty or reversed range
-        return _sub_nth(RANGE, text, rng, lambda m: f"{m.group(2)}..{m.group(1)}" if rng.random() < 0.5
-                        else "1..0")
-    if op == 7:                                             # an array literal one shorter
+    if op == 6:  # an empty or reversed range
+        return _sub_nth(RANGE, text, rng, lambda m: f"{m.group(2)}..{m.group(1)}" if rng.random() < 0.5 else "1..0")
+    if op == 7:  # an array literal one shorter
         return _sub_nth(LITERAL, text, rng, lambda m: "[" + ",".join(m.group(1).split(",")[:-1]) + "]")
-    if op == 8:                                             # an array literal one longer
+    if op == 8:  # an array literal one longer
         return _sub_nth(LITERAL, text, rng, lambda m: "[" + m.group(1) + (", " if m.group(1) else "") + "1]")
-    if op == 9:                                             # an element of the wrong type
+    if op == 9:  # an element of the wrong type
         return _sub_nth(NUMBER, text, rng, lambda m: rng.choice(WRONG_TYPES))
-    if op == 10:                                            # a character removed
+    if op == 10:  # a character removed
         i = rng.randrange(max(len(text), 1))
-        return text[:i] + text[i + 1:]
-    if op == 11 and lines:                                  # two lines swapped
+        return text[:i] + text[i + 1 :]
+    if op == 11 and lines:  # two lines swapped
         i, j = rng.randrange(len(lines)), rng.randrange(len(lines))
         lines[i], lines[j] = lines[j], lines[i]
         return "".join(lines)
@@ -117,6 +126,7 @@ def base_text(seed: int, corpus: list[str] | None) -> str:
     if corpus:
         return corpus[seed % len(corpus)]
     import fuzz
+
     return fuzz.make_case(seed).text
 
 
@@ -126,6 +136,7 @@ def front_end(text: str, name: str = "m.fzn") -> None:
     from fzn_gpu.lower import lower
     from fzn_gpu.options import SolveOptions
     from fzn_gpu.parser import parse_items
+
     model = lower(parse_items(text, name), name)
     check_supported(model)
     pack(model, SolveOptions())
@@ -150,15 +161,16 @@ def fuzz_one(seed: int, corpus: list[str] | None = None, timeout_s: float = 10.0
         return "hang", text, f"longer than {timeout_s} s"
     except FznError as err:
         return ("error" if err.file and err.line else "unlocated"), text, str(err)
-    except Exception:       # noqa: BLE001 - any other exception is what the fuzzer looks for
+    except Exception:  # noqa: BLE001 - any other exception is what the fuzzer looks for
         return "traceback", text, traceback.format_exc()
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
 
 
-def run(seeds: range, corpus: list[str] | None = None, out: Path | None = None,
-        timeout_s: float = 10.0) -> collections.Counter:
+def run(
+    seeds: range, corpus: list[str] | None = None, out: Path | None = None, timeout_s: float = 10.0
+) -> collections.Counter:
     counts: collections.Counter = collections.Counter()
     for seed in seeds:
         outcome, text, said = fuzz_one(seed, corpus, timeout_s)
@@ -180,8 +192,10 @@ def main(argv: list[str] | None = None) -> int:
     lo, hi = (int(x) for x in a.seeds.split(":"))
     t = time.monotonic()
     counts = run(range(lo, hi), base_texts(a.corpus), a.out, a.timeout)
-    print(f"{hi - lo} inputs in {time.monotonic() - t:.0f} s: " +
-          ", ".join(f"{k} {counts[k]}" for k in ("ok", "error", "unlocated", "traceback", "hang")))
+    print(
+        f"{hi - lo} inputs in {time.monotonic() - t:.0f} s: "
+        + ", ".join(f"{k} {counts[k]}" for k in ("ok", "error", "unlocated", "traceback", "hang"))
+    )
     return 1 if counts["traceback"] or counts["hang"] else 0
 
 

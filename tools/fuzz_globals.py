@@ -18,7 +18,21 @@ import sys
 import tempfile
 from pathlib import Path
 
-KINDS = ["circuit", "gcc", "regular", "table", "cumulative", "binpack", "inverse", "lex", "nvalue", "count", "among", "subcircuit", "diffn"]
+KINDS = [
+    "circuit",
+    "gcc",
+    "regular",
+    "table",
+    "cumulative",
+    "binpack",
+    "inverse",
+    "lex",
+    "nvalue",
+    "count",
+    "among",
+    "subcircuit",
+    "diffn",
+]
 
 
 def model(seed: int) -> tuple[str, str]:
@@ -27,16 +41,24 @@ def model(seed: int) -> tuple[str, str]:
     r = random.Random(seed)
     k = r.choice(KINDS)
     if k == "circuit":
-        n = r.randint(4, 7); off = r.randint(-1, 2)
-        body = f"array[{off}..{off+n-1}] of var {off}..{off+n-1}: x;\nconstraint circuit(x);\nconstraint x[{off}] != {off+1};\n"
+        n = r.randint(4, 7)
+        off = r.randint(-1, 2)
+        body = f"array[{off}..{off + n - 1}] of var {off}..{off + n - 1}: x;\nconstraint circuit(x);\nconstraint x[{off}] != {off + 1};\n"
     elif k == "subcircuit":
-        n = r.randint(3, 7); off = r.randint(-1, 2)
-        body = (f"array[{off}..{off+n-1}] of var {off}..{off+n-1}: x;\nconstraint subcircuit(x);\n"
-                f"constraint x[{off}] != {off+1};\nconstraint x[{off+n-1}] != {off+n-1};\n")
+        n = r.randint(3, 7)
+        off = r.randint(-1, 2)
+        body = (
+            f"array[{off}..{off + n - 1}] of var {off}..{off + n - 1}: x;\nconstraint subcircuit(x);\n"
+            f"constraint x[{off}] != {off + 1};\nconstraint x[{off + n - 1}] != {off + n - 1};\n"
+        )
     elif k == "diffn":
-        n = r.randint(2, 4); w = [r.randint(1, 3) for _ in range(n)]; h = [r.randint(0, 2) for _ in range(n)]
-        body = (f"array[1..{n}] of var 0..{r.randint(2, 4)}: x;\narray[1..{n}] of var 0..{r.randint(1, 3)}: y;\n"
-                f"constraint diffn(x, y, {w}, {h});\n")
+        n = r.randint(2, 4)
+        w = [r.randint(1, 3) for _ in range(n)]
+        h = [r.randint(0, 2) for _ in range(n)]
+        body = (
+            f"array[1..{n}] of var 0..{r.randint(2, 4)}: x;\narray[1..{n}] of var 0..{r.randint(1, 3)}: y;\n"
+            f"constraint diffn(x, y, {w}, {h});\n"
+        )
     elif k == "gcc":
         n = r.randint(4, 7)
         body = f"array[1..{n}] of var 0..3: x;\narray[1..3] of var 0..{n}: c;\nconstraint global_cardinality(x, [0, 1, 2], c);\nconstraint c[1] >= c[2];\n"
@@ -51,22 +73,26 @@ def model(seed: int) -> tuple[str, str]:
         body = f"array[1..{n}] of var 0..3: x;\narray[1..{n}] of var 0..3: y;\nconstraint table(x, [| {rows} |]);\nconstraint table(y, [| {rows} |]);\nconstraint x[1] != y[1];\n"
     elif k == "cumulative":
         n = r.randint(3, 4)
-        d = [r.randint(1, 3) for _ in range(n)]; q = [r.randint(1, 2) for _ in range(n)]
+        d = [r.randint(1, 3) for _ in range(n)]
+        q = [r.randint(1, 2) for _ in range(n)]
         body = f"array[1..{n}] of var 0..5: s;\nconstraint cumulative(s, {d}, {q}, {r.randint(2, 3)});\n"
     elif k == "binpack":
-        n = r.randint(3, 5); w = [r.randint(1, 4) for _ in range(n)]
+        n = r.randint(3, 5)
+        w = [r.randint(1, 4) for _ in range(n)]
         body = f"array[1..{n}] of var 1..3: b;\narray[1..3] of var 0..{sum(w)}: load;\nconstraint bin_packing_load(load, b, {w});\nconstraint load[1] <= {r.randint(2, 6)};\n"
     elif k == "inverse":
         n = r.randint(3, 6)
-        body = f"array[1..{n}] of var 1..{n}: f;\narray[0..{n-1}] of var 1..{n}: g;\nconstraint inverse(f, array1d(1..{n}, g));\nconstraint f[1] != 1;\n"
+        body = f"array[1..{n}] of var 1..{n}: f;\narray[0..{n - 1}] of var 1..{n}: g;\nconstraint inverse(f, array1d(1..{n}, g));\nconstraint f[1] != 1;\n"
     elif k == "lex":
         n = r.randint(2, 4)
         body = f"array[1..{n}] of var 0..2: x;\narray[1..{n}] of var 0..2: y;\nconstraint lex_less(x, y);\nconstraint lex_lesseq(y, [2 | i in 1..{n}]);\n"
     elif k == "among":
         n = r.randint(3, 6)
         values = sorted(r.sample(range(0, 5), r.randint(1, 3)))
-        body = (f"array[1..{n}] of var 0..4: x;\nvar 0..{n}: m;\nconstraint among(m, x, {{{', '.join(map(str, values))}}});\n"
-                f"constraint m >= {r.randint(1, 3)};\nconstraint among({r.randint(0, 2)}, x, {{{r.randint(0, 4)}}});\n")
+        body = (
+            f"array[1..{n}] of var 0..4: x;\nvar 0..{n}: m;\nconstraint among(m, x, {{{', '.join(map(str, values))}}});\n"
+            f"constraint m >= {r.randint(1, 3)};\nconstraint among({r.randint(0, 2)}, x, {{{r.randint(0, 4)}}});\n"
+        )
     elif k == "nvalue":
         n = r.randint(3, 5)
         body = f"array[1..{n}] of var 0..3: x;\nvar 0..{n}: m;\nconstraint nvalue(m, x);\nconstraint m <= {r.randint(1, 3)};\n"

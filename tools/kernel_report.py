@@ -21,8 +21,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from fzn_gpu.device import is_nvidia, kernel_source, select_devices  # noqa: E402
-from fzn_gpu.engine.runner import Tuning  # noqa: E402
 from fzn_gpu.engine.pack import pack  # noqa: E402
+from fzn_gpu.engine.runner import Tuning  # noqa: E402
 from fzn_gpu.lower import load  # noqa: E402
 from fzn_gpu.options import SolveOptions  # noqa: E402
 
@@ -36,10 +36,13 @@ def main() -> int:
     args = ap.parse_args()
     import numpy as np
     import pyopencl as cl
+
     dm = pack(load(args.model), SolveOptions())
     kinds = frozenset(int(k) for k in np.unique(dm.ckind))
-    print(f"model {args.model}: {dm.nv} variables, {dm.nc} constraints, {dm.nwords} bitmap words, "
-          f"{len(kinds)} kinds, maxd {dm.maxd}")
+    print(
+        f"model {args.model}: {dm.nv} variables, {dm.nc} constraints, {dm.nwords} bitmap words, "
+        f"{len(kinds)} kinds, maxd {dm.maxd}"
+    )
     for device in select_devices(args.devices):
         nvidia = is_nvidia(device)
         tuning = Tuning.for_device(device)
@@ -57,10 +60,15 @@ def main() -> int:
                 kernel = "search_group" if model == "group" else "search"
                 k = cl.Kernel(prog, kernel)
                 regs = k.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, device.cl_device)
-                lines = [ln.strip() for ln in log.splitlines()
-                         if re.search(r"registers|stack frame|spill|Compiling entry", ln)]
-                print(f"\n{device.name}: {model} kernel, {'out of line' if outline else 'inlined'}: "
-                      f"built in {dt:.2f} s, max work-group size {regs}")
+                lines = [
+                    ln.strip()
+                    for ln in log.splitlines()
+                    if re.search(r"registers|stack frame|spill|Compiling entry", ln)
+                ]
+                print(
+                    f"\n{device.name}: {model} kernel, {'out of line' if outline else 'inlined'}: "
+                    f"built in {dt:.2f} s, max work-group size {regs}"
+                )
                 for ln in lines[-12:]:
                     print("   ", ln)
                 if args.ptx:

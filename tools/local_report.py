@@ -52,15 +52,19 @@ def main() -> int:
             row["network"] = None
             rows.append(row)
             continue
-        except Exception as err:          # a crash of the network's building: a bug
+        except Exception as err:  # a crash of the network's building: a bug
             row["crash"] = f"{type(err).__name__}: {err}"
             bad += 1
             rows.append(row)
             continue
         t0 = time.monotonic()
-        r = subprocess.run([sys.executable, "-m", "fzn_gpu", "--engine", "adaptive", "--check", "-t",
-                            str(int(args.t * 1000)), fzn], capture_output=True, text=True, timeout=args.t + 60,
-                           cwd=Path(__file__).resolve().parent.parent)
+        r = subprocess.run(
+            [sys.executable, "-m", "fzn_gpu", "--engine", "adaptive", "--check", "-t", str(int(args.t * 1000)), fzn],
+            capture_output=True,
+            text=True,
+            timeout=args.t + 60,
+            cwd=Path(__file__).resolve().parent.parent,
+        )
         row["wall_s"] = round(time.monotonic() - t0, 2)
         row["solved"] = "----------" in r.stdout
         wrong = r.returncode != 0 or "Traceback" in r.stderr or (row["solved"] and e["status"] == "UNSATISFIABLE")
@@ -68,18 +72,25 @@ def main() -> int:
             row["wrong"] = (r.stderr or r.stdout)[-300:]
             bad += 1
         rows.append(row)
-        print(f"{e['name']:40s} {row['wall_s']:6.2f}s {'solved' if row['solved'] else '-':7s} "
-              f"{'WRONG' if wrong else ''} {row['network']}", flush=True)
+        print(
+            f"{e['name']:40s} {row['wall_s']:6.2f}s {'solved' if row['solved'] else '-':7s} "
+            f"{'WRONG' if wrong else ''} {row['network']}",
+            flush=True,
+        )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "local_report.json").write_text(json.dumps(rows, indent=1))
     taken = [r for r in rows if r.get("network")]
     solved = [r for r in taken if r.get("solved")]
     sat = [r for r in taken if r["status"] == "SATISFIED"]
-    lines = [f"Satisfaction models (no set or float variables): {len(rows)}; a network for {len(taken)} "
-             f"({len(sat)} of them satisfiable by the manifest); solved in {args.t:g} s: {len(solved)} "
-             f"(of the satisfiable {len([r for r in sat if r.get('solved')])}); wrong or crashed: {bad}.", "",
-             "| why not (count) |", "|---|"] + [f"| {why} ({n}) |" for why, n in reasons.most_common()]
+    lines = [
+        f"Satisfaction models (no set or float variables): {len(rows)}; a network for {len(taken)} "
+        f"({len(sat)} of them satisfiable by the manifest); solved in {args.t:g} s: {len(solved)} "
+        f"(of the satisfiable {len([r for r in sat if r.get('solved')])}); wrong or crashed: {bad}.",
+        "",
+        "| why not (count) |",
+        "|---|",
+    ] + [f"| {why} ({n}) |" for why, n in reasons.most_common()]
     (out / "local_report.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 1 if bad else 0

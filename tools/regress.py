@@ -55,7 +55,7 @@ def classify(entry: dict, rc: int | None, out: str, err: str, count: bool = Fals
     if rc not in (0, None) and re.search(r"has no kernel yet|is a (float|set) variable|has values beyond", err):
         return "unsupported", err.strip().splitlines()[0].split("error: ")[-1][:200]
     if rc not in (0, None):
-        return "error", (err.strip().splitlines() or ["exit status %d" % rc])[-1][:200]
+        return "error", (err.strip().splitlines() or [f"exit status {rc}"])[-1][:200]
     unsat = "=====UNSATISFIABLE=====" in out
     n_sol = out.count("----------")
     complete = "==========" in out
@@ -75,7 +75,7 @@ def classify(entry: dict, rc: int | None, out: str, err: str, count: bool = Fals
         ref = entry.get("objective")
         if best is not None and ref is not None:
             if "float-vars" in entry.get("tags", []) and isinstance(ref, int):
-                tol = 1.0 - 1e-9        # the manifest keeps a float optimum's integer part only
+                tol = 1.0 - 1e-9  # the manifest keeps a float optimum's integer part only
             elif isinstance(ref, float) or not best.is_integer():
                 tol = OBJECTIVE_TOLERANCE * max(1.0, abs(ref))
             else:
@@ -109,8 +109,9 @@ def run_entry(entry: dict, args, fzn_dir: str) -> dict:
     if not os.path.exists(fzn):
         c = compile_one(args.corpus, fzn_dir, entry)
         if not c["ok"]:
-            res.update(outcome="error", detail="compile: " + (c["stderr"].strip().splitlines() or [""])[-1][:200],
-                       time_s=0.0)
+            res.update(
+                outcome="error", detail="compile: " + (c["stderr"].strip().splitlines() or [""])[-1][:200], time_s=0.0
+            )
             return res
     cmd = [sys.executable, "-m", "fzn_gpu", "--check", "-s", "-t", str(int(limit * 1000))]
     if args.count and entry["kind"] == "sat" and entry.get("all_solutions") is not None:
@@ -131,18 +132,28 @@ def run_entry(entry: dict, args, fzn_dir: str) -> dict:
 def report(results: list[dict], args) -> str:
     totals = collections.Counter(r["outcome"] for r in results)
     n = len(results)
-    lines = [f"# Corpus regression: {n} models of {Path(args.corpus).name}", "",
-             f"fzn-gpu with `--check`; limit per model max({args.min_limit:g} s, {args.factor:g} x Gecode's time), "
-             f"at most {args.max_limit:g} s; {'-a counts compared; ' if args.count else ''}"
-             f"{time.strftime('%Y-%m-%d')}.", "",
-             "| outcome | models | share |", "|---|---|---|"]
+    lines = [
+        f"# Corpus regression: {n} models of {Path(args.corpus).name}",
+        "",
+        f"fzn-gpu with `--check`; limit per model max({args.min_limit:g} s, {args.factor:g} x Gecode's time), "
+        f"at most {args.max_limit:g} s; {'-a counts compared; ' if args.count else ''}"
+        f"{time.strftime('%Y-%m-%d')}.",
+        "",
+        "| outcome | models | share |",
+        "|---|---|---|",
+    ]
     lines += [f"| {o} | {totals[o]} | {100 * totals[o] / max(n, 1):.1f} % |" for o in OUTCOMES]
     by_tag: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     for r in results:
         for tag in r["tags"] or ["(none)"]:
             by_tag[tag][r["outcome"]] += 1
-    lines += ["", "## Per tag", "", "| tag | models | " + " | ".join(OUTCOMES) + " |",
-              "|---|---|" + "---|" * len(OUTCOMES)]
+    lines += [
+        "",
+        "## Per tag",
+        "",
+        "| tag | models | " + " | ".join(OUTCOMES) + " |",
+        "|---|---|" + "---|" * len(OUTCOMES),
+    ]
     for tag in sorted(by_tag, key=lambda t: (-sum(by_tag[t].values()), t)):
         c = by_tag[tag]
         lines.append(f"| {tag} | {sum(c.values())} | " + " | ".join(str(c[o]) for o in OUTCOMES) + " |")
@@ -171,7 +182,7 @@ def main() -> int:
     if args.tag:
         entries = [e for e in entries if args.tag in e.get("tags", [])]
     if args.only:
-        entries = entries[:args.only]
+        entries = entries[: args.only]
     os.makedirs(args.out, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         fzn_dir = args.fzn_dir or tmp

@@ -14,7 +14,6 @@ import json
 import os
 import re
 import shlex
-import statistics
 import subprocess
 import time
 from pathlib import Path
@@ -23,9 +22,17 @@ from ..engine.portfolio import KINDS
 from ..model import LNS_STRATEGIES
 from ..options import ENGINES
 
-SMALL = [("nqueens.mzn", {"n": n}) for n in (8, 10, 11, 12)] + [("costas.mzn", {"n": 10})] + \
-        [("qap.mzn", "qap_12.dzn"), ("knapsack.mzn", "knapsack_50.dzn"), ("tsp.mzn", "tsp_10.dzn"),
-         ("langford.mzn", {"n": 23}), ("magic_square.mzn", {"n": 6})]
+SMALL = (
+    [("nqueens.mzn", {"n": n}) for n in (8, 10, 11, 12)]
+    + [("costas.mzn", {"n": 10})]
+    + [
+        ("qap.mzn", "qap_12.dzn"),
+        ("knapsack.mzn", "knapsack_50.dzn"),
+        ("tsp.mzn", "tsp_10.dzn"),
+        ("langford.mzn", {"n": 23}),
+        ("magic_square.mzn", {"n": 6}),
+    ]
+)
 
 
 def bench_dir() -> Path:
@@ -44,8 +51,12 @@ def instances(suite: str, bdir: Path) -> list[dict]:
         return full
     out = []
     for model, arg in SMALL:
-        inst = {"model": model, "mode": "all" if model in ("nqueens.mzn", "costas.mzn") else
-                ("one" if model in ("langford.mzn", "magic_square.mzn") else "opt")}
+        inst = {
+            "model": model,
+            "mode": "all"
+            if model in ("nqueens.mzn", "costas.mzn")
+            else ("one" if model in ("langford.mzn", "magic_square.mzn") else "opt"),
+        }
         inst.update({"params": arg} if isinstance(arg, dict) else {"data": arg})
         out.append(inst)
     return out
@@ -89,16 +100,24 @@ def run_once(solver: list[str], inst: dict, bdir: Path, limit_s: float) -> dict:
             trace.append((now, int(re.findall(r"-?\d+", line)[0])))
         elif line.startswith("%%%mzn-stat:"):
             k, _, v = line[12:].strip().partition("=")
-            if k == "nSolutions" and k in stats:    # MiniZinc appends its own count of printed ones
+            if k == "nSolutions" and k in stats:  # MiniZinc appends its own count of printed ones
                 v = str(max(int(v), int(stats[k])))
             stats[k] = v
     p.wait()
     wall = time.monotonic() - t0
     if "nSolutions" in stats and sols == 0:
         counted = int(stats["nSolutions"])
-    return {"wall_s": wall, "solutions": counted if counted is not None else sols, "complete": complete,
-            "unsat": unsat, "trace": trace, "best": trace[-1][1] if trace else None,
-            "stats": stats, "rc": p.returncode, "stderr": p.stderr.read()[-300:]}
+    return {
+        "wall_s": wall,
+        "solutions": counted if counted is not None else sols,
+        "complete": complete,
+        "unsat": unsat,
+        "trace": trace,
+        "best": trace[-1][1] if trace else None,
+        "stats": stats,
+        "rc": p.returncode,
+        "stderr": p.stderr.read()[-300:],
+    }
 
 
 def nodes_per_s(r: dict) -> float | None:
@@ -117,8 +136,10 @@ PROFILE = ["initTime", "buildTime", "splitTime", "kernelTime", "hostTime"]
 def profile(results: list[dict], solvers: list[str]) -> str:
     """Where fzn-gpu's time goes: front end and packing, kernel build (or cache load), splitting
     the root, kernels (with their transfers), and the rest of the host's work."""
-    lines = ["| instance | solver | wall s | " + " | ".join(PROFILE) + " | nodes | nodes/s |",
-             "|---|---|---|" + "---|" * len(PROFILE) + "---|---|"]
+    lines = [
+        "| instance | solver | wall s | " + " | ".join(PROFILE) + " | nodes | nodes/s |",
+        "|---|---|---|" + "---|" * len(PROFILE) + "---|---|",
+    ]
     for res in results:
         for s in solvers:
             r = res["runs"].get(s)
@@ -126,8 +147,11 @@ def profile(results: list[dict], solvers: list[str]) -> str:
                 continue
             cells = [f"{float(r['stats'][k]):.2f}" if k in r["stats"] else "-" for k in PROFILE]
             nps = nodes_per_s(r)
-            lines.append(f"| {res['label']} | {s} | {r['wall_s']:.2f} | " + " | ".join(cells) +
-                         f" | {r['stats'].get('nodes', '-')} | {f'{nps:,.0f}' if nps else '-'} |")
+            lines.append(
+                f"| {res['label']} | {s} | {r['wall_s']:.2f} | "
+                + " | ".join(cells)
+                + f" | {r['stats'].get('nodes', '-')} | {f'{nps:,.0f}' if nps else '-'} |"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -137,18 +161,29 @@ def warm_up(inst: dict, bdir: Path, devices: str) -> float:
     limit of the timed runs). Seconds taken."""
     import sys
     import tempfile
+
     with tempfile.TemporaryDirectory() as tmp:
         fzn = os.path.join(tmp, "m.fzn")
-        cmd = ["minizinc", "-c", "--solver", "gpu-fzn", str(bdir / inst["model"]), "--fzn", fzn,
-               "--ozn", os.path.join(tmp, "m.ozn")]
+        cmd = [
+            "minizinc",
+            "-c",
+            "--solver",
+            "gpu-fzn",
+            str(bdir / inst["model"]),
+            "--fzn",
+            fzn,
+            "--ozn",
+            os.path.join(tmp, "m.ozn"),
+        ]
         if inst.get("data"):
             cmd.append(str(bdir / "data" / inst["data"]))
         for k, v in inst.get("params", {}).items():
             cmd += ["-D", f"{k}={v}"]
         subprocess.run(cmd, capture_output=True)
         t0 = time.monotonic()
-        subprocess.run([sys.executable, "-m", "fzn_gpu", "--build-only", "--devices", devices, fzn],
-                       capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "fzn_gpu", "--build-only", "--devices", devices, fzn], capture_output=True
+        )
         return time.monotonic() - t0
 
 
@@ -170,8 +205,12 @@ def at_time(trace, t):
 
 def markdown(results: list[dict], solvers: list[str], machine: str) -> str:
     ref = next((s for s in solvers if s.startswith("gecode")), None)
-    lines = [f"### {machine}", "", "| instance | mode | " + " | ".join(solvers) + (f" | ratio fzn-gpu / {ref}" if ref else "") + " |",
-             "|---|---|" + "---|" * len(solvers) + ("---|" if ref else "")]
+    lines = [
+        f"### {machine}",
+        "",
+        "| instance | mode | " + " | ".join(solvers) + (f" | ratio fzn-gpu / {ref}" if ref else "") + " |",
+        "|---|---|" + "---|" * len(solvers) + ("---|" if ref else ""),
+    ]
     for res in results:
         cells, times = [], {}
         for s in solvers:
@@ -186,9 +225,11 @@ def markdown(results: list[dict], solvers: list[str], machine: str) -> str:
             elif res["mode"] == "all":
                 nps = nodes_per_s(r)
                 wrong = r["complete"] and res.get("solutions") not in (None, r["solutions"])
-                cells.append(f"{r['wall_s']:.2f} s, {r['solutions']} sol{'' if r['complete'] else ' (not finished)'}"
-                             + (f", {nps / 1e6:.2f} M nodes/s" if nps else "")
-                             + (f", **WRONG COUNT (expected {res['solutions']})**" if wrong else ""))
+                cells.append(
+                    f"{r['wall_s']:.2f} s, {r['solutions']} sol{'' if r['complete'] else ' (not finished)'}"
+                    + (f", {nps / 1e6:.2f} M nodes/s" if nps else "")
+                    + (f", **WRONG COUNT (expected {res['solutions']})**" if wrong else "")
+                )
             else:
                 cells.append(f"{r['wall_s']:.2f} s" if r["solutions"] else "none in limit")
             times[s] = r["wall_s"] if (r["complete"] or (res["mode"] == "one" and r["solutions"])) else None
@@ -196,8 +237,11 @@ def markdown(results: list[dict], solvers: list[str], machine: str) -> str:
         if ref:
             g = times.get(ref)
             mine = [(s, times[s]) for s in solvers if s.startswith("gpu-fzn") and times.get(s)]
-            ratio = "; ".join(f"{t / g:.2f}" + (" counted" if s.endswith("count") else "") for s, t in mine) \
-                if g and mine and res["mode"] != "opt" else "-"
+            ratio = (
+                "; ".join(f"{t / g:.2f}" + (" counted" if s.endswith("count") else "") for s, t in mine)
+                if g and mine and res["mode"] != "opt"
+                else "-"
+            )
         lines.append(f"| {res['label']} | {res['mode']} | " + " | ".join(cells) + (f" | {ratio}" if ref else "") + " |")
     return "\n".join(lines) + "\n"
 
@@ -205,6 +249,7 @@ def markdown(results: list[dict], solvers: list[str], machine: str) -> str:
 def plots(results, solvers, out: Path) -> list[str]:
     try:
         import matplotlib
+
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
@@ -218,41 +263,65 @@ def plots(results, solvers, out: Path) -> list[str]:
             ys = [r["runs"][s]["wall_s"] for r in rows if s in r["runs"] and r["runs"][s]["complete"]]
             if xs:
                 ax.plot(xs, ys, marker="o", label=s)
-        ax.set_yscale("log"); ax.set_xlabel("n"); ax.set_ylabel("wall time, s (all solutions)")
-        ax.set_title(model); ax.legend(); fig.tight_layout()
+        ax.set_yscale("log")
+        ax.set_xlabel("n")
+        ax.set_ylabel("wall time, s (all solutions)")
+        ax.set_title(model)
+        ax.legend()
+        fig.tight_layout()
         name = f"time_{model.removesuffix('.mzn')}.png"
-        fig.savefig(out / name, dpi=90); plt.close(fig); made.append(name)
-    shared = [(r["label"], s, r["runs"][s]) for r in results for s in solvers
-              if s in r["runs"] and "d1_subSearchSpaces" in r["runs"][s]["stats"]]
-    if shared:     # several devices on one search: each one's share of the sub-search spaces
+        fig.savefig(out / name, dpi=90)
+        plt.close(fig)
+        made.append(name)
+    shared = [
+        (r["label"], s, r["runs"][s])
+        for r in results
+        for s in solvers
+        if s in r["runs"] and "d1_subSearchSpaces" in r["runs"][s]["stats"]
+    ]
+    if shared:  # several devices on one search: each one's share of the sub-search spaces
         fig, ax = plt.subplots(figsize=(7, 0.5 + 0.45 * len(shared)))
         names = [f"{label} ({s})" for label, s, _ in shared]
         left = [0.0] * len(shared)
         for d in range(8):
             key = f"d{d}_subSearchSpaces"
             vals = [int(run["stats"].get(key, 0)) for _, _, run in shared]
-            totals = [sum(int(run["stats"].get(f"d{k}_subSearchSpaces", 0)) for k in range(8)) or 1
-                      for _, _, run in shared]
+            totals = [
+                sum(int(run["stats"].get(f"d{k}_subSearchSpaces", 0)) for k in range(8)) or 1 for _, _, run in shared
+            ]
             if not any(vals):
                 continue
             share = [v / t for v, t in zip(vals, totals)]
-            device = next(run["stats"].get(f"d{d}_device", f"device {d}") for _, _, run in shared
-                          if f"d{d}_device" in run["stats"]).strip('"')
+            device = next(
+                run["stats"].get(f"d{d}_device", f"device {d}")
+                for _, _, run in shared
+                if f"d{d}_device" in run["stats"]
+            ).strip('"')
             ax.barh(names, share, left=left, label=device[:40])
             left = [a + b for a, b in zip(left, share)]
-        ax.set_xlabel("share of the sub-search spaces"); ax.legend(fontsize=7); fig.tight_layout()
-        fig.savefig(out / "device_share.png", dpi=90); plt.close(fig); made.append("device_share.png")
+        ax.set_xlabel("share of the sub-search spaces")
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(out / "device_share.png", dpi=90)
+        plt.close(fig)
+        made.append("device_share.png")
     for r in [r for r in results if r["mode"] == "opt"]:
         if not any(run.get("trace") for run in r["runs"].values()):
-            continue      # no solver found a solution: nothing to draw
+            continue  # no solver found a solution: nothing to draw
         fig, ax = plt.subplots(figsize=(6, 4))
         for s in solvers:
             tr = r["runs"].get(s, {}).get("trace") or []
             if tr:
                 ax.step([t for t, _ in tr], [o for _, o in tr], where="post", marker=".", label=s)
-        ax.set_xlabel("time, s"); ax.set_ylabel("objective"); ax.set_title(r["label"]); ax.legend(); fig.tight_layout()
+        ax.set_xlabel("time, s")
+        ax.set_ylabel("objective")
+        ax.set_title(r["label"])
+        ax.legend()
+        fig.tight_layout()
         name = "objective_" + re.sub(r"[^A-Za-z0-9]+", "_", r["label"]) + ".png"
-        fig.savefig(out / name, dpi=90); plt.close(fig); made.append(name)
+        fig.savefig(out / name, dpi=90)
+        plt.close(fig)
+        made.append(name)
     return made
 
 
@@ -269,13 +338,19 @@ def variants(device_sets: list[str], gecode_p: int, check: bool = False) -> dict
         out[name] = base
         out[f"{name} count"] = ["--solver", "gpu-fzn", "--devices", d, "--count-only"]
         for engine in ENGINES[1:]:
-            out[f"{name} {engine}"] = base + ["--engine", engine] + (["--restart", "luby"] if engine == "restart" else [])
-        for strategy in LNS_STRATEGIES:            # optimisation by LNS (engine/lns.py)
+            out[f"{name} {engine}"] = (
+                base + ["--engine", engine] + (["--restart", "luby"] if engine == "restart" else [])
+            )
+        for strategy in LNS_STRATEGIES:  # optimisation by LNS (engine/lns.py)
             out[f"{name} lns {strategy}"] = base + ["--lns-strategy", strategy]
         for bnb in KINDS:
             for lns in KINDS:
-                out[f"{name} bnb={bnb} lns={lns}"] = base + ["--engine", "portfolio", f"ENV:FZN_GPU_BNB_DEVICES={bnb}",
-                                                           f"ENV:FZN_GPU_LNS_DEVICES={lns}"]
+                out[f"{name} bnb={bnb} lns={lns}"] = base + [
+                    "--engine",
+                    "portfolio",
+                    f"ENV:FZN_GPU_BNB_DEVICES={bnb}",
+                    f"ENV:FZN_GPU_LNS_DEVICES={lns}",
+                ]
     out["gecode -p1"] = ["--solver", "gecode", "-p", "1"]
     if gecode_p > 1:
         out[f"gecode -p{gecode_p}"] = ["--solver", "gecode", "-p", str(gecode_p)]
@@ -291,19 +366,28 @@ def main() -> None:
     ap.add_argument("--limit", type=float, default=60.0, help="time limit per run, s (enumeration and first solution)")
     ap.add_argument("--opt-limit", type=float, default=20.0, help="time limit per optimisation run, s")
     ap.add_argument("--gecode-p", type=int, default=0, help="also Gecode with -p N")
-    ap.add_argument("--devices", action="append", default=None,
-                    help="fzn-gpu --devices for the gpu-fzn runs (default all); repeat it for a column "
-                         "per device set, e.g. --devices gpu --devices cpu")
-    ap.add_argument("--variants", default=None,
-                    help="only these solver variants (comma-separated names, e.g. 'gpu-fzn cpu count,gecode -p16')")
-    ap.add_argument("--check", action="store_true",
-                    help="fzn-gpu checks every solution it prints (slower: for tests, not timings)")
+    ap.add_argument(
+        "--devices",
+        action="append",
+        default=None,
+        help="fzn-gpu --devices for the gpu-fzn runs (default all); repeat it for a column "
+        "per device set, e.g. --devices gpu --devices cpu",
+    )
+    ap.add_argument(
+        "--variants",
+        default=None,
+        help="only these solver variants (comma-separated names, e.g. 'gpu-fzn cpu count,gecode -p16')",
+    )
+    ap.add_argument(
+        "--check", action="store_true", help="fzn-gpu checks every solution it prints (slower: for tests, not timings)"
+    )
     ap.add_argument("--machine", default=os.uname().nodename)
     ap.add_argument("--only", default=None, help="only instances whose label contains one of these (comma-separated)")
     ap.add_argument("--mode", choices=["all", "one", "opt"], default=None, help="only instances of this mode")
     args = ap.parse_args()
     bdir = Path(args.bench_dir) if args.bench_dir else bench_dir()
-    out = Path(args.out); out.mkdir(parents=True, exist_ok=True)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
     device_sets = args.devices or ["all"]
     solvers = variants(device_sets, args.gecode_p, args.check)
     if args.variants:
@@ -320,27 +404,34 @@ def main() -> None:
         if args.mode and inst["mode"] != args.mode:
             continue
         res = {**inst, "label": label(inst), "runs": {}}
-        if inst["model"] not in warmed:    # the first run builds the kernel (cached after): not timed
+        if inst["model"] not in warmed:  # the first run builds the kernel (cached after): not timed
             res["warmup_s"] = sum(warm_up(inst, bdir, d) for d in device_sets)
             warmed.add(inst["model"])
             print(f"{res['label']:28s} warm-up (kernel build) {res['warmup_s']:.2f}s", flush=True)
         for name, flags in solvers.items():
             if name.endswith("count") and inst["mode"] != "all":
-                continue      # counting without printing applies to enumeration only
+                continue  # counting without printing applies to enumeration only
             limit = args.opt_limit if inst["mode"] == "opt" else args.limit
             r = median_run(flags, inst, bdir, limit, args.repeats)
             res["runs"][name] = r
-            print(f"{res['label']:28s} {name:12s} {r['wall_s']:8.2f}s sols={r['solutions']} complete={r['complete']} best={r['best']}", flush=True)
+            print(
+                f"{res['label']:28s} {name:12s} {r['wall_s']:8.2f}s sols={r['solutions']} complete={r['complete']} best={r['best']}",
+                flush=True,
+            )
         results.append(res)
         (out / "results.json").write_text(json.dumps(results, indent=1))
     md = markdown(results, list(solvers), args.machine)
     pics = plots(results, list(solvers), out)
     cmd = "python -m fzn_gpu.bench " + " ".join(
-        f"--{k.replace('_', '-')} {shlex.quote(str(v))}" for k, vals in vars(args).items() if vals not in (None, False)
-        for v in (vals if isinstance(vals, list) else [vals]))
+        f"--{k.replace('_', '-')} {shlex.quote(str(v))}"
+        for k, vals in vars(args).items()
+        if vals not in (None, False)
+        for v in (vals if isinstance(vals, list) else [vals])
+    )
     md += "\nWhere fzn-gpu's time goes (seconds, from its -s statistics):\n\n" + profile(results, list(solvers))
-    (out / "BENCHMARKS.md").write_text(f"{md}\nCommand: `{cmd}`, {time.strftime('%Y-%m-%d')}.\n\n" +
-                                       "".join(f"![{p}]({p})\n" for p in pics))
+    (out / "BENCHMARKS.md").write_text(
+        f"{md}\nCommand: `{cmd}`, {time.strftime('%Y-%m-%d')}.\n\n" + "".join(f"![{p}]({p})\n" for p in pics)
+    )
     print(md)
 
 

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 
@@ -23,19 +21,30 @@ def generate(path: Path, n_constraints: int, n_vars: int = 100_000) -> None:
             f.write(f"var 0..100: X_INTRODUCED_{i}_;\n")
         for c in range(n_constraints):
             a, b, d = c % n_vars, (c * 7 + 1) % n_vars, (c * 13 + 5) % n_vars
-            f.write(f"constraint int_lin_le([1,2,-3],[X_INTRODUCED_{a}_,X_INTRODUCED_{b}_,X_INTRODUCED_{d}_],{c % 50});\n")
+            f.write(
+                f"constraint int_lin_le([1,2,-3],[X_INTRODUCED_{a}_,X_INTRODUCED_{b}_,X_INTRODUCED_{d}_],{c % 50});\n"
+            )
         f.write("solve satisfy;\n")
 
 
 def measure_one(path: str) -> dict:
     """Parse and lower in a child process so that peak memory is this file's alone."""
-    code = ("import time,resource,sys;from fzn_gpu.lower import load;t=time.perf_counter();m=load(sys.argv[1]);"
-            "dt=time.perf_counter()-t;print(m.n_constraints(),len(m.vars),dt,"
-            "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+    code = (
+        "import time,resource,sys;from fzn_gpu.lower import load;t=time.perf_counter();m=load(sys.argv[1]);"
+        "dt=time.perf_counter()-t;print(m.n_constraints(),len(m.vars),dt,"
+        "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    )
     out = subprocess.run([sys.executable, "-c", code, path], capture_output=True, text=True, check=True).stdout.split()
     n, nv, dt, rss = int(out[0]), int(out[1]), float(out[2]), int(out[3])
-    return {"file": os.path.basename(path), "constraints": n, "variables": nv, "seconds": dt,
-            "constraints_per_s": n / dt if dt else 0.0, "peak_mib": rss / 1024, "mib": os.path.getsize(path) / 2**20}
+    return {
+        "file": os.path.basename(path),
+        "constraints": n,
+        "variables": nv,
+        "seconds": dt,
+        "constraints_per_s": n / dt if dt else 0.0,
+        "peak_mib": rss / 1024,
+        "mib": os.path.getsize(path) / 2**20,
+    }
 
 
 def main() -> None:
@@ -46,7 +55,7 @@ def main() -> None:
     args = ap.parse_args()
     rows = []
     if args.fzn_dir:
-        files = sorted(Path(args.fzn_dir).glob("*.fzn"), key=lambda p: p.stat().st_size, reverse=True)[:args.top]
+        files = sorted(Path(args.fzn_dir).glob("*.fzn"), key=lambda p: p.stat().st_size, reverse=True)[: args.top]
         rows += [measure_one(str(f)) for f in files]
     if args.generate:
         with tempfile.TemporaryDirectory() as d:
@@ -56,8 +65,10 @@ def main() -> None:
     print("| file | MiB | constraints | variables | parse+lower s | constraints/s | peak memory MiB |")
     print("|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['file']} | {r['mib']:.1f} | {r['constraints']} | {r['variables']} | {r['seconds']:.2f} | "
-              f"{r['constraints_per_s']:.0f} | {r['peak_mib']:.0f} |")
+        print(
+            f"| {r['file']} | {r['mib']:.1f} | {r['constraints']} | {r['variables']} | {r['seconds']:.2f} | "
+            f"{r['constraints_per_s']:.0f} | {r['peak_mib']:.0f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ def merge(files: list[str]) -> tuple[list[dict], list[str]]:
                 into["runs"][name] = run
                 if name not in solvers:
                     solvers.append(name)
-    order = sorted(solvers, key=lambda s: (s.startswith("gecode"), s))     # fzn-gpu first, then Gecode
+    order = sorted(solvers, key=lambda s: (s.startswith("gecode"), s))  # fzn-gpu first, then Gecode
     return list(by_label.values()), order
 
 

@@ -17,8 +17,8 @@ import numpy as np
 from ..resources import kernels_dir
 from .network import Factor
 
-MAX_VARS = 64            # kernels/bucket.cl's digits: a bucket of at most this many variables
-DEVICE_MIN = 1 << 20     # joined entries from which a bucket goes to the device
+MAX_VARS = 64  # kernels/bucket.cl's digits: a bucket of at most this many variables
+DEVICE_MIN = 1 << 20  # joined entries from which a bucket goes to the device
 
 _PROGRAMS: dict[tuple, object] = {}
 _LOCK = threading.Lock()
@@ -27,6 +27,7 @@ _LOCK = threading.Lock()
 def _program(ctx, dtype: np.dtype, inf: int):
     """(join kernel, gather kernel) for tables of `dtype` with that INF, built once a context."""
     import pyopencl as cl
+
     key = (ctx.int_ptr, dtype.str, inf)
     with _LOCK:
         if key not in _PROGRAMS:
@@ -42,7 +43,7 @@ class DeviceTable:
     indexing for what the backward pass asks (integers, and at most one full slice), and
     `to_host` for the whole table."""
 
-    def __init__(self, joiner: "DeviceJoiner", buf, shape: tuple[int, ...], dtype: np.dtype, inf: int):
+    def __init__(self, joiner: DeviceJoiner, buf, shape: tuple[int, ...], dtype: np.dtype, inf: int):
         self.joiner = joiner
         self.inf = inf
         self.buf = buf
@@ -53,6 +54,7 @@ class DeviceTable:
 
     def to_host(self) -> np.ndarray:
         import pyopencl as cl
+
         out = np.empty(self.shape, dtype=self.dtype)
         cl.enqueue_copy(self.joiner.queue, out, self.buf)
         return out
@@ -88,9 +90,17 @@ class DeviceJoiner:
         self.max_alloc = int(ctx.devices[0].max_mem_alloc_size)
         self.launches = 0
 
-    def __call__(self, factors: list[Factor], var: int, scope: tuple[int, ...], domains: dict[int, np.ndarray],
-                 inf: int, stop=None) -> Factor:
+    def __call__(
+        self,
+        factors: list[Factor],
+        var: int,
+        scope: tuple[int, ...],
+        domains: dict[int, np.ndarray],
+        inf: int,
+        stop=None,
+    ) -> Factor:
         from .eliminate import join_min
+
         dims = np.array([len(domains[v]) for v in scope], dtype=np.int64)
         inputs = sum(int(np.prod(f.table.shape, dtype=np.int64)) for f in factors) * factors[0].table.dtype.itemsize
         if int(np.prod(dims)) < self.device_min or len(scope) > MAX_VARS or inputs > self.max_alloc:
@@ -100,6 +110,7 @@ class DeviceJoiner:
 
     def _join(self, factors: list[Factor], scope: tuple[int, ...], dims: np.ndarray, inf: int) -> Factor:
         import pyopencl as cl
+
         m = len(scope) - 1
         dtype = np.dtype(factors[0].table.dtype)
         base, stride = [], []
@@ -118,18 +129,24 @@ class DeviceJoiner:
         for f, start in zip(factors, base):
             if isinstance(f.table, DeviceTable):
                 if f.table.size:
-                    cl.enqueue_copy(self.queue, tables, f.table.buf, dst_offset=start * dtype.itemsize,
-                                    byte_count=f.table.size * dtype.itemsize)
+                    cl.enqueue_copy(
+                        self.queue,
+                        tables,
+                        f.table.buf,
+                        dst_offset=start * dtype.itemsize,
+                        byte_count=f.table.size * dtype.itemsize,
+                    )
             else:
                 host = np.ascontiguousarray(f.table, dtype=dtype)
                 cl.enqueue_copy(self.queue, tables, host, dst_offset=start * dtype.itemsize)
         ro = mf.READ_ONLY | mf.COPY_HOST_PTR
-        meta = [cl.Buffer(self.ctx, ro, hostbuf=a) for a in
-                (np.array(base, dtype=np.int64), np.concatenate(stride), dims)]
+        meta = [
+            cl.Buffer(self.ctx, ro, hostbuf=a) for a in (np.array(base, dtype=np.int64), np.concatenate(stride), dims)
+        ]
         n_out = int(np.prod(dims[1:], dtype=np.int64)) if m else 1
         out = cl.Buffer(self.ctx, mf.READ_WRITE, size=max(n_out, 1) * dtype.itemsize)
         join, _ = _program(self.ctx, dtype, inf)
-        with _LOCK:          # one kernel object: its arguments are set, then it is launched
+        with _LOCK:  # one kernel object: its arguments are set, then it is launched
             join.set_args(tables, *meta, np.int32(len(factors)), np.int32(m), np.int64(n_out), out)
             cl.enqueue_nd_range_kernel(self.queue, join, (n_out,), None)
         self.launches += 1
@@ -139,6 +156,7 @@ class DeviceJoiner:
     def gather(self, table: DeviceTable, at: np.ndarray) -> np.ndarray:
         """table's entries at the flat positions `at`."""
         import pyopencl as cl
+
         out = np.empty(len(at), dtype=table.dtype)
         if len(at) == 0:
             return out

@@ -12,8 +12,8 @@ device (device.py, kernels/bucket.cl); both give the same table."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -23,9 +23,9 @@ from .plan import Plan
 
 @dataclass
 class Result:
-    cost: int                       # the minimum of the network's sum (INF: no solution), offset included
-    assignment: dict[int, int]      # every variable of the network (and the fixed ones) -> its value
-    seconds: float                  # the elimination's time
+    cost: int  # the minimum of the network's sum (INF: no solution), offset included
+    assignment: dict[int, int]  # every variable of the network (and the fixed ones) -> its value
+    seconds: float  # the elimination's time
     feasible: bool
 
 
@@ -42,11 +42,17 @@ class Stopped(Exception):
     """stop() said to stop in the middle of a bucket."""
 
 
-CHUNK = 1 << 22          # entries joined between two looks at stop()
+CHUNK = 1 << 22  # entries joined between two looks at stop()
 
 
-def join_min(factors: list[Factor], var: int, scope: tuple[int, ...], domains: dict[int, np.ndarray],
-             inf: int = int(INF), stop: Callable[[], bool] | None = None) -> Factor:
+def join_min(
+    factors: list[Factor],
+    var: int,
+    scope: tuple[int, ...],
+    domains: dict[int, np.ndarray],
+    inf: int = int(INF),
+    stop: Callable[[], bool] | None = None,
+) -> Factor:
     """The tables of one bucket added up over `scope` (var first), then var minimised out: a
     table over scope[1:]. numpy, in place, in the tables' dtype; sums saturate at `inf` once a
     table holding it is in. A big bucket is joined a slice of its second variable at a time
@@ -69,9 +75,11 @@ def join_min(factors: list[Factor], var: int, scope: tuple[int, ...], domains: d
     return Factor(tuple(scope[1:]), out)
 
 
-def _join_block(aligned: list[np.ndarray], saturating: list[bool], dims: tuple[int, ...], dtype, inf: int) -> np.ndarray:
+def _join_block(
+    aligned: list[np.ndarray], saturating: list[bool], dims: tuple[int, ...], dtype, inf: int
+) -> np.ndarray:
     total = np.zeros(dims, dtype=dtype)
-    clamp = False                       # once a table with INF is in, every sum after it is clamped
+    clamp = False  # once a table with INF is in, every sum after it is clamped
     for a, sat in zip(aligned, saturating):
         np.add(total, a, out=total)
         clamp = clamp or sat
@@ -82,8 +90,8 @@ def _join_block(aligned: list[np.ndarray], saturating: list[bool], dims: tuple[i
 
 Joiner = Callable[..., Factor]
 
-INF32 = 2 ** 29          # int32 tables' INF: two of them still fit int32
-BOUND32 = 2 ** 28        # int32 where every finite sum stays under this
+INF32 = 2**29  # int32 tables' INF: two of them still fit int32
+BOUND32 = 2**28  # int32 where every finite sum stays under this
 
 
 def _narrowed(net: CostNetwork) -> tuple[list[Factor], int]:
@@ -95,8 +103,9 @@ def _narrowed(net: CostNetwork) -> tuple[list[Factor], int]:
     return [Factor(f.scope, np.where(f.table >= INF, INF32, f.table).astype(np.int32)) for f in net.factors], INF32
 
 
-def eliminate(net: CostNetwork, plan: Plan, join: Joiner | None = None,
-              stop: Callable[[], bool] | None = None) -> Result | None:
+def eliminate(
+    net: CostNetwork, plan: Plan, join: Joiner | None = None, stop: Callable[[], bool] | None = None
+) -> Result | None:
     """Run the plan; `join` does one bucket (numpy by default). None where stop() said to stop
     between two buckets."""
     join = join or join_min
@@ -143,8 +152,9 @@ def _bucket_scope(var: int, bucket: list[Factor], pos: dict[int, int]) -> tuple[
     return (var, *others)
 
 
-def _best_value(var: int, bucket: list[Factor], domains: dict[int, np.ndarray], assignment: dict[int, int],
-                inf: int) -> int:
+def _best_value(
+    var: int, bucket: list[Factor], domains: dict[int, np.ndarray], assignment: dict[int, int], inf: int
+) -> int:
     """The value of var that minimises its bucket's tables, the others' values chosen (the
     first of equals)."""
     values = domains[var]
@@ -160,7 +170,7 @@ def _best_value(var: int, bucket: list[Factor], domains: dict[int, np.ndarray], 
     return int(values[int(np.argmin(total))])
 
 
-COUNT_BITS = 62       # counts stay exact in int64 while every assignment together stays under 2^62
+COUNT_BITS = 62  # counts stay exact in int64 while every assignment together stays under 2^62
 
 
 def count(net: CostNetwork, plan: Plan, stop: Callable[[], bool] | None = None) -> int | None:
@@ -181,7 +191,7 @@ def count(net: CostNetwork, plan: Plan, stop: Callable[[], bool] | None = None) 
             return None
         bucket = buckets[i]
         if not bucket:
-            total *= len(net.domains[var])       # no table left names it: any of its values
+            total *= len(net.domains[var])  # no table left names it: any of its values
             continue
         scope = _bucket_scope(var, bucket, pos)
         joined = np.ones(tuple(len(net.domains[v]) for v in scope), dtype=np.int64)

@@ -51,18 +51,18 @@ def decode(kind: ConstraintKind, row: np.ndarray) -> list:
             i += 1
         elif f == "var[]":
             n = int(row[i])
-            out.append(VarArray(tuple(int(v) for v in row[i + 1:i + 1 + n])))
+            out.append(VarArray(tuple(int(v) for v in row[i + 1 : i + 1 + n])))
             i += 1 + n
         elif f == "int":
             out.append(int(row[i]))
             i += 1
         elif f == "int[]":
             n = int(row[i])
-            out.append(tuple(int(v) for v in row[i + 1:i + 1 + n]))
+            out.append(tuple(int(v) for v in row[i + 1 : i + 1 + n]))
             i += 1 + n
         elif f == "set":
             k = int(row[i])
-            flat = row[i + 1:i + 1 + 2 * k]
+            flat = row[i + 1 : i + 1 + 2 * k]
             out.append(IntSetArg(tuple((int(flat[2 * j]), int(flat[2 * j + 1])) for j in range(k))))
             i += 1 + 2 * k
         else:
@@ -92,7 +92,7 @@ class Unsupported(Exception):
     """The constraint cannot be evaluated exactly here (its sums could leave 64 bits)."""
 
 
-SAFE = float(2 ** 61)
+SAFE = float(2**61)
 
 
 def _lin(cs: tuple, xs: list) -> np.ndarray:
@@ -110,9 +110,11 @@ def _lin(cs: tuple, xs: list) -> np.ndarray:
 
 def _reified(holds_fn, name: str):
     """`name`, `name_reif` and `name_imp` from the relation's evaluator (the literal last)."""
-    return {name: lambda *a: holds_fn(*a),
-            name + "_reif": lambda *a: holds_fn(*a[:-1]) == (a[-1] != 0),
-            name + "_imp": lambda *a: (a[-1] == 0) | holds_fn(*a[:-1])}
+    return {
+        name: lambda *a: holds_fn(*a),
+        name + "_reif": lambda *a: holds_fn(*a[:-1]) == (a[-1] != 0),
+        name + "_imp": lambda *a: (a[-1] == 0) | holds_fn(*a[:-1]),
+    }
 
 
 def _element(idx, arr, y):
@@ -122,10 +124,11 @@ def _element(idx, arr, y):
 
 
 def _var_element(idx, xs, y):
-    stacked = np.stack(np.broadcast_arrays(*xs, idx, y)[:len(xs)])
+    stacked = np.stack(np.broadcast_arrays(*xs, idx, y)[: len(xs)])
     inside = (idx >= 1) & (idx <= len(xs))
-    picked = np.take_along_axis(stacked, np.broadcast_to(np.clip(idx - 1, 0, len(xs) - 1), stacked.shape[1:])[None],
-                                axis=0)[0]
+    picked = np.take_along_axis(
+        stacked, np.broadcast_to(np.clip(idx - 1, 0, len(xs) - 1), stacked.shape[1:])[None], axis=0
+    )[0]
     return inside & (picked == y)
 
 
@@ -139,7 +142,7 @@ def _pow(a, b, c):
     with np.errstate(over="ignore", invalid="ignore"):
         power = np.power(a, exp)
         fits = np.abs(np.power(a.astype(np.float64), exp.astype(np.float64))) < SAFE
-    negative = np.where(np.abs(a) == 1, np.where((a == -1) & (b % 2 != 0), -1, 1), 0)   # 1 div a^-b
+    negative = np.where(np.abs(a) == 1, np.where((a == -1) & (b % 2 != 0), -1, 1), 0)  # 1 div a^-b
     value = np.where(pos, power, negative)
     return np.where(pos, fits & (value == c), (a != 0) & (value == c))
 
@@ -197,6 +200,7 @@ def _count(xs, value) -> np.ndarray:
 def _cardinality(closed: bool, bounded: bool):
     """global_cardinality(x, cover, counts) and its closed and low_up forms: each cover value's
     count equals its count variable (or lies within its bounds); closed: every x in the cover."""
+
     def fn(xs, cover, *rest):
         out = np.bool_(True)
         for i, v in enumerate(cover):
@@ -209,6 +213,7 @@ def _cardinality(closed: bool, bounded: bool):
                     inside = inside | (x == v)
                 out = out & inside
         return out
+
     return fn
 
 
@@ -221,9 +226,15 @@ def _monotone(xs, decreasing: bool) -> np.ndarray:
 
 def _evaluators() -> dict:
     E: dict = {}
-    for base, rel in (("int_eq", np.equal), ("int_ne", np.not_equal), ("int_le", np.less_equal),
-                      ("int_lt", np.less), ("bool_eq", np.equal), ("bool_le", np.less_equal),
-                      ("bool_lt", np.less)):
+    for base, rel in (
+        ("int_eq", np.equal),
+        ("int_ne", np.not_equal),
+        ("int_le", np.less_equal),
+        ("int_lt", np.less),
+        ("bool_eq", np.equal),
+        ("bool_le", np.less_equal),
+        ("bool_lt", np.less),
+    ):
         E.update(_reified((lambda r: lambda a, b: r(a, b))(rel), base))
     for base, rel in (("int_lin_eq", np.equal), ("int_lin_ne", np.not_equal), ("int_lin_le", np.less_equal)):
         E.update(_reified((lambda r: lambda cs, xs, c: r(_lin(cs, xs), c))(rel), base))
@@ -259,8 +270,12 @@ def _evaluators() -> dict:
     E["bool_lin_le"] = lambda cs, xs, c: _lin(cs, xs) <= c
     E["fzn_table_int"] = E["fzn_table_bool"] = _table
     E["fzn_count_eq"] = lambda xs, y, c: _count(xs, y) == c
-    for suffix, closed, bounded in (("", False, False), ("_closed", True, False), ("_low_up", False, True),
-                                    ("_low_up_closed", True, True)):
+    for suffix, closed, bounded in (
+        ("", False, False),
+        ("_closed", True, False),
+        ("_low_up", False, True),
+        ("_low_up_closed", True, True),
+    ):
         E["fzn_global_cardinality" + suffix] = _cardinality(closed, bounded)
     for base in ("int", "bool"):
         E[f"fzn_increasing_{base}"] = lambda xs: _monotone(xs, False)
@@ -308,9 +323,10 @@ def _image_element(args, y, value):
     if isinstance(arr, VarArray):
         if y in arr.indices:
             return None
-        stacked = np.stack(np.broadcast_arrays(*[value(v) for v in arr.indices], i)[:len(arr.indices)])
-        picked = np.take_along_axis(stacked, np.broadcast_to(np.clip(i - 1, 0, len(arr.indices) - 1),
-                                                             stacked.shape[1:])[None], axis=0)[0]
+        stacked = np.stack(np.broadcast_arrays(*[value(v) for v in arr.indices], i)[: len(arr.indices)])
+        picked = np.take_along_axis(
+            stacked, np.broadcast_to(np.clip(i - 1, 0, len(arr.indices) - 1), stacked.shape[1:])[None], axis=0
+        )[0]
     else:
         table = np.asarray(arr, dtype=np.int64)
         picked = table[np.clip(i - 1, 0, len(table) - 1)]
@@ -320,12 +336,14 @@ def _image_element(args, y, value):
 
 def _image_binary(fn):
     """z = fn(a, b) for z the defined variable (its last argument)."""
+
     def image(args, y, value):
         a, b, z = args
         if not isinstance(z, Var) or z.index != y or y in variables([a, b]):
             return None
         va, vb = value(a.index), value(b.index)
         return fn(va, vb)
+
     return image
 
 
@@ -335,6 +353,7 @@ def _image_unary(fn):
         if not isinstance(b, Var) or b.index != y or a.index == y:
             return None
         return fn(value(a.index)), np.bool_(True)
+
     return image
 
 
@@ -344,6 +363,7 @@ def _image_extremum(reduce):
         if m.index != y or y in xs.indices or not xs.indices:
             return None
         return reduce(np.broadcast_arrays(*[value(v) for v in xs.indices])), np.bool_(True)
+
     return image
 
 
@@ -353,8 +373,10 @@ def _guarded_div(a, b):
 
 IMAGES = {
     "int_lin_eq": _image_lin,
-    "array_int_element": _image_element, "array_bool_element": _image_element,
-    "array_var_int_element": _image_element, "array_var_bool_element": _image_element,
+    "array_int_element": _image_element,
+    "array_bool_element": _image_element,
+    "array_var_int_element": _image_element,
+    "array_var_bool_element": _image_element,
     "int_plus": _image_binary(lambda a, b: (a + b, np.bool_(True))),
     "int_times": _image_binary(lambda a, b: (a * b, np.bool_(True))),
     "int_min": _image_binary(lambda a, b: (np.minimum(a, b), np.bool_(True))),

@@ -24,9 +24,9 @@ from ..ast import IntSet
 from ..model import INT_LIMIT, Model, VarKind
 from . import evaluate
 
-INF = np.int64(2 ** 60)       # a forbidden assignment's cost; sums saturate there
-FACTOR_MAX = 1 << 22          # entries of one constraint's table
-DOMAIN_MAX = 1 << 16          # values of a variable that is part of a table
+INF = np.int64(2**60)  # a forbidden assignment's cost; sums saturate there
+FACTOR_MAX = 1 << 22  # entries of one constraint's table
+DOMAIN_MAX = 1 << 16  # values of a variable that is part of a table
 
 
 class NotDecomposable(Exception):
@@ -35,19 +35,19 @@ class NotDecomposable(Exception):
 
 @dataclass
 class Factor:
-    scope: tuple[int, ...]     # variables (model indices), one axis of `table` each, in order
-    table: np.ndarray          # int64 costs over the scope's domains (network.domains), INF where forbidden
+    scope: tuple[int, ...]  # variables (model indices), one axis of `table` each, in order
+    table: np.ndarray  # int64 costs over the scope's domains (network.domains), INF where forbidden
 
 
 @dataclass
 class CostNetwork:
-    domains: dict[int, np.ndarray]        # every variable of a scope -> its values (sorted int64)
+    domains: dict[int, np.ndarray]  # every variable of a scope -> its values (sorted int64)
     factors: list[Factor]
-    offset: int = 0                       # a constant cost
-    fixed: dict[int, int] = field(default_factory=dict)     # variables with one value
-    sense: int = 1                        # 1 minimise, -1 maximise: the minimum is sense * objective
-    objective: int | None = None          # the model's objective variable, if any
-    loose: dict[int, int] = field(default_factory=dict)     # constrained variables in no table: their values
+    offset: int = 0  # a constant cost
+    fixed: dict[int, int] = field(default_factory=dict)  # variables with one value
+    sense: int = 1  # 1 minimise, -1 maximise: the minimum is sense * objective
+    objective: int | None = None  # the model's objective variable, if any
+    loose: dict[int, int] = field(default_factory=dict)  # constrained variables in no table: their values
 
     def variables(self) -> list[int]:
         """The variables of the tables, in index order."""
@@ -70,10 +70,10 @@ class _Domains:
         self.values: dict[int, np.ndarray] = {}
         self.wide: dict[int, object] = {}
         self.fixed: dict[int, int] = {}
-        device = IntSet.range(-INT_LIMIT, INT_LIMIT)     # every engine's values, a var int's too
+        device = IntSet.range(-INT_LIMIT, INT_LIMIT)  # every engine's values, a var int's too
         for v in named:
             declared = model.vars.domain(v).intersect(device)
-            if sum(hi - lo + 1 for lo, hi in declared.ranges) > DOMAIN_MAX:     # len() of 2^63 overflows
+            if sum(hi - lo + 1 for lo, hi in declared.ranges) > DOMAIN_MAX:  # len() of 2^63 overflows
                 self.wide[v] = declared
             else:
                 self.set(v, np.array(declared.values(), dtype=np.int64))
@@ -90,8 +90,9 @@ class _Domains:
         """v's values, cut to those in `reached` (sorted, unique)."""
         if v in self.wide:
             declared = self.wide[v]
-            keep = np.array([x in declared for x in reached.tolist()], dtype=bool) if len(reached) <= DOMAIN_MAX \
-                else None
+            keep = (
+                np.array([x in declared for x in reached.tolist()], dtype=bool) if len(reached) <= DOMAIN_MAX else None
+            )
             if keep is None:
                 return
             self.set(v, reached[keep])
@@ -118,12 +119,15 @@ class _Domains:
 def _rows(model: Model) -> list[_Row]:
     for table in model.tables.values():
         if len(table) and not evaluate.supported(table.kind):
-            raise NotDecomposable(f"its constraint {table.kind.name} (line {int(table.lines[0])}) has no table form here")
+            raise NotDecomposable(
+                f"its constraint {table.kind.name} (line {int(table.lines[0])}) has no table form here"
+            )
     rows = []
     for table in model.tables.values():
         for r in range(len(table)):
-            rows.append(_Row(table.kind, evaluate.decode(table.kind, table.row(r)), int(table.lines[r]),
-                             int(table.defines[r])))
+            rows.append(
+                _Row(table.kind, evaluate.decode(table.kind, table.row(r)), int(table.lines[r]), int(table.defines[r]))
+            )
     return rows
 
 
@@ -144,7 +148,7 @@ def _objective_terms(model: Model, rows: list[_Row]) -> tuple[int | None, _Row |
         return None, None
     o = int(solve.objective[1])
     if sum(o in evaluate.variables(row.args) for row in rows) > 1:
-        return o, None              # another constraint names it: its definition stays a table
+        return o, None  # another constraint names it: its definition stays a table
     for row in rows:
         if row.kind.key == "int_lin_eq" and row.defines == o:
             cs, xs, _ = row.args
@@ -201,7 +205,9 @@ def extract(model: Model) -> CostNetwork:
     rows = _rows(model)
     objective, definition = _objective_terms(model, rows)
     sense = -1 if model.solve.kind == "maximize" else 1
-    named = {v for row in rows for v in evaluate.variables(row.args)} | ({objective} if objective is not None else set())
+    named = {v for row in rows for v in evaluate.variables(row.args)} | (
+        {objective} if objective is not None else set()
+    )
     doms = _Domains(model, named)
     for row in _definition_order(rows):
         if row is not definition and not _narrow(row, doms):
@@ -213,12 +219,15 @@ def extract(model: Model) -> CostNetwork:
         scope = [v for v in dict.fromkeys(evaluate.variables(row.args)) if v not in doms.fixed]
         wide = [V.names[v] for v in scope if v in doms.wide]
         if wide:
-            raise NotDecomposable(f"its constraint {row.kind.name} (line {row.line}) names {wide[0]}, "
-                                  f"of over {DOMAIN_MAX:,} values")
+            raise NotDecomposable(
+                f"its constraint {row.kind.name} (line {row.line}) names {wide[0]}, of over {DOMAIN_MAX:,} values"
+            )
         size = doms.size(scope)
         if size > FACTOR_MAX:
-            raise NotDecomposable(f"its constraint {row.kind.name} (line {row.line}) spans {len(scope)} "
-                                  f"variables, a table of {size:,} entries")
+            raise NotDecomposable(
+                f"its constraint {row.kind.name} (line {row.line}) spans {len(scope)} "
+                f"variables, a table of {size:,} entries"
+            )
         ok = _allowed(row, scope, doms)
         if ok.all():
             continue
@@ -231,7 +240,7 @@ def extract(model: Model) -> CostNetwork:
     if definition is not None:
         cs, xs, c = definition.args
         a_o = sum(k for k, v in zip(cs, xs.indices) if v == objective)
-        offset += sense * c * a_o           # a_o * o + sum a_i x_i = c, a_o = +-1
+        offset += sense * c * a_o  # a_o * o + sum a_i x_i = c, a_o = +-1
         for k, v in zip(cs, xs.indices):
             if v != objective:
                 coefs[v] = coefs.get(v, 0) - sense * k * a_o
@@ -246,17 +255,25 @@ def extract(model: Model) -> CostNetwork:
         if v in doms.wide:
             raise NotDecomposable(f"its objective's term {V.names[v]} has over {DOMAIN_MAX:,} values")
         costs = k * doms.values[v]
-        base = int(costs.min())         # every table's costs from 0: the sums stay non-negative
+        base = int(costs.min())  # every table's costs from 0: the sums stay non-negative
         offset += base
         factors.append(Factor((v,), costs - base))
     in_scope = {v for f in factors for v in f.scope}
     loose = {v: len(d) for v, d in doms.values.items() if v not in in_scope and v != objective}
-    loose.update({v: -1 for v in doms.wide if v not in in_scope and v != objective})      # too many to count
-    return CostNetwork(domains={v: d for v, d in doms.values.items() if v in in_scope}, factors=factors,
-                       offset=offset, fixed=dict(doms.fixed), sense=sense, objective=objective, loose=loose)
+    loose.update({v: -1 for v in doms.wide if v not in in_scope and v != objective})  # too many to count
+    return CostNetwork(
+        domains={v: d for v, d in doms.values.items() if v in in_scope},
+        factors=factors,
+        offset=offset,
+        fixed=dict(doms.fixed),
+        sense=sense,
+        objective=objective,
+        loose=loose,
+    )
 
 
 def _infeasible(doms: _Domains, sense: int, objective: int | None) -> CostNetwork:
     """A network without a solution: one table of INF over no variable."""
-    return CostNetwork(domains={}, factors=[Factor((), np.array(INF))], fixed=dict(doms.fixed), sense=sense,
-                       objective=objective)
+    return CostNetwork(
+        domains={}, factors=[Factor((), np.array(INF))], fixed=dict(doms.fixed), sense=sense, objective=objective
+    )

@@ -12,18 +12,18 @@ import numpy as np
 
 from .network import CostNetwork
 
-VARIABLES_MAX = 50_000     # min-fill's bookkeeping is Python sets: beyond this, no plan
+VARIABLES_MAX = 50_000  # min-fill's bookkeeping is Python sets: beyond this, no plan
 
 
 @dataclass
 class Plan:
-    order: list[int]                    # variables in the order they are eliminated
-    scopes: list[tuple[int, ...]]       # each one's bucket: the variable, then its neighbours then
-    width: int                          # induced width: the most neighbours at an elimination
-    largest: int                        # entries of the largest bucket table
-    total: int                          # entries of all bucket tables together (the work)
-    kept: int                           # entries of the tables each bucket passes on, all kept
-                                        # for the backward pass
+    order: list[int]  # variables in the order they are eliminated
+    scopes: list[tuple[int, ...]]  # each one's bucket: the variable, then its neighbours then
+    width: int  # induced width: the most neighbours at an elimination
+    largest: int  # entries of the largest bucket table
+    total: int  # entries of all bucket tables together (the work)
+    kept: int  # entries of the tables each bucket passes on, all kept
+    # for the backward pass
 
     def describe(self) -> str:
         return f"induced width {self.width}, largest table {self.largest:,} entries"
@@ -43,7 +43,7 @@ def _fill(adj: dict[int, set[int]], v: int) -> int:
     missing = 0
     for i, a in enumerate(nb):
         row = adj[a]
-        for b in nb[i + 1:]:
+        for b in nb[i + 1 :]:
             if b not in row:
                 missing += 1
     return missing

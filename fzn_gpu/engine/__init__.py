@@ -13,9 +13,10 @@ from .. import clock
 from ..errors import FznError
 from ..model import Model, RestartSpec, VarKind
 from ..options import SolveOptions
-from ..output import (SEARCH_COMPLETE, UNKNOWN, UNSATISFIABLE, ERROR, Printer)
+from ..output import ERROR, SEARCH_COMPLETE, UNKNOWN, UNSATISFIABLE, Printer
 from ..watchdog import Watchdog, interrupt_code, signal_code
 from .incumbent import Outcome
+from .interface import Engine
 from .profile import kind_profile, node_profile
 
 
@@ -51,10 +52,10 @@ class SolveRun:
         self.best_values: list[np.ndarray] = []
         self.lock = threading.Lock()
         self.ended = False
-        self.outcome: Outcome | None = None     # how the run ended, once it has
-        self.search = None
-        self.restart = None         # the restart sequence this run may follow (restart.restart_spec)
-        self.bucket_count = None    # bucket elimination's plan for counting, where it counts this run
+        self.outcome: Outcome | None = None  # how the run ended, once it has
+        self.search: Engine | None = None
+        self.restart = None  # the restart sequence this run may follow (restart.restart_spec)
+        self.bucket_count = None  # bucket elimination's plan for counting, where it counts this run
         self.dm = None
         self.devices: list = []
         self.t_init = 0.0
@@ -62,6 +63,7 @@ class SolveRun:
         if opts.check:
             from ..check import Checker
             from ..parser import parse_items, read_text
+
             text, name = read_text(model.source) if model.source != "<stdin>" else ("", model.source)
             self.checker = Checker(parse_items(text, name)) if text else None
 
@@ -71,8 +73,11 @@ class SolveRun:
         bad = self.checker.check(assignment(self.model, values, decode(values) if decode else None))
         if bad:
             self.printer.status(ERROR)
-            raise FznError(f"the solver produced a solution that violates {bad[0]} (a bug in fzn-gpu)",
-                           file=self.model.source, fix="please report it with the model")
+            raise FznError(
+                f"the solver produced a solution that violates {bad[0]} (a bug in fzn-gpu)",
+                file=self.model.source,
+                fix="please report it with the model",
+            )
 
     def report(self, values: np.ndarray, objective) -> None:
         self.report_batch(values[None, :])
@@ -98,8 +103,9 @@ class SolveRun:
         opts = self.opts
         if outcome.solutions == 0 and not interrupted:
             self.printer.status(UNSATISFIABLE if outcome.complete else UNKNOWN)
-        elif outcome.complete and (self.optimising or opts.all_solutions
-                                   or outcome.solutions < (opts.solution_limit(False) or 1)):
+        elif outcome.complete and (
+            self.optimising or opts.all_solutions or outcome.solutions < (opts.solution_limit(False) or 1)
+        ):
             self.printer.status(SEARCH_COMPLETE)
         elif interrupted and outcome.solutions == 0:
             self.printer.status(UNKNOWN)
@@ -107,7 +113,7 @@ class SolveRun:
             print(f"fzn-gpu: search incomplete: {outcome.error}", file=sys.stderr)
         if opts.statistics:
             self.printer.stats(self._stats(outcome))
-        self.printer.drain()       # the process ends with os._exit: nothing may stay queued
+        self.printer.drain()  # the process ends with os._exit: nothing may stay queued
 
     def _stats(self, outcome) -> dict[str, object]:
         now = time.monotonic()
@@ -115,28 +121,50 @@ class SolveRun:
         solve_s = max(0.0, clock.elapsed() - self.t_init)
         runners = self.search.runners if self.search is not None else []
         if runners:
-            total = lambda field: sum(getattr(x.stats, field) for x in runners)   # noqa: E731
+            total = lambda field: sum(getattr(x.stats, field) for x in runners)  # noqa: E731
             kernel_s = max(x.stats.kernel_s for x in runners)
-            stats.update({
-                "nodes": total("nodes"), "failures": total("fails"), "propagations": total("props"),
-                "nSolutions": outcome.solutions, "initTime": self.t_init, "solveTime": solve_s,
-                "buildTime": total("build_s"), "kernelTime": kernel_s,
-                "hostTime": max(0.0, now - clock.STARTED - kernel_s),
-                "kernelLaunches": total("launches"), "subSearchSpaces": outcome.sub_spaces,
-                "resplitPaths": total("donated"), "recomputedLevels": total("recomputed"),
-                "splitTime": outcome.split_s, "workItems": total("items"),
-                "devices": len(runners), "device": "; ".join(x.device.name for x in runners)})
+            stats.update(
+                {
+                    "nodes": total("nodes"),
+                    "failures": total("fails"),
+                    "propagations": total("props"),
+                    "nSolutions": outcome.solutions,
+                    "initTime": self.t_init,
+                    "solveTime": solve_s,
+                    "buildTime": total("build_s"),
+                    "kernelTime": kernel_s,
+                    "hostTime": max(0.0, now - clock.STARTED - kernel_s),
+                    "kernelLaunches": total("launches"),
+                    "subSearchSpaces": outcome.sub_spaces,
+                    "resplitPaths": total("donated"),
+                    "recomputedLevels": total("recomputed"),
+                    "splitTime": outcome.split_s,
+                    "workItems": total("items"),
+                    "devices": len(runners),
+                    "device": "; ".join(x.device.name for x in runners),
+                }
+            )
             stats["passes"] = total("passes")
-            stats["sliceGapTime"] = max(x.stats.gap_s for x in runners)    # host work between a runner's slices
-            if any(x.stats.generic for x in runners):   # the specialised program was not built yet
+            stats["sliceGapTime"] = max(x.stats.gap_s for x in runners)  # host work between a runner's slices
+            if any(x.stats.generic for x in runners):  # the specialised program was not built yet
                 stats["genericKernel"] = sum(x.stats.generic for x in runners)
-            if any(x.stats.inlined for x in runners):   # built ahead, propagators inlined
+            if any(x.stats.inlined for x in runners):  # built ahead, propagators inlined
                 stats["inlinedKernel"] = sum(x.stats.inlined for x in runners)
-            if any(x.stats.width for x in runners):     # work-group kernels: their widest phase
+            if any(x.stats.width for x in runners):  # work-group kernels: their widest phase
                 stats["groupWidth"] = max(x.stats.width for x in runners)
             for i, x in enumerate(runners):
-                line = node_profile(x.stats.cycles, x.stats.nodes, x.stats.passes, x.stats.search_s,
-                                    x.device.clock_mhz, x.stats.clock_seen_hz) if x.tuning.profile else None
+                line = (
+                    node_profile(
+                        x.stats.cycles,
+                        x.stats.nodes,
+                        x.stats.passes,
+                        x.stats.search_s,
+                        x.device.clock_mhz,
+                        x.stats.clock_seen_hz,
+                    )
+                    if x.tuning.profile
+                    else None
+                )
                 if line is not None:
                     stats["nodeProfile" if len(runners) == 1 else f"d{i}_nodeProfile"] = line
                 kinds = kind_profile(x.stats.cycles, x.stats.nodes) if x.tuning.profile else None
@@ -144,13 +172,62 @@ class SolveRun:
                     stats["kindProfile" if len(runners) == 1 else f"d{i}_kindProfile"] = kinds
             stats.update(device_stats(self.search.shares, self.search.runners))
             stats.update(self.search.extra_stats())
-        else:          # no search ran on a device (nothing to search, or bucket elimination's count)
+        else:  # no search ran on a device (nothing to search, or bucket elimination's count)
             stats.update({"nSolutions": outcome.solutions, "initTime": self.t_init, "solveTime": solve_s})
             if self.search is not None:
                 stats.update(self.search.extra_stats())
         if outcome.best is not None and self.dm is not None:
             stats["objective"] = outcome.best * self.dm.obj_sense
         return stats
+
+    def _make_engine(self, engine: str, restart) -> Engine:
+        """The engine `_engine()` named, built on this run's model and devices: the one place
+        that knows every engine (engine/interface.py says what each implements)."""
+        if engine == "sat-portfolio":
+            from .sat_portfolio import SatisfactionPortfolio
+
+            return SatisfactionPortfolio(self.model, self.dm, self.devices, self.opts, self.report, self.restart)
+        elif engine == "adaptive":
+            from .adaptive import AdaptiveSearch, forced
+
+            return AdaptiveSearch(self.model, self.devices, self.opts, self.report, forced(self.model))
+        elif engine == "restart":
+            from .restart import RestartSearch
+
+            return RestartSearch(self.model, self.dm, self.devices, self.opts, self.report, restart)
+        elif engine == "bucket":
+            from .bucket import BucketSearch, forced
+
+            return BucketSearch(
+                self.model, self.dm, self.devices, self.opts, self.report, forced(self.model, self.devices)
+            )
+        elif engine == "bucket-count":
+            from .bucket import BucketCount, forced
+
+            prep = getattr(self, "bucket_count", None) or forced(self.model, self.devices, counting=True)
+            return BucketCount(self.model, prep)
+        elif engine == "lns":
+            from .lns import LnsSearch
+
+            return LnsSearch(self.model, self.dm, self.devices, self.opts, self.report, self.model.solve.lns)
+        elif engine == "portfolio":
+            from .portfolio import PortfolioSearch
+
+            return PortfolioSearch(
+                self.model, self.dm, self.devices, self.opts, self.report, self.model.solve.lns, restart
+            )
+        else:
+            from .complete import CompleteSearch
+
+            return CompleteSearch(
+                self.model,
+                self.dm,
+                self.devices,
+                self.opts,
+                self.report,
+                self.report_batch,
+                ordered=self.opts.deterministic,
+            )
 
     def end_early(self, signo: int | None) -> int:
         """From the watchdog: end the stream with what the search has so far. The search was
@@ -176,19 +253,24 @@ class SolveRun:
         asked = opts.engine != "auto" or flag or self.model.solve.lns is not None
         wanted = opts.engine
         if wanted == "auto" and opts.deterministic and not flag:
-            wanted = "complete"          # one sequential branch and bound, or ordered printing
+            wanted = "complete"  # one sequential branch and bound, or ordered printing
         if wanted == "auto":
             wanted = "lns" if flag else "portfolio" if self.optimising or asked else self._satisfaction_engine()
         if wanted in ("sat-portfolio", "bucket-count"):
             return wanted
         if wanted == "adaptive":
             if self.optimising:
-                print("fzn-gpu: Adaptive Search finds solutions of satisfaction models; solving this optimisation "
-                      "model by the default engine", file=sys.stderr)
+                print(
+                    "fzn-gpu: Adaptive Search finds solutions of satisfaction models; solving this optimisation "
+                    "model by the default engine",
+                    file=sys.stderr,
+                )
                 return "portfolio"
             if opts.all_solutions or (opts.num_solutions or 1) > 1:
-                print("fzn-gpu: Adaptive Search finds one solution; searching for several by complete search",
-                      file=sys.stderr)
+                print(
+                    "fzn-gpu: Adaptive Search finds one solution; searching for several by complete search",
+                    file=sys.stderr,
+                )
                 return "complete"
             return wanted
         if wanted == "restart":
@@ -199,8 +281,10 @@ class SolveRun:
         if wanted == "bucket" and (not self.optimising or self.dm.obj_var < 0):
             if self.count_only:
                 return "bucket-count"
-            why = "bucket elimination solves optimisation models, and counts satisfaction models' solutions " \
-                  "(-a --count-only); solving this satisfaction model by complete search"
+            why = (
+                "bucket elimination solves optimisation models, and counts satisfaction models' solutions "
+                "(-a --count-only); solving this satisfaction model by complete search"
+            )
         elif wanted == "bucket":
             return wanted
         elif not self.optimising or self.dm.obj_var < 0:
@@ -224,7 +308,7 @@ class SolveRun:
         if self.count_only and opts.bucket != "off" and not opts.deterministic and self._counts_by_buckets():
             return "bucket-count"
         if opts.all_solutions or self.dm.nf:
-            return "restart" if self.restart is not None else "complete"   # restart: said why not
+            return "restart" if self.restart is not None else "complete"  # restart: said why not
         if opts.deterministic:
             return "complete"
         if (opts.num_solutions or 1) == 1 and not said_none:
@@ -236,6 +320,7 @@ class SolveRun:
         network planned, its work within what the run allows (-v says why not)."""
         from ..bucket.network import NotDecomposable
         from .bucket import count_prepared, say_why_not, worth_running
+
         try:
             self.bucket_count = count_prepared(self.model, self.devices)
         except NotDecomposable as why:
@@ -269,63 +354,47 @@ class SolveRun:
     def run_until(self, deadline: float | None) -> int:
         """The run, ending at `deadline` (time.monotonic()) at the latest; the exit code."""
         from ..device import select_devices
-        from .complete import CompleteSearch
         from .pack import pack
 
         self.dm = pack(self.model, self.opts)
         from .decode import decoder
+
         self.printer.decoder = decoder(self.dm)
         self.devices = select_devices(self.opts.devices, self.opts.parallel)
         self.t_init = clock.elapsed()
-        if self.dm.empty_var >= 0:      # nothing to search: the kernels assume non-empty domains
+        if self.dm.empty_var >= 0:  # nothing to search: the kernels assume non-empty domains
             if self.opts.verbose:
                 print(f"fzn-gpu: {self.model.vars.names[self.dm.empty_var]} has an empty domain", file=sys.stderr)
             with self.lock:
                 self._end(Outcome(complete=True), interrupted=False)
             return 0
         from .restart import restart_spec
+
         self.restart = restart_spec(self.model, self.opts)
         engine = self._engine()
-        restart = self.restart if engine == "restart" or (engine == "portfolio" and
-                                                          self._restart_why(asked=False) is None) else None
-        if engine == "sat-portfolio":
-            from .sat_portfolio import SatisfactionPortfolio
-            self.search = SatisfactionPortfolio(self.model, self.dm, self.devices, self.opts, self.report,
-                                                self.restart)
-        elif engine == "adaptive":
-            from .adaptive import AdaptiveSearch, forced
-            self.search = AdaptiveSearch(self.model, self.devices, self.opts, self.report, forced(self.model))
-        elif engine == "restart":
-            from .restart import RestartSearch
-            self.search = RestartSearch(self.model, self.dm, self.devices, self.opts, self.report, restart)
-        elif engine == "bucket":
-            from .bucket import BucketSearch, forced
-            self.search = BucketSearch(self.model, self.dm, self.devices, self.opts, self.report,
-                                       forced(self.model, self.devices))
-        elif engine == "bucket-count":
-            from .bucket import BucketCount, forced
-            prep = getattr(self, "bucket_count", None) or forced(self.model, self.devices, counting=True)
-            self.search = BucketCount(self.model, prep)
-        elif engine == "lns":
-            from .lns import LnsSearch
-            self.search = LnsSearch(self.model, self.dm, self.devices, self.opts, self.report, self.model.solve.lns)
-        elif engine == "portfolio":
-            from .portfolio import PortfolioSearch
-            self.search = PortfolioSearch(self.model, self.dm, self.devices, self.opts, self.report,
-                                          self.model.solve.lns, restart)
-        else:
-            self.search = CompleteSearch(self.model, self.dm, self.devices, self.opts, self.report, self.report_batch,
-                                         ordered=self.opts.deterministic)
+        restart = (
+            self.restart
+            if engine == "restart" or (engine == "portfolio" and self._restart_why(asked=False) is None)
+            else None
+        )
+        self.search = self._make_engine(engine, restart)
         interrupted: KeyboardInterrupt | None = None
         try:
             outcome = self.search.run(deadline)
-        except KeyboardInterrupt as exc:     # where the watchdog cannot take signals
+        except KeyboardInterrupt as exc:  # where the watchdog cannot take signals
             interrupted = exc
             outcome = self.search.progress()
-        if not (outcome.complete or outcome.stopped or outcome.error or interrupted
-                or (deadline is not None and time.monotonic() >= deadline)):
-            outcome.error = "the search ended before exploring everything, for no reason it knows " \
-                            "(an internal error in fzn-gpu: please report it with the model)"
+        if not (
+            outcome.complete
+            or outcome.stopped
+            or outcome.error
+            or interrupted
+            or (deadline is not None and time.monotonic() >= deadline)
+        ):
+            outcome.error = (
+                "the search ended before exploring everything, for no reason it knows "
+                "(an internal error in fzn-gpu: please report it with the model)"
+            )
         with self.lock:
             if not self.ended:
                 self._end(outcome, interrupted is not None)
@@ -398,18 +467,22 @@ def build_generic() -> int:
 
     gpus = [d for d in all_devices() if d.is_gpu]
     if not gpus:
-        print("fzn-gpu: no GPU here: nothing to build ahead (CPUs build their program on first use)",
-              file=sys.stderr)
+        print("fzn-gpu: no GPU here: nothing to build ahead (CPUs build their program on first use)", file=sys.stderr)
     for device in gpus:
         t = Tuning.for_device(device)
         for store_global in (False, True) if t.model == "group" else (False,):
             t0 = time.monotonic()
             build(device, None, t.build_options(device, store_global), t.model)
             where = " (node in global memory)" if store_global else ""
-            print(f"fzn-gpu: generic {t.model} kernel{where} ready on {device.name} in "
-                  f"{time.monotonic() - t0:.1f} s", file=sys.stderr)
+            print(
+                f"fzn-gpu: generic {t.model} kernel{where} ready on {device.name} in {time.monotonic() - t0:.1f} s",
+                file=sys.stderr,
+            )
         from .adaptive import build_program
+
         t0 = time.monotonic()
         build_program(device)
-        print(f"fzn-gpu: adaptive search kernel ready on {device.name} in {time.monotonic() - t0:.1f} s", file=sys.stderr)
+        print(
+            f"fzn-gpu: adaptive search kernel ready on {device.name} in {time.monotonic() - t0:.1f} s", file=sys.stderr
+        )
     return 0

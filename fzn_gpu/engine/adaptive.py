@@ -33,9 +33,9 @@ from .incumbent import Outcome
 from .runner import _env_int
 from .threads import run_threads
 
-SLICE_S = 0.05          # a launch's target length
+SLICE_S = 0.05  # a launch's target length
 WIDTHS = (32, 64, 128, 256)
-ITEMS_PER_CU = 1024     # a GPU's work-items a compute unit (walks x width)
+ITEMS_PER_CU = 1024  # a GPU's work-items a compute unit (walks x width)
 
 _PROGRAMS: dict[tuple, tuple] = {}
 _LOCK = threading.Lock()
@@ -50,20 +50,23 @@ def walk_params(net: LsNetwork, width: int) -> np.ndarray:
     p = np.zeros(Param.SIZE, dtype=np.int32)
     p[Param.FREEZE_LOCAL_MIN] = 1
     p[Param.FREEZE_SWAP] = 1
-    p[Param.RESET_LIMIT] = max(1, round(1.2 * net.ndec ** 0.5))
+    p[Param.RESET_LIMIT] = max(1, round(1.2 * net.ndec**0.5))
     p[Param.RESET_PERCENT] = 25
     p[Param.LOCAL_MIN] = 200
     p[Param.RESTART_ITERS] = max(10_000, 200 * net.ndec)
     p[Param.EXHAUSTIVE] = 1 << 16
-    p[Param.SAMPLE] = 256 if width == 1 else 8 * width      # a GPU's lanes are slow alone: 8 moves each
+    p[Param.SAMPLE] = 256 if width == 1 else 8 * width  # a GPU's lanes are slow alone: 8 moves each
     p[Param.RESET_PERCENT_WHOLE] = 1
     for item in filter(None, os.environ.get("FZN_GPU_LS_PARAMS", "").split(",")):
         name, _, value = item.partition("=")
         try:
             p[Param[name.strip().upper()]] = int(value)
         except (KeyError, ValueError):
-            raise FznError(f"FZN_GPU_LS_PARAMS: {item!r} is not NAME=INT with NAME one of "
-                           f"{', '.join(m.name for m in Param if m != Param.SIZE)}", fix="unset it") from None
+            raise FznError(
+                f"FZN_GPU_LS_PARAMS: {item!r} is not NAME=INT with NAME one of "
+                f"{', '.join(m.name for m in Param if m != Param.SIZE)}",
+                fix="unset it",
+            ) from None
     return p
 
 
@@ -77,7 +80,9 @@ def _program(device: Device):
     """(context, search kernel, rescoring kernel) of the Adaptive Search program on `device`,
     built once a process (the compiled binary cached on disk by pyopencl and the driver)."""
     import pyopencl as cl
+
     from .. import opencl_start
+
     key = id(device.cl_device)
     with _LOCK:
         if key not in _PROGRAMS:
@@ -86,8 +91,10 @@ def _program(device: Device):
             try:
                 prog = cl.Program(ctx, source).build(options=["-cl-std=CL1.2"])
             except cl.RuntimeError as err:
-                raise FznError(f"the adaptive search kernel did not build on {device.name}: {str(err)[-2000:]}",
-                               fix="report this with the device name; meanwhile use --engine complete") from None
+                raise FznError(
+                    f"the adaptive search kernel did not build on {device.name}: {str(err)[-2000:]}",
+                    fix="report this with the device name; meanwhile use --engine complete",
+                ) from None
             _PROGRAMS[key] = (ctx, cl.Kernel(prog, "adaptive"), cl.Kernel(prog, "adaptive_rescore"))
         return _PROGRAMS[key]
 
@@ -146,7 +153,7 @@ class WalkStats:
     launches: int = 0
     kernel_s: float = 0.0
     build_s: float = 0.0
-    best: int | None = None          # the least error any walk reached
+    best: int | None = None  # the least error any walk reached
 
 
 class DeviceWalks:
@@ -162,6 +169,7 @@ class DeviceWalks:
     def setup(self, walks: int | None = None, width: int | None = None) -> None:
         """The program and the walks' buffers (`walks`, `width`: shape()'s unless given)."""
         import pyopencl as cl
+
         t0 = time.monotonic()
         ctx, self.kernel, self.rescorer = _program(self.device)
         self.stats.build_s = time.monotonic() - t0
@@ -178,17 +186,19 @@ class DeviceWalks:
         walks, width = self.walks, self.width
         scalars = np.zeros((walks, W.SIZE), dtype=np.int32)
         rng = np.random.default_rng([self.seed, self.device.index])
-        scalars[:, W.RNG] = rng.integers(1, 2 ** 31 - 1, size=walks, dtype=np.int64)
-        self.bufs = [buffer(net.buffer, mf.READ_ONLY),
-                     buffer(np.tile(net.buffer[net.buffer[H.LO]:][:net.nv], walks)),   # values: constants set
-                     buffer(np.zeros(walks * net.ndec, np.int32)),        # frozen
-                     buffer(np.zeros(walks * net.hist, np.int32)),        # histograms
-                     buffer(np.zeros(walks * net.n_soft, np.int64)),      # sums
-                     buffer(np.zeros(walks * net.n_soft, np.int64)),      # errors
-                     buffer(scalars),
-                     buffer(np.zeros(walks * L.SIZE, np.int64)),
-                     buffer(np.full(walks * width * scratch_ints(net), -1, np.int32)),   # hash tables empty
-                     buffer(np.zeros(walks * width * 2 * net.tmax, np.int64))]
+        scalars[:, W.RNG] = rng.integers(1, 2**31 - 1, size=walks, dtype=np.int64)
+        self.bufs = [
+            buffer(net.buffer, mf.READ_ONLY),
+            buffer(np.tile(net.buffer[net.buffer[H.LO] :][: net.nv], walks)),  # values: constants set
+            buffer(np.zeros(walks * net.ndec, np.int32)),  # frozen
+            buffer(np.zeros(walks * net.hist, np.int32)),  # histograms
+            buffer(np.zeros(walks * net.n_soft, np.int64)),  # sums
+            buffer(np.zeros(walks * net.n_soft, np.int64)),  # errors
+            buffer(scalars),
+            buffer(np.zeros(walks * L.SIZE, np.int64)),
+            buffer(np.full(walks * width * scratch_ints(net), -1, np.int32)),  # hash tables empty
+            buffer(np.zeros(walks * width * 2 * net.tmax, np.int64)),
+        ]
         self.ctl_host = np.zeros(C.SIZE, dtype=np.int32)
         self.ctl = buffer(self.ctl_host)
         self.params = buffer(walk_params(net, width), mf.READ_ONLY)
@@ -197,9 +207,17 @@ class DeviceWalks:
     def launch(self, iters: int) -> bool:
         """Every walk `iters` iterations further (fewer once solved); whether one is solved."""
         import pyopencl as cl
+
         w = self.width
-        self.kernel.set_args(*self.bufs, self.ctl, self.params, np.int32(iters), cl.LocalMemory(8 * w),
-                             cl.LocalMemory(4 * w), cl.LocalMemory(4 * w))
+        self.kernel.set_args(
+            *self.bufs,
+            self.ctl,
+            self.params,
+            np.int32(iters),
+            cl.LocalMemory(8 * w),
+            cl.LocalMemory(4 * w),
+            cl.LocalMemory(4 * w),
+        )
         with launch_lock(self.device):
             cl.enqueue_nd_range_kernel(self.queue, self.kernel, (self.walks * w,), (w,))
             cl.enqueue_copy(self.queue, self.ctl_host, self.ctl)
@@ -209,6 +227,7 @@ class DeviceWalks:
     def rescore(self) -> None:
         """Every walk's sums, histograms and errors computed again from its values (tests)."""
         import pyopencl as cl
+
         w = self.width
         self.rescorer.set_args(*self.bufs, cl.LocalMemory(8 * w))
         with launch_lock(self.device):
@@ -219,9 +238,16 @@ class DeviceWalks:
         """The walks' state, read back: values, frozen marks, sums, errors, scalars (ints and
         longs), or those `parts` of it."""
         import pyopencl as cl
+
         net, k = self.net, self.walks
-        layout = {"values": (1, net.nv, np.int32), "frozen": (2, net.ndec, np.int32), "sums": (4, net.n_soft, np.int64),
-                  "errors": (5, net.n_soft, np.int64), "scalars": (6, W.SIZE, np.int32), "lscalars": (7, L.SIZE, np.int64)}
+        layout = {
+            "values": (1, net.nv, np.int32),
+            "frozen": (2, net.ndec, np.int32),
+            "sums": (4, net.n_soft, np.int64),
+            "errors": (5, net.n_soft, np.int64),
+            "scalars": (6, W.SIZE, np.int32),
+            "lscalars": (7, L.SIZE, np.int64),
+        }
         out = {}
         for name in parts:
             buf, width, dtype = layout[name]
@@ -233,6 +259,7 @@ class DeviceWalks:
     def solution(self) -> np.ndarray:
         """The answer of the solved walk with the fewest iterations (then the lowest index)."""
         import pyopencl as cl
+
         sw = self.state(("scalars",))["scalars"]
         solved = np.flatnonzero(sw[:, W.STATUS] == 2)
         best = int(solved[np.lexsort((solved, _iterations(sw)[solved]))[0]])
@@ -278,8 +305,15 @@ class DeviceWalks:
 
 
 class AdaptiveSearch:
-    def __init__(self, model: Model, devices: list[Device], opts: SolveOptions, report,
-                 network: LsNetwork | None = None, delay_s: float = 0.0):
+    def __init__(
+        self,
+        model: Model,
+        devices: list[Device],
+        opts: SolveOptions,
+        report,
+        network: LsNetwork | None = None,
+        delay_s: float = 0.0,
+    ):
         """report(values, objective) prints one solution; `network`: built already, or None to
         build it in run() after `delay_s` (beside other engines, which may answer first: then
         neither the network nor the kernel is built; a model that is not one for local search
@@ -293,7 +327,7 @@ class AdaptiveSearch:
         self.outcome = Outcome()
         self.cancel = threading.Event()
         self.walkers: list[DeviceWalks] = []
-        self.runners: list = []      # no search kernel runs (statistics read `walkers`)
+        self.runners: list = []  # no search kernel runs (statistics read `walkers`)
         self.shares: list = []
         self._lock = threading.Lock()
 
@@ -314,7 +348,7 @@ class AdaptiveSearch:
         def one(walker: DeviceWalks) -> None:
             try:
                 values = walker.run(deadline, self.cancel)
-            except BaseException as err:        # raised again below, once every device has stopped
+            except BaseException as err:  # raised again below, once every device has stopped
                 failed.append(err)
                 self.cancel.set()
                 return
@@ -330,10 +364,12 @@ class AdaptiveSearch:
     def _found(self, row: np.ndarray) -> None:
         values = row.astype(np.int64)
         bad = violations(self.model, values)
-        if bad:          # the kernel's error and the model disagree: said, nothing printed
+        if bad:  # the kernel's error and the model disagree: said, nothing printed
             with self._lock:
-                self.outcome.error = (f"adaptive search's solution violates {bad[0]} (an internal error in "
-                                      "fzn-gpu: please report it with the model)")
+                self.outcome.error = (
+                    f"adaptive search's solution violates {bad[0]} (an internal error in "
+                    "fzn-gpu: please report it with the model)"
+                )
             print(f"fzn-gpu: {self.outcome.error}", file=sys.stderr)
             self.cancel.set()
             return
@@ -361,7 +397,8 @@ class AdaptiveSearch:
             "lsRestarts": sum(s.restarts for s in ws),
             "lsKernelTime": max((s.kernel_s for s in ws), default=0.0),
             "lsBuildTime": max((s.build_s for s in ws), default=0.0),
-            "lsDevices": "; ".join(f"{w.device.name} ({w.stats.walks} x {w.stats.width})" for w in self.walkers)}
+            "lsDevices": "; ".join(f"{w.device.name} ({w.stats.walks} x {w.stats.width})" for w in self.walkers),
+        }
         best = [s.best for s in ws if s.best is not None]
         if best:
             stats["lsLeastError"] = min(best)
@@ -375,5 +412,6 @@ def forced(model: Model) -> LsNetwork:
     try:
         return build(model)
     except NotLocal as why:
-        raise FznError(f"adaptive search cannot solve this model: {why}",
-                       fix="use another engine (--engine auto)") from None
+        raise FznError(
+            f"adaptive search cannot solve this model: {why}", fix="use another engine (--engine auto)"
+        ) from None

@@ -36,15 +36,16 @@ ALL_AT_ONCE_S = 1.0
 @dataclass
 class DeviceShare:
     """One device's part of the search, for the balancer and for `-s`."""
+
     index: int
     name: str
     is_gpu: bool
-    items: int                     # work-items the device runs at once
-    subs: int = 0                  # sub-search spaces it finished
+    items: int  # work-items the device runs at once
+    subs: int = 0  # sub-search spaces it finished
     busy_s: float = 0.0
     blocks: int = 0
-    done_at: float | None = None   # when it took no more work (time.monotonic)
-    failed: str | None = None      # why it dropped out, if it did
+    done_at: float | None = None  # when it took no more work (time.monotonic)
+    failed: str | None = None  # why it dropped out, if it did
 
     def speed(self) -> float | None:
         return self.subs / self.busy_s if self.subs and self.busy_s > 0 else None
@@ -53,13 +54,14 @@ class DeviceShare:
 @dataclass
 class RunningBlock:
     """A block on a device: it keeps its first `n` paths; work-items have taken `started`."""
+
     paths: Paths
     n: int
     started: int = 0
-    wanted: DeviceShare | None = None   # an idle device asking for part of the unstarted rest
-    promised: int = 0                   # donations asked for it at the last slice
+    wanted: DeviceShare | None = None  # an idle device asking for part of the unstarted rest
+    promised: int = 0  # donations asked for it at the last slice
     t0: float = field(default_factory=time.monotonic)
-    sources: list[np.ndarray] = field(default_factory=list)   # donations: which path gave each
+    sources: list[np.ndarray] = field(default_factory=list)  # donations: which path gave each
     given: list[Paths] = field(default_factory=list)
 
     def kept(self) -> Paths:
@@ -98,14 +100,14 @@ class WorkPool:
             while not self.stop.is_set():
                 block = self._fresh(share)
                 if block is False:
-                    return None                    # declined
-                if block is None:                  # nothing left: ask a running block for its rest
+                    return None  # declined
+                if block is None:  # nothing left: ask a running block for its rest
                     owners = [rb for i, rb in self.running.items() if i != share.index]
                     if not owners:
                         return None
                     owner = max(owners, key=lambda rb: rb.n - rb.started)
                     if owner.wanted is None:
-                        owner.wanted = share       # it gives unstarted paths, or re-splits
+                        owner.wanted = share  # it gives unstarted paths, or re-splits
                     self.changed.wait(timeout=0.25)
                     continue
                 rb = RunningBlock(block, len(block))
@@ -114,7 +116,7 @@ class WorkPool:
             return None
 
     def _fresh(self, share: DeviceShare) -> Paths | None | bool:
-        if self.returned:                          # work given back (fault, or for an idle device)
+        if self.returned:  # work given back (fault, or for an idle device)
             return self.returned.pop()
         left = len(self.paths) - self.next
         if left <= 0:
@@ -215,8 +217,8 @@ class WorkPool:
             return 0
         speed = share.speed()
         if self.next == 0 and self._lead() is share:
-            return left                            # the lead device starts on everything
-        if speed is None:                          # calibration: one per work-item
+            return left  # the lead device starts on everything
+        if speed is None:  # calibration: one per work-item
             return min(left, share.items)
         if left / speed < ALL_AT_ONCE_S:
             return left
@@ -225,10 +227,10 @@ class WorkPool:
         rank = speed / sum(known) if known else 1.0
         faster_left = any(s is not share and (s.speed() or 0) > speed for s in live)
         if self.may_decline and faster_left and share.is_gpu and rank * left < share.items / 2:
-            return 0                               # too little to fill the GPU: leave it
+            return 0  # too little to fill the GPU: leave it
         size = by_rank(rank, left, live)
         if not in_tail(left, live):
-            size = max(share.items, size)        # a block fills the device at least once
+            size = max(share.items, size)  # a block fills the device at least once
         return min(left, max(1, size))
 
 
@@ -249,7 +251,7 @@ def injected_fault(device: int, block: int, slice_no: int = 0) -> bool:
     may have donated paths already (tests of fault recovery)."""
     for spec in filter(None, os.environ.get("FZN_GPU_FAIL_DEVICE", "").split(",")):
         parts = spec.split(":")
-        dev, at_block, at = (parts + ["1", "0"][len(parts) - 1:])[:3]
+        dev, at_block, at = (parts + ["1", "0"][len(parts) - 1 :])[:3]
         if dev.isdigit() and int(dev) == device and block == int(at_block or 1) and int(at or 0) == slice_no:
             return True
     return False
@@ -280,7 +282,7 @@ def balance(paths: Paths, shares: list[DeviceShare], search_block) -> bool:
                 share.failed = str(fault)
                 pool.give_back(share.index)
                 break
-            except BaseException as err:            # a bug or a capacity error: stop everyone
+            except BaseException as err:  # a bug or a capacity error: stop everyone
                 errors.append(err)
                 stop.set()
                 break
@@ -298,12 +300,15 @@ def balance(paths: Paths, shares: list[DeviceShare], search_block) -> bool:
     while pool.remaining() and not stop.is_set():
         live = [s for s in shares if s.failed is None]
         if not live:
-            raise FznError("every device failed: " + "; ".join(f"{s.name}: {s.failed}" for s in shares),
-                           fix="choose other devices with --devices (see --list-devices)")
+            raise FznError(
+                "every device failed: " + "; ".join(f"{s.name}: {s.failed}" for s in shares),
+                fix="choose other devices with --devices (see --list-devices)",
+            )
         for s in live:
             s.done_at = None
-        threads = [threading.Thread(target=worker, args=(s,), name=f"fzn-gpu device {s.index}", daemon=True)
-                   for s in live]
+        threads = [
+            threading.Thread(target=worker, args=(s,), name=f"fzn-gpu device {s.index}", daemon=True) for s in live
+        ]
         before = pool.remaining()
         for t in threads:
             t.start()
@@ -312,7 +317,7 @@ def balance(paths: Paths, shares: list[DeviceShare], search_block) -> bool:
         if errors:
             raise errors[0]
         if pool.remaining() and pool.remaining() == before:
-            pool.may_decline = False               # nobody took the rest: the next round must
+            pool.may_decline = False  # nobody took the rest: the next round must
     return not stop.is_set() and not pool.remaining()
 
 
@@ -326,8 +331,9 @@ class BlockSplit:
     def keep(self, started: int, n: int) -> int:
         self.slices += 1
         if injected_fault(self.share.index, self.share.blocks, self.slices):
-            raise DeviceFault(f"fault injected by FZN_GPU_FAIL_DEVICE after slice {self.slices} of block "
-                              f"{self.share.blocks}")
+            raise DeviceFault(
+                f"fault injected by FZN_GPU_FAIL_DEVICE after slice {self.slices} of block {self.share.blocks}"
+            )
         return self.pool.shrink(self.index, started)
 
     def wanted(self, idle_items: int, unstarted: int, items: int) -> int:

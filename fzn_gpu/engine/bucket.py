@@ -36,7 +36,7 @@ from .pack import DeviceModel
 from .paths import Paths
 from .runner import INT_MAX, Exploration, Runner
 
-CONSTRAINTS_MAX = 20_000      # more rows than this: not even tried by the default engine
+CONSTRAINTS_MAX = 20_000  # more rows than this: not even tried by the default engine
 # Work (bucket table entries, added up over the plan) that the default engine runs beside the
 # portfolio without a time limit, and the rate it expects under one (entries a second): numpy
 # on a 2-core machine did WCSP 10x10's 3.65e9 in about 19 s (docs/BENCHMARKS.md); the GPU's
@@ -66,7 +66,7 @@ def _memory_budget(device: Device | None) -> int:
     budget = avail // 3
     if device is not None and device.is_gpu:
         budget = min(budget, int(device.max_alloc))
-    given = os.environ.get("FZN_GPU_BUCKET_MEMORY", "")      # bytes, for tests
+    given = os.environ.get("FZN_GPU_BUCKET_MEMORY", "")  # bytes, for tests
     return int(given) if given.isdigit() else budget
 
 
@@ -86,8 +86,9 @@ def prepare(model: Model, device: Device | None, counting: bool = False) -> Prep
     need = 8 * (plan.largest + plan.kept)
     budget = _memory_budget(device)
     if need > budget:
-        raise NotDecomposable(f"its {plan.describe()} need {need / 2 ** 30:.1f} GiB, more than the "
-                              f"{budget / 2 ** 30:.1f} GiB at hand")
+        raise NotDecomposable(
+            f"its {plan.describe()} need {need / 2**30:.1f} GiB, more than the {budget / 2**30:.1f} GiB at hand"
+        )
     return Prepared(net, plan, time.perf_counter() - t0)
 
 
@@ -106,8 +107,16 @@ def worth_running(prep: Prepared, device: Device | None, deadline: float | None 
 
 
 class BucketSearch:
-    def __init__(self, model: Model, dm: DeviceModel, devices: list[Device], opts: SolveOptions, report,
-                 prepared: Prepared, incumbent: Incumbent | None = None):
+    def __init__(
+        self,
+        model: Model,
+        dm: DeviceModel,
+        devices: list[Device],
+        opts: SolveOptions,
+        report,
+        prepared: Prepared,
+        incumbent: Incumbent | None = None,
+    ):
         """`prepared`: prepare()'s network and plan; `incumbent`: one shared with the
         portfolio's engines (its optimum is offered there), else one of its own."""
         self.model = model
@@ -125,11 +134,13 @@ class BucketSearch:
     def _joiner(self):
         """The first GPU's (kernels/bucket.cl) where a bucket is big enough for it, else numpy's."""
         from ..bucket.device import DEVICE_MIN, DeviceJoiner
+
         gpu = next((d for d in self.devices if d.is_gpu), None)
         if gpu is None or self.prepared.plan.largest < DEVICE_MIN:
             return None
         import pyopencl as cl
-        ctx = cl.Context([gpu.cl_device])          # a context of its own: no search program needed
+
+        ctx = cl.Context([gpu.cl_device])  # a context of its own: no search program needed
         self.where = gpu.name
         return DeviceJoiner(ctx, cl.CommandQueue(ctx))
 
@@ -138,6 +149,7 @@ class BucketSearch:
         came through the kernels with its objective (a copy: the shared outcome's flag is every
         engine's, and another may write it meanwhile)."""
         from dataclasses import replace
+
         proved = self._run(deadline)
         return replace(self.outcome, complete=proved or self.outcome.complete)
 
@@ -150,13 +162,15 @@ class BucketSearch:
         if result is None:
             return False
         if not result.feasible:
-            return True                 # every constraint is in the network: no solution exists
+            return True  # every constraint is in the network: no solution exists
         found = self._replay(result.assignment, deadline)
         if found is None:
             return False
         if found[0] != result.cost:
-            self._internal(f"bucket elimination's optimum {result.cost * self.dm.obj_sense} and its solution's "
-                           f"objective {found[0] * self.dm.obj_sense} differ")
+            self._internal(
+                f"bucket elimination's optimum {result.cost * self.dm.obj_sense} and its solution's "
+                f"objective {found[0] * self.dm.obj_sense} differ"
+            )
             return False
         return True
 
@@ -164,7 +178,9 @@ class BucketSearch:
         """The full solution of the optimal assignment, through the search kernel on the first
         device (offered to the incumbent: printed if it improves), or None."""
         if not self.runners:
-            self.runners = [Runner(self.devices[0], self.dm, seed=self.opts.seed, max_items=1, verbose=self.opts.verbose)]
+            self.runners = [
+                Runner(self.devices[0], self.dm, seed=self.opts.seed, max_items=1, verbose=self.opts.verbose)
+            ]
         runner = self.runners[0]
         decisions = [(v, int(Op.EQ), value, 0) for v, value in sorted(self._complete(assignment).items())]
         flat = np.array(decisions, dtype=np.int32).reshape(-1)
@@ -195,6 +211,7 @@ class BucketSearch:
 
     def progress(self) -> Outcome:
         from dataclasses import replace
+
         return replace(self.outcome, complete=False)
 
     def extra_stats(self) -> dict[str, object]:
@@ -203,8 +220,14 @@ class BucketSearch:
 
 def bucket_stats(prep: Prepared, seconds: float, where: str) -> dict[str, object]:
     p = prep.plan
-    return {"bucketWidth": p.width, "bucketLargestTable": p.largest, "bucketWork": p.total,
-            "bucketPlanTime": prep.seconds, "bucketTime": seconds, "bucketDevice": where}
+    return {
+        "bucketWidth": p.width,
+        "bucketLargestTable": p.largest,
+        "bucketWork": p.total,
+        "bucketPlanTime": prep.seconds,
+        "bucketTime": seconds,
+        "bucketDevice": where,
+    }
 
 
 def say_why_not(why: NotDecomposable, verbose: bool) -> None:
@@ -218,11 +241,15 @@ def forced(model: Model, devices: list[Device], counting: bool = False) -> Prepa
     try:
         return count_prepared(model, devices) if counting else prepare(model, gpu)
     except NotDecomposable as why:
-        raise FznError(f"bucket elimination cannot solve this model: {why}",
-                       fix="use another engine (--engine auto)") from None
+        raise FznError(
+            f"bucket elimination cannot solve this model: {why}", fix="use another engine (--engine auto)"
+        ) from None
     except (MemoryError, ValueError, ArithmeticError) as err:
-        raise FznError(f"bucket elimination could not plan this model ({type(err).__name__}: {err}; a bug in "
-                       "fzn-gpu, please report it with the model)", fix="use another engine (--engine auto)") from None
+        raise FznError(
+            f"bucket elimination could not plan this model ({type(err).__name__}: {err}; a bug in "
+            "fzn-gpu, please report it with the model)",
+            fix="use another engine (--engine auto)",
+        ) from None
 
 
 def free_values(model: Model, net: CostNetwork) -> int:
@@ -231,7 +258,7 @@ def free_values(model: Model, net: CostNetwork) -> int:
     -1 where one has too many to count."""
     named = set(net.domains) | set(net.fixed) | set(net.loose)
     out = 1
-    for v, n in net.loose.items():
+    for n in net.loose.values():
         if n < 0:
             return -1
         out *= n
@@ -251,6 +278,7 @@ def count_prepared(model: Model, devices: list[Device]) -> Prepared:
     (also where the count could leave int64: every assignment of the network's variables
     together over 2^COUNT_BITS, or a variable outside it with too many values)."""
     from ..bucket.eliminate import COUNT_BITS
+
     prep = prepare(model, next((d for d in devices if d.is_gpu), None), counting=True)
     bits = sum(float(np.log2(len(d))) for d in prep.network.domains.values())
     if bits > COUNT_BITS:
@@ -274,6 +302,7 @@ class BucketCount:
 
     def run(self, deadline: float | None) -> Outcome:
         from ..bucket.eliminate import count
+
         t0 = time.perf_counter()
         stop = lambda: deadline is not None and time.monotonic() >= deadline  # noqa: E731
         n = count(self.prepared.network, self.prepared.plan, stop)

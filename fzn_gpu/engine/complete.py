@@ -12,24 +12,33 @@ from dataclasses import replace
 import numpy as np
 
 from ..device import Device
+from ..errors import FznError
 from ..model import Model
 from ..options import SolveOptions
+from .balance import DeviceFault, DeviceShare, balance
 from .floats import objective_keys
 from .incumbent import Incumbent, Outcome, report_improvements
 from .ordered import OrderedSolutions
 from .pack import DeviceModel
 from .paths import Paths
-from ..errors import FznError
-from .balance import DeviceFault, DeviceShare, balance
 from .resplit import Resplit, SelfSplit
-from .runner import INT_MAX, CapacityError, Runner, other_runners, share_gpus
+from .runner import CapacityError, Runner, other_runners, share_gpus
 
 MAX_EXPANSIONS = 12
 
 
 class CompleteSearch:
-    def __init__(self, model: Model, dm: DeviceModel, devices: Device | list[Device], opts: SolveOptions, report,
-                 report_batch=None, incumbent: Incumbent | None = None, ordered: bool = False):
+    def __init__(
+        self,
+        model: Model,
+        dm: DeviceModel,
+        devices: Device | list[Device],
+        opts: SolveOptions,
+        report,
+        report_batch=None,
+        incumbent: Incumbent | None = None,
+        ordered: bool = False,
+    ):
         """report(values: np.ndarray[int32 per variable], objective or None) prints one solution;
         report_batch(rows), when given, prints many solutions of a satisfaction problem at once.
         With several devices, the first splits the root and all of them search the sub-search
@@ -47,9 +56,9 @@ class CompleteSearch:
         self.devices = devices if isinstance(devices, list) else [devices]
         self.runner = Runner(self.devices[0], dm, seed=opts.seed, verbose=opts.verbose)
         self.runners = [self.runner]
-        self.gpu_time_share = 1.0         # of each GPU's wall time (share_gpus)
+        self.gpu_time_share = 1.0  # of each GPU's wall time (share_gpus)
         self.shares: list[DeviceShare] = []
-        self._lock = threading.RLock()      # device threads report solutions and counts
+        self._lock = threading.RLock()  # device threads report solutions and counts
         self.optimising = dm.obj_var >= 0
         self.limit = opts.solution_limit(self.optimising)
         self.outcome = Outcome()
@@ -57,7 +66,7 @@ class CompleteSearch:
         self.counted = 0
         self.incumbent = incumbent if self.optimising and not self.runner.float_objective else None
         self.cancel = threading.Event()
-        self.dive = True        # a first solution by one work-item first, on a GPU (tuning.dive_ms)
+        self.dive = True  # a first solution by one work-item first, on a GPU (tuning.dive_ms)
         self.ordered = ordered and not self.optimising and self.limit is not None and not self.count_only
         # optimisation, deterministic: one search from the root to the end, a sequential branch
         # and bound whose improving solutions come in the same order every run (Gecode's, where
@@ -87,7 +96,7 @@ class CompleteSearch:
             report_improvements(self.outcome, sols, self.dm.obj_sense, self.report, keys)
         else:
             if self.limit is not None:
-                sols = sols[:max(0, self.limit - self.outcome.solutions)]
+                sols = sols[: max(0, self.limit - self.outcome.solutions)]
             self.outcome.solutions += len(sols)
             if len(sols):
                 self.report_batch(sols[:, 1:])
@@ -102,11 +111,13 @@ class CompleteSearch:
     def _on_slice(self, runner: Runner):
         """After a slice of `runner` (in its thread): take the solutions, then tighten its bound
         to the best any device or engine has found."""
+
         def on_slice(sols) -> bool:
             more = self._take(sols)
             if self.optimising:
                 self._share_bound(runner)
             return more
+
         return on_slice
 
     def _dive(self, deadline: float | None, whole: bool = False) -> bool | None:
@@ -128,7 +139,7 @@ class CompleteSearch:
     def run(self, deadline: float | None) -> Outcome:
         r = self.runner
         try:
-            if self.sequential:           # the dive is the whole search: `whole` (None: time limit)
+            if self.sequential:  # the dive is the whole search: `whole` (None: time limit)
                 return self._finish(bool(self._dive(deadline, whole=True)))
             if r.tuning.dive_ms and self.dive and (self.optimising or self.limit == 1) and not self.count_only:
                 dived = self._dive(deadline)
@@ -148,7 +159,7 @@ class CompleteSearch:
                 best_before = r.best()
                 room = r.emit_limit(paths)
                 emit_cap = min(max(4 * target, 64 * len(paths), 1024), room)
-                while True:   # one level deeper per pass; on overflow retry with more room
+                while True:  # one level deeper per pass; on overflow retry with more room
                     pending: list[np.ndarray] = []
 
                     def hold(sols):
@@ -156,8 +167,9 @@ class CompleteSearch:
                             pending.append(sols)
                         return True
 
-                    finished, emitted = r.run_phase(paths, 1, first, hold, deadline, emit_cap=emit_cap,
-                                                    count_only=self.count_only)
+                    finished, emitted = r.run_phase(
+                        paths, 1, first, hold, deadline, emit_cap=emit_cap, count_only=self.count_only
+                    )
                     if finished and pending and self.ordered:
                         # solutions above the frontier have no place among its paths: search the
                         # paths as they are, where they come again in order
@@ -166,13 +178,13 @@ class CompleteSearch:
                         break
                     if not finished or emitted is not None or emit_cap > 64 * target or emit_cap >= room:
                         break
-                    r.set_best(best_before)      # forget the pass: its solutions come again
+                    r.set_best(best_before)  # forget the pass: its solutions come again
                     emit_cap = min(emit_cap * 8, room)
-                if not finished:   # time limit: report what this pass found; the search is incomplete
+                if not finished:  # time limit: report what this pass found; the search is incomplete
                     self._take(np.concatenate(pending) if pending else None)
                     self.counted += r.phase_solutions if self.count_only else 0
                     return self._finish(False)
-                if emitted is None:   # no room even so: forget the pass, search `paths` as they are
+                if emitted is None:  # no room even so: forget the pass, search `paths` as they are
                     r.set_best(best_before)
                     break
                 self._take(np.concatenate(pending) if pending else None)
@@ -211,11 +223,12 @@ class CompleteSearch:
                 self._release(None)
             return finished
         if len(self.runners) == 1:
-            finished, _ = r.run_phase(paths, 0, False, self._on_slice(r), deadline, count_only=self.count_only,
-                                      resplit=SelfSplit())
+            finished, _ = r.run_phase(
+                paths, 0, False, self._on_slice(r), deadline, count_only=self.count_only, resplit=SelfSplit()
+            )
             self.counted += r.phase_solutions if self.count_only else 0
             return finished
-        for other in self.runners[1:]:     # the root as propagated by the first device, its bound
+        for other in self.runners[1:]:  # the root as propagated by the first device, its bound
             other.root_lb, other.root_ub, other.root_bits = r.root_lb.copy(), r.root_ub.copy(), r.root_bits.copy()
             other.root_fb = r.root_fb.copy()
             other.set_best(r.best())
@@ -237,13 +250,14 @@ class CompleteSearch:
                 held.append(sols)
             with self._lock:
                 if held and self.limit is not None and self.outcome.solutions + sum(map(len, held)) >= self.limit:
-                    self._take_locked(np.concatenate(held))      # enough to stop everyone
+                    self._take_locked(np.concatenate(held))  # enough to stop everyone
                     held.clear()
                 return self._more()
 
         try:
-            finished, _ = runner.run_phase(block, 0, False, on_slice, deadline, count_only=self.count_only,
-                                           resplit=resplit)
+            finished, _ = runner.run_phase(
+                block, 0, False, on_slice, deadline, count_only=self.count_only, resplit=resplit
+            )
         except FznError as err:
             raise DeviceFault(str(err)) from None
         with self._lock:
@@ -255,10 +269,12 @@ class CompleteSearch:
     def _ordered_slice(self, runner: Runner):
         """After a slice of an ordered search: hold its solutions, print those no unfinished
         path is left of."""
+
         def on_slice(sols) -> bool:
             with self._lock:
                 self.held.add(sols)
                 return self._release(runner.unfinished)
+
         return on_slice
 
     def _release(self, unfinished) -> bool:
@@ -295,7 +311,7 @@ class CompleteSearch:
         return snapshot
 
     def _finish(self, complete: bool) -> Outcome:
-        if self.ordered:                  # a time limit: what is held still prints, leftmost first
+        if self.ordered:  # a time limit: what is held still prints, leftmost first
             with self._lock:
                 self._release(None)
         if self.count_only:

@@ -3,7 +3,7 @@ float variables (boxes, floats.py), as one decoder for the printer and the check
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -24,4 +24,5 @@ def decoder(dm) -> Callable[[np.ndarray], dict[int, object]] | None:
         for part in parts:
             out.update(part(row))
         return out
+
     return decode

@@ -31,7 +31,7 @@ DEFAULT_PRECISION = 1e-8
 # a printed solution to pass it. Splitting an ill-conditioned Aux (a high power, a long product)
 # down to DEFAULT_PRECISION would search its box's dust, and nothing is printed from it.
 AUX_PRECISION = 1e-7
-FLOAT_NONE = 2 ** 63 - 1        # no float objective bound yet (beyond every ordinal of a double)
+FLOAT_NONE = 2**63 - 1  # no float objective bound yet (beyond every ordinal of a double)
 
 
 def to_ord(x) -> np.ndarray:
@@ -62,8 +62,8 @@ def bits_to_float(b: int) -> float:
 
 @dataclass
 class FloatLayout:
-    slot: np.ndarray          # int32 per device variable: its float slot, or -1
-    root: np.ndarray          # int64, 2 per slot: the declared bounds as ordinals
+    slot: np.ndarray  # int32 per device variable: its float slot, or -1
+    root: np.ndarray  # int64, 2 per slot: the declared bounds as ordinals
     nf: int
 
 
@@ -86,23 +86,29 @@ def encode(model: Model, first_cid: int):
 
     def encode_field(f: str, src: list, i: int, out: list, watched: list) -> int:
         if f == "var":
-            out.append(src[i]); watched.append(src[i])
+            out.append(src[i])
+            watched.append(src[i])
             return i + 1
         if f == "var[]":
-            k = src[i]; out.append(k); out += src[i + 1:i + 1 + k]; watched += src[i + 1:i + 1 + k]
+            k = src[i]
+            out.append(k)
+            out += src[i + 1 : i + 1 + k]
+            watched += src[i + 1 : i + 1 + k]
             return i + 1 + k
         if f == "float":
             out += words(bits_to_float(src[i]))
             return i + 1
         if f == "float[]":
-            k = src[i]; out.append(k)
-            for b in src[i + 1:i + 1 + k]:
+            k = src[i]
+            out.append(k)
+            for b in src[i + 1 : i + 1 + k]:
                 out += words(bits_to_float(b))
             return i + 1 + k
         if f == "int":
             out.append(src[i])
             return i + 1
-        k = src[i]; out += src[i:i + 1 + k]       # int[]
+        k = src[i]
+        out += src[i : i + 1 + k]  # int[]
         return i + 1 + k
 
     return reencode(model, "float", first_cid, encode_field)
@@ -124,7 +130,7 @@ def shortest(lo: float, hi: float) -> float:
 def boxes(dm, rows: np.ndarray) -> np.ndarray:
     """Solution rows (after their first int) -> float64 array (rows, nf, 2): each box."""
     start = dm.nv + dm.sol_words
-    w = np.asarray(rows[:, start:start + 4 * dm.nf], dtype=np.int64).reshape(len(rows), -1, 2)
+    w = np.asarray(rows[:, start : start + 4 * dm.nf], dtype=np.int64).reshape(len(rows), -1, 2)
     ords = (w[:, :, 0] & 0xFFFFFFFF) | (w[:, :, 1] << 32)
     return from_ord(ords).reshape(len(rows), dm.nf, 2)
 
@@ -147,4 +153,5 @@ def decoder(dm):
     def decode(row) -> dict[int, float]:
         vals = boxes(dm, np.asarray(row)[None, :])[0]
         return {int(v): shortest(float(vals[s, 0]), float(vals[s, 1])) for v, s in zip(fvars, slots)}
+
     return decode

@@ -10,23 +10,24 @@ from dataclasses import dataclass
 
 import numpy as np
 
-Solution = tuple[int, np.ndarray]      # (sense-adjusted objective, values of every variable)
+Solution = tuple[int, np.ndarray]  # (sense-adjusted objective, values of every variable)
 
 
 @dataclass
 class Outcome:
-    complete: bool = False          # the whole space was explored
-    solutions: int = 0              # solutions reported (printed or counted)
-    best: int | None = None         # best objective (sense-adjusted) so far
-    error: str | None = None        # why the search stopped incomplete, if it did
-    stopped: bool = False           # stopped by the solution limit
+    complete: bool = False  # the whole space was explored
+    solutions: int = 0  # solutions reported (printed or counted)
+    best: int | None = None  # best objective (sense-adjusted) so far
+    error: str | None = None  # why the search stopped incomplete, if it did
+    stopped: bool = False  # stopped by the solution limit
     expansions: int = 0
     sub_spaces: int = 0
-    split_s: float = 0.0            # wall time of the expansion passes (splitting the root)
+    split_s: float = 0.0  # wall time of the expansion passes (splitting the root)
 
 
-def report_improvements(outcome: Outcome, sols: np.ndarray, obj_sense: int, report,
-                        keys: np.ndarray | None = None) -> None:
+def report_improvements(
+    outcome: Outcome, sols: np.ndarray, obj_sense: int, report, keys: np.ndarray | None = None
+) -> None:
     """Print the rows that improve on the best so far, worst first, so the stream is a sequence
     of improvements. A row's sense-adjusted objective is its first int, or keys[i] (a float
     objective's, floats.objective_keys)."""
@@ -56,9 +57,9 @@ class Incumbent:
         self.obj_sense = obj_sense
         self.report = report
         self.best: Solution | None = None
-        self._stamp = 0              # how many times best has improved
-        self.stopped = False         # set to end every LNS island at its next step or slice
-        self.sources: list[list] = []    # [engine, improvements] runs, in the order printed
+        self._stamp = 0  # how many times best has improved
+        self.stopped = False  # set to end every LNS island at its next step or slice
+        self.sources: list[list] = []  # [engine, improvements] runs, in the order printed
 
     def offer(self, sols: np.ndarray, source: str = "lns") -> int:
         """Prints the improvements among `sols` (rows: objective, values); returns how many

@@ -38,18 +38,32 @@ from .paths import Paths
 from .runner import CapacityError, Runner
 from .threads import run_threads
 
-
 DEFAULTS = {"percent": 20, "steps": 50, "restarts": 1 << 30, "timeout": None}
 
 
-ADAPTIVE = "adaptive"      # no strategy named: each step's is chosen by lns_island.StrategyBandit
+ADAPTIVE = "adaptive"  # no strategy named: each step's is chosen by lns_island.StrategyBandit
 
 
 def _given(spec: LnsSpec | None, opts: SolveOptions) -> dict:
     """The settings the annotation and the command line name (the command line's over)."""
-    given = dict(zip(("percent", "neighbourhoods", "starts", "steps", "strategy", "restarts", "timeout"),
-                     (spec.percent, spec.neighbourhoods, spec.starts, spec.steps, spec.strategy, spec.restarts,
-                      spec.timeout_s))) if spec else {}
+    given = (
+        dict(
+            zip(
+                ("percent", "neighbourhoods", "starts", "steps", "strategy", "restarts", "timeout"),
+                (
+                    spec.percent,
+                    spec.neighbourhoods,
+                    spec.starts,
+                    spec.steps,
+                    spec.strategy,
+                    spec.restarts,
+                    spec.timeout_s,
+                ),
+            )
+        )
+        if spec
+        else {}
+    )
     given.update(opts.lns or {})
     return given
 
@@ -73,16 +87,25 @@ def lns_settings(spec: LnsSpec | None, opts: SolveOptions, items: int, arm: str 
     strategy = arm or named or "complete_exploration"
     starts = given.get("starts", 1 if strategy == "complete_exploration" else 16)
     if given.get("timeout") is not None and given["timeout"] <= 0:
-        given["timeout"] = None                      # lns(..., 0): no time-out of its own
-    value = lambda key: given.get(key, DEFAULTS.get(key))   # noqa: E731
-    settings = LnsSpec(value("percent"), given.get("neighbourhoods", max(1, items // max(starts, 1))), starts,
-                       value("steps"), strategy, value("restarts"), value("timeout"))
+        given["timeout"] = None  # lns(..., 0): no time-out of its own
+    value = lambda key: given.get(key, DEFAULTS.get(key))  # noqa: E731
+    settings = LnsSpec(
+        value("percent"),
+        given.get("neighbourhoods", max(1, items // max(starts, 1))),
+        starts,
+        value("steps"),
+        strategy,
+        value("restarts"),
+        value("timeout"),
+    )
     if arm is None and named is None:
         settings = replace(settings, strategy=ADAPTIVE)
     for name in ("percent", "neighbourhoods", "starts", "steps", "restarts"):
         if getattr(settings, name) < 1:
-            raise FznError(f"lns {name} must be at least 1, not {getattr(settings, name)}",
-                           fix="give lns(P, T, M, H, STRATEGY, S, TIMEOUT) positive numbers")
+            raise FznError(
+                f"lns {name} must be at least 1, not {getattr(settings, name)}",
+                fix="give lns(P, T, M, H, STRATEGY, S, TIMEOUT) positive numbers",
+            )
     if settings.percent > 100:
         raise FznError(f"lns percent {settings.percent} is over 100", fix="release at most 100 percent")
     return settings
@@ -106,8 +129,16 @@ def lns_variables(model: Model, dm: DeviceModel, free_search: bool) -> np.ndarra
 
 
 class LnsSearch:
-    def __init__(self, model: Model, dm: DeviceModel, devices: list[Device], opts: SolveOptions, report,
-                 spec: LnsSpec | None, incumbent: Incumbent | None = None):
+    def __init__(
+        self,
+        model: Model,
+        dm: DeviceModel,
+        devices: list[Device],
+        opts: SolveOptions,
+        report,
+        spec: LnsSpec | None,
+        incumbent: Incumbent | None = None,
+    ):
         """`incumbent`: one shared with another engine (the portfolio's branch and bound), whose
         solutions then become the islands' starting points too; else one of its own, printing
         through report(values, objective)."""
@@ -123,11 +154,11 @@ class LnsSearch:
         self.related = RelatedVariables.of(model, self.fd)
         self.dive_index = next((i for i, d in enumerate(devices) if not d.is_gpu), 0) if len(devices) > 1 else 0
         self.runner = self._runner(self.dive_index)
-        self.settings = lns_settings(spec, opts, self.runner.max_items)      # bad settings: said at once
+        self.settings = lns_settings(spec, opts, self.runner.max_items)  # bad settings: said at once
         self.runners = [self.runner]
         self.islands: list[Island] = []
         self.shares: list = []
-        self._bugs: list[BaseException] = []      # unexpected errors of island threads
+        self._bugs: list[BaseException] = []  # unexpected errors of island threads
 
     def _runner(self, i: int) -> Runner:
         return Runner(self.devices[i], self.dm, seed=self.opts.seed, verbose=self.opts.verbose)
@@ -140,42 +171,64 @@ class LnsSearch:
             until = time.monotonic() + s.timeout_s
             deadline = until if deadline is None else min(deadline, until)
         built: dict[int, Runner | FznError] = {}
-        builders = [threading.Thread(target=self._build, args=(i, built), daemon=True)
-                    for i in range(len(self.devices)) if i != self.dive_index]
+        builders = [
+            threading.Thread(target=self._build, args=(i, built), daemon=True)
+            for i in range(len(self.devices))
+            if i != self.dive_index
+        ]
         for t in builders:
             t.start()
-        try:      # the first solution, unless another engine sharing the incumbent finds one sooner
-            finished, first = run_batch(self.runner, Paths.root(), deadline, None, self.incumbent.offer,
-                                        first_only=True,
-                                        stop=lambda: self.incumbent.stopped or self.incumbent.bound() is not None)
-            self.outcome.complete = self.outcome.complete or finished     # shared: another engine may have proved it
+        try:  # the first solution, unless another engine sharing the incumbent finds one sooner
+            finished, first = run_batch(
+                self.runner,
+                Paths.root(),
+                deadline,
+                None,
+                self.incumbent.offer,
+                first_only=True,
+                stop=lambda: self.incumbent.stopped or self.incumbent.bound() is not None,
+            )
+            self.outcome.complete = self.outcome.complete or finished  # shared: another engine may have proved it
         except CapacityError as err:
             self.incumbent.note_error(f"a search thread ran out of {err} capacity")
             first = None
         for t in builders:
             t.join()
         self._keep_built(built)
-        if self.incumbent.best is not None:     # its own first solution, or a better one found beside it
+        if self.incumbent.best is not None:  # its own first solution, or a better one found beside it
             first = self.incumbent.best
         if first is None or self.outcome.complete or self.incumbent.stopped:
             return self.outcome
         if not len(self.fd):
-            self.incumbent.note_error("LNS has no decision variables to release (every searched variable is "
-                                      "defined by a constraint); the first solution is not proven optimal")
+            self.incumbent.note_error(
+                "LNS has no decision variables to release (every searched variable is "
+                "defined by a constraint); the first solution is not proven optimal"
+            )
             return self.outcome
-        given = _given(self.spec, self.opts)      # the user's T and percent stay as given
-        self.islands = [Island(i, r, lns_arms(self.spec, self.opts, r.max_items), self.fd, self.opts.seed,
-                               self.incumbent, steer_count="neighbourhoods" not in given,
-                               grow_release="percent" not in given, related=self.related)
-                        for i, r in enumerate(self.runners)]
+        given = _given(self.spec, self.opts)  # the user's T and percent stay as given
+        self.islands = [
+            Island(
+                i,
+                r,
+                lns_arms(self.spec, self.opts, r.max_items),
+                self.fd,
+                self.opts.seed,
+                self.incumbent,
+                steer_count="neighbourhoods" not in given,
+                grow_release="percent" not in given,
+                related=self.related,
+            )
+            for i, r in enumerate(self.runners)
+        ]
         self._run_islands(first, deadline)
         if not self.incumbent.stopped and (run_deadline is None or time.monotonic() < run_deadline):
             # LNS proves nothing: an end before the run's time limit is said, not left silent
             if deadline is not None and time.monotonic() >= deadline:
                 self.incumbent.note_error(f"LNS reached its time-out of {s.timeout_s:g} s (LNS proves no optimum)")
             else:
-                self.incumbent.note_error(f"LNS ended after {s.restarts} restarts of {s.steps} steps "
-                                          "(LNS proves no optimum)")
+                self.incumbent.note_error(
+                    f"LNS ended after {s.restarts} restarts of {s.steps} steps (LNS proves no optimum)"
+                )
         return self.outcome
 
     def _build(self, i: int, built: dict) -> None:
@@ -200,10 +253,11 @@ class LnsSearch:
             self._island(self.islands[0], first, deadline)
             self._raise_if_all_failed()
             return
-        threads = [threading.Thread(target=self._island, args=(isl, first, deadline), daemon=True)
-                   for isl in self.islands]
+        threads = [
+            threading.Thread(target=self._island, args=(isl, first, deadline), daemon=True) for isl in self.islands
+        ]
         run_threads(threads, self._stop_islands)
-        if self._bugs:                 # not a device's failure: a bug, raised where it can be seen
+        if self._bugs:  # not a device's failure: a bug, raised where it can be seen
             raise self._bugs[0]
         self._raise_if_all_failed()
 
@@ -215,11 +269,11 @@ class LnsSearch:
             island.run(first, deadline)
         except CapacityError as err:
             self.incumbent.note_error(f"a search thread ran out of {err} capacity")
-        except FznError as err:        # this device failed; the others go on
+        except FznError as err:  # this device failed; the others go on
             island.failed = err
             if len(self.islands) > 1:
                 print(f"fzn-gpu: LNS goes on without {island.runner.device.name}: {err.message}", file=sys.stderr)
-        except BaseException as err:   # anything else stops every island
+        except BaseException as err:  # anything else stops every island
             if len(self.islands) == 1:
                 raise
             self._bugs.append(err)
@@ -237,17 +291,21 @@ class LnsSearch:
         s = self.settings
         islands = self.islands
         stats: dict[str, object] = {
-            "lnsStrategy": s.strategy, "lnsSteps": sum(isl.steps for isl in islands),
+            "lnsStrategy": s.strategy,
+            "lnsSteps": sum(isl.steps for isl in islands),
             "lnsImprovingSteps": sum(isl.improving_steps for isl in islands),
             "lnsNeighbourhoods": sum(isl.settings.neighbourhoods for isl in islands) or s.neighbourhoods,
-            "lnsStarts": s.starts, "lnsPercent": s.percent}
+            "lnsStarts": s.starts,
+            "lnsPercent": s.percent,
+        }
         if islands:
             stats["lnsNodeBudget"] = " ; ".join(str(isl.pace.nodes) for isl in islands)
             stats["lnsPacedNeighbourhoods"] = " ; ".join(str(isl.pace.count) for isl in islands)
             stats["lnsMostReleased"] = " ; ".join(str(isl.most_released) for isl in islands)
             if any(isl.modes_pace for isl in islands):
-                stats["lnsModesNeighbourhoods"] = " ; ".join(str(isl.modes_pace.count) if isl.modes_pace else "-"
-                                                           for isl in islands)
+                stats["lnsModesNeighbourhoods"] = " ; ".join(
+                    str(isl.modes_pace.count) if isl.modes_pace else "-" for isl in islands
+                )
         if islands and s.strategy == ADAPTIVE:
             stats["lnsStrategySteps"] = " ; ".join(isl.strategy_steps() for isl in islands)
         if islands and self.related is not None:

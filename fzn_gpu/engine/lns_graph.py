@@ -23,8 +23,8 @@ import numpy as np
 from ..model import Model
 from .pack import table_vars
 
-MAX_PAIRS = 4_000_000      # relations gathered at most (the graph is built once, at LNS's start)
-GROW_TRIES = 16            # random relatives of random members drawn at once before the exact frontier
+MAX_PAIRS = 4_000_000  # relations gathered at most (the graph is built once, at LNS's start)
+GROW_TRIES = 16  # random relatives of random members drawn at once before the exact frontier
 
 
 def small_arity(n_fd: int) -> int:
@@ -82,10 +82,10 @@ class RelatedVariables:
         is_fd = pos[v] >= 0
         fc, fp = c[is_fd], pos[v[is_fd]]
         ac, av = c[~is_fd], v[~is_fd]
-        keep = np.bincount(av, minlength=len(model.vars))[av] <= cap     # no hub Aux variables
+        keep = np.bincount(av, minlength=len(model.vars))[av] <= cap  # no hub Aux variables
         ac, av = ac[keep], av[keep]
-        p1, q1 = _pairs_by_key(fc, fp, fc, fp)                 # a small constraint names both
-        fa_p, fa_a = _pairs_by_key(fc, fp, ac, av)             # ... or each, an Aux variable between
+        p1, q1 = _pairs_by_key(fc, fp, fc, fp)  # a small constraint names both
+        fa_p, fa_a = _pairs_by_key(fc, fp, ac, av)  # ... or each, an Aux variable between
         p2, q2 = _pairs_by_key(fa_a, fa_p, fa_a, fa_p)
         p, q = np.concatenate([p1, p2]), np.concatenate([q1, q2])
         differ = p != q
@@ -111,15 +111,16 @@ class RelatedVariables:
         inside[rows, out[:, 0]] = True
         for j in range(1, k):
             pick = np.full(count, -1, np.int64)
-            member = out[rows[:, None], rng.integers(j, size=(count, GROW_TRIES))]   # GROW_TRIES draws at once
+            member = out[rows[:, None], rng.integers(j, size=(count, GROW_TRIES))]  # GROW_TRIES draws at once
             degree = self.ptr[member + 1] - self.ptr[member]
-            cand = self.adj[np.minimum(self.ptr[member] + (rng.random(member.shape) * degree).astype(np.int64),
-                                       len(self.adj) - 1)]
+            cand = self.adj[
+                np.minimum(self.ptr[member] + (rng.random(member.shape) * degree).astype(np.int64), len(self.adj) - 1)
+            ]
             fresh = (degree > 0) & ~inside[rows[:, None], cand]
             hit = fresh.any(axis=1)
             pick[hit] = cand[hit, fresh[hit].argmax(axis=1)]
             open_ = pick < 0
-            if open_.any():                                   # every relative of every member, one of those outside
+            if open_.any():  # every relative of every member, one of those outside
                 r = rows[open_]
                 members = out[r, :j].reshape(-1)
                 degree = self.ptr[members + 1] - self.ptr[members]
@@ -131,7 +132,7 @@ class RelatedVariables:
                 order = rng.permutation(len(owner))
                 first_rows, first = np.unique(owner[order], return_index=True)
                 pick[first_rows] = cand[order][first]
-            while (open_ := pick < 0).any():                  # none outside: at random, among those not inside
+            while (open_ := pick < 0).any():  # none outside: at random, among those not inside
                 r = rows[open_]
                 cand = rng.integers(n, size=len(r))
                 fresh = ~inside[r, cand]

@@ -26,10 +26,10 @@ from .lns_graph import RelatedVariables
 from .paths import Paths
 from .runner import INT_MAX, Exploration, Runner
 
-MAX_VALUES = 64          # ICM / Gibbs: values tried per variable and step (sampled beyond)
-CE_NODES = 2000          # complete exploration: the most nodes per neighbourhood and step
-ENOUGH = 0.9             # a step ends when this share of its work-items is done (runner.Exploration)
-SHAPES = ("random", "related")   # how a step's neighbourhoods are drawn (lns_graph.py), chosen by a bandit
+MAX_VALUES = 64  # ICM / Gibbs: values tried per variable and step (sampled beyond)
+CE_NODES = 2000  # complete exploration: the most nodes per neighbourhood and step
+ENOUGH = 0.9  # a step ends when this share of its work-items is done (runner.Exploration)
+SHAPES = ("random", "related")  # how a step's neighbourhoods are drawn (lns_graph.py), chosen by a bandit
 
 
 class StepPace:
@@ -59,7 +59,7 @@ class StepPace:
     # shrink; the adaptive strategy's first tries of ICM, Gibbs or random labelling could each
     # take seconds of a GPU (docs/BENCHMARKS.md, the default engines on a GPU alone).
     CUTOFF_S = 20 * TARGET_S
-    CUT_MOST, CUT_FEW = 0.5, 0.1    # shares of neighbourhoods cut at the budget that reshape a step
+    CUT_MOST, CUT_FEW = 0.5, 0.1  # shares of neighbourhoods cut at the budget that reshape a step
 
     def __init__(self, most: int = 1, steer_count: bool = False) -> None:
         self.nodes = self.START
@@ -105,7 +105,6 @@ class StepPace:
                 self.nodes = min(CE_NODES, 2 * self.nodes)
 
 
-
 class ModesPace:
     """ICM's and Gibbs sampling's neighbourhoods per step (each holds M chains). A step tries,
     at each released position of each chain, every value of that variable twice (plain and
@@ -139,9 +138,10 @@ class StrategyBandit:
     others stall too. Counting improving steps instead favoured quick strategies with small
     gains: on a GPU alone, two-exchange's many 1 % steps over complete exploration's fewer,
     far larger ones (docs/BENCHMARKS.md, the default engines on a GPU alone)."""
+
     DECAY = 0.8
     EXPLORE = 0.1
-    PRIOR = 1e-6       # gain credited to every strategy: none stays at zero, stalled ones tie
+    PRIOR = 1e-6  # gain credited to every strategy: none stays at zero, stalled ones tie
 
     def __init__(self, arms: int, rng: np.random.Generator):
         self.rng = rng
@@ -168,9 +168,18 @@ class StrategyBandit:
 
 
 class Island:
-    def __init__(self, index: int, runner: Runner, arms: list[LnsSpec], fd: np.ndarray, seed: int,
-                 incumbent: Incumbent, steer_count: bool = False, grow_release: bool = False,
-                 related: RelatedVariables | None = None):
+    def __init__(
+        self,
+        index: int,
+        runner: Runner,
+        arms: list[LnsSpec],
+        fd: np.ndarray,
+        seed: int,
+        incumbent: Incumbent,
+        steer_count: bool = False,
+        grow_release: bool = False,
+        related: RelatedVariables | None = None,
+    ):
         """`arms`: the settings of each strategy this island may use (lns.lns_arms); with more
         than one, a StrategyBandit picks each step's. `steer_count`: complete exploration's
         neighbourhoods per step are the pace's (StepPace), the settings' T at most.
@@ -198,16 +207,19 @@ class Island:
         explore = [a.neighbourhoods for a in arms if a.strategy == "complete_exploration"]
         self.pace = StepPace(explore[0] if explore else arms[0].neighbourhoods, steer_count)
         modes = [a for a in arms if a.strategy in ("icm", "gibbs")]
-        self.modes_pace = ModesPace(modes[0].neighbourhoods, runner.max_items, self._mean_values(),
-                                    modes[0].starts) if modes and steer_count else None
+        self.modes_pace = (
+            ModesPace(modes[0].neighbourhoods, runner.max_items, self._mean_values(), modes[0].starts)
+            if modes and steer_count
+            else None
+        )
         self.grow_release = grow_release
-        self.extra_released = 0             # variables released beyond the percent (grow_release)
-        self.most_released = 0              # the most a neighbourhood released (for -s)
-        self.unimproved = 0                 # neighbourhoods explored since the last improvement
+        self.extra_released = 0  # variables released beyond the percent (grow_release)
+        self.most_released = 0  # the most a neighbourhood released (for -s)
+        self.unimproved = 0  # neighbourhoods explored since the last improvement
         self.steps = 0
         self.improving_steps = 0
-        self.improvements = 0               # solutions of this island's that were printed
-        self.failed: str | None = None      # why this device stopped, if it failed
+        self.improvements = 0  # solutions of this island's that were printed
+        self.failed: str | None = None  # why this device stopped, if it failed
 
     # ------------------------------------------------------------------ the loop
     def run(self, first: Solution, deadline: float | None) -> None:
@@ -259,7 +271,7 @@ class Island:
         obj, values = current
         strategy = self.settings.strategy
         t0 = time.monotonic()
-        cutoff = t0 + StepPace.CUTOFF_S                # every strategy's step ends by then
+        cutoff = t0 + StepPace.CUTOFF_S  # every strategy's step ends by then
         deadline = cutoff if deadline is None else min(deadline, cutoff)
         if strategy in ("icm", "gibbs"):
             paced = self.modes_pace
@@ -272,8 +284,12 @@ class Island:
         m = self.settings.starts
         if strategy == "complete_exploration":
             fixed = ~self._released_mask(releases)
-            found = self._explore(self._paths(np.tile(values[self.fd], (len(releases), 1)), fixed),
-                                  obj, deadline, Exploration(node_limit=self.pace.nodes, enough=ENOUGH))
+            found = self._explore(
+                self._paths(np.tile(values[self.fd], (len(releases), 1)), fixed),
+                obj,
+                deadline,
+                Exploration(node_limit=self.pace.nodes, enough=ENOUGH),
+            )
             searched = self.runner.phase_explored + self.runner.phase_cut
             self.pace.after_step(time.monotonic() - t0, self.runner.phase_cut / searched if searched else None)
             self._after_exploring(self.runner.phase_explored, releases.shape[1], found is not None and found[0] < obj)
@@ -281,10 +297,14 @@ class Island:
         if strategy == "random_labeling":
             fixed = np.repeat(~self._released_mask(releases), m, axis=0)
             k = releases.shape[1]
-            return self._explore(self._paths(np.tile(values[self.fd], (len(fixed), 1)), fixed), obj, deadline,
-                                 Exploration(node_limit=4 * k + 16, random_values=True, enough=ENOUGH))
+            return self._explore(
+                self._paths(np.tile(values[self.fd], (len(fixed), 1)), fixed),
+                obj,
+                deadline,
+                Exploration(node_limit=4 * k + 16, random_values=True, enough=ENOUGH),
+            )
         assign = np.tile(values[self.fd], (len(releases) * m, 1))
-        rel = np.repeat(releases, m, axis=0)                      # (T*M, k) positions in fd
+        rel = np.repeat(releases, m, axis=0)  # (T*M, k) positions in fd
         rows = np.arange(len(rel))[:, None]
         if strategy == "random_permutation":
             perm = np.argsort(self.rng.random(rel.shape), axis=1)
@@ -298,8 +318,12 @@ class Island:
             assign[r, i], assign[r, j] = assign[r, j], assign[r, i].copy()
         else:
             raise FznError(f"unknown LNS strategy '{strategy}'")
-        return self._explore(self._paths(assign, np.ones_like(assign, dtype=bool)), obj, deadline,
-                             Exploration(node_limit=len(self.fd) + 16, enough=ENOUGH))
+        return self._explore(
+            self._paths(assign, np.ones_like(assign, dtype=bool)),
+            obj,
+            deadline,
+            Exploration(node_limit=len(self.fd) + 16, enough=ENOUGH),
+        )
 
     def _conditional_modes(self, obj, values, releases, deadline, gibbs: bool) -> tuple[Solution | None, bool]:
         """ICM / Gibbs sampling: M chains a neighbourhood; at each released position, every value
@@ -324,18 +348,19 @@ class Island:
             old = changed[np.arange(n), pos[owner]].copy()
             changed[np.arange(n), pos[owner]] = new
             swapped = changed.copy()
-            holders = rel[owner]                                     # released positions of each chain
+            holders = rel[owner]  # released positions of each chain
             held = (chains[owner[:, None], holders] == new[:, None]) & (holders != pos[owner][:, None])
             r, c = np.nonzero(held)
             swapped[r, holders[r, c]] = old[r]
             assign = np.concatenate([changed, swapped])
             how = Exploration(node_limit=len(self.fd) + 16, prune=False, enough=ENOUGH)
-            found = self._explore(self._paths(assign, np.ones_like(assign, dtype=bool)), obj, deadline, how,
-                                  bound=INT_MAX)
+            found = self._explore(
+                self._paths(assign, np.ones_like(assign, dtype=bool)), obj, deadline, how, bound=INT_MAX
+            )
             if found is not None and (best is None or found[0] < best[0]):
                 best = found
             plain, swap = how.results[:n], how.results[n:]
-            use_swap = swap < plain                                  # the better of plain and swap
+            use_swap = swap < plain  # the better of plain and swap
             res = np.minimum(plain, swap).astype(np.float64)
             res[res >= INT_MAX] = np.inf
             pick = self._pick(res, owner, len(chains), temperature if gibbs else None)
@@ -361,7 +386,7 @@ class Island:
         starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
         mins = np.minimum.reduceat(res, starts)
         feasible = np.isfinite(mins)
-        with np.errstate(invalid="ignore"):                         # inf - inf where none is feasible
+        with np.errstate(invalid="ignore"):  # inf - inf where none is feasible
             gap = res - mins[owner]
         if temperature is None:
             score = np.where(gap == 0, np.arange(len(res)), len(res))
@@ -446,8 +471,15 @@ class Island:
         self.improvements += self.incumbent.offer(sols)
 
 
-def run_batch(runner: Runner, paths: Paths, deadline: float | None, how: Exploration | None, offer,
-              first_only: bool = False, stop=None) -> tuple[bool, Solution | None]:
+def run_batch(
+    runner: Runner,
+    paths: Paths,
+    deadline: float | None,
+    how: Exploration | None,
+    offer,
+    first_only: bool = False,
+    stop=None,
+) -> tuple[bool, Solution | None]:
     """(finished, best (objective, values) among the solutions met, or None); every solution
     a slice meets goes to offer() at once (which prints the improvements). `stop()`, checked
     after every slice, ends the batch early when it says so (another engine's news)."""

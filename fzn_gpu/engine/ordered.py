@@ -25,7 +25,7 @@ import numpy as np
 from .paths import Paths
 from .resplit import idle_wish
 
-LAST = 2 ** 31          # the j-th donation of a path gets component LAST - j: later ones are to the left
+LAST = 2**31  # the j-th donation of a path gets component LAST - j: later ones are to the left
 
 
 class TreeOrder:
@@ -33,14 +33,14 @@ class TreeOrder:
     alone, donations feeding its own idle searches, as resplit.SelfSplit)."""
 
     def __init__(self, n: int) -> None:
-        self.keys = (np.arange(n, dtype=np.uint32) + 1)[:, None]     # one component each
+        self.keys = (np.arange(n, dtype=np.uint32) + 1)[:, None]  # one component each
         self.lens = np.ones(n, np.int32)
-        self.given = np.zeros(n, np.int64)                          # donations made by each path
-        self.count = 0                                              # donations, for -s
+        self.given = np.zeros(n, np.int64)  # donations made by each path
+        self.count = 0  # donations, for -s
         # the key of the last solution a limited run can print (OrderedSolutions.cut): paths
         # right of it can only hold solutions after the ones it prints
         self.cut: np.ndarray | None = None
-        self.pruned = 0                                             # paths dropped right of it
+        self.pruned = 0  # paths dropped right of it
 
     # -- resplit.Resplit
     def keep(self, started: int, n: int) -> int:
@@ -56,7 +56,7 @@ class TreeOrder:
         assert len(paths) == len(self.keys) + len(sources)
         self.given[sources] += 1
         depth = self.lens[sources]
-        if depth.max(initial=0) >= self.keys.shape[1]:                # one component more
+        if depth.max(initial=0) >= self.keys.shape[1]:  # one component more
             self.keys = np.pad(self.keys, ((0, 0), (0, 1)))
         rows = self.keys[sources].copy()
         rows[np.arange(len(sources)), depth] = LAST - self.given[sources]
@@ -65,8 +65,7 @@ class TreeOrder:
         self.given = np.concatenate([self.given, np.zeros(len(sources), np.int64)])
         self.count += len(sources)
 
-    def prune(self, paths: Paths, started: int, n: int, running: np.ndarray
-              ) -> tuple[Paths, int, np.ndarray] | None:
+    def prune(self, paths: Paths, started: int, n: int, running: np.ndarray) -> tuple[Paths, int, np.ndarray] | None:
         """With a cut: the paths not started yet that lie right of it go, and those left of it
         come first, leftmost first (the search of the leftmost regions is what printing waits
         for); the searches running right of it are to stop (the mask returned, over `running`,
@@ -107,7 +106,7 @@ class TreeOrder:
         if frontier is None:
             return np.ones(len(subs), bool)
         rows = self.keys[subs]
-        frontier = np.pad(frontier, (0, rows.shape[1] - len(frontier)))    # keys grew a component since
+        frontier = np.pad(frontier, (0, rows.shape[1] - len(frontier)))  # keys grew a component since
         differ = rows != frontier[None, :]
         first = differ.argmax(axis=1)
         return ~differ.any(axis=1) | (rows[np.arange(len(rows)), first] < frontier[first])
@@ -154,6 +153,6 @@ class OrderedSolutions:
             rows = self.rows[self.order.sort(subs)]
             frontier = self.order.frontier(*unfinished) if unfinished is not None else None
             ready = self.order.up_to(rows[:, 0].astype(np.int64), frontier)
-        n = int(ready.argmin()) if not ready.all() else len(rows)     # ready is a prefix of the order
+        n = int(ready.argmin()) if not ready.all() else len(rows)  # ready is a prefix of the order
         self.rows = rows[n:] if n < len(rows) else None
         return rows[:n] if n else None

@@ -10,9 +10,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..ast import IntSet
-from ..codegen import (FLOAT_VAL_BASE, FLOAT_VAL_SETTLE, SET_VAL_BASE, float_val_select_code, set_val_select_code, val_select_code,
-                       var_select_code)
+from ..codegen import (
+    FLOAT_VAL_BASE,
+    FLOAT_VAL_SETTLE,
+    SET_VAL_BASE,
+    float_val_select_code,
+    set_val_select_code,
+    val_select_code,
+    var_select_code,
+)
 from ..errors import Unsupported
 from ..kernel_abi import GROUP_ROW_MIN, PART_SHIFT, PARTS_MAX, ROUND_LANES
 from ..model import INT_LIMIT, UNBOUNDED, ConstraintTable, Model, VarKind
@@ -20,9 +26,9 @@ from ..options import SolveOptions
 from ..registry import BY_KEY, KINDS, WAKE_DOM, ConstraintKind
 from . import floats, sets, views
 
-LIMIT = INT_LIMIT            # |value| of any int variable on the device (Gecode's limit too)
-BITMAP_MAX_SPAN = 1024       # variables with a smaller initial span get a bitmap
-FLOAT_LEVELS = 132           # levels one float variable can take: 64 ordinal and 64 arithmetic splits, a point, slack
+LIMIT = INT_LIMIT  # |value| of any int variable on the device (Gecode's limit too)
+BITMAP_MAX_SPAN = 1024  # variables with a smaller initial span get a bitmap
+FLOAT_LEVELS = 132  # levels one float variable can take: 64 ordinal and 64 arithmetic splits, a point, slack
 
 
 @dataclass
@@ -32,7 +38,7 @@ class DeviceModel:
     nwords: int
     lb: np.ndarray
     ub: np.ndarray
-    bits: np.ndarray          # uint32, nwords
+    bits: np.ndarray  # uint32, nwords
     bm_off: np.ndarray
     bm_nw: np.ndarray
     base: np.ndarray
@@ -45,23 +51,23 @@ class DeviceModel:
     sg_ptr: np.ndarray
     sg_var: np.ndarray
     sg_sel: np.ndarray
-    maxd: int                 # the most levels one branch can hold (pack.max_levels)
-    max_branch: int           # the most decisions one branch's path can hold below its root
-    trail_entry_total: int    # sum over the variables that can change of a trail entry's size
-    trail_bound: int          # the most trail (ints) one branch of the search can need
-    obj_var: int              # -1 for satisfaction
-    obj_sense: int            # 1 minimise, -1 maximise
+    maxd: int  # the most levels one branch can hold (pack.max_levels)
+    max_branch: int  # the most decisions one branch's path can hold below its root
+    trail_entry_total: int  # sum over the variables that can change of a trail entry's size
+    trail_bound: int  # the most trail (ints) one branch of the search can need
+    obj_var: int  # -1 for satisfaction
+    obj_sense: int  # 1 minimise, -1 maximise
     use_weights: bool
-    empty_var: int = -1       # a variable declared with an empty domain (the model is unsatisfiable)
-    compan: np.ndarray = field(default_factory=lambda: np.full(1, -1, np.int32))   # set var's P -> N (sets.py)
-    set_vars: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))   # the set variables' P
-    sol_words: int = 0        # bitmap words a solution carries (set models: all of them)
-    nf: int = 0               # float variables (engine/floats.py)
-    fslot: np.ndarray = field(default_factory=lambda: np.full(1, -1, np.int32))    # device var -> float slot, or -1
-    froot: np.ndarray = field(default_factory=lambda: np.zeros(2, np.int64))       # root float bounds (ordinals)
-    sg_prec: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))     # a float group's precision (bits)
-    cparts: np.ndarray = field(default_factory=lambda: np.ones(1, np.int32))     # work-items a group shares c over
-                                                                                  # (-m: the group, kernel_abi.GROUP_ROW_MIN)
+    empty_var: int = -1  # a variable declared with an empty domain (the model is unsatisfiable)
+    compan: np.ndarray = field(default_factory=lambda: np.full(1, -1, np.int32))  # set var's P -> N (sets.py)
+    set_vars: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # the set variables' P
+    sol_words: int = 0  # bitmap words a solution carries (set models: all of them)
+    nf: int = 0  # float variables (engine/floats.py)
+    fslot: np.ndarray = field(default_factory=lambda: np.full(1, -1, np.int32))  # device var -> float slot, or -1
+    froot: np.ndarray = field(default_factory=lambda: np.zeros(2, np.int64))  # root float bounds (ordinals)
+    sg_prec: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))  # a float group's precision (bits)
+    cparts: np.ndarray = field(default_factory=lambda: np.ones(1, np.int32))  # work-items a group shares c over
+    # (-m: the group, kernel_abi.GROUP_ROW_MIN)
     views: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.int64))  # (y, x, c): y = x + c (views.py)
 
     @property
@@ -69,7 +75,7 @@ class DeviceModel:
         """Entries a work-group's active lists may hold: every constraint's parts, and the
         constraints the whole group may walk twice (their list fills the same array from its
         top, beside a first pass's list of every constraint: kernels/search_group.cl)."""
-        parts = self.cparts[:self.nc]
+        parts = self.cparts[: self.nc]
         return max(int(np.maximum(parts, 1).sum() + (parts < 0).sum()), self.nc, 1)
 
 
@@ -79,9 +85,12 @@ def _var_positions(kind: ConstraintKind, row: np.ndarray) -> list[int]:
     i = 0
     for f in kind.signature:
         if f == "var":
-            out.append(int(row[i])); i += 1
+            out.append(int(row[i]))
+            i += 1
         elif f == "var[]":
-            n = int(row[i]); out.extend(int(v) for v in row[i + 1:i + 1 + n]); i += 1 + n
+            n = int(row[i])
+            out.extend(int(v) for v in row[i + 1 : i + 1 + n])
+            i += 1 + n
         elif f in ("int", "float"):
             i += 1
         elif f in ("int[]", "float[]"):
@@ -89,7 +98,8 @@ def _var_positions(kind: ConstraintKind, row: np.ndarray) -> list[int]:
         elif f == "set":
             i += 1 + 2 * int(row[i])
         elif f == "set[]":
-            n = int(row[i]); i += 1
+            n = int(row[i])
+            i += 1
             for _ in range(n):
                 i += 1 + 2 * int(row[i])
     return out
@@ -118,8 +128,12 @@ def check_supported(model: Model) -> None:
     """Every kind has a kernel; what is left to refuse is a kind no table knows (a lowering bug)."""
     for table in model.tables.values():
         if len(table) and table.kind.domain not in ("int", "float", "set"):
-            raise Unsupported(f"{table.kind.name} has no kernel", file=model.source, line=int(table.lines[0]),
-                              fix="use another solver for this model")
+            raise Unsupported(
+                f"{table.kind.name} has no kernel",
+                file=model.source,
+                line=int(table.lines[0]),
+                fix="use another solver for this model",
+            )
 
 
 def _domain_bits(holes, want_bits, lb, ub, bm_off, bm_nw, nwords: int) -> np.ndarray:
@@ -128,10 +142,10 @@ def _domain_bits(holes, want_bits, lb, ub, bm_off, bm_nw, nwords: int) -> np.nda
     bits = np.zeros(max(nwords, 1), dtype=np.uint32)
     full = want_bits.copy()
     full[list(holes)] = False
-    for v in np.nonzero(full)[0]:               # whole words, then the last word's low bits
+    for v in np.nonzero(full)[0]:  # whole words, then the last word's low bits
         span = int(ub[v]) - int(lb[v]) + 1
-        words = bits[bm_off[v]:bm_off[v] + bm_nw[v]]
-        words[:span >> 5] = 0xFFFFFFFF
+        words = bits[bm_off[v] : bm_off[v] + bm_nw[v]]
+        words[: span >> 5] = 0xFFFFFFFF
         if span & 31:
             words[span >> 5] = (1 << (span & 31)) - 1
     for v, dom in holes.items():
@@ -144,7 +158,7 @@ def _domain_bits(holes, want_bits, lb, ub, bm_off, bm_nw, nwords: int) -> np.nda
 def pack(model: Model, opts: SolveOptions) -> DeviceModel:
     check_supported(model)
     folded = views.find(model, table_vars) if views.wanted() else None
-    if folded is not None:          # y = x + c inside all_different: x's domain narrowed, y fixed
+    if folded is not None:  # y = x + c inside all_different: x's domain narrowed, y fixed
         model = folded.model
     V = model.vars
     nv = len(V)
@@ -155,11 +169,15 @@ def pack(model: Model, opts: SolveOptions) -> DeviceModel:
         v = int(np.nonzero(declared)[0][0])
         line = int(V.lines[v]) if V.lines is not None else None
         what = f"the constant {V.lb[v]} is" if V.is_const[v] else f"variable {V.names[v]} has values"
-        raise Unsupported(f"{what} beyond ±{LIMIT}", file=model.source, line=line,
-                          fix="scale the model's numbers down; fzn-gpu (like Gecode) works with 32-bit integers")
+        raise Unsupported(
+            f"{what} beyond ±{LIMIT}",
+            file=model.source,
+            line=line,
+            fix="scale the model's numbers down; fzn-gpu (like Gecode) works with 32-bit integers",
+        )
     # (a constant given a value outside its declared domain is empty: lb > ub, the model unsatisfiable)
     loose = V.is_const & (lb < ub) & ((V.kind == VarKind.INT) | (V.kind == VarKind.BOOL))
-    assert not loose.any(), f"constant {V.names[int(np.argmax(loose))]} is not fixed"   # lowering bug
+    assert not loose.any(), f"constant {V.names[int(np.argmax(loose))]} is not fixed"  # lowering bug
     # a float variable's int slot is a flag: set when search accepts its box (floats.py)
     is_float = V.kind == VarKind.FLOAT
     lb = np.where(is_float, np.where(V.is_const, 1, 0), lb)
@@ -188,19 +206,22 @@ def pack(model: Model, opts: SolveOptions) -> DeviceModel:
     rows_kind: list[np.ndarray] = []
     rows_data: list[np.ndarray] = []
     rows_len: list[np.ndarray] = []
-    watches: list[tuple[np.ndarray, np.ndarray]] = []   # (constraint ids, var ids)
+    watches: list[tuple[np.ndarray, np.ndarray]] = []  # (constraint ids, var ids)
     next_c = 0
     for key, table in model.tables.items():
         n = len(table)
-        if n == 0 or table.kind.domain in ("set", "float"):      # sets.encode and floats.encode, below
+        if n == 0 or table.kind.domain in ("set", "float"):  # sets.encode and floats.encode, below
             continue
         kind = table.kind
         if np.abs(table.data).max(initial=0) > LIMIT + 1:
             r = int(np.argmax(np.abs(table.data)))
-            raise Unsupported(f"a constant of {kind.name} is beyond ±{LIMIT}", file=model.source,
-                              line=int(table.lines[np.searchsorted(table.row_ptr, r, side='right') - 1]),
-                              fix="scale the model's numbers down; fzn-gpu works with 32-bit integers")
-        if key == views.ALLDIFF:        # [n, x..., offset...]: views.py
+            raise Unsupported(
+                f"a constant of {kind.name} is beyond ±{LIMIT}",
+                file=model.source,
+                line=int(table.lines[np.searchsorted(table.row_ptr, r, side="right") - 1]),
+                fix="scale the model's numbers down; fzn-gpu works with 32-bit integers",
+            )
+        if key == views.ALLDIFF:  # [n, x..., offset...]: views.py
             data, lens = views.alldiff_rows(table, folded, lb, ub)
             table = dataclasses.replace(table, data=data, row_ptr=np.concatenate([[0], np.cumsum(lens)]))
         rows_kind.append(np.full(n, kind.id, dtype=np.int32))
@@ -276,19 +297,42 @@ def pack(model: Model, opts: SolveOptions) -> DeviceModel:
         obj_var = int(model.solve.objective[1])
         obj_sense = 1 if model.solve.kind == "minimize" else -1
     return DeviceModel(
-        nv=nv, nc=nc, nwords=max(nwords, 1), lb=lb.astype(np.int32), ub=ub.astype(np.int32), bits=bits,
-        bm_off=bm_off, bm_nw=bm_nw, base=lb.astype(np.int32), ckind=ckind, coff=coff, cd=cd,
-        wptr=wptr, wlist=wlist if len(wlist) else np.zeros(1, np.int32), deg=deg,
-        sg_ptr=sg_ptr, sg_var=sg_var if len(sg_var) else np.zeros(1, np.int32), sg_sel=sg_sel if len(sg_sel) else np.zeros(2, np.int32),
-        maxd=maxd, max_branch=max_branch, trail_entry_total=int(entry[changing].sum()),
+        nv=nv,
+        nc=nc,
+        nwords=max(nwords, 1),
+        lb=lb.astype(np.int32),
+        ub=ub.astype(np.int32),
+        bits=bits,
+        bm_off=bm_off,
+        bm_nw=bm_nw,
+        base=lb.astype(np.int32),
+        ckind=ckind,
+        coff=coff,
+        cd=cd,
+        wptr=wptr,
+        wlist=wlist if len(wlist) else np.zeros(1, np.int32),
+        deg=deg,
+        sg_ptr=sg_ptr,
+        sg_var=sg_var if len(sg_var) else np.zeros(1, np.int32),
+        sg_sel=sg_sel if len(sg_sel) else np.zeros(2, np.int32),
+        maxd=maxd,
+        max_branch=max_branch,
+        trail_entry_total=int(entry[changing].sum()),
         trail_bound=int((entry[changing] * np.minimum(maxd + 1, changes[changing])).sum()),
-        obj_var=obj_var, obj_sense=obj_sense, use_weights=use_weights,
-        empty_var=int(empty[0]) if len(empty) else -1, compan=compan,
+        obj_var=obj_var,
+        obj_sense=obj_sense,
+        use_weights=use_weights,
+        empty_var=int(empty[0]) if len(empty) else -1,
+        compan=compan,
         set_vars=layout.set_vars if layout is not None else np.zeros(0, np.int64),
         sol_words=max(nwords, 1) if layout is not None else 0,
-        nf=flayout.nf, fslot=flayout.slot, froot=flayout.root if flayout.nf else np.zeros(2, np.int64),
-        sg_prec=sg_prec, cparts=constraint_parts(ckind, cd, coff),
-        views=folded.triples() if folded is not None else np.zeros((0, 3), np.int64))
+        nf=flayout.nf,
+        fslot=flayout.slot,
+        froot=flayout.root if flayout.nf else np.zeros(2, np.int64),
+        sg_prec=sg_prec,
+        cparts=constraint_parts(ckind, cd, coff),
+        views=folded.triples() if folded is not None else np.zeros((0, 3), np.int64),
+    )
 
 
 def _float_empty(flayout) -> np.ndarray:
@@ -316,14 +360,14 @@ def max_levels(sg_ptr, sg_var, sg_sel, span, has_bits, random_possible: bool, de
     (each right branch x != v removes a value), the others as many as levels."""
     levels, split_all, random = 1, 1, random_possible
     for g in range(len(sg_ptr) - 1):
-        vs = np.asarray(sg_var[sg_ptr[g]:sg_ptr[g + 1]], dtype=np.int64)
+        vs = np.asarray(sg_var[sg_ptr[g] : sg_ptr[g + 1]], dtype=np.int64)
         val = int(sg_sel[2 * g + 1])
         if val >= FLOAT_VAL_BASE:
             levels += FLOAT_LEVELS * len(vs)
             split_all += FLOAT_LEVELS * len(vs)
             continue
         if val >= SET_VAL_BASE:
-            universe = int(np.maximum(span[vs] - 1, 0).sum())      # less the sentinel (sets.py)
+            universe = int(np.maximum(span[vs] - 1, 0).sum())  # less the sentinel (sets.py)
             levels += universe
             split_all += universe
             continue
@@ -371,14 +415,24 @@ def search_plan(model: Model, opts: SolveOptions):
     if not opts.free_search:
         for step in model.solve.search:
             if step.kind == "set":
-                add([v for v in step.vars if sets_open[v] and not seen[v]], step.var_select,
-                    set_val_select_code(step.val_select))
+                add(
+                    [v for v in step.vars if sets_open[v] and not seen[v]],
+                    step.var_select,
+                    set_val_select_code(step.val_select),
+                )
             elif step.kind == "float":
-                add([v for v in step.vars if floats_open[v] and not seen[v]], step.var_select,
-                    float_val_select_code(step.val_select), step.precision or -floats.DEFAULT_PRECISION)
+                add(
+                    [v for v in step.vars if floats_open[v] and not seen[v]],
+                    step.var_select,
+                    float_val_select_code(step.val_select),
+                    step.precision or -floats.DEFAULT_PRECISION,
+                )
             elif step.kind in ("int", "bool"):
-                add([v for v in step.vars if searchable[v] and not seen[v]], step.var_select,
-                    val_select_code(step.val_select))
+                add(
+                    [v for v in step.vars if searchable[v] and not seen[v]],
+                    step.var_select,
+                    val_select_code(step.val_select),
+                )
     better = "indomain_min" if model.solve.kind == "minimize" else "indomain_max"
     last = obj >= 0 and searchable[obj] and not seen[obj]
     if last:
@@ -397,10 +451,18 @@ def search_plan(model: Model, opts: SolveOptions):
     # float variables: an objective towards better values, the decision ones, then the Aux ones
     # (each a function of the others, so settled to a coarser width: the checker's need)
     if obj >= 0 and floats_open[obj] and not seen[obj]:
-        add([obj], "input_order", float_val_select_code("indomain_reverse_split" if better == "indomain_max"
-                                                        else "indomain_split"), -floats.DEFAULT_PRECISION)
-    add(np.nonzero(floats_open & ~seen & ~V.is_aux)[0], "float_unsettled",
-        float_val_select_code("indomain_split"), -floats.DEFAULT_PRECISION)
+        add(
+            [obj],
+            "input_order",
+            float_val_select_code("indomain_reverse_split" if better == "indomain_max" else "indomain_split"),
+            -floats.DEFAULT_PRECISION,
+        )
+    add(
+        np.nonzero(floats_open & ~seen & ~V.is_aux)[0],
+        "float_unsettled",
+        float_val_select_code("indomain_split"),
+        -floats.DEFAULT_PRECISION,
+    )
     add(np.nonzero(floats_open & ~seen)[0], "float_unsettled", FLOAT_VAL_SETTLE, -floats.AUX_PRECISION)
     sizes = [len(g[0]) for g in groups]
     sg_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int32) if groups else np.zeros(1, np.int32)
@@ -441,7 +503,7 @@ def constraint_parts(ckind: np.ndarray, cd: np.ndarray, coff: np.ndarray, row_mi
     the whole group walks while its work is that long (kernel_abi.GROUP_ROW_MIN); 1 for the
     others, and for all in a model of 2 ** PART_SHIFT constraints)."""
     parts = np.ones(max(len(ckind), 1), dtype=np.int32)
-    if len(ckind) == 0 or len(ckind) >= 2 ** PART_SHIFT:
+    if len(ckind) == 0 or len(ckind) >= 2**PART_SHIFT:
         return parts
     shared = np.flatnonzero(_SHARED[ckind])
     parts[shared] = np.clip(cd[coff[shared]], 1, parts_max())
@@ -460,8 +522,9 @@ def constraint_parts(ckind: np.ndarray, cd: np.ndarray, coff: np.ndarray, row_mi
     return parts
 
 
-def watch_entries(watchers: np.ndarray, ckind: np.ndarray, cd: np.ndarray, coff: np.ndarray,
-                  bm_nw: np.ndarray) -> np.ndarray:
+def watch_entries(
+    watchers: np.ndarray, ckind: np.ndarray, cd: np.ndarray, coff: np.ndarray, bm_nw: np.ndarray
+) -> np.ndarray:
     """The watch list's entries, `c << 2 | event` for each watching constraint c (registry's
     WAKE_*; kernels/domain.cl reads them back). A linear equality that post_lin makes domain
     consistent (x0 - x1 = c on two bitmaps, unit coefficients) needs every domain change."""
@@ -472,7 +535,7 @@ def watch_entries(watchers: np.ndarray, ckind: np.ndarray, cd: np.ndarray, coff:
     event = _WAKE[kind]
     lin = np.flatnonzero(np.isin(kind, _LIN_EQ))
     at = coff[c[lin]].astype(np.int64)
-    lin, at = lin[cd[at] == 2], at[cd[at] == 2]          # [2, a0, a1, 2, x0, x1, c]
+    lin, at = lin[cd[at] == 2], at[cd[at] == 2]  # [2, a0, a1, 2, x0, x1, c]
     a0, a1, x0, x1 = cd[at + 1], cd[at + 2], cd[at + 4], cd[at + 5]
     shift = (a0 == -a1) & (np.abs(a0) == 1) & (bm_nw[x0] > 0) & (bm_nw[x1] > 0)
     event[lin[shift]] = WAKE_DOM

@@ -14,6 +14,7 @@ from ..kernel_abi import DEC, complementary
 class _Room:
     """Arrays with spare room at their end, shared by the Paths that `Paths.extend` made from
     one another: the paths in use are ptr[:n + 1] and data[:m]; beyond is free."""
+
     ptr: np.ndarray
     data: np.ndarray
     n: int
@@ -25,11 +26,12 @@ class Paths:
     """Path i is data[ptr[i]:ptr[i + 1]]: decisions from the root, DEC ints each (variable, op,
     value, the value's high word: fzn_gpu.kernel_abi). Never changed once made: operations
     return new Paths (views of the same arrays where they can)."""
-    ptr: np.ndarray      # int32, one more entry than there are paths
-    data: np.ndarray     # int32
+
+    ptr: np.ndarray  # int32, one more entry than there are paths
+    data: np.ndarray  # int32
     _room: _Room | None = field(default=None, repr=False, compare=False)
 
-    def extend(self, more: "Paths") -> "Paths":
+    def extend(self, more: Paths) -> Paths:
         """These paths, then `more`. A search's donations arrive a few hundred at a time while
         it holds tens of thousands of paths (re-splitting, every slice): the result is written
         into spare room at the end of these paths' arrays where they are the newest paths made
@@ -37,47 +39,47 @@ class Paths:
         took 7 ms a slice for 16-queens' 36,000 paths)."""
         n, m = len(self), int(self.ptr[-1])
         k, d = len(more), int(more.ptr[-1])
-        if m + d >= 2 ** 31:
+        if m + d >= 2**31:
             raise OverflowError("sub-search space paths beyond 2^31 entries")
         room = self._room
         if room is None or room.n != n or room.m != m or len(room.ptr) < n + k + 1 or len(room.data) < m + d:
             room = _Room(np.empty(2 * (n + k) + 2, np.int32), np.empty(2 * (m + d) + DEC, np.int32), n, m)
-            room.ptr[:n + 1] = self.ptr
+            room.ptr[: n + 1] = self.ptr
             room.data[:m] = self.data
-        room.ptr[n + 1:n + k + 1] = more.ptr[1:] + m
-        room.data[m:m + d] = more.data
+        room.ptr[n + 1 : n + k + 1] = more.ptr[1:] + m
+        room.data[m : m + d] = more.data
         room.n, room.m = n + k, m + d
-        return Paths(room.ptr[:n + k + 1], room.data[:m + d], room)
+        return Paths(room.ptr[: n + k + 1], room.data[: m + d], room)
 
     @staticmethod
-    def root() -> "Paths":
+    def root() -> Paths:
         """The single empty path: the whole search space."""
         return Paths(np.zeros(2, np.int32), np.zeros(0, np.int32))
 
     @staticmethod
-    def roots(n: int) -> "Paths":
+    def roots(n: int) -> Paths:
         """n empty paths: the whole search space, n times (restarts)."""
         return Paths(np.zeros(n + 1, np.int32), np.zeros(0, np.int32))
 
     @staticmethod
-    def from_records(records: np.ndarray) -> "Paths":
+    def from_records(records: np.ndarray) -> Paths:
         """Paths from the kernel's emit records: row = [decisions, triples..., padding]."""
         n = len(records)
         lens = DEC * records[:, 0].astype(np.int64) if n else np.zeros(0, np.int64)
         ptr = np.zeros(n + 1, np.int64)
         np.cumsum(lens, out=ptr[1:])
-        if ptr[-1] >= 2 ** 31:
+        if ptr[-1] >= 2**31:
             raise OverflowError("sub-search space paths beyond 2^31 entries")
         body = records[:, 1:]
         keep = np.arange(body.shape[1])[None, :] < lens[:, None]
         return Paths(ptr.astype(np.int32), np.ascontiguousarray(body[keep], dtype=np.int32))
 
-    def block(self, start: int, stop: int) -> "Paths":
+    def block(self, start: int, stop: int) -> Paths:
         """Paths start..stop-1 as a Paths of their own (offsets rebased)."""
         lo, hi = int(self.ptr[start]), int(self.ptr[stop])
-        return Paths((self.ptr[start:stop + 1] - lo).astype(np.int32), self.data[lo:hi])
+        return Paths((self.ptr[start : stop + 1] - lo).astype(np.int32), self.data[lo:hi])
 
-    def take(self, indices: np.ndarray) -> "Paths":
+    def take(self, indices: np.ndarray) -> Paths:
         """The paths at `indices`, in that order (vectorised: no loop over paths)."""
         indices = np.asarray(indices, np.int64)
         starts = self.ptr[:-1].astype(np.int64)[indices]
@@ -88,13 +90,15 @@ class Paths:
         return Paths(ptr.astype(np.int32), self.data[gather].astype(np.int32))
 
     @staticmethod
-    def concat(parts: list["Paths"]) -> "Paths":
+    def concat(parts: list[Paths]) -> Paths:
         ptrs, base = [np.zeros(1, np.int64)], 0
         for p in parts:
             ptrs.append(p.ptr[1:].astype(np.int64) + base)
             base += int(p.ptr[-1])
-        return Paths(np.concatenate(ptrs).astype(np.int32),
-                     np.concatenate([p.data for p in parts]) if parts else np.zeros(0, np.int32))
+        return Paths(
+            np.concatenate(ptrs).astype(np.int32),
+            np.concatenate([p.data for p in parts]) if parts else np.zeros(0, np.int32),
+        )
 
     def __len__(self) -> int:
         return len(self.ptr) - 1
@@ -103,7 +107,7 @@ class Paths:
         return int(np.diff(self.ptr).max()) // DEC if len(self) else 0
 
     @staticmethod
-    def from_list(rows: list[np.ndarray]) -> "Paths":
+    def from_list(rows: list[np.ndarray]) -> Paths:
         lens = np.array([len(r) for r in rows], np.int64)
         ptr = np.zeros(len(rows) + 1, np.int64)
         np.cumsum(lens, out=ptr[1:])
@@ -111,9 +115,9 @@ class Paths:
         return Paths(ptr.astype(np.int32), data)
 
     def path(self, i: int) -> np.ndarray:
-        return self.data[self.ptr[i]:self.ptr[i + 1]]
+        return self.data[self.ptr[i] : self.ptr[i + 1]]
 
-    def without(self, sources: np.ndarray, given: "Paths") -> "Paths":
+    def without(self, sources: np.ndarray, given: Paths) -> Paths:
         """Paths covering exactly what these cover less the donated paths `given` (given[j] was
         split off the search of path sources[j]: its decisions extend that path's, and its last
         one negates a decision that search took). For a failed device: what it kept is searched
@@ -131,12 +135,12 @@ class Paths:
             trie: dict = {}
             for j in by_source[i]:
                 d = given.path(j)
-                if len(d) <= len(root) or not np.array_equal(d[:len(root)], root):
+                if len(d) <= len(root) or not np.array_equal(d[: len(root)], root):
                     raise ValueError(f"donated path {j} does not extend path {i}")
                 node = trie
-                for decision in map(tuple, d[len(root):].reshape(-1, DEC).tolist()):
+                for decision in map(tuple, d[len(root) :].reshape(-1, DEC).tolist()):
                     node = node.setdefault(decision, {})
-                node[None] = True                      # given away whole
+                node[None] = True  # given away whole
             _complement(root.reshape(-1, DEC).tolist(), trie, out)
         return Paths.from_list(out)
 

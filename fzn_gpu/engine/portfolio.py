@@ -35,8 +35,8 @@ from .restart import RestartSearch
 from .threads import run_engines
 
 KINDS = ("all", "gpu", "cpu")
-DEFAULT_SPLIT = {"bnb": "gpu", "lns": "cpu"}    # on a machine with both kinds (docs/BENCHMARKS.md)
-SHARED_GPU_BNB = 0.25     # branch and bound's share of a GPU's time where LNS runs on it too
+DEFAULT_SPLIT = {"bnb": "gpu", "lns": "cpu"}  # on a machine with both kinds (docs/BENCHMARKS.md)
+SHARED_GPU_BNB = 0.25  # branch and bound's share of a GPU's time where LNS runs on it too
 
 
 def shared_gpu_share() -> float:
@@ -75,8 +75,16 @@ def split_devices(devices: list[Device], split: dict[str, str] = DEFAULT_SPLIT) 
 
 
 class PortfolioSearch:
-    def __init__(self, model: Model, dm: DeviceModel, devices: list[Device], opts: SolveOptions, report,
-                 spec: LnsSpec | None, restart: RestartSpec | None = None):
+    def __init__(
+        self,
+        model: Model,
+        dm: DeviceModel,
+        devices: list[Device],
+        opts: SolveOptions,
+        report,
+        spec: LnsSpec | None,
+        restart: RestartSpec | None = None,
+    ):
         """report(values, objective) prints one solution; `spec`: the model's lns(...)
         annotation, configuring the LNS part (the --lns-* flags over it); `restart`: branch and
         bound restarts with this sequence (restart.py) instead of searching the tree once."""
@@ -91,8 +99,9 @@ class PortfolioSearch:
         # LNS's first solution, from one CPU work-item of its own, comes sooner than a GPU's
         # one-work-item dive would give one: branch and bound searches in parallel at once
         # (FZN_GPU_DIVE_MS, where set, decides as everywhere else)
-        self.bnb.dive = "FZN_GPU_DIVE_MS" in os.environ or \
-            not any(not d.is_gpu and d not in bnb_devices for d in lns_devices)
+        self.bnb.dive = "FZN_GPU_DIVE_MS" in os.environ or not any(
+            not d.is_gpu and d not in bnb_devices for d in lns_devices
+        )
         self.lns = LnsSearch(model, dm, lns_devices, opts, report, spec, incumbent=self.incumbent)
         self.shared_gpus = any(d.is_gpu and d in lns_devices for d in bnb_devices)
         if self.shared_gpus:
@@ -108,6 +117,7 @@ class PortfolioSearch:
             return None
         from ..bucket.network import NotDecomposable
         from .bucket import BucketSearch, prepare, say_why_not
+
         gpu = next((d for d in devices if d.is_gpu), None)
         try:
             prep = prepare(model, gpu)
@@ -133,12 +143,18 @@ class PortfolioSearch:
         if self.bucket is not None:
             from ..bucket.network import NotDecomposable
             from .bucket import say_why_not, worth_running
+
             plan = self.bucket.prepared.plan
             if worth_running(self.bucket.prepared, self.bucket_device, deadline):
                 engines["bucket"] = self.bucket
             else:
-                say_why_not(NotDecomposable(f"its {plan.describe()} are {plan.total:.3g} entries of work, more "
-                                            "than the run's time is likely to allow"), self.opts.verbose)
+                say_why_not(
+                    NotDecomposable(
+                        f"its {plan.describe()} are {plan.total:.3g} entries of work, more "
+                        "than the run's time is likely to allow"
+                    ),
+                    self.opts.verbose,
+                )
                 self.bucket = None
         results = run_engines(engines, deadline, self._stop_all)
         proved = self.outcome.complete or ("bucket" in results and results["bucket"].complete)

@@ -9,14 +9,22 @@ import numpy as np
 from ..kernel_abi import PROFILE_PARTS, Cnt
 from ..registry import KINDS
 
-PART_NAMES = {Cnt.T_PROPAGATE: "propagate", Cnt.T_SETTLE: "settle", Cnt.T_COPY: "copy",
-              Cnt.T_CHOOSE: "choose", Cnt.T_FIXPOINT: "fixpoint", Cnt.T_BRANCH: "branch",
-              Cnt.T_BACKTRACK: "backtrack", Cnt.T_CLOCK: "clock"}
-BASE_PARTS = PROFILE_PARTS[:4]      # printed always; the work-group's bookkeeping parts where timed
+PART_NAMES = {
+    Cnt.T_PROPAGATE: "propagate",
+    Cnt.T_SETTLE: "settle",
+    Cnt.T_COPY: "copy",
+    Cnt.T_CHOOSE: "choose",
+    Cnt.T_FIXPOINT: "fixpoint",
+    Cnt.T_BRANCH: "branch",
+    Cnt.T_BACKTRACK: "backtrack",
+    Cnt.T_CLOCK: "clock",
+}
+BASE_PARTS = PROFILE_PARTS[:4]  # printed always; the work-group's bookkeeping parts where timed
 
 
-def node_profile(cycles: np.ndarray, nodes: int, passes: int, search_s: float = 0.0, clock_mhz: int = 0,
-                 clock_seen_hz: float = 0.0) -> str | None:
+def node_profile(
+    cycles: np.ndarray, nodes: int, passes: int, search_s: float = 0.0, clock_mhz: int = 0, clock_seen_hz: float = 0.0
+) -> str | None:
     """One line: a search's cycles per node (a work-group's, or a work-item's: each runs its
     nodes one after another), the share of each phase (a work-group's bookkeeping phases too:
     a fixpoint's own rounds, a branch's and a backtrack's, the slice's clock), the rest as
@@ -36,10 +44,14 @@ def node_profile(cycles: np.ndarray, nodes: int, passes: int, search_s: float = 
     shares = ", ".join(f"{name} {100 * c / total:.0f} %" for name, c in parts + [("other", other)])
     busy = f"; busy {100 * total / (search_s * clock_mhz * 1e6):.0f} %" if search_s > 0 and clock_mhz > 0 else ""
     if busy and clock_seen_hz > 0:
-        busy += (f" at the rated {clock_mhz:,} MHz, {100 * total / (search_s * clock_seen_hz):.0f} % at the "
-                 f"busiest search's {clock_seen_hz / 1e6:,.0f} MHz")
-    return (f"{total / nodes:,.0f} cycles a node ({shares}); {passes / nodes:.2f} passes, "
-            f"{total / max(passes, 1):,.0f} cycles a pass{busy}")
+        busy += (
+            f" at the rated {clock_mhz:,} MHz, {100 * total / (search_s * clock_seen_hz):.0f} % at the "
+            f"busiest search's {clock_seen_hz / 1e6:,.0f} MHz"
+        )
+    return (
+        f"{total / nodes:,.0f} cycles a node ({shares}); {passes / nodes:.2f} passes, "
+        f"{total / max(passes, 1):,.0f} cycles a pass{busy}"
+    )
 
 
 def cnt_row(profile: bool) -> int:
@@ -55,7 +67,7 @@ def kind_profile(row: np.ndarray, nodes: int, top: int = 6) -> str | None:
     cycles (PoCL). None without a profile build's row or any call."""
     if len(row) < cnt_row(True) or nodes <= 0:
         return None
-    calls, cycles = row[len(Cnt)::2][:len(KINDS)], row[len(Cnt) + 1::2][:len(KINDS)]
+    calls, cycles = row[len(Cnt) :: 2][: len(KINDS)], row[len(Cnt) + 1 :: 2][: len(KINDS)]
     if calls.sum() <= 0:
         return None
     timed = cycles.sum() > 0
@@ -66,8 +78,10 @@ def kind_profile(row: np.ndarray, nodes: int, top: int = 6) -> str | None:
             break
         per_node = f"{calls[k] / nodes:.2f} calls a node"
         if timed:
-            parts.append(f"{KINDS[k].key} {100 * cycles[k] / cycles.sum():.0f} % ({per_node}, "
-                         f"{cycles[k] / calls[k]:,.0f} cycles a call)")
+            parts.append(
+                f"{KINDS[k].key} {100 * cycles[k] / cycles.sum():.0f} % ({per_node}, "
+                f"{cycles[k] / calls[k]:,.0f} cycles a call)"
+            )
         else:
             parts.append(f"{KINDS[k].key} ({per_node})")
     return "; ".join(parts)

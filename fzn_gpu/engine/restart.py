@@ -32,7 +32,7 @@ import itertools
 import math
 import threading
 import time
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -47,9 +47,9 @@ from .paths import Paths
 from .runner import CapacityError, Exploration, Runner, other_runners, share_gpus
 from .threads import run_threads
 
-MAX_LIMIT = 1 << 30     # node limits stop growing here (the kernel counts in int)
-PHASE_S = 0.5           # a phase (one launch sequence) shorter than this doubles the next one's restarts
-FIRST_PER_SEARCH, MAX_PER_SEARCH = 8, 1024     # restarts per search in the first phase, and at most
+MAX_LIMIT = 1 << 30  # node limits stop growing here (the kernel counts in int)
+PHASE_S = 0.5  # a phase (one launch sequence) shorter than this doubles the next one's restarts
+FIRST_PER_SEARCH, MAX_PER_SEARCH = 8, 1024  # restarts per search in the first phase, and at most
 
 
 def luby(i: int) -> int:
@@ -89,8 +89,16 @@ def plan_is_free(model: Model, opts: SolveOptions) -> bool:
 
 
 class RestartSearch:
-    def __init__(self, model: Model, dm: DeviceModel, devices: list[Device], opts: SolveOptions, report,
-                 spec: RestartSpec, incumbent: Incumbent | None = None):
+    def __init__(
+        self,
+        model: Model,
+        dm: DeviceModel,
+        devices: list[Device],
+        opts: SolveOptions,
+        report,
+        spec: RestartSpec,
+        incumbent: Incumbent | None = None,
+    ):
         """report(values, objective) prints one solution. `incumbent` (optimisation): one shared
         with LNS beside this search (the portfolio), as CompleteSearch takes it."""
         self.model = model
@@ -105,15 +113,15 @@ class RestartSearch:
         if self.runner.float_objective:
             raise FznError("restarts work with int objectives", fix="drop the restart annotation (or --restart none)")
         self.runners = [self.runner]
-        self.gpu_time_share = 1.0         # of each GPU's wall time (share_gpus)
+        self.gpu_time_share = 1.0  # of each GPU's wall time (share_gpus)
         self.shares: list = []
         self.outcome = Outcome()
         self.incumbent = incumbent if self.optimising else None
         self.cancel = threading.Event()
-        self.dive = False                 # the portfolio's setting for branch and bound; no dive here
+        self.dive = False  # the portfolio's setting for branch and bound; no dive here
         self.div = Div.TIES | (Div.WDEG if plan_is_free(model, opts) else 0)
         self._lock = threading.Lock()
-        self._seen: set[bytes] = set()    # satisfaction solutions printed, so none prints twice
+        self._seen: set[bytes] = set()  # satisfaction solutions printed, so none prints twice
         self._errors: list[BaseException] = []
 
     def share_gpus(self, share: float) -> None:
@@ -131,6 +139,7 @@ class RestartSearch:
                     self.outcome.best = self.incumbent.bound()
                 elif self.optimising:
                     from .incumbent import report_improvements
+
                     report_improvements(self.outcome, sols, self.dm.obj_sense, self.report)
                 else:
                     for row in sols[:, 1:]:
@@ -160,8 +169,9 @@ class RestartSearch:
         if len(self.runners) == 1:
             self._phases(0, deadline)
         else:
-            threads = [threading.Thread(target=self._phases, args=(i, deadline), daemon=True)
-                       for i in range(len(self.runners))]
+            threads = [
+                threading.Thread(target=self._phases, args=(i, deadline), daemon=True) for i in range(len(self.runners))
+            ]
             run_threads(threads, self.cancel.set)
         if self._errors and not self.outcome.complete:
             raise self._errors[0]
@@ -185,10 +195,14 @@ class RestartSearch:
                 if self.optimising:
                     self._bound(runner)
                 terms = np.fromiter(itertools.islice(sequence, per_search), np.int64, per_search)
-                limits = np.repeat(terms, runner.max_items)       # layer k: every search's k-th restart
+                limits = np.repeat(terms, runner.max_items)  # layer k: every search's k-th restart
                 n = len(limits)
-                explore = Exploration(limits=np.minimum(limits, MAX_LIMIT).astype(np.int32), div=int(self.div),
-                                      salt=phase * len(self.runners) + index, keep_weights=True)
+                explore = Exploration(
+                    limits=np.minimum(limits, MAX_LIMIT).astype(np.int32),
+                    div=int(self.div),
+                    salt=phase * len(self.runners) + index,
+                    keep_weights=True,
+                )
 
                 def on_slice(sols) -> bool:
                     more = self._take(sols)
@@ -199,8 +213,8 @@ class RestartSearch:
                 t0 = time.monotonic()
                 finished, _ = runner.run_phase(Paths.roots(n), 0, True, on_slice, deadline, lns=explore)
                 if not finished:
-                    return                          # a stop, the solution limit or the deadline
-                if runner.phase_cut < n:            # a search explored the whole tree, found all below
+                    return  # a stop, the solution limit or the deadline
+                if runner.phase_cut < n:  # a search explored the whole tree, found all below
                     with self._lock:
                         self.outcome.complete = True
                     self.cancel.set()
@@ -211,12 +225,13 @@ class RestartSearch:
             with self._lock:
                 self.outcome.error = self.outcome.error or f"a search thread ran out of {err} capacity"
             self.cancel.set()
-        except BaseException as err:                # raised again by run(), after every device stopped
+        except BaseException as err:  # raised again by run(), after every device stopped
             self._errors.append(err)
             self.cancel.set()
 
     def progress(self) -> Outcome:
         from dataclasses import replace
+
         return replace(self.outcome, complete=False)
 
     def extra_stats(self) -> dict[str, object]:
@@ -227,4 +242,3 @@ def restart_spec(model: Model, opts: SolveOptions) -> RestartSpec | None:
     """The restarts this run makes: --restart over the model's annotation; None for none."""
     spec = opts.restart or model.solve.restart
     return None if spec is None or spec.kind == "none" else spec
-

@@ -3,7 +3,7 @@ re-read field by field of its kind's signature and written in the kernel's form.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from ..model import Model
 

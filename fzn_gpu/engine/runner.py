@@ -16,54 +16,63 @@ import numpy as np
 from ..device import BUILD_LOGS, Device, build, build_options, choose_program, is_nvidia, launch_lock
 from ..errors import FznError
 from ..kernel_abi import DEC, Cnt, Ctrl, Div, Lv, St, Status
-from .profile import cnt_row
 from . import views
+from .floats import FLOAT_NONE, float_value, to_ord
 from .pack import DeviceModel
 from .paths import Paths
-from .floats import FLOAT_NONE, float_value, to_ord
+from .profile import cnt_row
 from .resplit import Resplit
 
-RESPLIT_SLACK = 32   # decisions a donated path may add to the longest path of its phase
-STACK_MIN = 8        # a work-group's stack holds at least this many levels (if the branch can be as deep)
-BRANCH_PATH_MAX = 1 << 16   # decisions of a branch a group records for recomputation, at most
-INT_MAX = 2 ** 31 - 1
+RESPLIT_SLACK = 32  # decisions a donated path may add to the longest path of its phase
+STACK_MIN = 8  # a work-group's stack holds at least this many levels (if the branch can be as deep)
+BRANCH_PATH_MAX = 1 << 16  # decisions of a branch a group records for recomputation, at most
+INT_MAX = 2**31 - 1
 # a specialised program of at most this many constraint kinds may be inlined when built ahead
 # (--build-only on a GPU): its build grows with the kinds' code (docs/BENCHMARKS.md)
 INLINE_MAX_KINDS = 4
-SOL_MIN, SOL_MAX_BYTES = 256, 64 << 20    # solution slots per slice: at least, and memory at most
-INDEX_MAX = 2 ** 31 - 1                    # the kernel indexes per-item arrays with 32-bit ints
-POISON = os.environ.get("FZN_GPU_POISON") == "1"   # fill fresh buffers with a pattern (debugging)
+SOL_MIN, SOL_MAX_BYTES = 256, 64 << 20  # solution slots per slice: at least, and memory at most
+INDEX_MAX = 2**31 - 1  # the kernel indexes per-item arrays with 32-bit ints
+POISON = os.environ.get("FZN_GPU_POISON") == "1"  # fill fresh buffers with a pattern (debugging)
 
 
 @dataclass(frozen=True)
 class Tuning:
     """Launch shape. Defaults suit NVIDIA GPUs and PoCL; the FZN_GPU_* environment variables
     override them for tuning runs (see docs/BENCHMARKS.md)."""
-    model: str           # "group": a work-group per sub-search space; "item": a work-item each
-    items_per_cu: int    # searches per compute unit (work-items, or work-groups)
-    local: int           # the work-group size (group: the work-items sharing one search)
+
+    model: str  # "group": a work-group per sub-search space; "item": a work-item each
+    items_per_cu: int  # searches per compute unit (work-items, or work-groups)
+    local: int  # the work-group size (group: the work-items sharing one search)
     interleave: bool
-    specialise: bool     # build a kernel with only the model's propagators (fast NVIDIA builds)
-    subs_per_item: int   # sub-search spaces to split the root into, per work-item (PHACT: 50)
-    dive_ms: int         # first, one work-item's dive for a first solution / bound (0: none)
-    outline: bool        # keep propagators out of line (-DFZN_OUTLINE): shorter NVIDIA builds
+    specialise: bool  # build a kernel with only the model's propagators (fast NVIDIA builds)
+    subs_per_item: int  # sub-search spaces to split the root into, per work-item (PHACT: 50)
+    dive_ms: int  # first, one work-item's dive for a first solution / bound (0: none)
+    outline: bool  # keep propagators out of line (-DFZN_OUTLINE): shorter NVIDIA builds
     inline_specialised: bool = False  # a specialised program may be inlined (device.choose_program)
     slice_budget: int = 0  # a fixed work per item and slice (0: steered by SliceBudget)
     profile: bool = False  # time the search's phases in the kernel (kernels/profile.cl)
     max_registers: int = 0  # a work-item's registers, at most (NVIDIA's compiler; 0: its choice)
-    propagation_floor: int = 4096   # units a node's propagation may always run in one slice
+    propagation_floor: int = 4096  # units a node's propagation may always run in one slice
     slice_clock: bool = False  # a group slice ends by the device's clock (NVIDIA), not by a budget
-    wide_local: int = 0    # a phase of fewer searches than the device holds: groups up to this wide
+    wide_local: int = 0  # a phase of fewer searches than the device holds: groups up to this wide
 
     def build_options(self, device: Device, store_global: bool = False, floats: bool = False) -> list[str]:
         """The compiler's options for this tuning's program (device.build_options): one place,
         so the generic program set-up builds is the one a run looks for."""
-        return build_options(device, self.outline, self.model, store_global, floats=floats, profile=self.profile,
-                             max_registers=self.max_registers, propagation_floor=self.propagation_floor,
-                             slice_clock=self.slice_clock)
+        return build_options(
+            device,
+            self.outline,
+            self.model,
+            store_global,
+            floats=floats,
+            profile=self.profile,
+            max_registers=self.max_registers,
+            propagation_floor=self.propagation_floor,
+            slice_clock=self.slice_clock,
+        )
 
     @staticmethod
-    def for_device(device: Device, floats: bool = False) -> "Tuning":
+    def for_device(device: Device, floats: bool = False) -> Tuning:
         """`floats`: the model has float variables, which only the work-item model runs."""
         env = os.environ
         gpu = device.is_gpu
@@ -76,40 +85,42 @@ class Tuning:
         if floats:
             model = "item"
         group = model == "group"
-        return Tuning(model=model,
-                      items_per_cu=_env_int("FZN_GPU_ITEMS_PER_CU", (32 if group else 512) if gpu else (1 if group else 4)),
-                      local=_env_int("FZN_GPU_LOCAL", 32 if group else (64 if gpu else 1)),
-                      interleave=layout == "interleaved",
-                      specialise=_env_flag("FZN_GPU_SPECIALISE", gpu),
-                      # with a GPU's tens of thousands of work-items, 2 per item split fastest
-                      # (docs/BENCHMARKS.md); PHACT's 50 suits CPUs with a few work-items
-                      subs_per_item=_env_int("FZN_GPU_SUBS_PER_ITEM", 2 if gpu else 50),
-                      # a GPU's throughput comes from tens of thousands of slow threads: one
-                      # alone reaches a first solution far sooner (docs/BENCHMARKS.md)
-                      dive_ms=_env_int("FZN_GPU_DIVE_MS", 1000 if gpu else 0, minimum=0),
-                      # NVIDIA builds out of line several times faster, for somewhat slower
-                      # kernels (docs/BENCHMARKS.md)
-                      outline=_env_flag("FZN_GPU_OUTLINE", gpu),
-                      # --build-only builds a GPU's specialised program inlined, its fastest
-                      # kernel, where the user did not choose (docs/BENCHMARKS.md)
-                      inline_specialised=gpu and "FZN_GPU_OUTLINE" not in env,
-                      slice_budget=_env_int("FZN_GPU_SLICE_BUDGET", 0, minimum=0),
-                      profile=_env_flag("FZN_GPU_PROFILE", False),
-                      # NVIDIA: a register cap lets more work-groups stay resident on a
-                      # multiprocessor; 64 measured fastest (docs/BENCHMARKS.md)
-                      max_registers=_env_int("FZN_GPU_MAX_REGISTERS", 64 if is_nvidia(device) else 0, minimum=0),
-                      # a propagation longer than the slice's budget and this stops and resumes
-                      # in the next slice; ordinary nodes stay whole (their order of search with
-                      # them, which branch and bound's bound sharing is sensitive to)
-                      propagation_floor=_env_int("FZN_GPU_PROPAGATION_FLOOR", 4096),
-                      # slices ended by the clock (kernels/profile.cl) stay off: with them a
-                      # device that failed after donating paths lost work in the tests
-                      # (re-splitting; docs/ARCHITECTURE.md), not yet found
-                      slice_clock=False,
-                      # a dive (one search) or an LNS step of a few hundred neighbourhoods left
-                      # most of a GPU idle with groups of 32: wider groups give each search the
-                      # lanes the others leave (docs/BENCHMARKS.md, wider work-groups)
-                      wide_local=_env_int("FZN_GPU_WIDE_LOCAL", 1024 if gpu and group else 0, minimum=0))
+        return Tuning(
+            model=model,
+            items_per_cu=_env_int("FZN_GPU_ITEMS_PER_CU", (32 if group else 512) if gpu else (1 if group else 4)),
+            local=_env_int("FZN_GPU_LOCAL", 32 if group else (64 if gpu else 1)),
+            interleave=layout == "interleaved",
+            specialise=_env_flag("FZN_GPU_SPECIALISE", gpu),
+            # with a GPU's tens of thousands of work-items, 2 per item split fastest
+            # (docs/BENCHMARKS.md); PHACT's 50 suits CPUs with a few work-items
+            subs_per_item=_env_int("FZN_GPU_SUBS_PER_ITEM", 2 if gpu else 50),
+            # a GPU's throughput comes from tens of thousands of slow threads: one
+            # alone reaches a first solution far sooner (docs/BENCHMARKS.md)
+            dive_ms=_env_int("FZN_GPU_DIVE_MS", 1000 if gpu else 0, minimum=0),
+            # NVIDIA builds out of line several times faster, for somewhat slower
+            # kernels (docs/BENCHMARKS.md)
+            outline=_env_flag("FZN_GPU_OUTLINE", gpu),
+            # --build-only builds a GPU's specialised program inlined, its fastest
+            # kernel, where the user did not choose (docs/BENCHMARKS.md)
+            inline_specialised=gpu and "FZN_GPU_OUTLINE" not in env,
+            slice_budget=_env_int("FZN_GPU_SLICE_BUDGET", 0, minimum=0),
+            profile=_env_flag("FZN_GPU_PROFILE", False),
+            # NVIDIA: a register cap lets more work-groups stay resident on a
+            # multiprocessor; 64 measured fastest (docs/BENCHMARKS.md)
+            max_registers=_env_int("FZN_GPU_MAX_REGISTERS", 64 if is_nvidia(device) else 0, minimum=0),
+            # a propagation longer than the slice's budget and this stops and resumes
+            # in the next slice; ordinary nodes stay whole (their order of search with
+            # them, which branch and bound's bound sharing is sensitive to)
+            propagation_floor=_env_int("FZN_GPU_PROPAGATION_FLOOR", 4096),
+            # slices ended by the clock (kernels/profile.cl) stay off: with them a
+            # device that failed after donating paths lost work in the tests
+            # (re-splitting; docs/ARCHITECTURE.md), not yet found
+            slice_clock=False,
+            # a dive (one search) or an LNS step of a few hundred neighbourhoods left
+            # most of a GPU idle with groups of 32: wider groups give each search the
+            # lanes the others leave (docs/BENCHMARKS.md, wider work-groups)
+            wide_local=_env_int("FZN_GPU_WIDE_LOCAL", 1024 if gpu and group else 0, minimum=0),
+        )
 
 
 def inlining_pays(dm: DeviceModel) -> bool:
@@ -119,8 +130,8 @@ def inlining_pays(dm: DeviceModel) -> bool:
     cost), and none faster where long rows walked by the whole group fill the passes
     (knapsack, TSP: docs/BENCHMARKS.md, inlined specialised kernels). So: few kinds, no long
     rows."""
-    kinds = np.unique(dm.ckind[:dm.nc])
-    return len(kinds) <= INLINE_MAX_KINDS and not bool((dm.cparts[:dm.nc] < 0).any())
+    kinds = np.unique(dm.ckind[: dm.nc])
+    return len(kinds) <= INLINE_MAX_KINDS and not bool((dm.cparts[: dm.nc] < 0).any())
 
 
 def _round8(nbytes: int) -> int:
@@ -153,18 +164,18 @@ class Stats:
     props: int = 0
     subs: int = 0
     kernel_s: float = 0.0
-    gap_s: float = 0.0          # the host's time between one slice's end and the next launch
-    build_s: float = 0.0        # building (or loading from pyopencl's cache) the program
+    gap_s: float = 0.0  # the host's time between one slice's end and the next launch
+    build_s: float = 0.0  # building (or loading from pyopencl's cache) the program
     launches: int = 0
     items: int = 0
-    donated: int = 0            # paths re-split off busy work-items (resplit.py)
-    recomputed: int = 0         # levels work-groups rebuilt from their paths (search_group.cl)
-    passes: int = 0             # propagation passes (groups) or queue runs (items)
-    width: int = 0              # the widest work-group a phase ran (Runner.phase_local)
-    generic: bool = False       # ran the generic program: the specialised one was not built yet
-    inlined: bool = False       # ran the specialised program inlined (built ahead by --build-only)
-    search_s: float = 0.0       # searches (work-groups or work-items) launched x slice seconds
-    cycles: np.ndarray = field(default_factory=lambda: np.zeros(cnt_row(True), dtype=np.int64))   # T_*, kinds
+    donated: int = 0  # paths re-split off busy work-items (resplit.py)
+    recomputed: int = 0  # levels work-groups rebuilt from their paths (search_group.cl)
+    passes: int = 0  # propagation passes (groups) or queue runs (items)
+    width: int = 0  # the widest work-group a phase ran (Runner.phase_local)
+    generic: bool = False  # ran the generic program: the specialised one was not built yet
+    inlined: bool = False  # ran the specialised program inlined (built ahead by --build-only)
+    search_s: float = 0.0  # searches (work-groups or work-items) launched x slice seconds
+    cycles: np.ndarray = field(default_factory=lambda: np.zeros(cnt_row(True), dtype=np.int64))  # T_*, kinds
     # the busiest search's cycles a second of a phase's slices (a profile build): the clock the
     # searches ran at, if one was never idle (the rated clock overstates it under load)
     clock_seen_hz: float = 0.0
@@ -179,11 +190,19 @@ def path_capacity(paths: Paths, cutoff: int) -> int:
 class Runner:
     """Holds the model on one device and runs phases (lists of sub-search spaces) on it."""
 
-    def __init__(self, device: Device, dm: DeviceModel, seed: int = 0, max_items: int | None = None,
-                 verbose: bool = False, specialise_now: bool = False):
+    def __init__(
+        self,
+        device: Device,
+        dm: DeviceModel,
+        seed: int = 0,
+        max_items: int | None = None,
+        verbose: bool = False,
+        specialise_now: bool = False,
+    ):
         """`specialise_now`: build the program specialised to the model's kinds even where the
         generic one is at hand (--build-only: a timed run afterwards gets it)."""
         import pyopencl as cl
+
         self.cl = cl
         self.device = device
         self.dm = dm
@@ -191,13 +210,14 @@ class Runner:
         # the share of the wall time this runner's launches may take (another engine launches
         # on the same GPU: Runner.pause_after)
         self.time_share = 1.0
-        self.resume = threading.Event()         # set: a pause ends at once (the search is cancelled)
+        self.resume = threading.Event()  # set: a pause ends at once (the search is cancelled)
         self.tuning = Tuning.for_device(device, floats=dm.nf > 0)
         self.group = self.tuning.model == "group"
         self.floats = dm.nf > 0
         # a node too big for local memory stays in global memory (FZN_GPU_STORE_GLOBAL=1 forces it)
-        self.store_global = self.group and (self._group_local_bytes(with_store=True) > device.local_mem
-                                            or _env_flag("FZN_GPU_STORE_GLOBAL", False))
+        self.store_global = self.group and (
+            self._group_local_bytes(with_store=True) > device.local_mem or _env_flag("FZN_GPU_STORE_GLOBAL", False)
+        )
         kinds = frozenset(int(k) for k in np.unique(dm.ckind)) if self.tuning.specialise else None
         t_build = time.perf_counter()
         t = self.tuning
@@ -217,8 +237,9 @@ class Runner:
         self.launch_lock = launch_lock(device)
         self.stats.build_s = time.perf_counter() - t_build
         self.kernel = self.cl.Kernel(self.prog, "search_group" if self.group else "search")
-        self.max_group_width = self.kernel.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE,
-                                                               device.cl_device)
+        self.max_group_width = self.kernel.get_work_group_info(
+            cl.kernel_work_group_info.WORK_GROUP_SIZE, device.cl_device
+        )
         if verbose:
             self._describe_kernel()
         self.seed = seed
@@ -232,15 +253,25 @@ class Runner:
                 a = np.zeros(1, a.dtype)
             return cl.Buffer(self.ctx, ro, hostbuf=a)
 
-        self.model_bufs = [const(dm.bm_off), const(dm.bm_nw), const(dm.base), const(dm.ckind), const(dm.coff),
-                           const(dm.cd), const(dm.wptr), const(dm.wlist), const(dm.deg), const(dm.bits),
-                           const(dm.compan)]
+        self.model_bufs = [
+            const(dm.bm_off),
+            const(dm.bm_nw),
+            const(dm.base),
+            const(dm.ckind),
+            const(dm.coff),
+            const(dm.cd),
+            const(dm.wptr),
+            const(dm.wlist),
+            const(dm.deg),
+            const(dm.bits),
+            const(dm.compan),
+        ]
         self.root_lb, self.root_ub, self.root_bits = dm.lb.copy(), dm.ub.copy(), dm.bits.copy()
-        self.root_fb = dm.froot.copy()            # float bounds (ordinals; floats.py)
+        self.root_fb = dm.froot.copy()  # float bounds (ordinals; floats.py)
         self.plan_bufs = [const(dm.sg_ptr), const(dm.sg_var), const(dm.sg_sel)]
-        if self.group:                            # how many work-items share each constraint
+        if self.group:  # how many work-items share each constraint
             self.model_bufs.append(const(dm.cparts))
-        else:                                     # the work-item kernel's float arguments
+        else:  # the work-item kernel's float arguments
             self.model_bufs.append(const(dm.fslot))
             self.plan_bufs.append(const(dm.sg_prec))
         self.ngroups = len(dm.sg_ptr) - 1
@@ -248,8 +279,9 @@ class Runner:
         self.ctrl = np.zeros(len(Ctrl), dtype=np.int32)
         self.ctrl[Ctrl.BEST] = INT_MAX
         self.ctrl_buf = cl.Buffer(self.ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=self.ctrl)
-        self.root_out = [cl.Buffer(self.ctx, mf.READ_WRITE, size=4 * max(dm.nv, 1)) for _ in range(2)] + \
-                        [cl.Buffer(self.ctx, mf.READ_WRITE, size=4 * dm.nwords)]
+        self.root_out = [cl.Buffer(self.ctx, mf.READ_WRITE, size=4 * max(dm.nv, 1)) for _ in range(2)] + [
+            cl.Buffer(self.ctx, mf.READ_WRITE, size=4 * dm.nwords)
+        ]
         if not self.group:
             self.root_out.append(cl.Buffer(self.ctx, mf.READ_WRITE, size=8 * len(self.root_fb)))
         # a float objective's bound: the best sense-adjusted value's ordinal (kernels/floats.cl)
@@ -264,12 +296,12 @@ class Runner:
         self.sol_cap = int(max(SOL_MIN, min(2 * self.max_items, SOL_MAX_BYTES // (4 * self.sol_row))))
         self.sol_buf = cl.Buffer(self.ctx, mf.READ_WRITE, size=4 * self.sol_cap * self.sol_row)
         self.budget = SliceBudget(self.tuning.slice_budget)
-        self._scratch: dict[str, object] = {}     # run_phase's per-search buffers, kept between phases
+        self._scratch: dict[str, object] = {}  # run_phase's per-search buffers, kept between phases
         # after each slice: the phase's paths running, the first not started, and how many
         self.unfinished: tuple[np.ndarray, int, int] = (np.zeros(0, np.int32), 0, 0)
-        self.phase_solutions = 0                  # the last phase's solutions met,
-        self.phase_cut = 0                        # and its paths left at their node limit
-        self.phase_explored = 0                   # and its paths searched to the end
+        self.phase_solutions = 0  # the last phase's solutions met,
+        self.phase_cut = 0  # and its paths left at their node limit
+        self.phase_explored = 0  # and its paths searched to the end
 
     def _describe_kernel(self) -> None:
         """-v: what the built kernel costs a work-item (private memory: registers spilled) and
@@ -278,8 +310,11 @@ class Runner:
         info = cl.kernel_work_group_info
         private = self.kernel.get_work_group_info(info.PRIVATE_MEM_SIZE, dev)
         local = self.kernel.get_work_group_info(info.LOCAL_MEM_SIZE, dev)
-        print(f"fzn-gpu: {self.device.name}: kernel {self.tuning.model}: {private} B private memory a work-item, "
-              f"{local} B local memory a group", file=sys.stderr)
+        print(
+            f"fzn-gpu: {self.device.name}: kernel {self.tuning.model}: {private} B private memory a work-item, "
+            f"{local} B local memory a group",
+            file=sys.stderr,
+        )
         for line in BUILD_LOGS.get(id(dev), "").strip().splitlines()[-12:]:
             print(f"fzn-gpu: {self.device.name}: build: {line}", file=sys.stderr)
 
@@ -306,10 +341,12 @@ class Runner:
         multiple of 8 bytes: NVIDIA lays local arguments end to end, and L_red holds longs."""
         dm = self.dm
         width = width or self.tuning.local
-        words = lambda n: 4 * ((n + 31) // 32 + 1)      # noqa: E731
+        words = lambda n: 4 * ((n + 31) // 32 + 1)  # noqa: E731
         big = (self.store_ints(), max(dm.nv, 1), 2 * dm.nunits) if with_store else (1, 1, 1)
-        return tuple(_round8(n) for n in (4 * big[0], 2 * words(dm.nv), words(dm.nc), 4 * big[1], 4 * big[2],
-                                          8 * 4 * width, 4 * 16))
+        return tuple(
+            _round8(n)
+            for n in (4 * big[0], 2 * words(dm.nv), words(dm.nc), 4 * big[1], 4 * big[2], 8 * 4 * width, 4 * 16)
+        )
 
     def _group_local_bytes(self, with_store: bool, width: int | None = None) -> int:
         """Local memory of one work-group (_group_local_sizes)."""
@@ -326,8 +363,11 @@ class Runner:
             return w
         full = self.device.compute_units * self.tuning.items_per_cu * w
         widest = min(self.tuning.wide_local, self.max_group_width)
-        while 2 * w <= widest and n_items * 2 * w <= full and \
-                self._group_local_bytes(not self.store_global, 2 * w) <= self.device.local_mem:
+        while (
+            2 * w <= widest
+            and n_items * 2 * w <= full
+            and self._group_local_bytes(not self.store_global, 2 * w) <= self.device.local_mem
+        ):
             w *= 2
         return w
 
@@ -356,7 +396,9 @@ class Runner:
         if want * full * node <= min(0.4 * d.global_mem, d.max_alloc) and full * self.store_ints() <= INDEX_MAX:
             return full
         other = self.per_item_bytes(self.branch_path() + 64, stack_levels=0)
-        fit = min((0.4 * d.global_mem / want - other) / node, d.max_alloc / (want * node), INDEX_MAX / self.store_ints())
+        fit = min(
+            (0.4 * d.global_mem / want - other) / node, d.max_alloc / (want * node), INDEX_MAX / self.store_ints()
+        )
         return int(min(full, max(STACK_MIN, fit)))
 
     def per_item_bytes(self, pcap: int, stack_levels: int | None = None) -> int:
@@ -376,7 +418,7 @@ class Runner:
         per = self.per_item_bytes(64 + (self.branch_path() if self.recomputes() else 0))
         by_mem = int(0.4 * d.global_mem) // per
         dm = self.dm
-        if self.group:     # a group's arrays are reached through 64-bit offsets: only one group's must fit
+        if self.group:  # a group's arrays are reached through 64-bit offsets: only one group's must fit
             path = DEC * (64 + (self.branch_path() if self.recomputes() else 0))
             indexed = max(self.stack_levels * self.store_ints(), dm.maxd * len(Lv))
             biggest = 4 * max(indexed, path)
@@ -387,8 +429,10 @@ class Runner:
         by_alloc = int(d.max_alloc) // max(biggest, 1)
         n = max(1, min(want, by_mem, by_alloc, by_index))
         if n < 1 or by_mem < 1 or by_alloc < 1:
-            raise FznError(f"the model needs {per / 2**20:.0f} MiB per search thread, more than {d.name} holds",
-                           fix="try a smaller model, or a device with more memory (--devices)")
+            raise FznError(
+                f"the model needs {per / 2**20:.0f} MiB per search thread, more than {d.name} holds",
+                fix="try a smaller model, or a device with more memory (--devices)",
+            )
         return n
 
     def emit_limit(self, paths: Paths, cutoff: int = 1) -> int:
@@ -398,9 +442,18 @@ class Runner:
         return max(1024, room // (4 * (1 + DEC * path_capacity(paths, cutoff))))
 
     # ------------------------------------------------------------------ phases
-    def run_phase(self, paths: Paths, cutoff: int, enqueue_all: bool, on_slice, deadline: float | None,
-                  count_only: bool = False, emit_cap: int = 0, resplit: Resplit | None = None,
-                  lns: "Exploration | None" = None):
+    def run_phase(
+        self,
+        paths: Paths,
+        cutoff: int,
+        enqueue_all: bool,
+        on_slice,
+        deadline: float | None,
+        count_only: bool = False,
+        emit_cap: int = 0,
+        resplit: Resplit | None = None,
+        lns: Exploration | None = None,
+    ):
         """Search every sub-search space in `paths` (all of it, or to `cutoff` left decisions,
         emitting the frontier). Calls on_slice(solutions ndarray) after each slice; it returns
         False to stop. Returns (finished, emitted paths or None on overflow); afterwards
@@ -418,20 +471,20 @@ class Runner:
         self.stats.items = max(self.stats.items, n_items)
         if resplit is not None:
             pcap = paths.max_decisions() + RESPLIT_SLACK
-            emit_stride = 2 + DEC * pcap                 # length, decisions, source path
-            emit_cap = n_items                           # at most one donation per item and slice
+            emit_stride = 2 + DEC * pcap  # length, decisions, source path
+            emit_cap = n_items  # at most one donation per item and slice
         else:
             pcap = path_capacity(paths, cutoff) if cutoff > 0 else 1
-            emit_stride = 2 + DEC * pcap                 # length, decisions, source path
+            emit_stride = 2 + DEC * pcap  # length, decisions, source path
             emit_cap = max(emit_cap, 1) if cutoff > 0 else 1
-        rcap = pcap                      # the longest path a record (emitted, donated) holds
-        if self.recomputes():            # deeper levels are recomputed from the branch's path
+        rcap = pcap  # the longest path a record (emitted, donated) holds
+        if self.recomputes():  # deeper levels are recomputed from the branch's path
             pcap = max(pcap, paths.max_decisions() + self.branch_path())
         rw = mf.READ_WRITE
 
         def zeros(nbytes):
             buf = cl.Buffer(self.ctx, rw, size=max(int(nbytes), 4))
-            if POISON:       # debugging: what a kernel reads before writing shows up
+            if POISON:  # debugging: what a kernel reads before writing shows up
                 cl.enqueue_fill_buffer(self.queue, buf, np.int32(0x5A5A5A5A), 0, max(int(nbytes), 4))
             return buf
 
@@ -441,46 +494,60 @@ class Runner:
             nbytes = max(int(nbytes), 4)
             held = self._scratch.get(name)
             if held is None or held.size < nbytes or POISON:
-                self._scratch.pop(name, None)          # freed before its successor is allocated
+                self._scratch.pop(name, None)  # freed before its successor is allocated
                 held = self._scratch[name] = zeros(nbytes)
             return held
 
         def upload(part: Paths):
             data = part.data if len(part.data) else np.zeros(1, np.int32)
-            return (cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=part.ptr),
-                    cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=data))
+            return (
+                cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=part.ptr),
+                cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=data),
+            )
 
-        if self.group:     # a node between slices, the stack of nodes, two active lists
-            state = [scratch("node", 4 * n_items * self.store_ints()),
-                     scratch("stack", 4 * n_items * self.stack_levels * self.store_ints())]
-        else:              # domains (float boxes too), trail stamps, trail, queue, queued flags
+        if self.group:  # a node between slices, the stack of nodes, two active lists
+            state = [
+                scratch("node", 4 * n_items * self.store_ints()),
+                scratch("stack", 4 * n_items * self.stack_levels * self.store_ints()),
+            ]
+        else:  # domains (float boxes too), trail stamps, trail, queue, queued flags
             inq = np.zeros(n_items * max(dm.nc, 1), dtype=np.uint8)
-            state = [zeros(4 * n_items * dm.nv), zeros(4 * n_items * dm.nv), zeros(4 * n_items * dm.nwords),
-                     zeros(8 * n_items * 2 * dm.nf), zeros(4 * n_items * dm.nv), zeros(4 * n_items * self.tcap), zeros(4 * n_items * max(dm.nc, 1)),
-                     cl.Buffer(self.ctx, rw | mf.COPY_HOST_PTR, hostbuf=inq)]
+            state = [
+                zeros(4 * n_items * dm.nv),
+                zeros(4 * n_items * dm.nv),
+                zeros(4 * n_items * dm.nwords),
+                zeros(8 * n_items * 2 * dm.nf),
+                zeros(4 * n_items * dm.nv),
+                zeros(4 * n_items * self.tcap),
+                zeros(4 * n_items * max(dm.nc, 1)),
+                cl.Buffer(self.ctx, rw | mf.COPY_HOST_PTR, hostbuf=inq),
+            ]
         LV = scratch("levels", 4 * n_items * dm.maxd * len(Lv))
         PATH = scratch("path", 4 * n_items * pcap * DEC)
         use_weights = dm.use_weights or bool(lns is not None and lns.div & Div.WDEG)
         WEIGHTS = self._weights(n_items if use_weights else 0, lns is not None and lns.keep_weights)
         st = np.zeros((n_items, len(St)), dtype=np.int32)
         salt = lns.salt if lns is not None else 0
-        st[:, St.RNG] = (np.arange(n_items, dtype=np.int64) * 2654435761 + self.seed * 97 + salt * 7919 + 12345) \
-            % (2 ** 31 - 1) + 1
-        if lns is not None and lns.div:       # the search of path 0 follows the plan, the others depart from it
+        st[:, St.RNG] = (np.arange(n_items, dtype=np.int64) * 2654435761 + self.seed * 97 + salt * 7919 + 12345) % (
+            2**31 - 1
+        ) + 1
+        if lns is not None and lns.div:  # the search of path 0 follows the plan, the others depart from it
             st[:, St.DIV] = lns.div
-            if lns.div & Div.TIES:        # the kernel draws each path's key from this and the path
-                st[:, St.TIE] = np.random.default_rng([self.seed, salt]).integers(1, 2 ** 31 - 1, n_items)
+            if lns.div & Div.TIES:  # the kernel draws each path's key from this and the path
+                st[:, St.TIE] = np.random.default_rng([self.seed, salt]).integers(1, 2**31 - 1, n_items)
         ST = cl.Buffer(self.ctx, rw | mf.COPY_HOST_PTR, hostbuf=st)
         cnt = np.zeros((n_items, cnt_row(self.tuning.profile)), dtype=np.int64)
         CNT = cl.Buffer(self.ctx, rw | mf.COPY_HOST_PTR, hostbuf=cnt)
-        base = 0                     # the device holds paths base..n_sub-1; Ctrl.NEXT counts from base
+        base = 0  # the device holds paths base..n_sub-1; Ctrl.NEXT counts from base
         SUBP, SUBD = upload(paths)
         EMIT = zeros(4 * emit_cap * emit_stride)
         limits = lns is not None and lns.limits is not None
         if limits:
             if len(lns.limits) != n_sub:
                 raise ValueError("Exploration.limits needs one node limit per path")
-            LIMITS = cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(lns.limits, np.int32))
+            LIMITS = cl.Buffer(
+                self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(lns.limits, np.int32)
+            )
         else:
             LIMITS = zeros(4)
         if lns is not None:
@@ -488,17 +555,19 @@ class Runner:
             RESULTS = cl.Buffer(self.ctx, rw | mf.COPY_HOST_PTR, hostbuf=lns.results)
         else:
             RESULTS = zeros(4)
-        root = [cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a if a.size else np.zeros(1, a.dtype))
-                for a in (self.root_lb, self.root_ub, self.root_bits) + (() if self.group else (self.root_fb,))]
+        root = [
+            cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a if a.size else np.zeros(1, a.dtype))
+            for a in (self.root_lb, self.root_ub, self.root_bits) + (() if self.group else (self.root_fb,))
+        ]
         for k in (Ctrl.NEXT, Ctrl.SOLS, Ctrl.EMIT, Ctrl.OVERFLOW, Ctrl.DONATED):
             self.ctrl[k] = 0
         cl.enqueue_copy(self.queue, self.ctrl_buf, self.ctrl)
 
         local = self.phase_local(n_items)
         self.stats.width = max(self.stats.width, local if self.group else 0)
-        if self.group:      # a work-group per search
+        if self.group:  # a work-group per search
             global_size = n_items * local
-            if self.store_global:       # the node, changed list and active lists in global memory
+            if self.store_global:  # the node, changed list and active lists in global memory
                 ACT = scratch("active", 4 * n_items * (2 * dm.nunits + max(dm.nv, 1)))
             else:
                 ACT = zeros(4)
@@ -511,41 +580,112 @@ class Runner:
         slice_end = None
         phase_kernel_s = 0.0
         while True:
-            tail = self.group and donate > 0        # idle searches wait for this slice's donations
+            tail = self.group and donate > 0  # idle searches wait for this slice's donations
             budget = self.budget.for_slice(deadline, tail=tail)
             slice_us = self.budget.clock_us(deadline) if self.tuning.slice_clock else 0
             if slice_us:
                 budget = SliceBudget.CLOCKED
             if self.group:
-                args = (*self.model_bufs, *root, *self.plan_bufs,
-                        *state, LV, PATH, WEIGHTS, ST, CNT, ACT,
-                        SUBP, SUBD, np.int32(n_sub - base),
-                        EMIT, np.int32(emit_cap), np.int32(emit_stride), np.int32(cutoff),
-                        self.sol_buf, np.int32(self.sol_cap), np.int32(dm.sol_words), *self.root_out, self.ctrl_buf,
-                        np.int32(dm.nv), np.int32(dm.nc), np.int32(dm.nunits), np.int32(dm.nwords), np.int32(dm.maxd),
-                        np.int32(self.stack_levels), np.int32(pcap), np.int32(rcap), np.int32(self.ngroups), np.int32(1 if use_weights else 0),
-                        np.int32(dm.obj_var), np.int32(dm.obj_sense), np.int32(1 if count_only else 0),
-                        np.int32(1 if enqueue_all else 0), np.int32(budget), np.int32(slice_us), np.int32(n_items),
-                        np.int32(donate), np.int32(base),
-                        np.int32(lns.node_limit if lns else 0), LIMITS, np.int32(1 if limits else 0),
-                        np.int32(1 if lns and lns.random_values else 0),
-                        RESULTS, np.int32(0 if lns is None else 1 if lns.prune else 2), *local_mem)
+                args = (
+                    *self.model_bufs,
+                    *root,
+                    *self.plan_bufs,
+                    *state,
+                    LV,
+                    PATH,
+                    WEIGHTS,
+                    ST,
+                    CNT,
+                    ACT,
+                    SUBP,
+                    SUBD,
+                    np.int32(n_sub - base),
+                    EMIT,
+                    np.int32(emit_cap),
+                    np.int32(emit_stride),
+                    np.int32(cutoff),
+                    self.sol_buf,
+                    np.int32(self.sol_cap),
+                    np.int32(dm.sol_words),
+                    *self.root_out,
+                    self.ctrl_buf,
+                    np.int32(dm.nv),
+                    np.int32(dm.nc),
+                    np.int32(dm.nunits),
+                    np.int32(dm.nwords),
+                    np.int32(dm.maxd),
+                    np.int32(self.stack_levels),
+                    np.int32(pcap),
+                    np.int32(rcap),
+                    np.int32(self.ngroups),
+                    np.int32(1 if use_weights else 0),
+                    np.int32(dm.obj_var),
+                    np.int32(dm.obj_sense),
+                    np.int32(1 if count_only else 0),
+                    np.int32(1 if enqueue_all else 0),
+                    np.int32(budget),
+                    np.int32(slice_us),
+                    np.int32(n_items),
+                    np.int32(donate),
+                    np.int32(base),
+                    np.int32(lns.node_limit if lns else 0),
+                    LIMITS,
+                    np.int32(1 if limits else 0),
+                    np.int32(1 if lns and lns.random_values else 0),
+                    RESULTS,
+                    np.int32(0 if lns is None else 1 if lns.prune else 2),
+                    *local_mem,
+                )
             else:
-                args = (*self.model_bufs, *root, *self.plan_bufs,
-                        *state, LV, PATH, WEIGHTS, ST, CNT,
-                        SUBP, SUBD, np.int32(n_sub - base),
-                        EMIT, np.int32(emit_cap), np.int32(emit_stride), np.int32(cutoff),
-                        self.sol_buf, np.int32(self.sol_cap), np.int32(dm.sol_words), *self.root_out, self.ctrl_buf,
-                        self.fbest_buf, np.int32(dm.nv), np.int32(dm.nc), np.int32(dm.nwords), np.int32(dm.nf),
-                        np.int32(self.tcap), np.int32(dm.maxd),
-                        np.int32(pcap), np.int32(self.ngroups), np.int32(1 if use_weights else 0),
-                        np.int32(dm.obj_var), np.int32(dm.obj_sense), np.int32(1 if count_only else 0),
-                        np.int32(1 if enqueue_all else 0), np.int32(budget), np.int32(n_items),
-                        np.int32(1 if self.tuning.interleave else 0),
-                        np.int32(1 if resplit is not None else 0), np.int32(donate), np.int32(base),
-                        np.int32(lns.node_limit if lns else 0), LIMITS, np.int32(1 if limits else 0),
-                        np.int32(1 if lns and lns.random_values else 0),
-                        RESULTS, np.int32(0 if lns is None else 1 if lns.prune else 2))
+                args = (
+                    *self.model_bufs,
+                    *root,
+                    *self.plan_bufs,
+                    *state,
+                    LV,
+                    PATH,
+                    WEIGHTS,
+                    ST,
+                    CNT,
+                    SUBP,
+                    SUBD,
+                    np.int32(n_sub - base),
+                    EMIT,
+                    np.int32(emit_cap),
+                    np.int32(emit_stride),
+                    np.int32(cutoff),
+                    self.sol_buf,
+                    np.int32(self.sol_cap),
+                    np.int32(dm.sol_words),
+                    *self.root_out,
+                    self.ctrl_buf,
+                    self.fbest_buf,
+                    np.int32(dm.nv),
+                    np.int32(dm.nc),
+                    np.int32(dm.nwords),
+                    np.int32(dm.nf),
+                    np.int32(self.tcap),
+                    np.int32(dm.maxd),
+                    np.int32(pcap),
+                    np.int32(self.ngroups),
+                    np.int32(1 if use_weights else 0),
+                    np.int32(dm.obj_var),
+                    np.int32(dm.obj_sense),
+                    np.int32(1 if count_only else 0),
+                    np.int32(1 if enqueue_all else 0),
+                    np.int32(budget),
+                    np.int32(n_items),
+                    np.int32(1 if self.tuning.interleave else 0),
+                    np.int32(1 if resplit is not None else 0),
+                    np.int32(donate),
+                    np.int32(base),
+                    np.int32(lns.node_limit if lns else 0),
+                    LIMITS,
+                    np.int32(1 if limits else 0),
+                    np.int32(1 if lns and lns.random_values else 0),
+                    RESULTS,
+                    np.int32(0 if lns is None else 1 if lns.prune else 2),
+                )
             t0 = time.perf_counter()
             if slice_end is not None:
                 self.stats.gap_s += t0 - slice_end
@@ -555,9 +695,10 @@ class Runner:
                     cl.enqueue_copy(self.queue, self.ctrl, self.ctrl_buf)
                     self.queue.finish()
             except cl.Error as err:
-                raise FznError(f"the search kernel failed on {self.device.name} with {n_items} work-items: {err}",
-                               fix="fewer work-items (FZN_GPU_ITEMS_PER_CU), another device (--devices), "
-                                   "or a smaller model") from None
+                raise FznError(
+                    f"the search kernel failed on {self.device.name} with {n_items} work-items: {err}",
+                    fix="fewer work-items (FZN_GPU_ITEMS_PER_CU), another device (--devices), or a smaller model",
+                ) from None
             slice_end = time.perf_counter()
             dt = slice_end - t0
             self.stats.kernel_s += dt
@@ -571,7 +712,7 @@ class Runner:
             if nsol:
                 sols = np.empty((nsol, self.sol_row), dtype=np.int32)
                 cl.enqueue_copy(self.queue, sols, self.sol_buf)
-                views.fill(dm.views, sols[:, 1:1 + dm.nv])       # variables folded into all_different
+                views.fill(dm.views, sols[:, 1 : 1 + dm.nv])  # variables folded into all_different
                 self.ctrl[Ctrl.SOLS] = 0
                 cl.enqueue_copy(self.queue, self.ctrl_buf, self.ctrl)
             cl.enqueue_copy(self.queue, st, ST)
@@ -579,17 +720,23 @@ class Runner:
             # a slice ended by a full solution buffer or by every search running out of work
             # says nothing of how long its budget would have taken
             if not slice_us:
-                self.budget.after_slice(budget, dt, cut_short=nsol >= self.sol_cap or
-                                        bool((st[:n_items, St.STATUS] == Status.DONE).all()), tail=tail)
+                self.budget.after_slice(
+                    budget,
+                    dt,
+                    cut_short=nsol >= self.sol_cap or bool((st[:n_items, St.STATUS] == Status.DONE).all()),
+                    tail=tail,
+                )
             if self.ctrl[Ctrl.ERR]:
                 raise CapacityError(int(self.ctrl[Ctrl.ERR]))
             if self.verbose:
                 done = int((st[:, St.STATUS] == Status.DONE).sum())
-                print(f"fzn-gpu: slice {self.stats.launches}: {dt * 1000:.1f} ms, budget {budget}, "
-                      f"{done}/{n_items} items done, next sub-space {base + int(self.ctrl[Ctrl.NEXT])}/{n_sub}, "
-                      f"{nsol} solutions, donated {min(int(self.ctrl[Ctrl.DONATED]), donate)}, cutoff {cutoff}",
-                      file=sys.stderr)
-            started = base + min(int(self.ctrl[Ctrl.NEXT]), n_sub - base)     # paths taken so far
+                print(
+                    f"fzn-gpu: slice {self.stats.launches}: {dt * 1000:.1f} ms, budget {budget}, "
+                    f"{done}/{n_items} items done, next sub-space {base + int(self.ctrl[Ctrl.NEXT])}/{n_sub}, "
+                    f"{nsol} solutions, donated {min(int(self.ctrl[Ctrl.DONATED]), donate)}, cutoff {cutoff}",
+                    file=sys.stderr,
+                )
+            started = base + min(int(self.ctrl[Ctrl.NEXT]), n_sub - base)  # paths taken so far
             if resplit is not None:
                 n_donated = min(int(self.ctrl[Ctrl.DONATED]), donate)
                 if n_donated:
@@ -602,7 +749,7 @@ class Runner:
                     self.stats.donated += n_donated
                     resplit.donated(rec[:, -1].copy(), paths)
                 n_sub = max(min(resplit.keep(started, n_sub), n_sub), started)
-                if n_donated:            # the device now holds the unstarted paths only
+                if n_donated:  # the device now holds the unstarted paths only
                     SUBP, SUBD = upload(paths.block(started, n_sub))
                     base, self.ctrl[Ctrl.NEXT] = started, 0
                 elif self.ctrl[Ctrl.NEXT] > n_sub - base:
@@ -613,9 +760,12 @@ class Runner:
             self.unfinished = (st[:n_items, St.SUB][active].copy(), started, n_sub)
             keep_going = on_slice(sols)
             self.pause_after(dt, deadline)
-            pruned = resplit.prune(paths, started, n_sub, self.unfinished[0]) \
-                if keep_going and hasattr(resplit, "prune") else None
-            if pruned is not None:       # ordered printing: what lies right of its last solution goes
+            pruned = (
+                resplit.prune(paths, started, n_sub, self.unfinished[0])
+                if keep_going and hasattr(resplit, "prune")
+                else None
+            )
+            if pruned is not None:  # ordered printing: what lies right of its last solution goes
                 paths, n_sub, stop = pruned
                 SUBP, SUBD = upload(paths.block(started, n_sub))
                 base, self.ctrl[Ctrl.NEXT] = started, 0
@@ -623,7 +773,7 @@ class Runner:
                 cl.enqueue_copy(self.queue, ST, st)
             if resplit is not None:
                 idle = st[:, St.STATUS] == Status.DONE
-                if n_sub > started and idle.any():       # idle work-items take the new paths
+                if n_sub > started and idle.any():  # idle work-items take the new paths
                     st[idle, St.STATUS] = Status.NEED_SUB
                     cl.enqueue_copy(self.queue, ST, st)
                     idle = st[:, St.STATUS] == Status.DONE
@@ -634,9 +784,13 @@ class Runner:
             if done.all():
                 finished = True
                 break
-            if lns is not None and lns.enough < 1 and base + int(self.ctrl[Ctrl.NEXT]) >= n_sub and \
-                    done.mean() >= lns.enough:
-                break                    # LNS: the stragglers' neighbourhoods are left unexplored
+            if (
+                lns is not None
+                and lns.enough < 1
+                and base + int(self.ctrl[Ctrl.NEXT]) >= n_sub
+                and done.mean() >= lns.enough
+            ):
+                break  # LNS: the stragglers' neighbourhoods are left unexplored
             if not keep_going or (deadline is not None and time.monotonic() >= deadline):
                 break
         cl.enqueue_copy(self.queue, cnt, CNT)
@@ -653,15 +807,15 @@ class Runner:
         self.stats.recomputed += int(cnt[:, Cnt.RECOMPUTED].sum())
         self.stats.passes += int(cnt[:, Cnt.PASSES].sum())
         if self.tuning.profile:
-            self.stats.cycles += cnt.sum(axis=0)       # a profile build's row: phases, then kinds
-            if phase_kernel_s > 0.05:                   # long enough for launch overheads not to count
+            self.stats.cycles += cnt.sum(axis=0)  # a profile build's row: phases, then kinds
+            if phase_kernel_s > 0.05:  # long enough for launch overheads not to count
                 busiest = float(cnt[:n_items, Cnt.T_TOTAL].max(initial=0))
                 self.stats.clock_seen_hz = max(self.stats.clock_seen_hz, busiest / phase_kernel_s)
         self.root_failed = bool(self.ctrl[Ctrl.ROOT_FAILED])
         if lns is not None:
             cl.enqueue_copy(self.queue, lns.results, RESULTS)
             self.queue.finish()
-        elif enqueue_all and finished and not self.root_failed:    # the root's fixpoint
+        elif enqueue_all and finished and not self.root_failed:  # the root's fixpoint
             for buf, arr in zip(self.root_out, (self.root_lb, self.root_ub, self.root_bits, self.root_fb)):
                 if arr.size:
                     cl.enqueue_copy(self.queue, arr, buf)
@@ -689,8 +843,11 @@ class Runner:
         held = self._scratch.get("weights") if keep else None
         if held is not None and held.size == 4 * size:
             return held
-        buf = self.cl.Buffer(self.ctx, self.cl.mem_flags.READ_WRITE | self.cl.mem_flags.COPY_HOST_PTR,
-                             hostbuf=np.ones(size, dtype=np.int32))
+        buf = self.cl.Buffer(
+            self.ctx,
+            self.cl.mem_flags.READ_WRITE | self.cl.mem_flags.COPY_HOST_PTR,
+            hostbuf=np.ones(size, dtype=np.int32),
+        )
         if keep:
             self._scratch["weights"] = buf
         return buf
@@ -725,7 +882,7 @@ class Runner:
         self.cl.enqueue_copy(self.queue, self.ctrl_buf, self.ctrl)
 
 
-def share_gpus(runners: list["Runner"], share: float, resume: threading.Event) -> None:
+def share_gpus(runners: list[Runner], share: float, resume: threading.Event) -> None:
     """The GPU runners of a search that another engine runs beside (the portfolio's LNS on a
     lone GPU) take `share` of the wall time (Runner.pause_after); `resume` ends a pause."""
     for r in runners:
@@ -733,7 +890,7 @@ def share_gpus(runners: list["Runner"], share: float, resume: threading.Event) -
             r.time_share, r.resume = share, resume
 
 
-def other_runners(devices: list, dm: DeviceModel, opts) -> list["Runner"]:
+def other_runners(devices: list, dm: DeviceModel, opts) -> list[Runner]:
     """Runners for the devices beside a search's first (kernel builds included); one that fails
     to build is left out, said on stderr with -v."""
     built = []
@@ -757,13 +914,14 @@ class Exploration:
     the work-items has finished and no path is left to start: a GPU thread is slow, and a
     batch waiting for its slowest neighbourhood took seconds, its paths' node counts spread
     from tens to the limit (docs/BENCHMARKS.md)."""
+
     node_limit: int = 0
     random_values: bool = False
-    prune: bool = True          # False: no bound below the paths, each one's own objective
-    enough: float = 1.0         # end the batch once this share of work-items is done
-    limits: np.ndarray | None = None    # a node limit per path (restarts), over node_limit
-    div: int = 0                # Div bits for every search but the first (restarts)
-    salt: int = 0               # varies the searches' random choices from one phase to the next
+    prune: bool = True  # False: no bound below the paths, each one's own objective
+    enough: float = 1.0  # end the batch once this share of work-items is done
+    limits: np.ndarray | None = None  # a node limit per path (restarts), over node_limit
+    div: int = 0  # Div bits for every search but the first (restarts)
+    salt: int = 0  # varies the searches' random choices from one phase to the next
     keep_weights: bool = False  # dom_w_deg's counts go on from the last such phase
     results: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
 
@@ -779,13 +937,13 @@ class SliceBudget:
     TARGET_S, START, LOWEST, HIGHEST = 0.05, 16, 8, 1 << 22
     # a tail slice's share of a whole one (docs/BENCHMARKS.md, shorter slices in a search's tail); 1: off
     TAIL_SHARE = _env_int("FZN_GPU_TAIL_SHARE", 5)
-    CLOCKED = 1 << 30       # a slice the device's clock ends: the budget never does
+    CLOCKED = 1 << 30  # a slice the device's clock ends: the budget never does
 
     def __init__(self, fixed: int = 0) -> None:
         self.fixed = fixed
         self.value = fixed or self.START
         self.items = 0
-        self.s_per_unit: float | None = None   # the last slice's seconds per unit of budget
+        self.s_per_unit: float | None = None  # the last slice's seconds per unit of budget
 
     def begin_phase(self, items: int) -> None:
         if items != self.items and not self.fixed:

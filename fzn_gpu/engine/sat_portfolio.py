@@ -44,8 +44,15 @@ LOCAL_DELAY_S = 0.3
 
 
 class SatisfactionPortfolio:
-    def __init__(self, model: Model, dm: DeviceModel, devices: list[Device], opts: SolveOptions, report,
-                 spec: RestartSpec | None = None):
+    def __init__(
+        self,
+        model: Model,
+        dm: DeviceModel,
+        devices: list[Device],
+        opts: SolveOptions,
+        report,
+        spec: RestartSpec | None = None,
+    ):
         """report(values, objective) prints one solution; `spec`: the restarts' sequence."""
         self.outcome = Outcome()
         self._lock = threading.Lock()
@@ -56,6 +63,7 @@ class SatisfactionPortfolio:
         self.local = None
         if opts.local_search != "off" and not dm.nf and not len(dm.set_vars):
             from .adaptive import AdaptiveSearch
+
             self.local = AdaptiveSearch(model, devices, opts, self._first_only, delay_s=LOCAL_DELAY_S)
 
     def _first_only(self, values: np.ndarray, objective) -> None:

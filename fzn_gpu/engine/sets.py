@@ -27,19 +27,20 @@ from ..model import Model, VarKind
 from ..registry import BY_KEY
 from .rows import reencode
 
-MAX_UNIVERSE = 1023      # elements, so that the universe and its sentinel fit a bitmap (1,024 values)
+MAX_UNIVERSE = 1023  # elements, so that the universe and its sentinel fit a bitmap (1,024 values)
 
 
 @dataclass
 class SetLayout:
     """The device's variables once set variables are expanded: bounds, exact domains where
     they have holes, constants, and which need a bitmap whatever their span."""
-    lb: np.ndarray                       # int64, every device variable
+
+    lb: np.ndarray  # int64, every device variable
     ub: np.ndarray
     holes: dict[int, IntSet]
-    is_const: np.ndarray                 # bool
-    need_bits: np.ndarray                # bool: P and N always have a bitmap
-    triple: dict[int, tuple[int, int, int]] = field(default_factory=dict)   # set var -> (P, N, C)
+    is_const: np.ndarray  # bool
+    need_bits: np.ndarray  # bool: P and N always have a bitmap
+    triple: dict[int, tuple[int, int, int]] = field(default_factory=dict)  # set var -> (P, N, C)
 
     @property
     def set_vars(self) -> np.ndarray:
@@ -61,9 +62,12 @@ def expand(model: Model, lb: np.ndarray, ub: np.ndarray) -> SetLayout:
     for v in set_idx.tolist():
         universe = V.domain(v) if V.lb[v] <= V.ub[v] else IntSet(())
         if len(universe.ranges) and universe.hi - universe.lo + 1 > MAX_UNIVERSE:
-            raise Unsupported(f"set variable {V.names[v]} has a universe of {universe.hi - universe.lo + 1} values",
-                              file=model.source, fix=f"fzn-gpu's set variables hold at most {MAX_UNIVERSE} values")
-        s = universe.hi + 1 if universe.ranges else 1          # the sentinel
+            raise Unsupported(
+                f"set variable {V.names[v]} has a universe of {universe.hi - universe.lo + 1} values",
+                file=model.source,
+                fix=f"fzn-gpu's set variables hold at most {MAX_UNIVERSE} values",
+            )
+        s = universe.hi + 1 if universe.ranges else 1  # the sentinel
         with_s = IntSet(tuple(universe.ranges) + ((s, s),)) if universe.ranges else IntSet(((s, s),))
         lo = universe.lo if universe.ranges else s
         n, c = nxt, nxt + 1
@@ -87,7 +91,7 @@ def expand(model: Model, lb: np.ndarray, ub: np.ndarray) -> SetLayout:
             extra_const += [False, False]
             if len(with_s.ranges) > 1:
                 holes[n] = with_s
-        is_const[v] = False                                    # P keeps a bitmap, constant or not
+        is_const[v] = False  # P keeps a bitmap, constant or not
     lb = np.concatenate([lb, np.asarray(extra_lb, dtype=np.int64)])
     ub = np.concatenate([ub, np.asarray(extra_ub, dtype=np.int64)])
     is_const = np.concatenate([is_const, np.asarray(extra_const, dtype=bool)])
@@ -103,30 +107,39 @@ def encode(model: Model, layout: SetLayout, first_cid: int):
         if f == "var":
             v = src[i]
             parts = list(layout.triple[v]) if V.kind[v] == VarKind.SET else [v]
-            out += parts; watched += parts
+            out += parts
+            watched += parts
             return i + 1
         if f == "var[]":
-            k = src[i]; out.append(k)
-            for v in src[i + 1:i + 1 + k]:
-                out += list(layout.triple[v]); watched += list(layout.triple[v])
+            k = src[i]
+            out.append(k)
+            for v in src[i + 1 : i + 1 + k]:
+                out += list(layout.triple[v])
+                watched += list(layout.triple[v])
             return i + 1 + k
         if f in ("int", "float"):
             out.append(src[i])
             return i + 1
         if f == "set":
-            k = src[i]; out += src[i:i + 1 + 2 * k]
+            k = src[i]
+            out += src[i : i + 1 + 2 * k]
             return i + 1 + 2 * k
         if f == "set[]":
-            k = src[i]; out.append(k); i += 1
+            k = src[i]
+            out.append(k)
+            i += 1
             for _ in range(k):
-                m = src[i]; out += src[i:i + 1 + 2 * m]; i += 1 + 2 * m
+                m = src[i]
+                out += src[i : i + 1 + 2 * m]
+                i += 1 + 2 * m
             return i
-        k = src[i]; out += src[i:i + 1 + k]       # int[] / float[]
+        k = src[i]
+        out += src[i : i + 1 + k]  # int[] / float[]
         return i + 1 + k
 
     kinds, rows, pairs = reencode(model, "set", first_cid, encode_field)
     card = BY_KEY["set_card"].id
-    for p, n, c in layout.triple.values():          # each set variable's implicit set_card row
+    for p, n, c in layout.triple.values():  # each set variable's implicit set_card row
         pairs.extend((first_cid + len(kinds), w) for w in (p, n, c))
         kinds.append(card)
         rows.append([p, n, c, c])
@@ -142,12 +155,13 @@ def decoder(dm):
     parts = [(int(p), int(dm.bm_off[p]), int(dm.bm_nw[p]), int(dm.base[p]), int(dm.ub[p])) for p in dm.set_vars]
 
     def decode(row) -> dict[int, IntSet]:
-        words = np.asarray(row[nv:nv + dm.sol_words], dtype=np.int64) & 0xFFFFFFFF
+        words = np.asarray(row[nv : nv + dm.sol_words], dtype=np.int64) & 0xFFFFFFFF
         out: dict[int, IntSet] = {}
         for p, off, nw, base, sentinel in parts:
-            w = words[off:off + nw]
+            w = words[off : off + nw]
             bits = np.nonzero((w[:, None] >> np.arange(32)) & 1)
             values = (base + 32 * bits[0] + bits[1]).tolist()
             out[p] = IntSet.of(sorted(v for v in values if v < sentinel))
         return out
+
     return decode

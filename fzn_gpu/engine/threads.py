@@ -4,7 +4,7 @@ the main thread stays able to take an interrupt."""
 from __future__ import annotations
 
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 
 def run_threads(threads: list[threading.Thread], stop: Callable[[], None]) -> None:
@@ -32,11 +32,11 @@ def run_engines(engines: dict[str, object], deadline: float | None, stop: Callab
     def one(name: str, search) -> None:
         try:
             results[name] = search.run(deadline)
-        except BaseException as err:        # raised again below, after every engine has stopped
+        except BaseException as err:  # raised again below, after every engine has stopped
             results[name] = err
             stop()
             return
-        if results[name].complete:          # a proof: nothing is left for the others to find
+        if results[name].complete:  # a proof: nothing is left for the others to find
             stop()
 
     run_threads([threading.Thread(target=one, args=item, daemon=True) for item in engines.items()], stop)

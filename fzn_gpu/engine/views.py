@@ -41,6 +41,7 @@ def wanted() -> bool:
 class OffsetViews:
     """y = x + c for the folded variables (arrays of equal length), and the model with their
     defining rows dropped and domains narrowed."""
+
     y: np.ndarray
     x: np.ndarray
     c: np.ndarray
@@ -86,7 +87,7 @@ def find(model: Model, table_vars) -> OffsetViews | None:
         return None
     V = model.vars
     start = lin.row_ptr[:-1]
-    pairs = np.flatnonzero((np.diff(lin.row_ptr) == 7) & (lin.data[start] == 2))   # [2, a0, a1, 2, v0, v1, c]
+    pairs = np.flatnonzero((np.diff(lin.row_ptr) == 7) & (lin.data[start] == 2))  # [2, a0, a1, 2, v0, v1, c]
     if not len(pairs):
         return None
     s = start[pairs]
@@ -103,7 +104,7 @@ def find(model: Model, table_vars) -> OffsetViews | None:
     if not ok.any():
         return None
     rows, y, x = pairs[ok], y[ok], x[ok]
-    off = (c[ok] * a_y[ok]).astype(np.int64)        # a_y (y - x) = c with a_y = ±1
+    off = (c[ok] * a_y[ok]).astype(np.int64)  # a_y (y - x) = c with a_y = ±1
     # the narrowed model: x within dom(y) - c, y fixed, the defining rows gone
     lb, ub, holes = V.lb.copy(), V.ub.copy(), dict(V.holes)
     for yi, xi, ci in zip(y.tolist(), x.tolist(), off.tolist()):
@@ -123,8 +124,12 @@ def find(model: Model, table_vars) -> OffsetViews | None:
     tables = dict(model.tables)
     tables[LIN_EQ] = _rows(lin, keep)
     variables = dataclasses.replace(V, lb=lb, ub=ub, holes=holes)
-    return OffsetViews(y=y.astype(np.int64), x=x.astype(np.int64), c=off,
-                       model=dataclasses.replace(model, vars=variables, tables=tables))
+    return OffsetViews(
+        y=y.astype(np.int64),
+        x=x.astype(np.int64),
+        c=off,
+        model=dataclasses.replace(model, vars=variables, tables=tables),
+    )
 
 
 def _rows(table, keep: np.ndarray):
@@ -133,8 +138,9 @@ def _rows(table, keep: np.ndarray):
     mask = np.repeat(keep, lens)
     new_lens = lens[keep]
     row_ptr = np.concatenate([[0], np.cumsum(new_lens)]).astype(table.row_ptr.dtype)
-    return dataclasses.replace(table, row_ptr=row_ptr, data=table.data[mask], lines=table.lines[keep],
-                               defines=table.defines[keep])
+    return dataclasses.replace(
+        table, row_ptr=row_ptr, data=table.data[mask], lines=table.lines[keep], defines=table.defines[keep]
+    )
 
 
 def alldiff_rows(table, views: OffsetViews | None, lb: np.ndarray, ub: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -148,7 +154,7 @@ def alldiff_rows(table, views: OffsetViews | None, lb: np.ndarray, ub: np.ndarra
     starts = table.row_ptr[:-1].astype(np.int64)
     # every row's variables in one array, each with its row
     row_of = np.repeat(np.arange(len(table)), n)
-    k = np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)       # position within its row
+    k = np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)  # position within its row
     xs = table.data[starts[row_of] + 1 + k].astype(np.int64)
     cs = np.zeros_like(xs)
     if views is not None and len(views.y):
@@ -166,7 +172,7 @@ def alldiff_rows(table, views: OffsetViews | None, lb: np.ndarray, ub: np.ndarra
         np.minimum.at(base, row_of, lows)
         np.maximum.at(top, row_of, highs)
     words = (top - base + 32) // 32
-    narrow = (n > 0) & (words <= ALLDIFF_WORDS) & (np.abs(base) <= 2 ** 31 - 1)
+    narrow = (n > 0) & (words <= ALLDIFF_WORDS) & (np.abs(base) <= 2**31 - 1)
     new_lens = 2 * n + 3
     out = np.zeros(int(new_lens.sum()), dtype=np.int64)
     new_starts = np.cumsum(new_lens) - new_lens

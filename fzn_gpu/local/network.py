@@ -33,10 +33,10 @@ from ..bucket.evaluate import IntSetArg
 from ..local_abi import Arith, Group, H, Inv, Rel, Soft
 from ..model import INT_LIMIT, Model, VarKind
 
-SUM_LIMIT = 2 ** 62              # a linear sum's magnitude, at most, in the kernel's 64 bits
-SPAN_LIMIT = 1 << 20             # an all_different's value span, a sorted group's interval
-CHANGE_CAP = 1024                # KMAX, TMAX, DMAX at most (a move needing more is not taken)
-CAND_MAX = 1024                  # candidate values of a free variable's move (a sample beyond)
+SUM_LIMIT = 2**62  # a linear sum's magnitude, at most, in the kernel's 64 bits
+SPAN_LIMIT = 1 << 20  # an all_different's value span, a sorted group's interval
+CHANGE_CAP = 1024  # KMAX, TMAX, DMAX at most (a move needing more is not taken)
+CAND_MAX = 1024  # candidate values of a free variable's move (a sample beyond)
 
 
 class NotLocal(Exception):
@@ -47,8 +47,8 @@ class NotLocal(Exception):
 class _Soft:
     type: Soft
     row: list[int]
-    reads: list[int]                                 # variables, in any order
-    coefs: dict[int, int] = field(default_factory=dict)   # LIN: a variable's coefficient
+    reads: list[int]  # variables, in any order
+    coefs: dict[int, int] = field(default_factory=dict)  # LIN: a variable's coefficient
 
 
 @dataclass
@@ -62,27 +62,36 @@ class _Inv:
 
 @dataclass
 class LsNetwork:
-    buffer: np.ndarray            # int32: header then arrays (local_abi.H)
+    buffer: np.ndarray  # int32: header then arrays (local_abi.H)
     nv: int
     ndec: int
-    hist: int                     # all_different histogram entries of a walk
+    hist: int  # all_different histogram entries of a walk
     kmax: int
     tmax: int
     dmax: int
-    groups: dict[str, int]        # how many groups of each kind (statistics)
+    groups: dict[str, int]  # how many groups of each kind (statistics)
     n_inv: int
     n_soft: int
-    max_candidates: int           # the most moves one variable has (a neighbourhood's size)
+    max_candidates: int  # the most moves one variable has (a neighbourhood's size)
 
     def describe(self) -> str:
         g = ", ".join(f"{n} {k}" for k, n in self.groups.items() if n)
-        return (f"{self.ndec} decision variables ({g or 'free'}), {self.n_inv} invariants, "
-                f"{self.n_soft} soft constraints")
+        return (
+            f"{self.ndec} decision variables ({g or 'free'}), {self.n_inv} invariants, {self.n_soft} soft constraints"
+        )
 
 
 # ---- linear forms of the kinds that are linear relations
-_BINARY_REL = {"int_eq": (Rel.EQ, 0), "int_ne": (Rel.NE, 0), "int_le": (Rel.LE, 0), "int_lt": (Rel.LE, -1),
-               "bool_eq": (Rel.EQ, 0), "bool_le": (Rel.LE, 0), "bool_lt": (Rel.LE, -1), "bool_ne": (Rel.NE, 0)}
+_BINARY_REL = {
+    "int_eq": (Rel.EQ, 0),
+    "int_ne": (Rel.NE, 0),
+    "int_le": (Rel.LE, 0),
+    "int_lt": (Rel.LE, -1),
+    "bool_eq": (Rel.EQ, 0),
+    "bool_le": (Rel.LE, 0),
+    "bool_lt": (Rel.LE, -1),
+    "bool_ne": (Rel.NE, 0),
+}
 
 
 def _terms(cs, xs) -> dict[int, int]:
@@ -132,8 +141,14 @@ def _ranges_row(s: IntSetArg) -> list[int]:
     return [len(s.ranges)] + [int(b) for r in s.ranges for b in r]
 
 
-_ARITH = {"int_times": Arith.TIMES, "int_div": Arith.DIV, "int_mod": Arith.MOD,
-          "int_min": Arith.MIN, "int_max": Arith.MAX, "int_pow": Arith.POW}
+_ARITH = {
+    "int_times": Arith.TIMES,
+    "int_div": Arith.DIV,
+    "int_mod": Arith.MOD,
+    "int_min": Arith.MIN,
+    "int_max": Arith.MAX,
+    "int_pow": Arith.POW,
+}
 
 
 def _relation(base: str, args: list) -> tuple[Inv, list[int]] | None:
@@ -142,12 +157,14 @@ def _relation(base: str, args: list) -> tuple[Inv, list[int]] | None:
     lin = _linear(base, args)
     if lin is not None:
         return Inv.LINREIF, _lin_row(*lin)
-    if base in ("bool_and", "array_bool_and"):      # no operand 0
-        return Inv.CLAUSE, _clause_row(1, [], [args[0].index, args[1].index] if base == "bool_and"
-                                       else list(args[0].indices))
+    if base in ("bool_and", "array_bool_and"):  # no operand 0
+        return Inv.CLAUSE, _clause_row(
+            1, [], [args[0].index, args[1].index] if base == "bool_and" else list(args[0].indices)
+        )
     if base in ("bool_or", "array_bool_or"):
-        return Inv.CLAUSE, _clause_row(0, [args[0].index, args[1].index] if base == "bool_or"
-                                       else list(args[0].indices), [])
+        return Inv.CLAUSE, _clause_row(
+            0, [args[0].index, args[1].index] if base == "bool_or" else list(args[0].indices), []
+        )
     if base == "bool_clause":
         return Inv.CLAUSE, _clause_row(0, list(args[0].indices), list(args[1].indices))
     if base == "bool_xor":
@@ -198,28 +215,28 @@ def _row_reads(inv_type: Inv, row: list[int]) -> list[int]:
     """The variables an invariant row reads."""
     if inv_type == Inv.LIN:
         n = row[0]
-        return row[1 + n:1 + 2 * n]
+        return row[1 + n : 1 + 2 * n]
     if inv_type == Inv.LINREIF:
         n = row[1]
-        return row[2 + n:2 + 2 * n]
+        return row[2 + n : 2 + 2 * n]
     if inv_type == Inv.ARITH:
         return [row[1], row[2]]
     if inv_type in (Inv.ELEM,):
         return [row[0]]
     if inv_type == Inv.VELEM:
-        return [row[0], *row[2:2 + row[1]]]
+        return [row[0], *row[2 : 2 + row[1]]]
     if inv_type == Inv.EXTREMUM:
-        return row[2:2 + row[1]]
+        return row[2 : 2 + row[1]]
     if inv_type == Inv.CLAUSE:
         npos = row[1]
-        return row[2:2 + npos] + row[3 + npos:3 + npos + row[2 + npos]]
+        return row[2 : 2 + npos] + row[3 + npos : 3 + npos + row[2 + npos]]
     if inv_type == Inv.XOR:
-        return row[1:1 + row[0]]
+        return row[1 : 1 + row[0]]
     if inv_type == Inv.SETIN:
         return [row[0]]
     if inv_type == Inv.COUNT:
         n = row[0]
-        return row[1:1 + n] + ([row[1 + n]] if row[1 + n] >= 0 else [])
+        return row[1 : 1 + n] + ([row[1 + n]] if row[1 + n] >= 0 else [])
     raise AssertionError(inv_type)
 
 
@@ -230,11 +247,11 @@ class _Builder:
         self.nv = len(V)
         if self.nv and (V.kind >= VarKind.FLOAT).any():
             raise NotLocal("it has float or set variables (local search moves int and bool variables)")
-        self.lo = V.lb.astype(np.int64)          # a bool's 0..1, or its fixed value (true: 1..1)
+        self.lo = V.lb.astype(np.int64)  # a bool's 0..1, or its fixed value (true: 1..1)
         self.hi = V.ub.astype(np.int64)
         self.softs: list[_Soft] = []
         self.invs: list[_Inv] = []
-        self.alldiffs: list[tuple[list[int], int]] = []     # (variables, index in softs or -1)
+        self.alldiffs: list[tuple[list[int], int]] = []  # (variables, index in softs or -1)
         self.chains: list[tuple[int, int, bool, int]] = []  # (a, b, strict, soft index): a < b
         self.defined = np.full(self.nv, -1, dtype=np.int64)  # the invariant computing each variable
 
@@ -365,8 +382,11 @@ class _Builder:
             for k in set(range(n)) - set(order):
                 inv = self.invs[k]
                 self.defined[inv.out] = -1
-                self.soft(Soft.FUNC if inv.type not in (Inv.LINREIF, Inv.CLAUSE, Inv.XOR, Inv.SETIN) else Soft.REIF,
-                          [inv.out, int(inv.type), *inv.row], [inv.out, *inv.reads])
+                self.soft(
+                    Soft.FUNC if inv.type not in (Inv.LINREIF, Inv.CLAUSE, Inv.XOR, Inv.SETIN) else Soft.REIF,
+                    [inv.out, int(inv.type), *inv.row],
+                    [inv.out, *inv.reads],
+                )
         return order
 
     def domain_ranges(self, v: int) -> list[tuple[int, int]]:
@@ -384,33 +404,41 @@ def build(model: Model) -> LsNetwork:
     inv_index = np.full(b.nv, -1, dtype=np.int64)
     for i, inv in enumerate(invs):
         inv_index[inv.out] = i
-    fixed = np.array([bool(V.is_const[v]) or (b.lo[v] == b.hi[v] and inv_index[v] < 0) for v in range(b.nv)], dtype=bool)
+    fixed = np.array(
+        [bool(V.is_const[v]) or (b.lo[v] == b.hi[v] and inv_index[v] < 0) for v in range(b.nv)], dtype=bool
+    )
     is_dec = ~fixed & (inv_index < 0)
     ranges = [b.domain_ranges(v) for v in range(b.nv)]
     for v in np.flatnonzero(is_dec):
         lo, hi = int(b.lo[v]), int(b.hi[v])
         if lo < -INT_LIMIT or hi > INT_LIMIT:
-            raise NotLocal(f"its variable {V.names[v]} has no bounds (local search needs every decision variable's domain)")
+            raise NotLocal(
+                f"its variable {V.names[v]} has no bounds (local search needs every decision variable's domain)"
+            )
     # aux variables: their declared domains as soft constraints (a function may leave them)
     for inv in invs:
         v = inv.out
         rs = ranges[v] or [(1, 0)]
         b.soft(Soft.DOMAIN, [v, len(rs), *[x for r in rs for x in r]], [v])
     # groups: permutations, then sorted chains
-    dec_group: dict[int, tuple[int, int]] = {}        # model var -> (group, position)
+    dec_group: dict[int, tuple[int, int]] = {}  # model var -> (group, position)
     groups: list[tuple[Group, list[int], int, int]] = []
     for xs, line in b.alldiffs:
         domains = [tuple(ranges[x]) if is_dec[x] else None for x in xs]
-        ok = (len(set(xs)) == len(xs) >= 2 and all(d is not None for d in domains)
-              and all(x not in dec_group for x in xs) and len(set(domains)) == 1
-              and sum(hi - lo + 1 for lo, hi in domains[0]) == len(xs))
+        ok = (
+            len(set(xs)) == len(xs) >= 2
+            and all(d is not None for d in domains)
+            and all(x not in dec_group for x in xs)
+            and len(set(domains)) == 1
+            and sum(hi - lo + 1 for lo, hi in domains[0]) == len(xs)
+        )
         if ok:
             g = len(groups)
             groups.append((Group.PERM, list(xs), 0, 0))
             for p, x in enumerate(xs):
                 dec_group[x] = (g, p)
             continue
-        if len(set(xs)) < len(xs):      # a variable twice: never all different (an error that stays)
+        if len(set(xs)) < len(xs):  # a variable twice: never all different (an error that stays)
             b.soft(Soft.LIN, _lin_row(Rel.EQ, {}, 1), [])
             xs = list(dict.fromkeys(xs))
         lo = min(int(b.lo[x]) for x in xs) if xs else 0
@@ -420,8 +448,11 @@ def build(model: Model) -> LsNetwork:
         b.soft(Soft.ALLDIFF, [len(xs), *xs, lo, hi - lo + 1, 0], xs)
     dropped: set[int] = set()
     for strict in (True, False):
-        edges = [(x, y, s) for x, y, st, s in b.chains if st == strict and is_dec[x] and is_dec[y]
-                 and x not in dec_group and y not in dec_group and x != y]
+        edges = [
+            (x, y, s)
+            for x, y, st, s in b.chains
+            if st == strict and is_dec[x] and is_dec[y] and x not in dec_group and y not in dec_group and x != y
+        ]
         succ: dict[int, list] = defaultdict(list)
         pred: dict[int, list] = defaultdict(list)
         for x, y, s in edges:
@@ -448,7 +479,7 @@ def build(model: Model) -> LsNetwork:
             groups.append((Group.SORTED_STRICT if strict else Group.SORTED, chain, lo, hi))
             for p, v in enumerate(chain):
                 dec_group[v] = (g, p)
-                if ranges[v] != [(lo, hi)]:       # the interval does not fit it: its own domain is soft
+                if ranges[v] != [(lo, hi)]:  # the interval does not fit it: its own domain is soft
                     rs = ranges[v]
                     b.soft(Soft.DOMAIN, [v, len(rs), *[x for r in rs for x in r]], [v])
             dropped.update(souls)
@@ -474,8 +505,9 @@ def _weights(softs: list[_Soft], lo: np.ndarray, hi: np.ndarray) -> list[int]:
     return [min(WEIGHT_MAX, max(1, round(top / typical[c]))) if c in typical else 1 for c in range(len(softs))]
 
 
-def _pack(b: _Builder, model: Model, invs: list[_Inv], softs: list[_Soft], groups, dec_group, is_dec,
-          ranges) -> LsNetwork:
+def _pack(
+    b: _Builder, model: Model, invs: list[_Inv], softs: list[_Soft], groups, dec_group, is_dec, ranges
+) -> LsNetwork:
     nv = b.nv
     dec_vars = [int(v) for v in np.flatnonzero(is_dec)]
     ndec = len(dec_vars)
@@ -512,15 +544,17 @@ def _pack(b: _Builder, model: Model, invs: list[_Inv], softs: list[_Soft], group
         for i in dep:
             touched.update(c for c, _ in memb[invs[i].out])
         infl.append(sorted(touched))
+
     # capacities: the changes, touched constraints and woken invariants of the largest move
     def move_size(members: list[int]) -> tuple[int, int, int]:
         k = len(members) + sum(len(deps[dec_of[v]]) for v in members)
         t = sum(len(memb[v]) for v in members) + sum(len(memb[invs[i].out]) for v in members for i in deps[dec_of[v]])
         return k, t, sum(len(deps[dec_of[v]]) for v in members)
+
     kmax = tmax = dmax = 1
     moves = [[v] for v in dec_vars if v not in dec_group]
-    for kind, members, _, _ in groups:       # a swap's two largest members, or a whole sorted group
-        weight = lambda u: (len(deps[dec_of[u]]), len(memb[u]))      # noqa: E731
+    for kind, members, _, _ in groups:  # a swap's two largest members, or a whole sorted group
+        weight = lambda u: (len(deps[dec_of[u]]), len(memb[u]))  # noqa: E731
         moves.append(sorted(members, key=weight)[-2:] if kind == Group.PERM else members)
     for move in moves:
         sizes = move_size(move)
@@ -578,7 +612,7 @@ def _pack(b: _Builder, model: Model, invs: list[_Inv], softs: list[_Soft], group
         i_off.append(len(i_all))
     arrays[H.DEP_OFF], arrays[H.DEP], arrays[H.INF_OFF], arrays[H.INF] = d_off, d_all, i_off, i_all
     arrays[H.DATA] = data
-    if any(abs(int(x)) > 2 ** 31 - 1 for x in data):
+    if any(abs(int(x)) > 2**31 - 1 for x in data):
         raise NotLocal("a constant beyond 32 bits")
     head = np.zeros(H.SIZE, dtype=np.int64)
     head[H.NV], head[H.NDEC], head[H.NG] = nv, ndec, len(groups)
@@ -595,10 +629,10 @@ def _pack(b: _Builder, model: Model, invs: list[_Inv], softs: list[_Soft], group
         parts.append(a)
         at += len(a)
     buffer = np.concatenate(parts)
-    if at >= 2 ** 31 - 1:
+    if at >= 2**31 - 1:
         raise NotLocal("its network does not fit 32-bit offsets")
     kinds = {k.name.lower(): sum(1 for g in groups if g[0] == k) for k in Group if k != Group.FREE}
     kinds["free"] = ndec - sum(len(g[1]) for g in groups)
-    return LsNetwork(buffer.astype(np.int32), nv, ndec, hist, kmax, tmax, dmax, kinds, len(invs), len(softs),
-                     int(head[H.CAND_ALL]))
-
+    return LsNetwork(
+        buffer.astype(np.int32), nv, ndec, hist, kmax, tmax, dmax, kinds, len(invs), len(softs), int(head[H.CAND_ALL])
+    )

@@ -17,12 +17,12 @@ def violations(model: Model, values: np.ndarray, limit: int = 1) -> list[str]:
     V = model.vars
     for v in range(len(V)):
         x = int(values[v])
-        ok = x in V.domain(v) and (x in (0, 1) or V.kind[v] != VarKind.BOOL)      # a bool's domain: 0..1 or fixed
+        ok = x in V.domain(v) and (x in (0, 1) or V.kind[v] != VarKind.BOOL)  # a bool's domain: 0..1 or fixed
         if not ok:
             out.append(f"the domain of {V.names[v]} (value {x})")
             if len(out) >= limit:
                 return out
-    value = lambda v: np.int64(values[v])       # noqa: E731
+    value = lambda v: np.int64(values[v])  # noqa: E731
     for table in model.tables.values():
         kind = table.kind
         if not evaluate.supported(kind):
@@ -30,7 +30,7 @@ def violations(model: Model, values: np.ndarray, limit: int = 1) -> list[str]:
             return out
         for r in range(len(table)):
             args = evaluate.decode(kind, table.row(r))
-            if kind.key == "fzn_all_different_int":      # distinct values, counted (not pairwise)
+            if kind.key == "fzn_all_different_int":  # distinct values, counted (not pairwise)
                 xs = [int(values[x]) for x in args[0].indices]
                 holds = len(set(xs)) == len(xs)
             else:

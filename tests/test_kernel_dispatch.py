@@ -1,0 +1,52 @@
+"""Every kind of the registry has its propagator in the kernels' dispatch (kernels/dispatch.cl),
+so a kind added to fzn_gpu/registry.py without one fails here by name rather than as a silent
+`return false` (a failed node) at run time; the kinds a work-group shares out or walks together
+have their parallel forms."""
+
+import re
+
+from fzn_gpu.registry import KINDS, SHARED_BY_GROUP, SHARED_BY_VARIABLE
+from fzn_gpu.resources import kernels_dir
+
+DEFINE = r"#define (\w+)\(NAME[^)]*\)((?:[^\n]*\\\n)+[^\n]*)"
+
+
+def dispatched(source: str, macros_from: str | None = None) -> set[str]:
+    """The kinds of the PROPAGATOR(kind, call) lines of `source`, with the macros that write
+    them (defined in `macros_from`, by default `source` itself) expanded."""
+    macros = {
+        name: re.findall(r"PROPAGATOR\(NAME(?:##(\w+))?,", body)
+        for name, body in re.findall(DEFINE, macros_from or source)
+    }
+    body = re.sub(DEFINE, "", source)
+    kinds = set(re.findall(r"^\s*PROPAGATOR\((\w+),", body, re.M))
+    for name, suffixes in macros.items():
+        for base in re.findall(rf"^\s*{name}\((\w+),", body, re.M):
+            kinds.update(base + suffix for suffix in suffixes)
+    return kinds
+
+
+def section(source: str, function: str) -> str:
+    start = source.index(function)
+    return source[start : source.index("\n}\n", start)]
+
+
+def test_every_kind_has_a_propagator():
+    source = (kernels_dir() / "dispatch.cl").read_text()
+    missing = {k.key for k in KINDS} - dispatched(section(source, "bool propagate_one("), source)
+    assert not missing, f"no PROPAGATOR line in kernels/dispatch.cl for {sorted(missing)}"
+
+
+def test_shared_kinds_have_their_parallel_forms():
+    source = (kernels_dir() / "dispatch.cl").read_text()
+    assert set(SHARED_BY_VARIABLE) <= dispatched(section(source, "bool propagate_part("))
+    group = (kernels_dir() / "propagators_group.cl").read_text()
+    assert set(SHARED_BY_GROUP) <= dispatched(group)
+
+
+def test_the_reader_of_the_dispatch_sees_a_missing_line():
+    text = (
+        "#define REL3(NAME, REL) \\\n    PROPAGATOR(NAME, a) \\\n    PROPAGATOR(NAME##_reif, b)\n    REL3(int_eq, R)\n"
+    )
+    assert dispatched(text) == {"int_eq", "int_eq_reif"}
+    assert dispatched("    PROPAGATOR(int_ne, c)\n") == {"int_ne"}

@@ -1,0 +1,21 @@
+"""The code is lint-clean and formatted (ruff, configured in pyproject.toml): a mistake pyflakes
+or bugbear sees, an unsorted import or an unformatted file fails here, in CI's test run."""
+
+import subprocess
+import sys
+
+from helpers import ROOT
+
+
+def ruff(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ruff", *args], cwd=ROOT, capture_output=True, text=True)
+
+
+def test_ruff_finds_nothing():
+    r = ruff("check", "--no-cache", ".")
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_every_file_is_formatted():
+    r = ruff("format", "--no-cache", "--check", ".")
+    assert r.returncode == 0, r.stdout + r.stderr  # `ruff format .` fixes it
