@@ -204,7 +204,10 @@ class Param(IntEnum):
     # (every k-th from a random start beyond)
     RESET_PERCENT_WHOLE = 8  # after a whole neighbourhood without an improving move, this share of
     # the variables gets fresh values at once (RESET_LIMIT does not apply)
-    SIZE = 9
+    FAST_SWAP = 9  # 1: a swap in a permutation scored from the constraints' sums alone where
+    # neither variable wakes an invariant (kernels/adaptive.cl, swap_delta); 0: every
+    # move through the general evaluation (the same scores: tests compare them)
+    SIZE = 10
 
 
 def defines() -> list[str]:

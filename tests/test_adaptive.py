@@ -615,3 +615,84 @@ def test_the_parameters_can_be_set_for_tuning_runs(monkeypatch):
 
     with pytest.raises(FznError):
         walk_params(net, 1)
+
+
+def _same_walks(net, monkeypatch, launches: int = 5, walks: int = 6) -> None:
+    """Walks with FAST_SWAP on and off, the same seed, equal in every part of their state after
+    each launch."""
+    fast = _walker(net, walks, {"FAST_SWAP": 1}, monkeypatch)
+    slow = _walker(net, walks, {"FAST_SWAP": 0}, monkeypatch)
+    for k in range(launches):
+        fast.launch(7 + 5 * k)
+        slow.launch(7 + 5 * k)
+        a, b = fast.state(), slow.state()
+        for part in a:
+            assert np.array_equal(a[part], b[part]), (part, k)
+
+
+@pytest.mark.parametrize("n", [3, 4, 5])
+def test_swaps_scored_from_sums_follow_the_same_walk_on_magic_squares(n, monkeypatch):
+    """A permutation's swaps scored from the constraints' sums (kernels/adaptive.cl, swap_delta)
+    get the general evaluation's scores and null flags: with the same seed, the walks make the
+    same moves, resets and restarts."""
+    _same_walks(build(lower(parse_items(_magic(n), "m.fzn"), "m.fzn")), monkeypatch)
+
+
+def test_swaps_scored_from_sums_follow_the_same_walk_where_invariants_and_other_kinds_mix(monkeypatch):
+    """On random models whose permutations share variables with invariants and constraints of
+    other kinds, the fast scoring falls back move by move, and the walks stay the same."""
+    tried = 0
+    for seed in SEEDS:
+        net = build(Net(seed).model())
+        if any(kind == Group.PERM for kind, _ in _groups(net)):
+            _same_walks(net, monkeypatch, launches=3, walks=4)
+            tried += 1
+    assert tried >= 5
+
+
+class _NarrowKernel:
+    """A kernel whose groups may hold `most` work-items at most (a GPU's registers)."""
+
+    def __init__(self, kernel, most: int):
+        self.kernel, self.most = kernel, most
+
+    def get_work_group_info(self, what, device):
+        return self.most
+
+    def __getattr__(self, name):
+        return getattr(self.kernel, name)
+
+
+def _narrow_program(monkeypatch, most: int) -> None:
+    import fzn_gpu.engine.adaptive as adaptive
+
+    real = adaptive._program
+
+    def program(device):
+        ctx, kernel, rescorer = real(device)
+        return ctx, _NarrowKernel(kernel, most), rescorer
+
+    monkeypatch.setattr(adaptive, "_program", program)
+
+
+def test_a_width_beyond_the_kernel_s_group_limit_is_refused_or_narrowed(monkeypatch):
+    """A group wider than the kernel may launch on the device (OUT_OF_RESOURCES on an H100 at
+    512 work-items) is refused with a message where FZN_GPU_LS_WIDTH asked for it, and made
+    narrower, with more walks, where the shape chose it."""
+    import fzn_gpu.engine.adaptive as adaptive
+    from fzn_gpu.errors import FznError
+
+    net = build(lower(parse_items(_magic(3), "m.fzn"), "m.fzn"))
+    _narrow_program(monkeypatch, 16)
+    monkeypatch.setenv("FZN_GPU_LS_WIDTH", "64")
+    walker = DeviceWalks(select_devices("cpu")[0], net, seed=1)
+    with pytest.raises(FznError, match="FZN_GPU_LS_WIDTH=64.*16"):
+        walker.setup()
+    monkeypatch.delenv("FZN_GPU_LS_WIDTH")
+    monkeypatch.setattr(adaptive, "shape", lambda net, device: (4, 64))
+    walker = DeviceWalks(select_devices("cpu")[0], net, seed=1)
+    walker.setup()
+    assert (walker.walks, walker.width) == (16, 16)
+    walker.kernel = walker.kernel.kernel  # the real one, which PoCL launches 16 wide
+    walker.launch(3)
+    assert walker.state(("scalars",))["scalars"][:, W.ITER].min() > 0  # every narrower walk ran

@@ -57,6 +57,7 @@ def walk_params(net: LsNetwork, width: int) -> np.ndarray:
     p[Param.EXHAUSTIVE] = 1 << 16
     p[Param.SAMPLE] = 256 if width == 1 else 8 * width  # a GPU's lanes are slow alone: 8 moves each
     p[Param.RESET_PERCENT_WHOLE] = 1
+    p[Param.FAST_SWAP] = 1
     for item in filter(None, os.environ.get("FZN_GPU_LS_PARAMS", "").split(",")):
         name, _, value = item.partition("=")
         try:
@@ -176,12 +177,31 @@ class DeviceWalks:
         net = self.net
         auto = shape(net, self.device)
         self.walks, self.width = walks or auto[0], width or auto[1]
+        # the most work-items a group of this kernel may have on this device (its registers)
+        most = self.kernel.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, self.device.cl_device)
+        if self.width > most:
+            if width is None and "FZN_GPU_LS_WIDTH" in os.environ:
+                raise FznError(
+                    f"FZN_GPU_LS_WIDTH={self.width} is more work-items than the adaptive search kernel "
+                    f"takes in one group on {self.device.name} ({most})",
+                    fix=f"give at most {most}, or unset it",
+                )
+            narrower = 1 << (most.bit_length() - 1)
+            self.walks, self.width = self.walks * self.width // narrower, narrower
         self.stats.walks, self.stats.width = self.walks, self.width
         self.queue = cl.CommandQueue(ctx)
         mf = cl.mem_flags
 
         def buffer(host: np.ndarray, flags=mf.READ_WRITE) -> cl.Buffer:
             return cl.Buffer(ctx, flags | mf.COPY_HOST_PTR, hostbuf=host if host.size else np.zeros(1, host.dtype))
+
+        def filled(count: int, value) -> cl.Buffer:
+            """`count` copies of `value` made on the device: the walks' scratch runs to gigabytes
+            on a GPU (partition 240: 2 GB of hash tables), which a host array would first build
+            and then copy over for seconds."""
+            buf = cl.Buffer(ctx, mf.READ_WRITE, size=max(count, 1) * value.itemsize)
+            cl.enqueue_fill_buffer(self.queue, buf, value, 0, max(count, 1) * value.itemsize)
+            return buf
 
         walks, width = self.walks, self.width
         scalars = np.zeros((walks, W.SIZE), dtype=np.int32)
@@ -190,15 +210,16 @@ class DeviceWalks:
         self.bufs = [
             buffer(net.buffer, mf.READ_ONLY),
             buffer(np.tile(net.buffer[net.buffer[H.LO] :][: net.nv], walks)),  # values: constants set
-            buffer(np.zeros(walks * net.ndec, np.int32)),  # frozen
-            buffer(np.zeros(walks * net.hist, np.int32)),  # histograms
-            buffer(np.zeros(walks * net.n_soft, np.int64)),  # sums
-            buffer(np.zeros(walks * net.n_soft, np.int64)),  # errors
+            filled(walks * net.ndec, np.int32(0)),  # frozen
+            filled(walks * net.hist, np.int32(0)),  # histograms
+            filled(walks * net.n_soft, np.int64(0)),  # sums
+            filled(walks * net.n_soft, np.int64(0)),  # errors
             buffer(scalars),
-            buffer(np.zeros(walks * L.SIZE, np.int64)),
-            buffer(np.full(walks * width * scratch_ints(net), -1, np.int32)),  # hash tables empty
-            buffer(np.zeros(walks * width * 2 * net.tmax, np.int64)),
+            filled(walks * L.SIZE, np.int64(0)),
+            filled(walks * width * scratch_ints(net), np.int32(-1)),  # hash tables empty
+            filled(walks * width * 2 * net.tmax, np.int64(0)),
         ]
+        self.queue.finish()
         self.ctl_host = np.zeros(C.SIZE, dtype=np.int32)
         self.ctl = buffer(self.ctl_host)
         self.params = buffer(walk_params(net, width), mf.READ_ONLY)
