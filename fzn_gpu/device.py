@@ -18,6 +18,18 @@ from .codegen import header
 from .errors import FznError
 from .resources import kernels_dir
 
+# The int/bool propagators, one file per family, in the order the program needs them (a family
+# may call the functions of those before it).
+PROPAGATOR_FILES = (
+    "prop_relations.cl",
+    "prop_linear.cl",
+    "prop_arithmetic.cl",
+    "prop_element.cl",
+    "prop_membership.cl",
+    "prop_alldifferent.cl",
+    "prop_boolean.cl",
+)
+
 # The program of each execution model (see kernels/domain.cl): one work-item, or one
 # work-group, per sub-search space. Float variables (floats.cl, built with -DFZN_FLOATS) run in
 # the work-item model only.
@@ -27,7 +39,7 @@ KERNEL_FILES = {
         "domain.cl",
         "mutate_item.cl",
         "mutate_common.cl",
-        "propagators.cl",
+        *PROPAGATOR_FILES,
         "propagators_set.cl",
         "globals.cl",
         "floats.cl",
@@ -40,7 +52,7 @@ KERNEL_FILES = {
         "domain.cl",
         "mutate_group.cl",
         "mutate_common.cl",
-        "propagators.cl",
+        *PROPAGATOR_FILES,
         "propagators_set.cl",
         "globals.cl",
         "dispatch.cl",

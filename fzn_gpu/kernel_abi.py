@@ -151,7 +151,7 @@ ROUND_LANES = 32
 GROUP_ROW_MIN = 32
 
 # all_different's fixed values as a bitmask over its root hull when that spans at most this
-# many words (engine/views.py writes the hull into the row; kernels/propagators.cl)
+# many words (engine/views.py writes the hull into the row; kernels/prop_alldifferent.cl)
 ALLDIFF_WORDS = 8
 # table's supported values of a variable as a bitmask of this many words from its minimum
 # (beyond them only its bounds move), and regular's state sets: automata of at most

@@ -31,7 +31,7 @@ class ConstraintKind:
     @property
     def wake(self) -> int:
         """What wakes it: WAKE_FIX, WAKE_BND or WAKE_DOM. int_lin_eq on two bitmaps with unit
-        coefficients of opposite signs is domain consistent (kernels/propagators.cl, post_lin),
+        coefficients of opposite signs is domain consistent (kernels/prop_linear.cl, post_lin),
         which engine/pack.py tells row by row."""
         return WAKE_FIX if self.key in WAKE_ON_FIX else WAKE_BND if self.key in WAKE_ON_BOUNDS else WAKE_DOM
 

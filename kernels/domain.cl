@@ -20,7 +20,7 @@
 #define UNCHANGED 0
 #define CHANGED 1
 
-// Two execution models share the queries below and the propagators (propagators.cl); each has
+// Two execution models share the queries below and the propagators (prop_*.cl); each has
 // its own Ctx and its own mutators:
 //  - one work-item per sub-search space (mutate_item.cl, search.cl): the work-item's domains
 //    in global memory, a trail to undo changes, a queue of constraints to run;

@@ -1,5 +1,5 @@
 // Native global constraints (declared to MiniZinc in mznlib/fzn_*.mzn; rows as registry.py
-// encodes them). Each is sound and checking like every propagator (propagators.cl); its doc
+// encodes them). Each is sound and checking like every propagator (prop_*.cl); its doc
 // comment states its strength against MiniZinc's standard decomposition. A propagator that
 // narrows its own variables is woken again by them (the queue drops it before it runs), so
 // none needs to loop to its own fixpoint.

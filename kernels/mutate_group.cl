@@ -41,7 +41,7 @@ inline uint group_min(uint v, __local uint *red, int lid, int w) {
 
 // Segments: the lanes of a warp that run parts of one constraint side by side in a pass (a
 // part a lane), found at run time and reduced over, so that the parts share one reading of the
-// constraint (propagators.cl, all_different). NVIDIA (FZN_WARP_PTX): `seg_of(key)` is the mask
+// constraint (prop_alldifferent.cl). NVIDIA (FZN_WARP_PTX): `seg_of(key)` is the mask
 // of the lanes running now with the same key (activemask, then match.any.sync), and each
 // reduction one redux.sync over that mask. Whatever lanes a segment holds, each reads the
 // variables k, k + s, ... (k its rank, s the segment's size), so a constraint whose parts were

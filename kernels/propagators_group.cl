@@ -9,7 +9,7 @@
 //    supported indices and entries, removing from a bitmap index the values without support);
 //  - apply: after every share is in (`red`: four longs a work-item), each work-item adds them
 //    up itself and narrows its own terms from the total, as the serial propagator would
-//    (propagators.cl: the same helpers).
+//    (prop_*.cl: the same helpers).
 // A term narrowed by one work-item is not seen by the others' arithmetic in that call; the
 // constraint watches the term, so the next pass runs it again. Reads may meet another
 // work-item's narrowing (mutate_group.cl's monotone updates): they see a superset of the

@@ -202,7 +202,7 @@ def test_alldifferent_by_hull_width_in_segments(width, seed, monkeypatch):
 def check_alldifferent_by_hull_width(width: int, seed: int) -> None:
     """all_different whose values x_i + c_i span a root hull of `width` values from a negative
     base: the fixed values gathered in one 64-bit register up to 64 values, in an array of
-    words up to 256, pairs beyond (kernels/propagators.cl). Two of the members are offset views y = x + c (folded into the
+    words up to 256, pairs beyond (kernels/prop_alldifferent.cl). Two of the members are offset views y = x + c (folded into the
     row: engine/views.py), the values sit at both ends of the hull and across word boundaries;
     every solution against brute force over the x (y computed)."""
     rng = random.Random(700 + 10 * width + seed)
@@ -231,7 +231,7 @@ def check_alldifferent_by_hull_width(width: int, seed: int) -> None:
 
 @pytest.mark.parametrize("seed", range(6))
 def test_linear_rows_with_coefficients_up_to_2_31(seed, kernel):
-    """Linear rows whose sums need more than 64 bits (kernels/propagators.cl keeps them in 128,
+    """Linear rows whose sums need more than 64 bits (kernels/prop_linear.cl keeps them in 128,
     Wide) beside small ones: coefficients of 1, 3, 2^20, 2^20 + 1 and 2^31 - 1 of either sign,
     right-hand sides reached by an assignment or just missing it, with holes; every solution
     against brute force."""
@@ -506,7 +506,7 @@ def test_set_propagator_matches_brute_force(kind, layout, monkeypatch):
 @pytest.mark.parametrize("kernel_name", ["item", "group"])
 def test_element_over_a_long_array_without_a_bitmap(kernel_name, monkeypatch):
     """z = a[i] over 3,000 entries with i too wide for a bitmap (bounds only: i's bounds go to
-    the hull of the entries equal to z, kernels/propagators.cl): the solutions are exactly
+    the hull of the entries equal to z, kernels/prop_element.cl): the solutions are exactly
     the indices of such entries."""
     use_kernel(monkeypatch, kernel_name)
     arr = [k % 7 for k in range(1, 3001)]

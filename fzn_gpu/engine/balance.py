@@ -19,7 +19,6 @@ A failed device's block goes back less what it gave away, so nothing is searched
 from __future__ import annotations
 
 import math
-import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import FznError
+from .faults import DeviceFault, injected_fault
 from .paths import Paths
 from .resplit import idle_wish
 
@@ -245,18 +245,6 @@ def by_rank(rank: float, left: int, live: list[DeviceShare]) -> int:
     return math.ceil(rank * left) if in_tail(left, live) else int(rank * left / 2)
 
 
-def injected_fault(device: int, block: int, slice_no: int = 0) -> bool:
-    """FZN_GPU_FAIL_DEVICE=i:k[:s][,...] makes device i fail on its k-th block (LNS: its k-th
-    step), before it starts (s = 0, the default) or after its s-th slice, when its searches
-    may have donated paths already (tests of fault recovery)."""
-    for spec in filter(None, os.environ.get("FZN_GPU_FAIL_DEVICE", "").split(",")):
-        parts = spec.split(":")
-        dev, at_block, at = (parts + ["1", "0"][len(parts) - 1 :])[:3]
-        if dev.isdigit() and int(dev) == device and block == int(at_block or 1) and int(at or 0) == slice_no:
-            return True
-    return False
-
-
 def balance(paths: Paths, shares: list[DeviceShare], search_block) -> bool:
     """Search every path on every device; True when every one was searched to the end (not
     stopped by the time limit or the solution limit). `search_block(i, paths, resplit) -> bool` searches
@@ -341,7 +329,3 @@ class BlockSplit:
 
     def donated(self, sources: np.ndarray, paths: Paths) -> None:
         self.pool.donated(self.index, sources, paths)
-
-
-class DeviceFault(Exception):
-    """A device could not go on (build or launch failure, lost device): its block goes back."""

@@ -15,7 +15,8 @@ from ..device import Device
 from ..errors import FznError
 from ..model import Model
 from ..options import SolveOptions
-from .balance import DeviceFault, DeviceShare, balance
+from .balance import DeviceShare, balance
+from .faults import DeviceFault
 from .floats import objective_keys
 from .incumbent import Incumbent, Outcome, report_improvements
 from .ordered import OrderedSolutions

@@ -19,8 +19,8 @@ import numpy as np
 
 from ..errors import FznError
 from ..kernel_abi import DEC, Op
-from ..model import LnsSpec
-from .balance import injected_fault
+from ..model import LNS_STRATEGIES, LnsSpec
+from .faults import injected_fault
 from .incumbent import Incumbent, Solution
 from .lns_graph import RelatedVariables
 from .paths import Paths
@@ -268,56 +268,72 @@ class Island:
 
     # ------------------------------------------------------------------ one step
     def step(self, current: Solution, deadline: float | None) -> Solution | None:
-        obj, values = current
-        strategy = self.settings.strategy
+        """One step of the current strategy from `current`: the best solution it met, or None.
+        Every strategy's step ends StepPace.CUTOFF_S after it began at the latest."""
         t0 = time.monotonic()
-        cutoff = t0 + StepPace.CUTOFF_S  # every strategy's step ends by then
+        cutoff = t0 + StepPace.CUTOFF_S
         deadline = cutoff if deadline is None else min(deadline, cutoff)
-        if strategy in ("icm", "gibbs"):
-            paced = self.modes_pace
-            releases = self._neighbourhoods(paced.count if paced else None)
-            found, cut = self._conditional_modes(obj, values, releases, deadline, gibbs=strategy == "gibbs")
-            if paced:
-                paced.after_step(time.monotonic() - t0, cut)
-            return found
-        releases = self._neighbourhoods(self.pace.count if strategy == "complete_exploration" else None)
+        return STEPS[self.settings.strategy](self, current, deadline, t0)
+
+    def _modes_step(self, current: Solution, deadline: float, t0: float) -> Solution | None:
+        """ICM or Gibbs sampling (_conditional_modes), their neighbourhoods paced apart."""
+        obj, values = current
+        paced = self.modes_pace
+        releases = self._neighbourhoods(paced.count if paced else None)
+        found, cut = self._conditional_modes(obj, values, releases, deadline, gibbs=self.settings.strategy == "gibbs")
+        if paced:
+            paced.after_step(time.monotonic() - t0, cut)
+        return found
+
+    def _exploration_step(self, current: Solution, deadline: float, t0: float) -> Solution | None:
+        """Complete exploration: the other variables fixed, branch and bound below each
+        neighbourhood under the pace's node budget."""
+        obj, values = current
+        releases = self._neighbourhoods(self.pace.count)
+        fixed = ~self._released_mask(releases)
+        found = self._explore(
+            self._paths(np.tile(values[self.fd], (len(releases), 1)), fixed),
+            obj,
+            deadline,
+            Exploration(node_limit=self.pace.nodes, enough=ENOUGH),
+        )
+        searched = self.runner.phase_explored + self.runner.phase_cut
+        self.pace.after_step(time.monotonic() - t0, self.runner.phase_cut / searched if searched else None)
+        self._after_exploring(self.runner.phase_explored, releases.shape[1], found is not None and found[0] < obj)
+        return found
+
+    def _labeling_step(self, current: Solution, deadline: float, t0: float) -> Solution | None:
+        """Random labelling: M labellings a neighbourhood, the kernel choosing values at random."""
+        obj, values = current
+        releases = self._neighbourhoods(None)
+        fixed = np.repeat(~self._released_mask(releases), self.settings.starts, axis=0)
+        k = releases.shape[1]
+        return self._explore(
+            self._paths(np.tile(values[self.fd], (len(fixed), 1)), fixed),
+            obj,
+            deadline,
+            Exploration(node_limit=4 * k + 16, random_values=True, enough=ENOUGH),
+        )
+
+    def _assignment_step(self, current: Solution, deadline: float, t0: float) -> Solution | None:
+        """Random permutation or two-exchange: M complete assignments a neighbourhood, built
+        here from the incumbent's values, checked and scored by the kernel."""
+        obj, values = current
+        releases = self._neighbourhoods(None)
         m = self.settings.starts
-        if strategy == "complete_exploration":
-            fixed = ~self._released_mask(releases)
-            found = self._explore(
-                self._paths(np.tile(values[self.fd], (len(releases), 1)), fixed),
-                obj,
-                deadline,
-                Exploration(node_limit=self.pace.nodes, enough=ENOUGH),
-            )
-            searched = self.runner.phase_explored + self.runner.phase_cut
-            self.pace.after_step(time.monotonic() - t0, self.runner.phase_cut / searched if searched else None)
-            self._after_exploring(self.runner.phase_explored, releases.shape[1], found is not None and found[0] < obj)
-            return found
-        if strategy == "random_labeling":
-            fixed = np.repeat(~self._released_mask(releases), m, axis=0)
-            k = releases.shape[1]
-            return self._explore(
-                self._paths(np.tile(values[self.fd], (len(fixed), 1)), fixed),
-                obj,
-                deadline,
-                Exploration(node_limit=4 * k + 16, random_values=True, enough=ENOUGH),
-            )
         assign = np.tile(values[self.fd], (len(releases) * m, 1))
         rel = np.repeat(releases, m, axis=0)  # (T*M, k) positions in fd
         rows = np.arange(len(rel))[:, None]
-        if strategy == "random_permutation":
+        if self.settings.strategy == "random_permutation":
             perm = np.argsort(self.rng.random(rel.shape), axis=1)
             assign[rows, rel] = assign[rows, rel[rows, perm]]
-        elif strategy == "two_exchange":
+        else:  # two_exchange
             if rel.shape[1] < 2:
                 return None
             pick = np.argsort(self.rng.random(rel.shape), axis=1)[:, :2]
             i, j = rel[rows[:, 0], pick[:, 0]], rel[rows[:, 0], pick[:, 1]]
             r = rows[:, 0]
             assign[r, i], assign[r, j] = assign[r, j], assign[r, i].copy()
-        else:
-            raise FznError(f"unknown LNS strategy '{strategy}'")
         return self._explore(
             self._paths(assign, np.ones_like(assign, dtype=bool)),
             obj,
@@ -499,3 +515,15 @@ def run_batch(
     found = np.concatenate(rows)
     row = found[np.argmin(found[:, 0])]
     return finished, (int(row[0]), row[1:].copy())
+
+
+# Each strategy's step (model.LNS_STRATEGIES is the one list of their names)
+STEPS = {
+    "complete_exploration": Island._exploration_step,
+    "random_labeling": Island._labeling_step,
+    "random_permutation": Island._assignment_step,
+    "two_exchange": Island._assignment_step,
+    "icm": Island._modes_step,
+    "gibbs": Island._modes_step,
+}
+assert set(STEPS) == set(LNS_STRATEGIES), "every LNS strategy needs its step here"

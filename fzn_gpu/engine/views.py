@@ -4,7 +4,7 @@ MiniZinc flattens `all_different([q[i] + i | i in 1..n])` into an introduced var
 defined by `int_lin_eq([1, -1], [y_i, q_i], i)` (or its mirror image), and an all_different over
 the y_i. Gecode posts such a constraint on offset views of q, with no variable for y_i; so does
 the device: its all_different row is [n, x_1..x_n, c_1..c_n], the values x_i + c_i all distinct
-(kernels/propagators.cl). On n-queens that leaves 16 variables and 3 constraints of the 48 and
+(kernels/prop_alldifferent.cl). On n-queens that leaves 16 variables and 3 constraints of the 48 and
 35 flattened, and a node's propagation runs the three all_different alone.
 
 A y folds when it is an introduced int variable whose only constraints are its definition and
