@@ -50,3 +50,26 @@ def test_the_reader_of_the_dispatch_sees_a_missing_line():
     )
     assert dispatched(text) == {"int_eq", "int_eq_reif"}
     assert dispatched("    PROPAGATOR(int_ne, c)\n") == {"int_ne"}
+
+
+def test_the_runner_names_every_kernel_argument_and_is_checked():
+    """The search kernels' parameters are read from their signatures (device.kernel_parameters);
+    the runner names what it passes (Runner.kernel_args), and a list out of order fails by name."""
+    import pytest
+
+    from fzn_gpu.device import kernel_parameters
+    from fzn_gpu.engine.runner import Runner
+    from fzn_gpu.errors import FznError
+
+    item, group = kernel_parameters("item"), kernel_parameters("group")
+    assert item[:3] == ("bm_off", "bm_nw", "base") and "fbest" in item and "INQ" in item
+    assert group[-1] == "ctl" and "ACT" in group and "slevels" in group
+    runner = Runner.__new__(Runner)
+    runner.group = False
+    named = [(name, i) for i, name in enumerate(item)]
+    assert runner.kernel_args(named) == tuple(range(len(item)))
+    named[3], named[4] = named[4], named[3]
+    with pytest.raises(FznError, match="takes ckind as its argument 3, where the host passes coff"):
+        runner.kernel_args(named)
+    with pytest.raises(FznError, match="argument 74"):
+        runner.kernel_args([(name, 0) for name in item] + [("extra", 1)])

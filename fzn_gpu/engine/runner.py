@@ -13,7 +13,16 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..device import BUILD_LOGS, Device, build, build_options, choose_program, is_nvidia, launch_lock
+from ..device import (
+    BUILD_LOGS,
+    Device,
+    build,
+    build_options,
+    choose_program,
+    is_nvidia,
+    kernel_parameters,
+    launch_lock,
+)
 from ..errors import FznError
 from ..kernel_abi import DEC, Cnt, Ctrl, Div, Lv, St, Status
 from . import views
@@ -187,6 +196,17 @@ def path_capacity(paths: Paths, cutoff: int) -> int:
     return paths.max_decisions() + 2 * cutoff + 8
 
 
+# The names of the search kernels' argument groups (kernels/search.cl, search_group.cl), as
+# their signatures have them: Runner.kernel_args checks every launch's list against those.
+MODEL_ARGS = ("bm_off", "bm_nw", "base", "ckind", "coff", "cd", "wptr", "wlist", "deg", "ubits", "compan")
+ROOT_ARGS = ("root_lb", "root_ub", "root_bits")
+PLAN_ARGS = ("sg_ptr", "sg_var", "sg_sel")
+ROOT_OUT_ARGS = ("root_out_lb", "root_out_ub", "root_out_bits")
+ITEM_STATE_ARGS = ("LB", "UB", "BITS", "FB", "STAMP", "TRAIL", "QUEUE", "INQ")
+GROUP_STATE_ARGS = ("CUR", "STACK")
+LOCAL_ARGS = ("L_store", "L_changed", "L_queued", "L_clist", "L_act", "L_red", "ctl")
+
+
 class Runner:
     """Holds the model on one device and runs phases (lists of sub-search spaces) on it."""
 
@@ -253,6 +273,10 @@ class Runner:
                 a = np.zeros(1, a.dtype)
             return cl.Buffer(self.ctx, ro, hostbuf=a)
 
+        # each argument group's names, as the kernels' signatures have them (kernel_args)
+        self.model_names = MODEL_ARGS + (("cparts",) if self.group else ("fslot",))
+        self.plan_names = PLAN_ARGS + (() if self.group else ("sg_prec",))
+        self.root_names = ROOT_ARGS + (() if self.group else ("root_fb",))
         self.model_bufs = [
             const(dm.bm_off),
             const(dm.bm_nw),
@@ -351,6 +375,22 @@ class Runner:
     def _group_local_bytes(self, with_store: bool, width: int | None = None) -> int:
         """Local memory of one work-group (_group_local_sizes)."""
         return sum(self._group_local_sizes(with_store, width))
+
+    def kernel_args(self, named: list[tuple[str, object]]) -> tuple:
+        """The values of `named` (parameter, value) in order, once their names are checked
+        against the kernel's signature (device.kernel_parameters): a list kept on the host
+        beside the kernel's own, which a mismatch would make search with one buffer in
+        another's place."""
+        want = kernel_parameters("group" if self.group else "item")
+        names = tuple(name for name, _ in named)
+        if names != want:
+            wrong = next((i for i, (a, b) in enumerate(zip(names, want)) if a != b), min(len(names), len(want)))
+            raise FznError(
+                f"the search kernel takes {want[wrong] if wrong < len(want) else 'nothing more'} as its "
+                f"argument {wrong}, where the host passes {names[wrong] if wrong < len(names) else 'nothing'} "
+                "(an internal error in fzn-gpu: please report it)"
+            )
+        return tuple(value for _, value in named)
 
     def phase_local(self, n_items: int) -> int:
         """A phase's work-group size: the tuned one, doubled while the phase's searches still
@@ -585,107 +625,85 @@ class Runner:
             slice_us = self.budget.clock_us(deadline) if self.tuning.slice_clock else 0
             if slice_us:
                 budget = SliceBudget.CLOCKED
+            common = [
+                *zip(self.model_names, self.model_bufs),
+                *zip(self.root_names, root),
+                *zip(self.plan_names, self.plan_bufs),
+                *zip(GROUP_STATE_ARGS if self.group else ITEM_STATE_ARGS, state),
+                ("LV", LV),
+                ("PATH", PATH),
+                ("WEIGHTS", WEIGHTS),
+                ("ST", ST),
+                ("CNT", CNT),
+                *((("ACT", ACT),) if self.group else ()),
+                ("sub_ptr", SUBP),
+                ("sub_data", SUBD),
+                ("n_sub", np.int32(n_sub - base)),
+                ("emit", EMIT),
+                ("emit_cap", np.int32(emit_cap)),
+                ("emit_stride", np.int32(emit_stride)),
+                ("cutoff", np.int32(cutoff)),
+                ("sols", self.sol_buf),
+                ("sol_cap", np.int32(self.sol_cap)),
+                ("sol_words", np.int32(dm.sol_words)),
+                *zip(ROOT_OUT_ARGS + (() if self.group else ("root_out_fb",)), self.root_out),
+                ("ctrl", self.ctrl_buf),
+            ]
+            lns_args = [
+                ("donate", np.int32(donate)),
+                ("sub_base", np.int32(base)),
+                ("node_limit", np.int32(lns.node_limit if lns else 0)),
+                ("limits", LIMITS),
+                ("use_limits", np.int32(1 if limits else 0)),
+                ("random_values", np.int32(1 if lns and lns.random_values else 0)),
+                ("results", RESULTS),
+                ("use_results", np.int32(0 if lns is None else 1 if lns.prune else 2)),
+            ]
+            settings = [
+                ("use_weights", np.int32(1 if use_weights else 0)),
+                ("obj_var", np.int32(dm.obj_var)),
+                ("obj_sense", np.int32(dm.obj_sense)),
+                ("count_only", np.int32(1 if count_only else 0)),
+                ("enqueue_all", np.int32(1 if enqueue_all else 0)),
+                ("budget", np.int32(budget)),
+            ]
             if self.group:
-                args = (
-                    *self.model_bufs,
-                    *root,
-                    *self.plan_bufs,
-                    *state,
-                    LV,
-                    PATH,
-                    WEIGHTS,
-                    ST,
-                    CNT,
-                    ACT,
-                    SUBP,
-                    SUBD,
-                    np.int32(n_sub - base),
-                    EMIT,
-                    np.int32(emit_cap),
-                    np.int32(emit_stride),
-                    np.int32(cutoff),
-                    self.sol_buf,
-                    np.int32(self.sol_cap),
-                    np.int32(dm.sol_words),
-                    *self.root_out,
-                    self.ctrl_buf,
-                    np.int32(dm.nv),
-                    np.int32(dm.nc),
-                    np.int32(dm.nunits),
-                    np.int32(dm.nwords),
-                    np.int32(dm.maxd),
-                    np.int32(self.stack_levels),
-                    np.int32(pcap),
-                    np.int32(rcap),
-                    np.int32(self.ngroups),
-                    np.int32(1 if use_weights else 0),
-                    np.int32(dm.obj_var),
-                    np.int32(dm.obj_sense),
-                    np.int32(1 if count_only else 0),
-                    np.int32(1 if enqueue_all else 0),
-                    np.int32(budget),
-                    np.int32(slice_us),
-                    np.int32(n_items),
-                    np.int32(donate),
-                    np.int32(base),
-                    np.int32(lns.node_limit if lns else 0),
-                    LIMITS,
-                    np.int32(1 if limits else 0),
-                    np.int32(1 if lns and lns.random_values else 0),
-                    RESULTS,
-                    np.int32(0 if lns is None else 1 if lns.prune else 2),
-                    *local_mem,
-                )
+                named = [
+                    *common,
+                    ("nv", np.int32(dm.nv)),
+                    ("nc", np.int32(dm.nc)),
+                    ("nunits", np.int32(dm.nunits)),
+                    ("nwords", np.int32(dm.nwords)),
+                    ("maxd", np.int32(dm.maxd)),
+                    ("slevels", np.int32(self.stack_levels)),
+                    ("pcap", np.int32(pcap)),
+                    ("rcap", np.int32(rcap)),
+                    ("ngroups", np.int32(self.ngroups)),
+                    *settings,
+                    ("slice_us", np.int32(slice_us)),
+                    ("n_items", np.int32(n_items)),
+                    *lns_args,
+                    *zip(LOCAL_ARGS, local_mem),
+                ]
             else:
-                args = (
-                    *self.model_bufs,
-                    *root,
-                    *self.plan_bufs,
-                    *state,
-                    LV,
-                    PATH,
-                    WEIGHTS,
-                    ST,
-                    CNT,
-                    SUBP,
-                    SUBD,
-                    np.int32(n_sub - base),
-                    EMIT,
-                    np.int32(emit_cap),
-                    np.int32(emit_stride),
-                    np.int32(cutoff),
-                    self.sol_buf,
-                    np.int32(self.sol_cap),
-                    np.int32(dm.sol_words),
-                    *self.root_out,
-                    self.ctrl_buf,
-                    self.fbest_buf,
-                    np.int32(dm.nv),
-                    np.int32(dm.nc),
-                    np.int32(dm.nwords),
-                    np.int32(dm.nf),
-                    np.int32(self.tcap),
-                    np.int32(dm.maxd),
-                    np.int32(pcap),
-                    np.int32(self.ngroups),
-                    np.int32(1 if use_weights else 0),
-                    np.int32(dm.obj_var),
-                    np.int32(dm.obj_sense),
-                    np.int32(1 if count_only else 0),
-                    np.int32(1 if enqueue_all else 0),
-                    np.int32(budget),
-                    np.int32(n_items),
-                    np.int32(1 if self.tuning.interleave else 0),
-                    np.int32(1 if resplit is not None else 0),
-                    np.int32(donate),
-                    np.int32(base),
-                    np.int32(lns.node_limit if lns else 0),
-                    LIMITS,
-                    np.int32(1 if limits else 0),
-                    np.int32(1 if lns and lns.random_values else 0),
-                    RESULTS,
-                    np.int32(0 if lns is None else 1 if lns.prune else 2),
-                )
+                named = [
+                    *common,
+                    ("fbest", self.fbest_buf),
+                    ("nv", np.int32(dm.nv)),
+                    ("nc", np.int32(dm.nc)),
+                    ("nwords", np.int32(dm.nwords)),
+                    ("nf", np.int32(dm.nf)),
+                    ("tcap", np.int32(self.tcap)),
+                    ("maxd", np.int32(dm.maxd)),
+                    ("pcap", np.int32(pcap)),
+                    ("ngroups", np.int32(self.ngroups)),
+                    *settings,
+                    ("n_items", np.int32(n_items)),
+                    ("interleave", np.int32(1 if self.tuning.interleave else 0)),
+                    ("track", np.int32(1 if resplit is not None else 0)),
+                    *lns_args,
+                ]
+            args = self.kernel_args(named)
             t0 = time.perf_counter()
             if slice_end is not None:
                 self.stats.gap_s += t0 - slice_end
