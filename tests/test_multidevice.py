@@ -46,7 +46,7 @@ def test_two_devices_list_and_share_the_search(tmp_path, two_devices):
     assert sum(subs) == int(stat(r.stdout, "subSearchSpaces")) + resplit and min(subs) > 0
 
 
-@pytest.mark.parametrize("fault", [None, "0:1", "1:2"])
+@pytest.mark.parametrize("fault", [None, "0:1", "1:2", "0:0"])  # 0:0: in the root split
 def test_counts_optima_and_limits_agree_with_one_device(tmp_path, two_devices, monkeypatch, fault, kernel):
     if fault:
         monkeypatch.setenv("FZN_GPU_FAIL_DEVICE", fault)
@@ -64,8 +64,9 @@ def test_counts_optima_and_limits_agree_with_one_device(tmp_path, two_devices, m
         assert all(f is None or "injected" in f for f in failed)
 
 
-def test_every_device_failing_is_an_error_not_an_answer(tmp_path, two_devices, monkeypatch):
-    monkeypatch.setenv("FZN_GPU_FAIL_DEVICE", "0:1,1:1")
+@pytest.mark.parametrize("faults", ["0:1,1:1", "0:0,1:0"])
+def test_every_device_failing_is_an_error_not_an_answer(tmp_path, two_devices, monkeypatch, faults):
+    monkeypatch.setenv("FZN_GPU_FAIL_DEVICE", faults)
     r = run("-a", "--count-only", "--bucket", "off", fzn(tmp_path, QUEENS10))
     assert r.returncode != 0 and "every device failed" in r.stderr and "Traceback" not in r.stderr
     assert "==========" not in r.stdout and "UNSATISFIABLE" not in r.stdout
@@ -171,3 +172,22 @@ def test_a_cpu_beside_a_gpu_leaves_it_a_core():
     assert g is gpu and c.compute_units == cpu.compute_units - 1 == c.cl_device.max_compute_units
     assert "cores)" in c.name
     assert _leave_cores_for_gpus([cpu]) == [cpu]
+
+
+@pytest.mark.parametrize("engine", ["complete", "portfolio"])
+def test_a_device_failing_in_the_dive_or_the_root_split_loses_nothing(tmp_path, two_devices, monkeypatch, engine):
+    """The first device fails before any block: in the dive of branch and bound (a GPU's first
+    second, FZN_GPU_DIVE_MS here) or in the root split. The other device takes the split over
+    from the same paths; the optimum and every count are those of one device, each solution
+    printed once, and the fault said on stderr."""
+    monkeypatch.setenv("FZN_GPU_DIVE_MS", "50")
+    monkeypatch.setenv("FZN_GPU_FAIL_DEVICE", "0:0")
+    r = run("--engine", engine, "-s", "--check", fzn(tmp_path, KNAPSACK, "k.fzn"))
+    monkeypatch.delenv("FZN_GPU_FAIL_DEVICE")
+    alone = run("--engine", engine, "-s", "--check", fzn(tmp_path, KNAPSACK, "k1.fzn"))
+    assert r.returncode == 0 and "==========" in r.stdout, r.stderr
+    assert stat(r.stdout, "objective") == stat(alone.stdout, "objective")
+    assert "goes on without" in r.stderr and "Traceback" not in r.stderr
+    monkeypatch.setenv("FZN_GPU_FAIL_DEVICE", "0:0")
+    r = run("-a", "--check", "--bucket", "off", fzn(tmp_path, QUEENS10))
+    assert r.returncode == 0 and r.stdout.count("----------") == 724 and "==========" in r.stdout  # none twice

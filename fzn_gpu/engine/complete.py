@@ -5,6 +5,7 @@ without a capacity error."""
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from dataclasses import replace
@@ -16,7 +17,7 @@ from ..errors import FznError
 from ..model import Model
 from ..options import SolveOptions
 from .balance import DeviceShare, balance
-from .faults import DeviceFault
+from .faults import DeviceFault, injected_fault
 from .floats import objective_keys
 from .incumbent import Incumbent, Outcome, report_improvements
 from .ordered import OrderedSolutions
@@ -57,6 +58,7 @@ class CompleteSearch:
         self.devices = devices if isinstance(devices, list) else [devices]
         self.runner = Runner(self.devices[0], dm, seed=opts.seed, verbose=opts.verbose)
         self.runners = [self.runner]
+        self.others_started = False  # _start_other_devices ran
         self.gpu_time_share = 1.0  # of each GPU's wall time (share_gpus)
         self.shares: list[DeviceShare] = []
         self._lock = threading.RLock()  # device threads report solutions and counts
@@ -129,6 +131,8 @@ class CompleteSearch:
         for optimisation (only improvements are printed) and for one solution. `whole`: the
         dive is the search, to the end or the deadline (deterministic optimisation)."""
         r = self.runner
+        if not whole and injected_fault(r.device.index, 0):
+            raise FznError("fault injected by FZN_GPU_FAIL_DEVICE in the dive")
         until = deadline if whole else time.monotonic() + r.tuning.dive_ms / 1000.0
         if deadline is not None and until is not None:
             until = min(until, deadline)
@@ -143,7 +147,12 @@ class CompleteSearch:
             if self.sequential:  # the dive is the whole search: `whole` (None: time limit)
                 return self._finish(bool(self._dive(deadline, whole=True)))
             if r.tuning.dive_ms and self.dive and (self.optimising or self.limit == 1) and not self.count_only:
-                dived = self._dive(deadline)
+                try:
+                    dived = self._dive(deadline)
+                except FznError as err:  # its device fails: the split and search go on without it
+                    self._start_other_devices()
+                    r = self._split_elsewhere(r, DeviceFault(err.message))
+                    dived = None
                 if dived is not None:
                     return self._finish(dived)
                 if deadline is not None and time.monotonic() >= deadline:
@@ -168,9 +177,13 @@ class CompleteSearch:
                             pending.append(sols)
                         return True
 
-                    finished, emitted = r.run_phase(
-                        paths, 1, first, hold, deadline, emit_cap=emit_cap, count_only=self.count_only
-                    )
+                    try:
+                        finished, emitted = self._split_pass(r, paths, first, hold, deadline, emit_cap)
+                    except DeviceFault as fault:  # the pass again, from the same paths, elsewhere
+                        r = self._split_elsewhere(r, fault)
+                        room = r.emit_limit(paths)
+                        emit_cap = min(max(4 * target, 64 * len(paths), 1024), room)
+                        continue
                     if finished and pending and self.ordered:
                         # solutions above the frontier have no place among its paths: search the
                         # paths as they are, where they come again in order
@@ -205,13 +218,40 @@ class CompleteSearch:
             self.outcome.error = f"a search thread ran out of {err} capacity"
             return self._finish(False)
 
+    # -- the root split
+    def _split_pass(self, r: Runner, paths: Paths, first: bool, hold, deadline: float | None, emit_cap: int):
+        """One expansion pass of the root split on runner r: run_phase's (finished, emitted).
+        A failure of its device is a DeviceFault (FZN_GPU_FAIL_DEVICE=i:0 injects one)."""
+        if injected_fault(r.device.index, 0):
+            raise DeviceFault("fault injected by FZN_GPU_FAIL_DEVICE in the root split")
+        try:
+            return r.run_phase(paths, 1, first, hold, deadline, emit_cap=emit_cap, count_only=self.count_only)
+        except FznError as err:
+            raise DeviceFault(err.message) from None
+
+    def _split_elsewhere(self, failed: Runner, fault: DeviceFault) -> Runner:
+        """The runner that takes the root split over from `failed`, whose device is left out
+        of the rest of the search. Nothing is lost or printed twice: the pass it failed in
+        held its solutions until its end, and the next device runs that pass again from the
+        same paths (the passes before it are done: their solutions printed, their frontier
+        kept). With no other device, the run ends in an error."""
+        others = [x for x in self.runners if x is not failed]
+        if not others:
+            raise FznError(f"every device failed: {failed.device.name}: {fault}")
+        print(f"fzn-gpu: the root split goes on without {failed.device.name}: {fault}", file=sys.stderr)
+        self.runners = others
+        self.runner = others[0]
+        self._share_bound(self.runner)
+        return self.runner
+
     # -- several devices
     def _start_other_devices(self) -> None:
         """Runners for the other devices (kernel builds included); one that fails to build is
         left out, said on stderr with -v. An ordered search runs on the first device alone
         (engine/ordered.py keeps one device's paths in order)."""
-        if self.ordered:
+        if self.ordered or self.others_started:
             return
+        self.others_started = True
         self.runners += other_runners(self.devices[1:], self.dm, self.opts)
         self.share_gpus(self.gpu_time_share)
 
