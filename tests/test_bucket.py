@@ -447,3 +447,45 @@ def test_a_definition_reaching_beyond_32_bits_keeps_to_the_devices_values():
     bnb, bnb_outcome = solve_text(text, time_limit_ms=60000)
     assert outcome.complete and bnb_outcome.complete
     assert [f["x1"] for f in found[-1:]] == [f["x1"] for f in bnb[-1:]]
+
+
+@pytest.mark.parametrize("seed", range(0, 40, 4))
+def test_the_kernel_replay_finds_the_same_optimum_as_the_host_completion(seed, monkeypatch):
+    """The optimum's other variables are computed on the host where every one has an image
+    (BucketSearch._on_host); the search kernel's replay, which takes over otherwise, gives the
+    same optimum through the checker."""
+    from fzn_gpu.engine.bucket import BucketSearch
+
+    net = Net(seed)
+    host, host_outcome = solve_text(net.text(), bucket=True, time_limit_ms=60000)
+    monkeypatch.setattr(BucketSearch, "_on_host", lambda self, assignment: None)
+    kernel, kernel_outcome = solve_text(net.text(), bucket=True, time_limit_ms=60000)
+    assert host_outcome.complete and kernel_outcome.complete, net.text()
+    assert [s[net.objective] for s in host[-1:]] == [s[net.objective] for s in kernel[-1:]], net.text()
+
+
+def test_a_grid_s_optimum_is_completed_on_the_host_or_else_by_the_kernel(tmp_path, monkeypatch):
+    """Through the command line the grid's optimum is completed on the host; with the image of
+    its objective's defining sum taken away, the search kernel replays it, to the same optimum."""
+    from fzn_gpu.bucket import evaluate
+    from fzn_gpu.device import select_devices
+    from fzn_gpu.engine.bucket import BucketSearch, forced
+    from fzn_gpu.engine.pack import pack
+    from fzn_gpu.options import SolveOptions
+
+    text = grid(3, 3, 3, 2)
+    r = run("--engine", "bucket", "-s", "--check", fzn(tmp_path, text))
+    assert r.returncode == 0 and "==========" in r.stdout and 'bucketCompletedBy="host"' in r.stdout, r.stderr
+
+    def solve() -> tuple[str, list[int]]:
+        model = lower(parse_items(text, "g.fzn"), "g.fzn")
+        dm, devices, got = pack(model, SolveOptions()), select_devices("all"), []
+        search = BucketSearch(
+            model, dm, devices, SolveOptions(), lambda values, obj: got.append(obj), forced(model, devices)
+        )
+        return (search.completed_by if search.run(None).complete else ""), got
+
+    by, host = solve()
+    monkeypatch.delitem(evaluate.IMAGES, "int_lin_eq")
+    by_kernel, kernel = solve()
+    assert (by, by_kernel) == ("host", "kernel") and host[-1:] == kernel[-1:] and host

@@ -8,9 +8,10 @@ enough for a run (`AUTO_WORK`), its optimum then ending the run; alone with `--e
 where a model that does not fit is a clear error naming the width and the size. The
 elimination's big buckets run on the first GPU (kernels/bucket.cl, their tables kept there), the
 others, and every bucket without a GPU, on the host with numpy.
-Its optimal assignment is replayed through the search kernel on a device, as an LNS path is
-(every decision variable fixed, propagation computing the rest and the objective), so the
-solution printed is one the kernels and --check accept, and its objective must be the
+Its optimal assignment is completed on the host (each defined variable from its inputs, the
+whole verified against every constraint), else replayed through the search kernel on a device,
+as an LNS path is (every decision variable fixed, propagation computing the rest and the
+objective); the solution printed is one --check accepts, and its objective must be the
 elimination's optimum or nothing is claimed."""
 
 from __future__ import annotations
@@ -22,15 +23,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..bucket import evaluate
 from ..bucket.eliminate import eliminate
 from ..bucket.network import DOMAIN_MAX, CostNetwork, NotDecomposable, extract
 from ..bucket.plan import Plan, best_plan
 from ..device import Device
 from ..errors import FznError
 from ..kernel_abi import DEC, Op
-from ..model import Model, VarKind
+from ..model import INT_LIMIT, Model, VarKind
 from ..options import SolveOptions
-from .incumbent import Incumbent, Outcome
+from .incumbent import Incumbent, Outcome, Solution
 from .lns_island import run_batch
 from .pack import DeviceModel
 from .paths import Paths
@@ -130,6 +132,7 @@ class BucketSearch:
         self.shares: list = []
         self.elimination_s = 0.0
         self.where = "host"
+        self.completed_by = ""  # who computed the optimum's other variables: "host" or "kernel"
 
     def _joiner(self):
         """The first GPU's (kernels/bucket.cl) where a bucket is big enough for it, else numpy's."""
@@ -163,7 +166,10 @@ class BucketSearch:
             return False
         if not result.feasible:
             return True  # every constraint is in the network: no solution exists
-        found = self._replay(result.assignment, deadline)
+        found = self._on_host(result.assignment)
+        self.completed_by = "host"
+        if found is None:
+            found, self.completed_by = self._replay(result.assignment, deadline), "kernel"
         if found is None:
             return False
         if found[0] != result.cost:
@@ -173,6 +179,56 @@ class BucketSearch:
             )
             return False
         return True
+
+    def _on_host(self, assignment: dict[int, int]):
+        """The full solution of the optimal assignment computed here, without a kernel: each
+        variable the network left out and a constraint defines, from its inputs by the
+        defining kind's image (bucket/evaluate.py), in passes until none is left; then every
+        constraint and domain verified (local/verify.py, the FlatZinc meanings as the checker
+        reads them). Offered to the incumbent as the replay's would be, and returned as
+        (objective, values); None where a variable has no image or the values break anything:
+        the search kernel's replay then decides. A run whose buckets all fit the host needs no
+        device program at all."""
+        from ..local.verify import violations
+
+        V, dm = self.model.vars, self.dm
+        n = len(V)
+        if dm.nv != n or dm.sol_words or dm.nf or dm.obj_var < 0:
+            return None
+        values = np.zeros(n, np.int64)
+        known = np.asarray(V.lb == V.ub, dtype=bool).copy()
+        values[known] = np.asarray(V.lb)[known]
+        for v, x in self._complete(assignment).items():
+            values[v], known[v] = x, True
+        defs = [
+            (table.kind, evaluate.decode(table.kind, table.row(r)), int(y))
+            for table in self.model.tables.values()
+            for r, y in enumerate(table.defines)
+            if y >= 0 and not known[y]
+        ]
+        value = lambda u: np.int64(values[u])  # noqa: E731
+        while defs:
+            left = []
+            for kind, args, y in defs:
+                if known[y]:
+                    continue
+                inputs = [u for u in evaluate.variables(args) if u != y]
+                if not known[inputs].all():
+                    left.append((kind, args, y))
+                    continue
+                img = evaluate.image(kind, args, y, value)
+                if img is None or not bool(img[1]):
+                    return None
+                values[y], known[y] = int(img[0]), True
+            if len(left) == len(defs):
+                return None  # a cycle, or an input no constraint defines
+            defs = left
+        if not known.all() or np.abs(values).max(initial=0) > INT_LIMIT or violations(self.model, values):
+            return None
+        obj = int(values[dm.obj_var]) * dm.obj_sense
+        self.incumbent.offer(np.concatenate([[obj], values])[None, :], "bucket")
+        found: Solution = (obj, values)
+        return found
 
     def _replay(self, assignment: dict[int, int], deadline: float | None):
         """The full solution of the optimal assignment, through the search kernel on the first
@@ -215,7 +271,10 @@ class BucketSearch:
         return replace(self.outcome, complete=False)
 
     def extra_stats(self) -> dict[str, object]:
-        return bucket_stats(self.prepared, self.elimination_s, self.where)
+        stats = bucket_stats(self.prepared, self.elimination_s, self.where)
+        if self.completed_by:
+            stats["bucketCompletedBy"] = self.completed_by
+        return stats
 
 
 def bucket_stats(prep: Prepared, seconds: float, where: str) -> dict[str, object]:
