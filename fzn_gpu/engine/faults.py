@@ -14,7 +14,8 @@ class DeviceFault(Exception):
 def injected_fault(device: int, block: int, slice_no: int = 0) -> bool:
     """FZN_GPU_FAIL_DEVICE=i:k[:s][,...] makes device i fail on its k-th block (LNS: its k-th
     step), before it starts (s = 0, the default) or after its s-th slice, when its searches
-    may have donated paths already (tests of fault recovery)."""
+    may have donated paths already; k = 0: in complete search's dive or root split, before any
+    block (tests of fault recovery)."""
     for spec in filter(None, os.environ.get("FZN_GPU_FAIL_DEVICE", "").split(",")):
         parts = spec.split(":")
         dev, at_block, at = (parts + ["1", "0"][len(parts) - 1 :])[:3]
