@@ -219,7 +219,7 @@ class Island:
         self.steps = 0
         self.improving_steps = 0
         self.improvements = 0  # solutions of this island's that were printed
-        self.failed: str | None = None  # why this device stopped, if it failed
+        self.failed: FznError | None = None  # why this device stopped, if it failed
 
     # ------------------------------------------------------------------ the loop
     def run(self, first: Solution, deadline: float | None) -> None:
@@ -243,12 +243,12 @@ class Island:
                 better = self.step(current, deadline)
                 self.steps += 1
                 improved = better is not None and better[0] < current[0]
-                after, seconds = better[0] if improved else current[0], time.monotonic() - t0
+                after, seconds = better[0] if better is not None and improved else current[0], time.monotonic() - t0
                 if self.bandit:
                     self.bandit.update(arm, current[0], after, seconds)
                 if self.shapes:
                     self.shapes.update(self.shape, current[0], after, seconds)
-                if improved:
+                if better is not None and improved:
                     current = better
                     self.improving_steps += 1
 

@@ -5,6 +5,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the engines import this module
+    from .incumbent import Outcome
+    from .interface import Engine
 
 
 def run_threads(threads: list[threading.Thread], stop: Callable[[], None]) -> None:
@@ -23,24 +28,24 @@ def run_threads(threads: list[threading.Thread], stop: Callable[[], None]) -> No
             t.join()
 
 
-def run_engines(engines: dict[str, object], deadline: float | None, stop: Callable[[], None]) -> dict[str, object]:
+def run_engines(engines: dict[str, Engine], deadline: float | None, stop: Callable[[], None]) -> dict[str, Outcome]:
     """Each engine's run(deadline) in a thread of its own (the portfolios); an engine that
     proves its answer (its outcome complete) or raises calls stop() for the others. Returns
     each engine's outcome by name, once all have ended; an exception is raised again here."""
-    results: dict[str, object] = {}
+    results: dict[str, Outcome] = {}
+    errors: list[BaseException] = []
 
-    def one(name: str, search) -> None:
+    def one(name: str, search: Engine) -> None:
         try:
             results[name] = search.run(deadline)
         except BaseException as err:  # raised again below, after every engine has stopped
-            results[name] = err
+            errors.append(err)
             stop()
             return
         if results[name].complete:  # a proof: nothing is left for the others to find
             stop()
 
     run_threads([threading.Thread(target=one, args=item, daemon=True) for item in engines.items()], stop)
-    for result in results.values():
-        if isinstance(result, BaseException):
-            raise result
+    if errors:
+        raise errors[0]
     return results
