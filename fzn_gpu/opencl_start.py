@@ -92,7 +92,7 @@ def _start(path: str, device_type: int) -> None:
             context = cl.clCreateContext(None, u32(1), one, None, None, ctypes.byref(err))
             if err.value == 0 and context:
                 with _lock:
-                    _contexts[int(device)] = int(context)
+                    _contexts[int(device or 0)] = int(context)
 
 
 def begin(devices: str = "all") -> None:

@@ -59,6 +59,7 @@ def _annotations(text: str) -> list[ast.Call] | None:
 
 def _args(text: str, literals: list, placeholder: str) -> list | None:
     args: list = []
+    arg: object
     pos, more = 0, bool(text.strip())
     while more:
         m = _ARG.match(text, pos)

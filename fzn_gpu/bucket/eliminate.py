@@ -160,7 +160,7 @@ def _best_value(
     values = domains[var]
     total = np.zeros(len(values), dtype=np.int64)
     for f in bucket:
-        index = []
+        index: list[slice | int] = []
         for v in f.scope:
             if v == var:
                 index.append(slice(None))

@@ -157,8 +157,9 @@ class RestartSearch:
     def _bound(self, runner: Runner) -> None:
         """The best objective any device or engine has found bounds this device's next slice."""
         best = min(x.best() for x in self.runners)
-        if self.incumbent is not None and self.incumbent.bound() is not None:
-            best = min(best, self.incumbent.bound())
+        shared = self.incumbent.bound() if self.incumbent is not None else None
+        if shared is not None:
+            best = min(best, shared)
         if runner.best() > best:
             runner.set_best(best)
 
