@@ -455,8 +455,8 @@ long evaluate(const Net *n, const Walk *w, Move *mv) {
 // constraint of either is a LIN one (re-scored from its sum and their two coefficients) or an
 // all_different holding both (a swap leaves its histogram as it is): what evaluate() gives
 // that move, without the move's hash tables in global memory, whose chains of dependent loads
-// and stores made each of magic square 200's 40,000 swaps an iteration cost microseconds on a
-// GPU. LONG_MAX where another constraint is touched or a list is longer than FAST_MEMB: the
+// and stores dominate a GPU walk that scores every swap of a big permutation each iteration
+// (docs/BENCHMARKS.md, Adaptive Search). LONG_MAX where another constraint is touched or a list is longer than FAST_MEMB: the
 // caller evaluates that move as any other. *null: evaluate()'s null flag.
 #define FAST_MEMB 16
 long swap_delta(const Net *n, const Walk *w, int i, int j, int v, int u, int a, int b, bool *null) {

@@ -469,6 +469,7 @@ def test_a_grid_s_optimum_is_completed_on_the_host_or_else_by_the_kernel(tmp_pat
     its objective's defining sum taken away, the search kernel replays it, to the same optimum."""
     from fzn_gpu.bucket import evaluate
     from fzn_gpu.device import select_devices
+    from fzn_gpu.engine import assignment
     from fzn_gpu.engine.bucket import BucketSearch, forced
     from fzn_gpu.engine.pack import pack
     from fzn_gpu.options import SolveOptions
@@ -480,9 +481,13 @@ def test_a_grid_s_optimum_is_completed_on_the_host_or_else_by_the_kernel(tmp_pat
     def solve() -> tuple[str, list[int]]:
         model = lower(parse_items(text, "g.fzn"), "g.fzn")
         dm, devices, got = pack(model, SolveOptions()), select_devices("all"), []
-        search = BucketSearch(
-            model, dm, devices, SolveOptions(), lambda values, obj: got.append(obj), forced(model, devices)
-        )
+        checker = Checker(parse_items(text, "g.fzn"))
+
+        def report(values, objective) -> None:
+            assert not checker.check(assignment(model, values)), objective  # every solution a solution
+            got.append(objective)
+
+        search = BucketSearch(model, dm, devices, SolveOptions(), report, forced(model, devices))
         return (search.completed_by if search.run(None).complete else ""), got
 
     by, host = solve()

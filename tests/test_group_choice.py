@@ -8,20 +8,14 @@ choice by keys (search_group.cl, var_key and group_min)."""
 
 import pytest
 
+from fzn_gpu.codegen import VAR_SELECT
+
 from conftest import use_kernel
 from helpers import solve_text
 
 N = 45
-SELECTIONS = [
-    "input_order",
-    "first_fail",
-    "anti_first_fail",
-    "smallest",
-    "largest",
-    "occurrence",
-    "most_constrained",
-    "max_regret",
-]
+# every selection but dom_w_deg, whose weights count the failures each execution model meets
+SELECTIONS = [s for s in VAR_SELECT if s != "dom_w_deg"]
 
 
 def model(selection: str, value: str) -> str:

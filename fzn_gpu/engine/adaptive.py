@@ -197,8 +197,8 @@ class DeviceWalks:
 
         def filled(count: int, value) -> cl.Buffer:
             """`count` copies of `value` made on the device: the walks' scratch runs to gigabytes
-            on a GPU (partition 240: 2 GB of hash tables), which a host array would first build
-            and then copy over for seconds."""
+            on a GPU, which a host array would first build and then copy over
+            (docs/BENCHMARKS.md, Adaptive Search)."""
             buf = cl.Buffer(ctx, mf.READ_WRITE, size=max(count, 1) * value.itemsize)
             cl.enqueue_fill_buffer(self.queue, buf, value, 0, max(count, 1) * value.itemsize)
             return buf
