@@ -10,7 +10,7 @@ import os
 import signal
 import sys
 
-from . import __version__, clock  # noqa: F401  (clock first: the time limit counts from here at the latest)
+from . import __version__, clock, exiting  # noqa: F401  (clock first: the time limit counts from here at the latest)
 from .errors import FznError, Unsupported
 from .options import BUCKET, ENGINES, LOCAL_SEARCH
 from .search_options import LNS_STRATEGIES, RESTART_KINDS, RestartSpec
@@ -226,12 +226,7 @@ def main(argv: list[str] | None = None) -> None:
         code = 0
     # end without tearing down the OpenCL contexts (0.3 s on PoCL, inside the user's time
     # limit): the stream is complete and nothing else is left to save
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (BrokenPipeError, OSError):
-        pass
-    os._exit(code)
+    exiting.finish(code)
 
 
 if __name__ == "__main__":

@@ -95,9 +95,10 @@ def _start(path: str, device_type: int) -> None:
                     _contexts[int(device or 0)] = int(context)
 
 
-def begin(devices: str = "all") -> None:
+def begin(devices: str = "all", every_type: bool = False) -> None:
     """Start the thread (once per process). `devices`: the --devices option; a run on CPUs
-    alone makes no GPU context."""
+    alone makes no GPU context. `every_type`: a context for every device, CPUs too (a solver
+    server's spare process, server.py, which does not know yet which devices its run takes)."""
     global _thread
     if _thread is not None or os.environ.get("FZN_GPU_EARLY_OPENCL", "1") == "0":
         return
@@ -108,7 +109,8 @@ def begin(devices: str = "all") -> None:
 
     def run() -> None:
         try:
-            _start(path, 0 if (devices or "all").strip().lower() == "cpu" else CL_DEVICE_TYPE_GPU)
+            cpu_only = (devices or "all").strip().lower() == "cpu"
+            _start(path, CL_DEVICE_TYPE_ALL if every_type else 0 if cpu_only else CL_DEVICE_TYPE_GPU)
         except Exception:  # noqa: BLE001 - pyopencl meets the same fault and reports it
             pass
 

@@ -24,11 +24,15 @@ import threading
 import time
 from collections.abc import Callable
 
-from . import clock
+from . import clock, exiting
 
 SIGNALS = {signal.SIGINT, signal.SIGTERM}
 GRACE_S = 0.5  # past the time limit, the watchdog ends the run even inside a kernel slice
 POLL_S = 0.5  # how often the watcher checks that the parent process is still there
+
+# A run forked by the solver server (server.py) has the server as its parent, which outlives
+# it: its owner is the client on the other end of a socket, and this says when it is gone.
+owner_gone: Callable[[], bool] | None = None
 
 
 class Terminated(KeyboardInterrupt):
@@ -63,7 +67,8 @@ class Watchdog:
         self.usable = hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
         self._old_mask: set | None = None
         self._closed = threading.Event()
-        self._parent = os.getppid()
+        parent = os.getppid()
+        self._owner_gone = owner_gone or (lambda: os.getppid() != parent)
 
     def __enter__(self) -> Watchdog:
         if self.usable:
@@ -89,15 +94,14 @@ class Watchdog:
             wait = POLL_S if self.hard_deadline is None else min(POLL_S, self.hard_deadline - time.monotonic())
             info = signal.sigtimedwait(SIGNALS, wait) if wait > 0 else None
             signo = info.si_signo if info is not None else None
-            if signo is None and os.getppid() != self._parent:
-                signo = signal.SIGTERM  # orphaned: the parent is gone
+            if signo is None and self._owner_gone():
+                signo = signal.SIGTERM  # orphaned: the parent (or a server's client) is gone
             elif signo is None and (self.hard_deadline is None or time.monotonic() < self.hard_deadline):
                 continue
             if self._closed.is_set():
                 return
-            code = self.end_early(signo)
+            code = 0
             try:
-                sys.stdout.flush()
-                sys.stderr.flush()
+                code = self.end_early(signo)
             finally:
-                os._exit(code)
+                exiting.finish(code)

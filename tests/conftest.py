@@ -1,9 +1,14 @@
+import os
 import sys
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+# Every solver process the tests start runs on its own, as before the solver server existed
+# (and no test leaves a server behind); tests/test_server.py runs through a server of its own.
+os.environ["FZN_GPU_SERVER"] = "off"
 
 
 KERNELS = ["item", "group"]

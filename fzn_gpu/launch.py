@@ -1,0 +1,274 @@
+"""`fzn-gpu`'s entry point: the run is handed to a warm solver server when one is up (server.py),
+else it runs in this process, and a server is started in the background for the next run.
+
+A run in a fresh process spends most of a small model's time starting: Python imports numpy,
+pyopencl, Lark and the engine, and OpenCL starts its drivers and creates a context
+(docs/BENCHMARKS.md, start-up). MiniZinc starts a new solver process for every model, so the
+IDE and a regression suite pay that on every run. The server has done the imports once; a spare
+process forked from it has started OpenCL and waits on the socket. This module is all a run
+through the server loads: the standard library's socket, the request (argument list, working
+folder, environment, the moment this process started, and its standard streams passed as file
+descriptors), and the forwarding of SIGINT and SIGTERM to the run, whose exit code ends this
+process.
+
+Which server: one per installation, Python and OpenCL-relevant environment (`server_key`), so
+a changed package, kernel file or FZN_GPU_* setting never meets a server started before it.
+FZN_GPU_SERVER=off runs every run in its own process as before; `require` fails where no
+server answers (tests); FZN_GPU_SERVER_DIR names the socket's folder; FZN_GPU_SERVER_IDLE_S
+how long a server waits for a run before it exits."""
+
+from __future__ import annotations
+
+import array
+import hashlib
+import json
+import os
+import signal
+import socket
+import struct
+import sys
+from collections.abc import Mapping
+
+MODES = ("on", "off", "require")
+# the environment a server's imports and OpenCL start-up may read: a run whose values differ
+# goes to another server (the rest of the environment is the run's own, set in its process)
+KEY_ENV_PREFIXES = (
+    "FZN_GPU_",
+    "POCL_",
+    "PYOPENCL_",
+    "OCL_",
+    "OPENCL",
+    "CUDA_",
+    "NVIDIA_",
+    "GPU_",
+    "PYTHON",
+    "LD_",
+    "OMP_",
+    "OPENBLAS_",
+    "MKL_",
+)
+# subcommands that change or inspect the installation run here, never in a server
+IN_PROCESS = {"install-solver-config", "build-kernels"}
+PROTOCOL = 1
+PARENT_POLL_S = 0.5  # how often a client checks that its launcher is still there (watchdog.POLL_S)
+FIRST_REPLY_S = 10.0  # a spare that has not taken the run by then (its OpenCL start hung): run here
+
+
+def mode() -> str:
+    value = os.environ.get("FZN_GPU_SERVER", "on").strip().lower()
+    return value if value in MODES else "on"
+
+
+def server_dir() -> str:
+    """The folder of the sockets: private to the user (created 0700, and refused when another
+    user owns it or others may write in it)."""
+    folder = os.environ.get("FZN_GPU_SERVER_DIR")
+    if not folder:
+        runtime = os.environ.get("XDG_RUNTIME_DIR")
+        folder = os.path.join(runtime, "fzn-gpu") if runtime else f"/tmp/fzn-gpu-{os.getuid()}"
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    st = os.stat(folder)
+    if st.st_uid != os.getuid() or st.st_mode & 0o022:
+        raise PermissionError(f"{folder} is not private to this user")
+    return folder
+
+
+def _tree_stamp(h, folder: str) -> None:
+    """Every file's name, size and modification time under `folder` (caches left out)."""
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return
+    for entry in entries:
+        if entry.name == "__pycache__" or entry.name.startswith("."):
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            _tree_stamp(h, entry.path)
+        else:
+            st = entry.stat()
+            h.update(f"{entry.path}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+
+
+def server_key(environ: Mapping[str, str] | None = None) -> str:
+    """A name for the server this run may use: the interpreter, this installation's files (the
+    package, and its kernels and grammar beside it in a checkout) and the environment that a
+    server's imports and OpenCL start-up read."""
+    env: Mapping[str, str] = os.environ if environ is None else environ
+    h = hashlib.sha256(f"{PROTOCOL}\0{os.path.realpath(sys.executable)}\0{sys.version}\0{os.getuid()}\n".encode())
+    package = os.path.dirname(os.path.abspath(__file__))
+    for folder in (
+        package,
+        os.path.join(os.path.dirname(package), "kernels"),
+        os.path.join(os.path.dirname(package), "grammar"),
+    ):
+        _tree_stamp(h, folder)
+    for name in sorted(env):
+        if name.startswith(KEY_ENV_PREFIXES) and not name.startswith("FZN_GPU_SERVER") and name != "PYTHONUNBUFFERED":
+            h.update(f"{name}={env[name]}\n".encode())
+    return h.hexdigest()[:20]
+
+
+def socket_path(key: str) -> str:
+    return os.path.join(server_dir(), f"{key}.sock")
+
+
+def _wants_server(argv: list[str]) -> bool:
+    return mode() != "off" and bool(argv) and argv[0] not in IN_PROCESS
+
+
+def _in_process(argv: list[str]) -> None:
+    from .cli import main as run_here
+
+    run_here(argv)
+
+
+def _start_server(path: str) -> None:
+    """A server for the next run, detached (its own session, no standard streams), started
+    from the folder above the package so that it imports this same package."""
+    import subprocess
+
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        subprocess.Popen(
+            [sys.executable, "-m", "fzn_gpu.server", path],
+            cwd=package_parent,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError:
+        pass  # this run goes on in its own process; the next one tries again
+
+
+def _connect(path: str) -> socket.socket | None:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.connect(path)
+    except OSError:
+        s.close()
+        return None
+    return s
+
+
+def _send_request(s: socket.socket, argv: list[str]) -> None:
+    from . import clock
+
+    request = {
+        "protocol": PROTOCOL,
+        "argv": argv,
+        "cwd": os.getcwd(),
+        "env": dict(os.environ),
+        "started": clock.STARTED,  # the time limit counts from this process's start
+        "client": os.getpid(),
+    }
+    body = json.dumps(request).encode()
+    # the three standard streams travel with the first byte; the request follows, its length first
+    s.sendmsg([b"R"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [0, 1, 2]))])
+    s.sendall(struct.pack("!I", len(body)) + body)
+
+
+class _Remote:
+    """The run on the server's side: its pid once known, the signals meanwhile received."""
+
+    def __init__(self) -> None:
+        self.pid: int | None = None
+        self.pending: list[int] = []
+
+    def forward(self, signo: int, _frame=None) -> None:
+        if self.pid is None:
+            self.pending.append(signo)
+            return
+        try:
+            os.kill(self.pid, signo)
+        except ProcessLookupError:
+            pass
+
+    def started(self, pid: int) -> None:
+        self.pid = pid
+        for signo in self.pending:
+            self.forward(signo)
+        self.pending.clear()
+
+
+def _run_remote(s: socket.socket, argv: list[str], remote: _Remote) -> int | None:
+    """The run's exit code; None where the server closed the connection before the run began
+    (a spare shut down as it was reached, or none took it in FIRST_REPLY_S): the caller then
+    runs it here."""
+    # whatever the launcher's disposition (an ignored SIGINT included), as the watchdog does
+    for signo in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signo, remote.forward)
+    try:
+        _send_request(s, argv)
+    except OSError:
+        return None
+    buf = b""
+    parent = os.getppid()
+    s.settimeout(FIRST_REPLY_S)
+    while True:
+        try:
+            chunk = s.recv(4096)
+        except TimeoutError:
+            if remote.pid is None:
+                break  # no spare took the run
+            if os.getppid() != parent:  # the launcher is gone: end the run, as a fresh process would
+                parent = os.getppid()
+                remote.forward(signal.SIGTERM)
+            continue
+        except OSError:  # the connection reset: as if closed
+            chunk = b""
+        if not chunk:
+            break
+        buf += chunk
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            word, _, value = line.decode().partition(" ")
+            if word == "pid":
+                s.settimeout(PARENT_POLL_S)
+                remote.started(int(value))
+            elif word == "exit":
+                return int(value)
+    if remote.pid is None:
+        return None
+    sys.stderr.write(
+        "fzn-gpu: the solver's process ended without an exit status (it crashed); run again with FZN_GPU_SERVER=off to see why\n"
+    )
+    return 1
+
+
+def main() -> None:
+    argv = sys.argv[1:]
+    if not _wants_server(argv):
+        _in_process(argv)
+        return
+    try:
+        path = socket_path(server_key())
+    except OSError as err:
+        if mode() == "require":
+            sys.stderr.write(f"fzn-gpu: no solver server: {err}\n")
+            sys.exit(1)
+        _in_process(argv)
+        return
+    s = _connect(path)
+    if s is None:
+        if mode() == "require":
+            sys.stderr.write(f"fzn-gpu: no solver server answers at {path} (FZN_GPU_SERVER=require)\n")
+            sys.exit(1)
+        _start_server(path)
+        _in_process(argv)
+        return
+    remote = _Remote()
+    code = _run_remote(s, argv, remote)
+    s.close()
+    if code is None:
+        if remote.pending:  # interrupted before any run began
+            os._exit(128 + remote.pending[0])
+        if mode() == "require":
+            sys.stderr.write("fzn-gpu: the solver server closed the connection before the run began\n")
+            sys.exit(1)
+        for signo in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signo, signal.SIG_DFL if signo == signal.SIGTERM else signal.default_int_handler)
+        _in_process(argv)
+        return
+    os._exit(code)

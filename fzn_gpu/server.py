@@ -1,0 +1,310 @@
+"""The solver server: a process that has imported the solver once and forks a process per run,
+so that a run through MiniZinc starts in a fraction of a fresh process's time (launch.py says
+why and how a run reaches it; docs/ARCHITECTURE.md, "Start-up").
+
+    server (imports done; never touches OpenCL)
+      └─ spare (forked ahead: OpenCL's drivers started, a context for every device, waiting on
+         the socket) ─ accepts a client ─> becomes that run; the server forks the next spare
+
+A run's process is forked before OpenCL starts, never after: a driver's threads and state do
+not survive a fork. The spare accepts one connection, receives the client's standard streams
+(as file descriptors), argument list, working folder, environment and start time, puts them in
+place, tells the client its pid (the client forwards SIGINT and SIGTERM to it) and runs the
+command line exactly as a fresh process would; its exit code goes back on the socket. A run
+whose client is gone (the socket closed: MiniZinc killed it) ends as if sent SIGTERM, through
+the watchdog's owner check.
+
+The server holds a lock beside its socket for its lifetime (one server per key), exits after
+FZN_GPU_SERVER_IDLE_S seconds (default 900) without a run, or when its socket file is removed
+or replaced, and never outlives its runs' needs: each run is a process of its own."""
+
+from __future__ import annotations
+
+import fcntl
+import importlib
+import json
+import os
+import pkgutil
+import select
+import signal
+import socket
+import struct
+import sys
+import time
+import traceback
+from dataclasses import dataclass
+
+IDLE_S = 900.0
+POLL_S = 0.5
+SPARE_FAILURES = 3  # spares that die before taking a run, one after another: the server gives up
+REQUEST_TIMEOUT_S = 10.0
+# modules a run never needs in its process: the benchmark tools, and the entry points
+NOT_PRELOADED = ("fzn_gpu.bench", "fzn_gpu.__main__", "fzn_gpu.server")
+# read and packed once by the server, so that the first model of every run does not pay for
+# Lark's lexers, the regular expressions' compilation and numpy's lazy submodules
+SAMPLE_MODEL = """\
+predicate fzn_all_different_int(array [int] of var int: x);
+array [1..3] of int: c = [2, 3, -1];
+var 1..9: x :: output_var;
+var {1, 3, 5, 7}: y :: output_var;
+var -5..20: z :: is_defined_var :: var_is_introduced;
+var bool: b :: output_var;
+var bool: r :: var_is_introduced :: is_defined_var;
+var 0..100: obj :: output_var;
+array [1..3] of var int: xs :: output_array([1..3]) = [x, y, z];
+constraint fzn_all_different_int([x, y, z]);
+constraint int_lin_eq([1, 1, -1], [x, y, z], 0) :: defines_var(z);
+constraint int_lin_le(c, [x, y, z], 30);
+constraint int_le_reif(x, y, r) :: defines_var(r);
+constraint bool_clause([b, r], []);
+constraint int_times(x, y, obj);
+constraint array_int_element(x, [1, 2, 3, 4, 5, 6, 7, 8, 9], obj);
+solve :: seq_search([int_search([x, y], first_fail, indomain_min, complete), bool_search([b], input_order, indomain_max, complete)]) minimize obj;
+"""
+
+
+def _preload() -> None:
+    """Import what a run imports (every module of the package, numpy, pyopencl, Lark's grammar
+    analysed): once here, shared by every forked run."""
+    import numpy  # noqa: F401
+    import pyopencl  # noqa: F401
+
+    import fzn_gpu
+
+    for info in pkgutil.walk_packages(fzn_gpu.__path__, "fzn_gpu."):
+        if info.name.startswith(NOT_PRELOADED):
+            continue
+        try:
+            importlib.import_module(info.name)
+        except Exception:  # noqa: BLE001 - a run that needs the module meets the same error itself
+            pass
+    from fzn_gpu.engine.pack import pack
+    from fzn_gpu.lower import lower
+    from fzn_gpu.options import SolveOptions
+    from fzn_gpu.parser import parse_items
+
+    try:
+        pack(lower(parse_items(SAMPLE_MODEL, "<sample>"), "<sample>"), SolveOptions())
+    except Exception:  # noqa: BLE001 - only a warm-up
+        pass
+
+
+def _preload_programs() -> None:
+    """In a spare: each device's program for a model that has no program of its own, where this
+    machine built it before (CPUs' generic program, which every CPU run takes; a GPU's generic
+    one, for models whose specialised program is not built yet), loaded from the drivers' cache
+    into this process, where the run finds it (device.build). Nothing that is not built yet: a
+    build of seconds would keep the spare from taking its run."""
+    from fzn_gpu import build_record, device
+    from fzn_gpu.engine.runner import Tuning
+
+    for d in device.all_devices():
+        t = Tuning.for_device(d)
+        options = t.build_options(d, False)
+        if build_record.was_built(device.build_key(d, None, t.model, options)):
+            device.build(d, None, options, t.model)
+
+
+def _recv_exact(conn: socket.socket, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = conn.recv(n - len(data))
+        if not chunk:
+            raise ConnectionError("the client closed the connection")
+        data += chunk
+    return data
+
+
+def _receive_request(conn: socket.socket) -> tuple[list[int], dict]:
+    """The client's three standard streams (descriptors) and its request."""
+    conn.settimeout(REQUEST_TIMEOUT_S)
+    fds: list[int] = []
+    _, ancillary, _, _ = conn.recvmsg(1, socket.CMSG_SPACE(3 * 4))
+    for level, kind, data in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.extend(struct.unpack(f"{len(data) // 4}i", data[: len(data) - len(data) % 4]))
+    (length,) = struct.unpack("!I", _recv_exact(conn, 4))
+    request = json.loads(_recv_exact(conn, length))
+    conn.settimeout(None)
+    return fds, request
+
+
+def _client_gone(conn: socket.socket) -> bool:
+    """The client sends nothing after its request: the socket readable means it closed."""
+    try:
+        readable, _, _ = select.select([conn], [], [], 0)
+        return bool(readable) and conn.recv(1, socket.MSG_PEEK) == b""
+    except OSError:
+        return True
+
+
+def _become_run(conn: socket.socket) -> None:
+    """In the spare, once a client connected: take its streams and settings and run its command
+    line; never returns."""
+    from fzn_gpu import clock, exiting, launch, watchdog
+
+    try:
+        fds, request = _receive_request(conn)
+        if request.get("protocol") != launch.PROTOCOL or len(fds) != 3:
+            raise ConnectionError("a client of another version")
+    except (OSError, ValueError, ConnectionError):
+        os._exit(0)  # no run began: the client runs the model itself
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+        os.close(fd)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    clock.STARTED = float(request["started"])
+    sys.stdout.reconfigure(line_buffering=os.isatty(1), write_through=bool(os.environ.get("PYTHONUNBUFFERED")))  # type: ignore[union-attr]
+    sys.stderr.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+    watchdog.owner_gone = lambda: _client_gone(conn)
+    exiting.on_exit(lambda code: conn.sendall(f"exit {code}\n".encode()))
+    argv = list(request["argv"])
+    sys.argv = ["fzn-gpu", *argv]
+    conn.sendall(f"pid {os.getpid()}\n".encode())
+    from fzn_gpu.cli import main
+
+    try:
+        main(argv)
+    except BaseException:  # noqa: BLE001 - as a fresh process would: the traceback, exit status 1
+        traceback.print_exc()
+        exiting.finish(1)
+    exiting.finish(0)
+
+
+def _spare(listener: socket.socket, status_w: int, server: int) -> None:
+    """The forked spare: OpenCL started, then one client taken; never returns."""
+    for signo in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signo, signal.SIG_DFL)
+    try:
+        from fzn_gpu import device, opencl_start
+
+        opencl_start.begin("all", every_type=True)
+        opencl_start.wait()
+        device.all_devices()
+        _preload_programs()
+    except Exception:  # noqa: BLE001 - the run meets the same fault and reports it
+        pass
+    while True:
+        if os.getppid() != server:
+            os._exit(0)  # the server is gone: no one forks the next spare or reaps this one
+        readable, _, _ = select.select([listener], [], [], POLL_S)
+        if not readable:
+            continue
+        try:
+            conn, _ = listener.accept()
+        except (BlockingIOError, InterruptedError):
+            continue
+        break
+    os.write(status_w, b"t")
+    os.close(status_w)
+    listener.close()
+    conn.setblocking(True)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    _become_run(conn)
+
+
+@dataclass
+class _Spare:
+    pid: int
+    status: int  # the read end of a pipe: b"t" once it took a run, end of file if it died
+
+
+def _fork_spare(listener: socket.socket) -> _Spare:
+    r, w = os.pipe()
+    server = os.getpid()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            _spare(listener, w, server)
+        finally:
+            os._exit(1)
+    os.close(w)
+    return _Spare(pid, r)
+
+
+def _reap(runs: set[int]) -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        runs.discard(pid)
+
+
+def serve(path: str) -> int:
+    """Serve runs on the socket at `path` until idle; 0 at once where another server holds it."""
+    lock = open(path + ".lock", "a")  # noqa: SIM115 - held, locked, for the server's lifetime
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return 0
+    _preload()
+    try:
+        os.unlink(path)  # a server that died left it
+    except FileNotFoundError:
+        pass
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(64)
+    listener.setblocking(False)  # shared by the spares, each of which may find it taken
+    inode = os.stat(path).st_ino
+    with open(path + ".pid", "w") as f:
+        f.write(f"{os.getpid()}\n")
+    idle = float(os.environ.get("FZN_GPU_SERVER_IDLE_S") or IDLE_S)
+    runs: set[int] = set()
+    spare: _Spare | None = None
+    last = time.monotonic()
+    failures = 0
+    try:
+        while True:
+            if spare is None:
+                spare = _fork_spare(listener)
+            readable, _, _ = select.select([spare.status], [], [], POLL_S)
+            if readable:
+                taken = os.read(spare.status, 1) == b"t"
+                os.close(spare.status)
+                if taken:
+                    runs.add(spare.pid)
+                    last = time.monotonic()
+                failures = 0 if taken else failures + 1
+                spare = None
+                if failures >= SPARE_FAILURES:
+                    break
+            _reap(runs)
+            if not runs and time.monotonic() - last > idle:
+                break
+            try:
+                if os.stat(path).st_ino != inode:
+                    break
+            except FileNotFoundError:
+                break
+    finally:
+        try:
+            if os.stat(path).st_ino == inode:
+                os.unlink(path)
+        except FileNotFoundError:
+            pass
+        if spare is not None:
+            readable, _, _ = select.select([spare.status], [], [], 0)
+            if not (readable and os.read(spare.status, 1) == b"t"):  # a spare that took a run finishes it
+                try:
+                    os.kill(spare.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        listener.close()
+        try:
+            with open(path + ".pid") as f:
+                if f.read().strip() == str(os.getpid()):
+                    os.unlink(path + ".pid")
+        except OSError:
+            pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(serve(sys.argv[1]))

@@ -1,0 +1,277 @@
+"""Runs through the solver server (fzn_gpu/launch.py, fzn_gpu/server.py) behave as runs in a
+process of their own: the same solutions (checked), messages, exit codes, time limits and
+signals; a run whose client or launcher is gone stops; the server exits when idle, one per
+installation and environment, and a stale socket is replaced."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from fzn_gpu import launch
+from fzn_gpu.check import Checker
+from fzn_gpu.parser import parse_items
+
+from helpers import ROOT, have_minizinc
+from test_cli import LIMIT_SLACK_S, QUEENS6, fzn, queens_by_pairs, solutions
+
+
+def _env(folder: Path, mode: str = "require", **extra: str) -> dict[str, str]:
+    # the checkout's package whatever the working folder (an installed one is another server's)
+    env = {**os.environ, "FZN_GPU_SERVER": mode, "FZN_GPU_SERVER_DIR": str(folder), "PYTHONPATH": str(ROOT)}
+    env.update(extra)
+    return env
+
+
+def _socket(env: dict[str, str]) -> Path:
+    return Path(env["FZN_GPU_SERVER_DIR"]) / f"{launch.server_key(env)}.sock"
+
+
+def _answers(path: Path) -> bool:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.connect(str(path))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+def _gone(pid: int) -> bool:
+    """Exited (a zombie waiting for its parent counts as exited)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def _start_server(env: dict[str, str]) -> subprocess.Popen:
+    path = _socket(env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fzn_gpu.server", str(path)],
+        env=env,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    while not path.exists() and time.monotonic() < deadline:
+        assert proc.poll() is None, "the server ended at start"
+        time.sleep(0.05)
+    assert path.exists(), "the server did not start"
+    return proc
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """The environment of runs that must go through a server (FZN_GPU_SERVER=require)."""
+    env = _env(tmp_path_factory.mktemp("server"), FZN_GPU_SERVER_IDLE_S="300")
+    proc = _start_server(env)
+    yield env
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+def run(env, *args, stdin=None, cwd=ROOT):
+    return subprocess.run(
+        [sys.executable, "-m", "fzn_gpu", *args],
+        capture_output=True,
+        text=True,
+        input=stdin,
+        cwd=cwd,
+        env=env,
+        timeout=120,
+    )
+
+
+def _queens_values(out: str) -> list[list[int]]:
+    return [json.loads(b.split("[", 1)[1].rsplit("]", 1)[0].join("[]")) for b in solutions(out)]
+
+
+def test_solutions_statistics_stdin_and_relative_paths(served, tmp_path):
+    """All solutions (checked by the independent checker), the same set a process of its own
+    prints; -s statistics; the model read from standard input, and by a path relative to the
+    client's working folder."""
+    path = fzn(tmp_path, QUEENS6)
+    through = run(served, "-a", "--check", "-s", path)
+    assert through.returncode == 0, through.stderr
+    own = run(_env(tmp_path, "off"), "-a", "--check", path)
+    checker = Checker(parse_items(QUEENS6, "q.fzn"))
+    values = _queens_values(through.stdout)
+    assert len(values) == 4 and sorted(values) == sorted(_queens_values(own.stdout))
+    for v in values:
+        assert checker.check({f"q{i + 1}": x for i, x in enumerate(v)}) == []
+    assert "==========" in through.stdout and "%%%mzn-stat: nodes=" in through.stdout
+    piped = run(served, "-a", "--check", "-", stdin=QUEENS6)
+    assert piped.returncode == 0 and sorted(_queens_values(piped.stdout)) == sorted(values), piped.stderr
+    relative = run(served, "-a", "--check", "m.fzn", cwd=tmp_path)
+    assert relative.returncode == 0 and sorted(_queens_values(relative.stdout)) == sorted(values), relative.stderr
+
+
+def test_bad_input_is_the_same_message(served, tmp_path):
+    path = fzn(tmp_path, "var 1..3: x;\nconstraint int_le(x, y);\nsolve satisfy;\n")
+    through = run(served, path)
+    own = run(_env(tmp_path, "off"), path)
+    assert through.returncode == own.returncode == 1
+    assert through.stderr == own.stderr and f"{path}:2" in through.stderr and "Traceback" not in through.stderr
+    missing = run(served, str(tmp_path / "nowhere.fzn"))
+    assert missing.returncode == 1 and "nowhere.fzn" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_time_limit_counts_from_the_clients_start(served, tmp_path):
+    t = time.monotonic()
+    r = run(served, "-a", "--count-only", "--bucket", "off", "-s", "-t", "1500", fzn(tmp_path, queens_by_pairs(15)))
+    assert time.monotonic() - t < 1.5 + LIMIT_SLACK_S
+    assert r.returncode == 0 and "==========" not in r.stdout and "%%%mzn-stat-end" in r.stdout, r.stderr
+
+
+def test_signals_reach_the_run(served, tmp_path):
+    """SIGINT or SIGTERM to the client (as MiniZinc's Stop sends them) end the run at once with
+    its stream whole and 128 + the signal's number, also when the launcher ignored SIGINT."""
+    ignore = lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)  # noqa: E731
+    for sig, start in ((signal.SIGINT, None), (signal.SIGTERM, None), (signal.SIGINT, ignore)):
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "fzn_gpu", "-a", "--check", fzn(tmp_path, queens_by_pairs(15))],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            env=served,
+            preexec_fn=start,
+        )
+        first = proc.stdout.readline()
+        assert first.startswith("q") or first.startswith("----------"), first
+        proc.send_signal(sig)
+        t = time.monotonic()
+        out, err = proc.communicate(timeout=60)
+        assert time.monotonic() - t < 1.0 + LIMIT_SLACK_S
+        assert proc.returncode == 128 + sig, err
+        assert "Traceback" not in err
+        assert "==========" not in out and (first + out).endswith("----------\n")
+
+
+def _runs_writing_to(target: str, but: int) -> list[int]:
+    """Processes (other than `but`) whose standard output is `target` (a /proc fd link)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != but:
+            try:
+                if os.readlink(entry / "fd" / "1") == target:
+                    found.append(int(entry.name))
+            except OSError:
+                pass
+    return found
+
+
+def test_a_killed_client_ends_its_run(served, tmp_path):
+    """MiniZinc killed the client outright (SIGKILL): the run, in the server's process tree, sees
+    the socket close and ends within a second instead of searching on."""
+    client = subprocess.Popen(
+        [sys.executable, "-m", "fzn_gpu", "-a", "--check", fzn(tmp_path, queens_by_pairs(15))],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=served,
+        cwd=ROOT,
+    )
+    client.stdout.readline()  # the run has begun
+    target = os.readlink(f"/proc/{client.pid}/fd/1")
+    runs = _runs_writing_to(target, client.pid)
+    assert len(runs) == 1, runs
+    client.kill()
+    client.wait()
+    t = time.monotonic()
+    while not _gone(runs[0]) and time.monotonic() - t < 10:
+        time.sleep(0.05)
+    assert _gone(runs[0]), "the run of a killed client searches on"
+    assert time.monotonic() - t < 1.0 + LIMIT_SLACK_S
+
+
+def test_an_orphaned_client_ends_its_run(served, tmp_path):
+    """The launcher killed, the client's SIGINT ignored: the client notices its parent is gone,
+    the run ends within about a second with its stream whole, and so does the client."""
+    out = tmp_path / "out.txt"
+    cmd = (
+        f"trap '' INT; {shlex.quote(sys.executable)} -m fzn_gpu -a --check "
+        f"{shlex.quote(fzn(tmp_path, queens_by_pairs(15)))} > {shlex.quote(str(out))} 2>&1 & echo $!; exec sleep 120"
+    )
+    parent = subprocess.Popen(["sh", "-c", cmd], stdout=subprocess.PIPE, text=True, cwd=ROOT, env=served)
+    client = int(parent.stdout.readline())
+    deadline = time.monotonic() + 60
+    while "----------" not in (out.read_text() if out.exists() else "") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert time.monotonic() < deadline, out.read_text()
+    runs = _runs_writing_to(os.readlink(f"/proc/{client}/fd/1"), client)
+    assert len(runs) == 1, runs
+    parent.kill()
+    parent.wait()
+    t = time.monotonic()
+    while not (_gone(runs[0]) and _gone(client)) and time.monotonic() - t < 10:
+        time.sleep(0.05)
+    assert _gone(runs[0]) and _gone(client), "the orphaned run searches on"
+    assert time.monotonic() - t < 1.5 + LIMIT_SLACK_S
+    text = out.read_text()
+    assert "Traceback" not in text and "violates" not in text and text.rstrip().endswith("----------")
+
+
+def test_through_minizinc(served, tmp_path):
+    if not have_minizinc():
+        pytest.skip("needs minizinc with gpu-fzn registered (README set-up)")
+    r = subprocess.run(
+        ["minizinc", "--solver", "gpu-fzn", "-a", str(ROOT / "models" / "nqueens.mzn")],
+        capture_output=True,
+        text=True,
+        env=served,
+        timeout=120,
+    )
+    assert r.returncode == 0 and r.stdout.count("----------") == 92 and "==========" in r.stdout, r.stderr
+
+
+def test_one_server_per_installation_and_environment(tmp_path):
+    base = {"PATH": "/usr/bin", "FZN_GPU_SERVER_DIR": str(tmp_path)}
+    key = launch.server_key(base)
+    assert (
+        launch.server_key({**base, "HOME": "/elsewhere", "FZN_GPU_SERVER": "off", "FZN_GPU_SERVER_IDLE_S": "9"}) == key
+    )
+    assert launch.server_key({**base, "FZN_GPU_KERNEL": "item"}) != key
+    assert launch.server_key({**base, "POCL_DEVICES": "cpu"}) != key
+    assert launch.server_key({**base, "PYTHONPATH": "/x"}) != key
+
+
+def test_require_without_a_server_says_so(tmp_path):
+    r = run(_env(tmp_path), fzn(tmp_path, QUEENS6))
+    assert r.returncode == 1 and "no solver server" in r.stderr and r.stdout == ""
+
+
+def test_a_stale_socket_is_replaced_and_an_idle_server_exits(tmp_path):
+    """A socket left by a server that died: the run goes on in its own process (its solution
+    checked) and starts a server in its place, which exits after FZN_GPU_SERVER_IDLE_S idle."""
+    env = _env(tmp_path, "on", FZN_GPU_SERVER_IDLE_S="2")
+    path = _socket(env)
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(str(path))
+    stale.close()
+    r = run(env, "--check", fzn(tmp_path, QUEENS6))
+    assert r.returncode == 0 and len(solutions(r.stdout)) == 1, r.stderr
+    deadline = time.monotonic() + 60
+    while not _answers(path) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _answers(path), "no server replaced the stale socket"
+    again = run({**env, "FZN_GPU_SERVER": "require"}, "--check", fzn(tmp_path, QUEENS6))
+    assert again.returncode == 0 and len(solutions(again.stdout)) == 1, again.stderr
+    pid = int((tmp_path / f"{path.name}.pid").read_text())
+    deadline = time.monotonic() + 30
+    while not _gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _gone(pid) and not path.exists(), "the idle server stays"
