@@ -10,6 +10,7 @@ import re
 import threading
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cache, lru_cache
 
@@ -241,6 +242,9 @@ _PROGRAMS: dict[tuple, tuple] = {}
 _BUILDS: dict[tuple, threading.Lock] = {}  # one build per key at a time: engines build runners in threads
 _BUILDS_LOCK = threading.Lock()
 BUILD_LOGS: dict[int, str] = {}  # the compiler's log of a device's last build (by id of its cl_device)
+# called with (device, kinds, model, options, floats) for every program a run takes: a run the
+# solver server forked notes them, for its next spares to load ahead (server.py); None elsewhere
+program_used: Callable[[Device, frozenset[int] | None, str, list[str], bool], None] | None = None
 
 
 _POCL_LAUNCH = threading.Lock()
@@ -381,6 +385,8 @@ def build(
     with lock:
         if key not in _PROGRAMS:
             _PROGRAMS[key] = _build_program(device, key, kinds, model, floats, options)
+            if program_used is not None:
+                program_used(device, kinds, model, options, floats)
     return _PROGRAMS[key]
 
 

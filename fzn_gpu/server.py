@@ -89,20 +89,69 @@ def _preload() -> None:
         pass
 
 
-def _preload_programs() -> None:
-    """In a spare: each device's program for a model that has no program of its own, where this
-    machine built it before (CPUs' generic program, which every CPU run takes; a GPU's generic
-    one, for models whose specialised program is not built yet), loaded from the drivers' cache
-    into this process, where the run finds it (device.build). Nothing that is not built yet: a
-    build of seconds would keep the spare from taking its run."""
+RECENT_PROGRAMS = 8  # the programs recent runs took that a spare loads ahead
+
+
+def _recent_file(path: str) -> str:
+    return path + ".programs"
+
+
+def _note_program(path: str, d, kinds, model: str, options: list[str], floats: bool) -> None:
+    """A run's program, last in the file of recent ones (device.program_used)."""
+    from fzn_gpu import device
+
+    entry = json.dumps(
+        {
+            "device": device.device_id(d),
+            "kinds": sorted(kinds) if kinds is not None else None,
+            "model": model,
+            "options": options,
+            "floats": floats,
+        }
+    )
+    try:
+        with open(_recent_file(path)) as f:
+            entries = [e for e in f.read().splitlines() if e and e != entry]
+    except OSError:
+        entries = []
+    entries = [*entries, entry][-RECENT_PROGRAMS:]
+    tmp = f"{_recent_file(path)}.{os.getpid()}"
+    try:
+        with open(tmp, "w") as f:
+            f.write("\n".join(entries) + "\n")
+        os.replace(tmp, _recent_file(path))
+    except OSError:
+        pass  # only a hint for the next spares
+
+
+def _preload_programs(path: str) -> None:
+    """In a spare: the programs runs may take, where this machine built them before, loaded from
+    the drivers' cache into this process, where the run finds them (device.build): each
+    device's generic program (every CPU run takes it; a GPU's models whose specialised program
+    is not built yet do) and the programs recent runs of this server took (a model run again,
+    its specialised program). Nothing that is not built yet: a build of seconds would keep the
+    spare from taking its run."""
     from fzn_gpu import build_record, device
     from fzn_gpu.engine.runner import Tuning
 
+    wanted: list[tuple] = []
     for d in device.all_devices():
         t = Tuning.for_device(d)
-        options = t.build_options(d, False)
-        if build_record.was_built(device.build_key(d, None, t.model, options)):
-            device.build(d, None, options, t.model)
+        wanted.append((d, None, t.model, t.build_options(d, False), False))
+    try:
+        with open(_recent_file(path)) as f:
+            recent = [json.loads(line) for line in f.read().splitlines() if line]
+    except (OSError, ValueError):
+        recent = []
+    by_id = {device.device_id(d): d for d in device.all_devices()}
+    for e in reversed(recent):  # the latest first
+        used = by_id.get(e.get("device"))
+        if used is not None:
+            kinds = frozenset(e["kinds"]) if e.get("kinds") is not None else None
+            wanted.append((used, kinds, e["model"], list(e["options"]), bool(e.get("floats"))))
+    for d, kinds, model, options, floats in wanted:
+        if build_record.was_built(device.build_key(d, kinds, model, options)):
+            device.build(d, kinds, options, model, floats)
 
 
 def _recv_exact(conn: socket.socket, n: int) -> bytes:
@@ -138,10 +187,10 @@ def _client_gone(conn: socket.socket) -> bool:
         return True
 
 
-def _become_run(conn: socket.socket) -> None:
+def _become_run(conn: socket.socket, path: str) -> None:
     """In the spare, once a client connected: take its streams and settings and run its command
     line; never returns."""
-    from fzn_gpu import clock, exiting, launch, watchdog
+    from fzn_gpu import clock, device, exiting, launch, watchdog
 
     try:
         fds, request = _receive_request(conn)
@@ -159,6 +208,7 @@ def _become_run(conn: socket.socket) -> None:
     sys.stdout.reconfigure(line_buffering=os.isatty(1), write_through=bool(os.environ.get("PYTHONUNBUFFERED")))  # type: ignore[union-attr]
     sys.stderr.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     watchdog.owner_gone = lambda: _client_gone(conn)
+    device.program_used = lambda *used: _note_program(path, *used)
     exiting.on_exit(lambda code: conn.sendall(f"exit {code}\n".encode()))
     argv = list(request["argv"])
     sys.argv = ["fzn-gpu", *argv]
@@ -173,7 +223,7 @@ def _become_run(conn: socket.socket) -> None:
     exiting.finish(0)
 
 
-def _spare(listener: socket.socket, status_w: int, server: int) -> None:
+def _spare(listener: socket.socket, status_w: int, server: int, path: str) -> None:
     """The forked spare: OpenCL started, then one client taken; never returns."""
     for signo in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signo, signal.SIG_DFL)
@@ -183,7 +233,7 @@ def _spare(listener: socket.socket, status_w: int, server: int) -> None:
         opencl_start.begin("all", every_type=True)
         opencl_start.wait()
         device.all_devices()
-        _preload_programs()
+        _preload_programs(path)
     except Exception:  # noqa: BLE001 - the run meets the same fault and reports it
         pass
     while True:
@@ -202,7 +252,7 @@ def _spare(listener: socket.socket, status_w: int, server: int) -> None:
     listener.close()
     conn.setblocking(True)
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    _become_run(conn)
+    _become_run(conn, path)
 
 
 @dataclass
@@ -211,14 +261,14 @@ class _Spare:
     status: int  # the read end of a pipe: b"t" once it took a run, end of file if it died
 
 
-def _fork_spare(listener: socket.socket) -> _Spare:
+def _fork_spare(listener: socket.socket, path: str) -> _Spare:
     r, w = os.pipe()
     server = os.getpid()
     pid = os.fork()
     if pid == 0:
         os.close(r)
         try:
-            _spare(listener, w, server)
+            _spare(listener, w, server, path)
         finally:
             os._exit(1)
     os.close(w)
@@ -263,7 +313,7 @@ def serve(path: str) -> int:
     try:
         while True:
             if spare is None:
-                spare = _fork_spare(listener)
+                spare = _fork_spare(listener, path)
             readable, _, _ = select.select([spare.status], [], [], POLL_S)
             if readable:
                 taken = os.read(spare.status, 1) == b"t"

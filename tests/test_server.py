@@ -118,6 +118,9 @@ def test_solutions_statistics_stdin_and_relative_paths(served, tmp_path):
     assert piped.returncode == 0 and sorted(_queens_values(piped.stdout)) == sorted(values), piped.stderr
     relative = run(served, "-a", "--check", "m.fzn", cwd=tmp_path)
     assert relative.returncode == 0 and sorted(_queens_values(relative.stdout)) == sorted(values), relative.stderr
+    # the program the runs took is noted for the next spares to load ahead
+    recent = [json.loads(line) for line in Path(f"{_socket(served)}.programs").read_text().splitlines()]
+    assert recent and {"device", "kinds", "model", "options", "floats"} <= set(recent[-1])
 
 
 def test_bad_input_is_the_same_message(served, tmp_path):
