@@ -96,6 +96,13 @@ def _recent_file(path: str) -> str:
     return path + ".programs"
 
 
+def _stamp(file: str) -> int:
+    try:
+        return os.stat(file).st_mtime_ns
+    except OSError:
+        return 0
+
+
 def _note_program(path: str, d, kinds, model: str, options: list[str], floats: bool) -> None:
     """A run's program, last in the file of recent ones (device.program_used)."""
     from fzn_gpu import device
@@ -236,11 +243,18 @@ def _spare(listener: socket.socket, status_w: int, server: int, path: str) -> No
         _preload_programs(path)
     except Exception:  # noqa: BLE001 - the run meets the same fault and reports it
         pass
+    stamp = _stamp(_recent_file(path))
     while True:
         if os.getppid() != server:
             os._exit(0)  # the server is gone: no one forks the next spare or reaps this one
         readable, _, _ = select.select([listener], [], [], POLL_S)
         if not readable:
+            if _stamp(_recent_file(path)) != stamp:  # a run took a program not loaded yet
+                stamp = _stamp(_recent_file(path))
+                try:
+                    _preload_programs(path)
+                except Exception:  # noqa: BLE001 - the run meets the same fault and reports it
+                    pass
             continue
         try:
             conn, _ = listener.accept()

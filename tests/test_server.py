@@ -118,9 +118,17 @@ def test_solutions_statistics_stdin_and_relative_paths(served, tmp_path):
     assert piped.returncode == 0 and sorted(_queens_values(piped.stdout)) == sorted(values), piped.stderr
     relative = run(served, "-a", "--check", "m.fzn", cwd=tmp_path)
     assert relative.returncode == 0 and sorted(_queens_values(relative.stdout)) == sorted(values), relative.stderr
-    # the program the runs took is noted for the next spares to load ahead
+    # a program no spare had loaded (floats') is noted for the spares to load ahead
+    point = fzn(
+        tmp_path,
+        "var 0.0..10.0: x :: output_var;\nconstraint float_lin_eq([2.0], [x], 5.0);\nsolve satisfy;\n",
+        "p.fzn",
+    )
+    assert run(served, point).stdout == "x = 2.5;\n----------\n"
     recent = [json.loads(line) for line in Path(f"{_socket(served)}.programs").read_text().splitlines()]
-    assert recent and {"device", "kinds", "model", "options", "floats"} <= set(recent[-1])
+    assert recent and recent[-1]["floats"] is True and {"device", "kinds", "model", "options"} <= set(recent[-1])
+    time.sleep(1.0)  # the spare waiting has loaded it: the next run takes it (checked)
+    assert run(served, "--check", point).stdout == "x = 2.5;\n----------\n"
 
 
 def test_bad_input_is_the_same_message(served, tmp_path):
