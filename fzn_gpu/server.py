@@ -234,6 +234,7 @@ def _spare(listener: socket.socket, status_w: int, server: int, path: str) -> No
     """The forked spare: OpenCL started, then one client taken; never returns."""
     for signo in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signo, signal.SIG_DFL)
+    stamp = _stamp(_recent_file(path))  # before reading it: a note written meanwhile is seen below
     try:
         from fzn_gpu import device, opencl_start
 
@@ -243,7 +244,6 @@ def _spare(listener: socket.socket, status_w: int, server: int, path: str) -> No
         _preload_programs(path)
     except Exception:  # noqa: BLE001 - the run meets the same fault and reports it
         pass
-    stamp = _stamp(_recent_file(path))
     while True:
         if os.getppid() != server:
             os._exit(0)  # the server is gone: no one forks the next spare or reaps this one

@@ -2,8 +2,10 @@
 # All-solution counts on the GPU machine, fzn-gpu beside Gecode in one run: fzn-gpu on the GPU
 # alone (--count-only, kernel built beforehand, -s: nodes, kernel time, the device that ran)
 # and fzn-gecode with 16 threads (-a -p 16, solutions written to a file and counted), each
-# model compiled with its solver's library. Wall seconds per run.
-# Usage there: bash scripts/device_counts.sh OUT "nqueens:14 costas:13 ..." [LIMIT_S]
+# model compiled with its solver's library. Wall seconds per run. SERVER=1 adds two runs of
+# each through a warm solver server (fzn_gpu/server.py: the first loads the model's program,
+# the second finds it loaded by the spare); NO_GECODE=1 leaves Gecode out.
+# Usage there: [SERVER=1] [NO_GECODE=1] bash scripts/device_counts.sh OUT "nqueens:14 costas:13 ..." [LIMIT_S]
 set -uo pipefail
 out=${1:?usage: $0 OUT "MODEL:N ..." [LIMIT_S]}; counts=${2:?}; limit=${3:-120}
 source scripts/device_env.sh >/dev/null 2>&1
@@ -23,6 +25,22 @@ for c in $counts; do
   timeout "$limit" python3 -m fzn_gpu --devices gpu -a --count-only -s "$f" > "$work/o.txt" 2>&1
   echo "| $m $n | fzn-gpu (GPU) | $(wall "$t0") | $(grep -oE "nSolutions=[0-9]+" "$work/o.txt" | cut -d= -f2) | $(stat < "$work/o.txt") |" \
     | tee -a "$out/counts.md"
+  if [ "${SERVER:-0}" = 1 ]; then
+    if [ -z "${FZN_GPU_SERVER_DIR:-}" ]; then   # a server of this run's own, started and warm
+      export FZN_GPU_SERVER_DIR; FZN_GPU_SERVER_DIR=$(mktemp -d)
+      FZN_GPU_SERVER=on python3 -m fzn_gpu --devices gpu "$f" >/dev/null 2>&1
+      for _ in $(seq 100); do ls "$FZN_GPU_SERVER_DIR"/*.sock >/dev/null 2>&1 && break; sleep 0.2; done
+      sleep 2
+    fi
+    for k in 1 2; do
+      t0=$EPOCHREALTIME
+      FZN_GPU_SERVER=require timeout "$limit" python3 -m fzn_gpu --devices gpu -a --count-only -s "$f" > "$work/o.txt" 2>&1
+      echo "| $m $n | fzn-gpu (GPU), server run $k | $(wall "$t0") | $(grep -oE "nSolutions=[0-9]+" "$work/o.txt" | cut -d= -f2) | $(stat < "$work/o.txt") $(grep -oE "(initTime|buildTime)=[^ ]+" "$work/o.txt" | tr '\n' ' ')|" \
+        | tee -a "$out/counts.md"
+      sleep 1
+    done
+  fi
+  [ "${NO_GECODE:-0}" = 1 ] && continue
   t0=$EPOCHREALTIME
   timeout "$limit" fzn-gecode -a -p 16 "$g" > "$work/g.txt" 2>&1
   echo "| $m $n | Gecode -p 16 | $(wall "$t0") | $(grep -c -- "^----------" "$work/g.txt") | $(grep -q "^==========" "$work/g.txt" && echo complete || echo "not finished") |" \

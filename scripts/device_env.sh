@@ -9,6 +9,9 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
 # the ICD loader of pyopencl's wheel looks
 [ -f .carry/pocl.tar.xz ] && tar -C /tmp/site -xJf .carry/pocl.tar.xz
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
+# every run in a process of its own, as the figures before the solver server were measured;
+# the scripts that measure runs through a server say so (scripts/startup.sh, SERVER=1)
+export FZN_GPU_SERVER=${FZN_GPU_SERVER:-off}
 # bytecode ahead, as pip install and a user's first run leave it: otherwise every process
 # there compiled its 136 modules again (0.5 s of each run's start-up, docs/BENCHMARKS.md)
 python3 -m compileall -q -j 0 /tmp/site "$PWD/fzn_gpu" $(ls -d "$PWD"/.carry/old/fzn_gpu 2>/dev/null) >/dev/null 2>&1

@@ -10,6 +10,7 @@ out=${1:?usage: $0 OUT [MODEL.mzn ...]}; shift
 models=("$@"); [ ${#models[@]} -gt 0 ] || models=(models/nqueens.mzn models/send_more_money.mzn)
 reps=${REPS:-9}
 [ -e /usr/lib/libnvidia-opencl.so ] && source scripts/device_env.sh >/dev/null 2>&1
+export FZN_GPU_SERVER=on
 mkdir -p "$out"
 export FZN_GPU_SERVER_DIR; FZN_GPU_SERVER_DIR=$(mktemp -d)   # a server of this run's own
 for m in "${models[@]}"; do FZN_GPU_SERVER=off minizinc --solver gpu-fzn "$m" >/dev/null 2>&1; done  # builds, once
