@@ -103,6 +103,7 @@ class IntList(list):
     arrays are most of its text). Lowering encodes it once, however many constraints use it."""
 
     __slots__ = ("_packed",)
+    _packed: array
 
     def packed(self) -> array:
         try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import cast
 
 from . import ast
 from .ast import IntSet
@@ -251,11 +252,11 @@ def _in_domain(value, t: ast.Type, tol: float = FLOAT_TOL) -> bool:
     if t.domain is None:
         return True
     if t.base == "int":
-        return value in t.domain
+        return value in cast(IntSet, t.domain)
     if t.base == "float":
         return _fle(t.domain.lo, value, tol) and _fle(value, t.domain.hi, tol)
     if t.base == "set":
-        return all(v in t.domain for v in _set(value))
+        return all(v in cast(IntSet, t.domain) for v in _set(value))
     return True
 
 
@@ -294,7 +295,7 @@ class Checker:
                     else [assignment[f"{d.name}[{i + 1}]"] for i in range(_size(d.type.dims))]
                 )
                 if d.type.is_var and d.type.domain is not None:
-                    for k, v in enumerate(env[d.name]):
+                    for k, v in enumerate(cast(list, env[d.name])):
                         if not _in_domain(v, d.type, self.tol):
                             bad.append(Violation(d.line, f"{d.name}[{k + 1}] = {v} is outside its domain"))
                 continue

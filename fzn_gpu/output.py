@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable
-from typing import TextIO
+from typing import TextIO, cast
 
 import numpy as np
 
@@ -54,7 +54,7 @@ def format_value(kind: VarKind, value) -> str:
 def format_item(item: OutputItem, value_of: Callable[[int], object]) -> str:
     """One output line; `value_of(var_index)` gives a variable's value in the solution."""
     return _item_line(
-        item, [format_value(item.kind, value_of(ref) if tag == "var" else ref) for tag, ref in item.elems]
+        item, [format_value(item.kind, value_of(cast(int, ref)) if tag == "var" else ref) for tag, ref in item.elems]
     )
 
 
@@ -80,7 +80,7 @@ class SolutionTemplate:
                 if tag == "var" and item.kind in (VarKind.INT, VarKind.BOOL):
                     if item.kind == VarKind.BOOL:
                         bools.append(len(self.columns))
-                    self.columns.append(int(ref))
+                    self.columns.append(cast(int, ref))
                     vals.append("%s")
                 elif tag == "var":
                     raise ValueError(f"{item.name}: device solutions hold only int and bool variables")

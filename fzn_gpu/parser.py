@@ -228,7 +228,7 @@ def _syntax_error(err: UnexpectedInput, text: str, filename: str, line: int, col
         if expected:
             msg += ", expected " + " or ".join(expected[:6])
     elif isinstance(err, UnexpectedCharacters):
-        msg = f"syntax error: unexpected character {text[err.pos_in_stream]!r}"
+        msg = f"syntax error: unexpected character {text[err.pos_in_stream or 0]!r}"
     else:
         msg = "syntax error: the item ends too early"
     return FznError(
@@ -240,6 +240,12 @@ def _syntax_error(err: UnexpectedInput, text: str, filename: str, line: int, col
     )
 
 
+def _skip_space(text: str, start: int) -> int:
+    """Where the white space and comments from `start` end."""
+    m = _LEADING_SPACE.match(text, start)
+    return m.end() if m else start
+
+
 def parse_items(text: str, filename: str = "<string>") -> Iterator[ast.Item]:
     """Yield the items of a FlatZinc text in order, each with its 1-based line number."""
     start, line, line_start = 0, 1, 0
@@ -247,7 +253,7 @@ def parse_items(text: str, filename: str = "<string>") -> Iterator[ast.Item]:
         if m.group() != ";":
             continue
         end = m.start()
-        lead = _LEADING_SPACE.match(text, start).end()
+        lead = _skip_space(text, start)
         first_line = line + text.count("\n", start, lead)
         chunk = text[start:end]
         try:
@@ -279,8 +285,8 @@ def parse_items(text: str, filename: str = "<string>") -> Iterator[ast.Item]:
             line_start = text.rfind("\n", start, m.end()) + 1
         start = m.end()
     tail = text[start:]
-    if _LEADING_SPACE.match(tail).end() != len(tail):
-        lead = _LEADING_SPACE.match(text, start).end()
+    if _skip_space(tail, 0) != len(tail):
+        lead = _skip_space(text, start)
         raise FznError(
             "the last item has no closing ';'",
             file=filename,

@@ -11,6 +11,7 @@ than its work. Both give the same table (tests compare them)."""
 from __future__ import annotations
 
 import threading
+from typing import cast
 
 import numpy as np
 
@@ -151,7 +152,8 @@ class DeviceJoiner:
             cl.enqueue_nd_range_kernel(self.queue, join, (n_out,), None)
         self.launches += 1
         table = DeviceTable(self, out, tuple(int(d) for d in dims[1:]), dtype, inf)
-        return Factor(tuple(scope[1:]), table.to_host() if m == 0 else table)
+        # a table kept on the device stands in for its array: only this device's joins read it
+        return Factor(tuple(scope[1:]), table.to_host() if m == 0 else cast(np.ndarray, table))
 
     def gather(self, table: DeviceTable, at: np.ndarray) -> np.ndarray:
         """table's entries at the flat positions `at`."""

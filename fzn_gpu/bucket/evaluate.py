@@ -10,6 +10,7 @@ index out of range) make the constraint false, as in FlatZinc."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -105,7 +106,7 @@ def _lin(cs: tuple, xs: list) -> np.ndarray:
         total = total + np.int64(c) * x
     if bound >= SAFE:
         raise Unsupported("a linear sum beyond 61 bits")
-    return total
+    return cast(np.ndarray, total)  # a numpy scalar where no array took part: it broadcasts alike
 
 
 def _reified(holds_fn, name: str):
@@ -194,7 +195,7 @@ def _count(xs, value) -> np.ndarray:
     out = np.int64(0)
     for x in xs:
         out = out + (x == value).astype(np.int64)
-    return out
+    return cast(np.ndarray, out)
 
 
 def _cardinality(closed: bool, bounded: bool):
@@ -221,7 +222,7 @@ def _monotone(xs, decreasing: bool) -> np.ndarray:
     out = np.bool_(True)
     for a, b in zip(xs, xs[1:]):
         out = out & ((a >= b) if decreasing else (a <= b))
-    return out
+    return cast(np.ndarray, out)
 
 
 def _evaluators() -> dict:

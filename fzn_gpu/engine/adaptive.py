@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, replace
+from typing import Any, cast
 
 import numpy as np
 
@@ -37,7 +38,7 @@ SLICE_S = 0.05  # a launch's target length
 WIDTHS = (32, 64, 128, 256)
 ITEMS_PER_CU = 1024  # a GPU's work-items a compute unit (walks x width)
 
-_PROGRAMS: dict[tuple, tuple] = {}
+_PROGRAMS: dict[int, tuple] = {}  # by id of the device's cl_device
 _LOCK = threading.Lock()
 
 
@@ -87,7 +88,7 @@ def _program(device: Device):
     key = id(device.cl_device)
     with _LOCK:
         if key not in _PROGRAMS:
-            ctx = opencl_start.take_context(device.cl_device) or cl.Context([device.cl_device])
+            ctx = opencl_start.take_context(device.cl_device) or cl.Context([cast(Any, device.cl_device)])
             source = header() + (kernels_dir() / "adaptive.cl").read_text()
             try:
                 prog = cl.Program(ctx, source).build(options=["-cl-std=CL1.2"])

@@ -22,6 +22,7 @@ import math
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 
@@ -115,7 +116,7 @@ class WorkPool:
                 return rb
             return None
 
-    def _fresh(self, share: DeviceShare) -> Paths | None | bool:
+    def _fresh(self, share: DeviceShare) -> Paths | None | Literal[False]:
         if self.returned:  # work given back (fault, or for an idle device)
             return self.returned.pop()
         left = len(self.paths) - self.next
@@ -223,7 +224,7 @@ class WorkPool:
         if left / speed < ALL_AT_ONCE_S:
             return left
         live = [s for s in self.shares if s.failed is None and s.done_at is None]
-        known = [s.speed() for s in live if s.speed() is not None]
+        known = [v for v in (s.speed() for s in live) if v is not None]
         rank = speed / sum(known) if known else 1.0
         faster_left = any(s is not share and (s.speed() or 0) > speed for s in live)
         if self.may_decline and faster_left and share.is_gpu and rank * left < share.items / 2:

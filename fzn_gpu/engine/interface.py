@@ -16,8 +16,15 @@ class Engine(Protocol):
     them, through the report callback it was built with (or an Incumbent shared with the other
     engines of a portfolio); `run` returns how the search ended."""
 
-    runners: list  # the engine.runner.Runner of each device it searches on (statistics, profiles)
-    shares: list  # each runner's share of the work, for the per-device statistics
+    @property
+    def runners(self) -> list:
+        """The engine.runner.Runner of each device it searches on (statistics, profiles)."""
+        ...
+
+    @property
+    def shares(self) -> list:
+        """Each runner's share of the work, for the per-device statistics."""
+        ...
 
     def run(self, deadline: float | None) -> Outcome:
         """Search until done, stopped (Incumbent.stopped) or `deadline` (time.monotonic()).

@@ -38,7 +38,7 @@ from .paths import Paths
 from .runner import CapacityError, Runner
 from .threads import run_threads
 
-DEFAULTS = {"percent": 20, "steps": 50, "restarts": 1 << 30, "timeout": None}
+DEFAULTS: dict[str, int | None] = {"percent": 20, "steps": 50, "restarts": 1 << 30, "timeout": None}
 
 
 ADAPTIVE = "adaptive"  # no strategy named: each step's is chosen by lns_island.StrategyBandit
@@ -88,15 +88,20 @@ def lns_settings(spec: LnsSpec | None, opts: SolveOptions, items: int, arm: str 
     starts = given.get("starts", 1 if strategy == "complete_exploration" else 16)
     if given.get("timeout") is not None and given["timeout"] <= 0:
         given["timeout"] = None  # lns(..., 0): no time-out of its own
-    value = lambda key: given.get(key, DEFAULTS.get(key))  # noqa: E731
+
+    def count(key: str) -> int:
+        """An integer setting: given, else its default."""
+        v = given.get(key)
+        return int(v if v is not None else DEFAULTS[key] or 0)
+
     settings = LnsSpec(
-        value("percent"),
+        count("percent"),
         given.get("neighbourhoods", max(1, items // max(starts, 1))),
         starts,
-        value("steps"),
+        count("steps"),
         strategy,
-        value("restarts"),
-        value("timeout"),
+        count("restarts"),
+        given.get("timeout"),
     )
     if arm is None and named is None:
         settings = replace(settings, strategy=ADAPTIVE)

@@ -29,6 +29,7 @@ from ..model import LnsSpec, Model, RestartSpec
 from ..options import SolveOptions
 from .complete import CompleteSearch
 from .incumbent import Incumbent, Outcome
+from .interface import Engine
 from .lns import LnsSearch
 from .pack import DeviceModel
 from .restart import RestartSearch
@@ -92,6 +93,7 @@ class PortfolioSearch:
         self.outcome = Outcome()
         self.incumbent = Incumbent(self.outcome, dm.obj_sense, report)
         bnb_devices, lns_devices = split_devices(devices)
+        self.bnb: CompleteSearch | RestartSearch
         if restart is not None:
             self.bnb = RestartSearch(model, dm, bnb_devices, opts, report, restart, incumbent=self.incumbent)
         else:
@@ -139,7 +141,7 @@ class PortfolioSearch:
         return self.bnb.shares
 
     def run(self, deadline: float | None) -> Outcome:
-        engines = {"bnb": self.bnb, "lns": _ThenWhole(self.lns, self.bnb)}
+        engines: dict[str, Engine] = {"bnb": self.bnb, "lns": _ThenWhole(self.lns, self.bnb)}
         if self.bucket is not None:
             from ..bucket.network import NotDecomposable
             from .bucket import say_why_not, worth_running
@@ -203,8 +205,22 @@ class _ThenWhole:
     def __init__(self, lns: LnsSearch, bnb) -> None:
         self.lns, self.bnb = lns, bnb
 
+    @property
+    def runners(self) -> list:
+        return self.lns.runners
+
+    @property
+    def shares(self) -> list:
+        return self.lns.shares
+
     def run(self, deadline: float | None) -> Outcome:
         try:
             return self.lns.run(deadline)
         finally:
             self.bnb.share_gpus(1.0)
+
+    def progress(self) -> Outcome:
+        return self.lns.progress()
+
+    def extra_stats(self) -> dict[str, object]:
+        return self.lns.extra_stats()

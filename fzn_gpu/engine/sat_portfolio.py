@@ -30,6 +30,7 @@ from ..model import Model, RestartSpec
 from ..options import SolveOptions
 from .complete import CompleteSearch
 from .incumbent import Outcome
+from .interface import Engine
 from .pack import DeviceModel
 from .portfolio import split_devices
 from .restart import RestartSearch
@@ -86,7 +87,7 @@ class SatisfactionPortfolio:
         return self.complete.shares
 
     def run(self, deadline: float | None) -> Outcome:
-        engines = {"complete": self.complete, "restarts": self.restarts}
+        engines: dict[str, Engine] = {"complete": self.complete, "restarts": self.restarts}
         if self.local is not None:
             engines["local"] = self.local
         results = run_engines(engines, deadline, self._stop_all)
