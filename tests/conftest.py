@@ -12,16 +12,27 @@ os.environ["FZN_GPU_SERVER"] = "off"
 
 
 KERNELS = ["item", "group"]
+# with the work-group kernel's slices ended by the clock (NVIDIA's default; on PoCL a counter of
+# clock readings stands in: kernels/profile.cl), for the tests of what a slice's end touches
+CLOCKED_KERNELS = [*KERNELS, "group-clock"]
 
 
 def use_kernel(monkeypatch, name: str) -> None:
-    """One of KERNELS: a work-item per sub-search space (CPUs' default) or a work-group per
-    sub-search space (GPUs' default)."""
-    monkeypatch.setenv("FZN_GPU_KERNEL", name)
+    """One of CLOCKED_KERNELS: a work-item per sub-search space (CPUs' default), a work-group
+    per sub-search space (GPUs'), a work-group whose slices end by the clock (NVIDIA's)."""
+    monkeypatch.setenv("FZN_GPU_KERNEL", name.split("-")[0])
+    monkeypatch.setenv("FZN_GPU_SLICE_CLOCK", "1" if name.endswith("-clock") else "0")
 
 
 @pytest.fixture(params=KERNELS)
 def kernel(request, monkeypatch):
     """Run the test under each execution model (use_kernel), all on PoCL here."""
+    use_kernel(monkeypatch, request.param)
+    return request.param
+
+
+@pytest.fixture(params=CLOCKED_KERNELS)
+def kernel_with_clock(request, monkeypatch):
+    """`kernel`, and the work-group kernel with clocked slices too."""
     use_kernel(monkeypatch, request.param)
     return request.param

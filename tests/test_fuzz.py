@@ -72,6 +72,7 @@ def test_a_seeds_kernel_settings_end_with_its_run(monkeypatch):
     stack on every fourth seed) must not reach the next seed or a later test."""
     monkeypatch.setenv("FZN_GPU_STACK_LEVELS", "7")
     monkeypatch.delenv("FZN_GPU_KERNEL", raising=False)
+    monkeypatch.delenv("FZN_GPU_SLICE_CLOCK", raising=False)
     with fuzz.kernel_env(3):
         assert fuzz.kernel_of(3) == "group-recompute"
         assert (fuzz.os.environ["FZN_GPU_KERNEL"], fuzz.os.environ["FZN_GPU_STACK_LEVELS"]) == ("group", "1")
@@ -79,6 +80,9 @@ def test_a_seeds_kernel_settings_end_with_its_run(monkeypatch):
     with fuzz.kernel_env(2):
         assert fuzz.os.environ["FZN_GPU_KERNEL"] == "item" and "FZN_GPU_STACK_LEVELS" not in fuzz.os.environ
     assert fuzz.os.environ["FZN_GPU_STACK_LEVELS"] == "7"
+    with fuzz.kernel_env(1):
+        assert fuzz.kernel_of(1) == "group-clock" and fuzz.os.environ["FZN_GPU_SLICE_CLOCK"] == "1"
+    assert "FZN_GPU_SLICE_CLOCK" not in fuzz.os.environ
 
 
 @pytest.mark.skipif(shutil.which("minizinc") is None, reason="needs minizinc (README set-up)")

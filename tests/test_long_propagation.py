@@ -33,7 +33,7 @@ SPLIT_FIXPOINT = (
 )
 
 
-def test_a_fixpoint_longer_than_the_time_limit_ends_with_it(monkeypatch, kernel):
+def test_a_fixpoint_longer_than_the_time_limit_ends_with_it(monkeypatch, kernel_with_clock):
     """In-process, with no watchdog: the search returns at its deadline, incomplete."""
     model = lower(parse_items(SLOW_FAIL, "slow.fzn"), "slow.fzn")
     out = io.StringIO()
@@ -45,7 +45,7 @@ def test_a_fixpoint_longer_than_the_time_limit_ends_with_it(monkeypatch, kernel)
     assert "UNSATISFIABLE" not in out.getvalue() and "==========" not in out.getvalue()
 
 
-def test_a_fixpoint_split_across_slices_gives_every_solution(monkeypatch, kernel):
+def test_a_fixpoint_split_across_slices_gives_every_solution(monkeypatch, kernel_with_clock):
     """Eight units a slice and no floor: the b = 1 branch's failure spans many slices, resumed
     each time."""
     monkeypatch.setenv("FZN_GPU_SLICE_BUDGET", "8")

@@ -47,7 +47,7 @@ def test_two_devices_list_and_share_the_search(tmp_path, two_devices):
 
 
 @pytest.mark.parametrize("fault", [None, "0:1", "1:2", "0:0"])  # 0:0: in the root split
-def test_counts_optima_and_limits_agree_with_one_device(tmp_path, two_devices, monkeypatch, fault, kernel):
+def test_counts_optima_and_limits_agree_with_one_device(tmp_path, two_devices, monkeypatch, fault, kernel_with_clock):
     if fault:
         monkeypatch.setenv("FZN_GPU_FAIL_DEVICE", fault)
     r = run("-a", "--count-only", "--bucket", "off", "-s", fzn(tmp_path, QUEENS10))

@@ -97,12 +97,19 @@ def test_the_register_cap_is_nvidias_alone(monkeypatch):
     assert Tuning.for_device(nvidia).max_registers == 0
 
 
-def test_slices_are_not_ended_by_the_clock_on_any_device(monkeypatch):
-    """The clocked slices stay off until their lost work under re-splitting is found
-    (docs/ARCHITECTURE.md): the tuning never turns them on."""
+def test_slices_end_by_the_clock_on_nvidias_work_groups_alone(monkeypatch):
+    """NVIDIA's work-group kernel ends its slices by the device's clock; the work-item kernel
+    and PoCL by a budget; FZN_GPU_SLICE_CLOCK chooses."""
+    monkeypatch.delenv("FZN_GPU_SLICE_CLOCK", raising=False)
+    nvidia, pocl = _device("NVIDIA CUDA", True), _device("Portable Computing Language", False)
     monkeypatch.setenv("FZN_GPU_KERNEL", "group")
-    for platform, gpu in (("NVIDIA CUDA", True), ("Portable Computing Language", False)):
-        assert not Tuning.for_device(_device(platform, gpu)).slice_clock
+    assert Tuning.for_device(nvidia).slice_clock and not Tuning.for_device(pocl).slice_clock
+    monkeypatch.setenv("FZN_GPU_SLICE_CLOCK", "0")
+    assert not Tuning.for_device(nvidia).slice_clock
+    monkeypatch.setenv("FZN_GPU_SLICE_CLOCK", "1")
+    assert Tuning.for_device(pocl).slice_clock
+    monkeypatch.setenv("FZN_GPU_KERNEL", "item")
+    assert not Tuning.for_device(nvidia).slice_clock and not Tuning.for_device(pocl).slice_clock
 
 
 def test_a_clocked_slice_is_the_target_or_what_the_deadline_leaves():

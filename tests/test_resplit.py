@@ -118,7 +118,7 @@ def resplit_often(monkeypatch):
     monkeypatch.setenv("FZN_GPU_SLICE_BUDGET", "200")
 
 
-def test_re_split_searches_give_the_same_counts_and_optima(tmp_path, resplit_often, monkeypatch, kernel):
+def test_re_split_searches_give_the_same_counts_and_optima(tmp_path, resplit_often, monkeypatch, kernel_with_clock):
     r = run("-a", "-s", "--check", fzn(tmp_path, QUEENS10))
     assert r.returncode == 0 and r.stdout.count("----------") == 724 and "\n==========\n" in r.stdout
     assert int(stat(r.stdout, "resplitPaths")) > 0
@@ -133,7 +133,7 @@ def test_re_split_searches_give_the_same_counts_and_optima(tmp_path, resplit_oft
 
 @pytest.mark.parametrize("fault", ["0:1:2", "0:1:4", "1:1:3", "1:1:6", "1:2:1"])
 def test_a_device_failing_after_it_donated_loses_and_repeats_nothing(
-    tmp_path, resplit_often, monkeypatch, fault, kernel
+    tmp_path, resplit_often, monkeypatch, fault, kernel_with_clock
 ):
     monkeypatch.setenv("FZN_GPU_CPU_SUBDEVICES", "2")
     monkeypatch.setenv("FZN_GPU_FAIL_DEVICE", fault)
