@@ -97,17 +97,15 @@ def test_the_register_cap_is_nvidias_alone(monkeypatch):
     assert Tuning.for_device(nvidia).max_registers == 0
 
 
-def test_slices_end_by_the_clock_on_nvidias_work_groups_alone(monkeypatch):
-    """NVIDIA's work-group kernel ends its slices by the device's clock; the work-item kernel
-    and PoCL by a budget; FZN_GPU_SLICE_CLOCK chooses."""
+def test_slices_end_by_the_clock_where_asked_on_work_groups_alone(monkeypatch):
+    """Slices end by a budget unless FZN_GPU_SLICE_CLOCK=1, which the work-group kernel alone
+    takes (measured slower on NVIDIA: docs/BENCHMARKS.md)."""
     monkeypatch.delenv("FZN_GPU_SLICE_CLOCK", raising=False)
     nvidia, pocl = _device("NVIDIA CUDA", True), _device("Portable Computing Language", False)
     monkeypatch.setenv("FZN_GPU_KERNEL", "group")
-    assert Tuning.for_device(nvidia).slice_clock and not Tuning.for_device(pocl).slice_clock
-    monkeypatch.setenv("FZN_GPU_SLICE_CLOCK", "0")
-    assert not Tuning.for_device(nvidia).slice_clock
+    assert not Tuning.for_device(nvidia).slice_clock and not Tuning.for_device(pocl).slice_clock
     monkeypatch.setenv("FZN_GPU_SLICE_CLOCK", "1")
-    assert Tuning.for_device(pocl).slice_clock
+    assert Tuning.for_device(nvidia).slice_clock and Tuning.for_device(pocl).slice_clock
     monkeypatch.setenv("FZN_GPU_KERNEL", "item")
     assert not Tuning.for_device(nvidia).slice_clock and not Tuning.for_device(pocl).slice_clock
 

@@ -121,12 +121,12 @@ class Tuning:
             # in the next slice; ordinary nodes stay whole (their order of search with
             # them, which branch and bound's bound sharing is sensitive to)
             propagation_floor=_env_int("FZN_GPU_PROPAGATION_FLOOR", 4096),
-            # a work-group slice ends by NVIDIA's clock, every group within microseconds
-            # of the others, instead of after a budget of steps, which the slowest group
-            # took longest to spend while the others waited (docs/BENCHMARKS.md, the
-            # clock); elsewhere no clock can be read (on PoCL a counter stands in, for
-            # the tests: kernels/profile.cl)
-            slice_clock=group and _env_flag("FZN_GPU_SLICE_CLOCK", is_nvidia(device)),
+            # FZN_GPU_SLICE_CLOCK=1: a work-group slice ends by NVIDIA's clock, every group
+            # within microseconds of the others, instead of after a budget of steps (on
+            # PoCL a counter stands in: kernels/profile.cl). Off: reading it every step
+            # costs more than the groups' waiting for the slowest saves (docs/BENCHMARKS.md,
+            # slices ended by the clock)
+            slice_clock=group and _env_flag("FZN_GPU_SLICE_CLOCK", False),
             # a dive (one search) or an LNS step of a few hundred neighbourhoods left
             # most of a GPU idle with groups of 32: wider groups give each search the
             # lanes the others leave (docs/BENCHMARKS.md, wider work-groups)
