@@ -13,6 +13,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cache, lru_cache
+from typing import Any
 
 from . import build_record
 from .codegen import header
@@ -74,7 +75,7 @@ NO_DEVICE_FIX = (
 @dataclass(frozen=True)
 class Device:
     index: int
-    cl_device: object
+    cl_device: Any  # a pyopencl.Device (None in tests that need no OpenCL)
     name: str
     platform: str
     is_gpu: bool

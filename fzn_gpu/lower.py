@@ -10,6 +10,7 @@ from __future__ import annotations
 import struct
 from array import array
 from collections.abc import Iterable
+from typing import Any, cast
 
 import numpy as np
 
@@ -135,6 +136,7 @@ class Lowering:
 
     def _const_var(self, value) -> int:
         """A fixed variable holding `value`, shared by every use of that constant."""
+        key: tuple[str, object]
         if isinstance(value, bool):
             key = ("b", int(value))
         elif isinstance(value, int):
@@ -354,9 +356,9 @@ class Lowering:
                 if dim is None:
                     raise self._error(f"array {d.name} needs a fixed index set")
                 n *= max(0, dim[1] - dim[0] + 1)
-            elems = [VarRef(self._new_var(f"{d.name}[{i + 1}]", kind, t.domain)) for i in range(n)]
+            elems: list[Any] = [VarRef(self._new_var(f"{d.name}[{i + 1}]", kind, t.domain)) for i in range(n)]
         else:
-            elems = self.resolve(d.value)
+            elems = cast(list, self.resolve(d.value))
             if not isinstance(elems, list):
                 raise self._error(f"array {d.name} must be given an array literal")
             self._check_array(d, kind, elems)
@@ -381,9 +383,10 @@ class Lowering:
     def _check_array(self, d: ast.Decl, kind: VarKind, elems: list) -> None:
         """An array literal holds as many elements as its index sets say, each of its type."""
         t = d.type
-        if all(dim is not None for dim in t.dims):
+        dims = t.dims or ()
+        if all(dim is not None for dim in dims):
             n = 1
-            for lo, hi in t.dims:
+            for lo, hi in cast(tuple, dims):
                 n *= max(0, hi - lo + 1)
             if n != len(elems):
                 raise self._error(

@@ -17,6 +17,7 @@ import shlex
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 from ..engine.portfolio import KINDS
 from ..model import LNS_STRATEGIES
@@ -51,7 +52,7 @@ def instances(suite: str, bdir: Path) -> list[dict]:
         return full
     out = []
     for model, arg in SMALL:
-        inst = {
+        inst: dict[str, Any] = {
             "model": model,
             "mode": "all"
             if model in ("nqueens.mzn", "costas.mzn")
@@ -70,7 +71,10 @@ def label(inst: dict) -> str:
 def run_once(solver: list[str], inst: dict, bdir: Path, limit_s: float) -> dict:
     """One run; a flag "ENV:NAME=VALUE" of `solver` sets NAME in the solver's environment."""
     env = dict(os.environ)
-    env.update(f[4:].split("=", 1) for f in solver if f.startswith("ENV:"))
+    for f in solver:
+        if f.startswith("ENV:"):
+            name, _, value = f[4:].partition("=")
+            env[name] = value
     solver = [f for f in solver if not f.startswith("ENV:")]
     cmd = ["minizinc", *solver, str(bdir / inst["model"])]
     if inst.get("data"):
@@ -87,7 +91,9 @@ def run_once(solver: list[str], inst: dict, bdir: Path, limit_s: float) -> dict:
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     except FileNotFoundError:
         raise SystemExit("fzn-gpu-bench: `minizinc` is not on PATH; install it (README) or put it there") from None
-    sols, complete, unsat, trace, stats, counted = 0, False, False, [], {}, None
+    sols, complete, unsat, trace, counted = 0, False, False, [], None
+    stats: dict[str, str] = {}
+    assert p.stdout is not None and p.stderr is not None  # both piped
     for line in p.stdout:
         now = time.monotonic() - t0
         if line.startswith("----------"):

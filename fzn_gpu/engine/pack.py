@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
@@ -294,7 +295,7 @@ def pack(model: Model, opts: SolveOptions) -> DeviceModel:
 
     obj_var, obj_sense = -1, 1
     if model.solve.kind != "satisfy" and model.solve.objective and model.solve.objective[0] == "var":
-        obj_var = int(model.solve.objective[1])
+        obj_var = cast(int, model.solve.objective[1])
         obj_sense = 1 if model.solve.kind == "minimize" else -1
     return DeviceModel(
         nv=nv,
@@ -402,7 +403,7 @@ def search_plan(model: Model, opts: SolveOptions):
     groups: list[tuple[list[int], int, int, float]] = []
     seen = np.zeros(len(V), dtype=bool)
     objective = model.solve.objective
-    obj = int(objective[1]) if model.solve.kind != "satisfy" and objective and objective[0] == "var" else -1
+    obj = cast(int, objective[1]) if model.solve.kind != "satisfy" and objective and objective[0] == "var" else -1
     sets_open = (V.kind == VarKind.SET) & ~V.is_const
     floats_open = (V.kind == VarKind.FLOAT) & ~V.is_const
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -70,12 +71,12 @@ def _named(model: Model) -> np.ndarray:
     for item in model.outputs:
         for what, v in item.elems:
             if what == "var":
-                named[int(v)] = True
+                named[cast(int, v)] = True
     for step in model.solve.search:
         named[list(step.vars)] = True
     objective = model.solve.objective
     if objective and objective[0] == "var":
-        named[int(objective[1])] = True
+        named[cast(int, objective[1])] = True
     return named
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
@@ -409,7 +410,7 @@ def build(model: Model) -> LsNetwork:
     )
     is_dec = ~fixed & (inv_index < 0)
     ranges = [b.domain_ranges(v) for v in range(b.nv)]
-    for v in np.flatnonzero(is_dec):
+    for v in map(int, np.flatnonzero(is_dec)):
         lo, hi = int(b.lo[v]), int(b.hi[v])
         if lo < -INT_LIMIT or hi > INT_LIMIT:
             raise NotLocal(
@@ -424,13 +425,13 @@ def build(model: Model) -> LsNetwork:
     dec_group: dict[int, tuple[int, int]] = {}  # model var -> (group, position)
     groups: list[tuple[Group, list[int], int, int]] = []
     for xs, line in b.alldiffs:
-        domains = [tuple(ranges[x]) if is_dec[x] else None for x in xs]
+        domains: list[tuple | None] = [tuple(ranges[x]) if is_dec[x] else None for x in xs]
         ok = (
             len(set(xs)) == len(xs) >= 2
             and all(d is not None for d in domains)
             and all(x not in dec_group for x in xs)
             and len(set(domains)) == 1
-            and sum(hi - lo + 1 for lo, hi in domains[0]) == len(xs)
+            and sum(hi - lo + 1 for lo, hi in cast(tuple, domains[0])) == len(xs)
         )
         if ok:
             g = len(groups)
