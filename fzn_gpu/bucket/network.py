@@ -17,11 +17,13 @@ Variables fixed to one value are substituted, never part of a scope."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
 from ..ast import IntSet
 from ..model import INT_LIMIT, Model, VarKind
+from ..registry import ConstraintKind
 from . import evaluate
 
 INF = np.int64(2**60)  # a forbidden assignment's cost; sums saturate there
@@ -56,7 +58,7 @@ class CostNetwork:
 
 @dataclass
 class _Row:
-    kind: object
+    kind: ConstraintKind
     args: list
     line: int
     defines: int
@@ -68,7 +70,7 @@ class _Domains:
 
     def __init__(self, model: Model, named: set[int]) -> None:
         self.values: dict[int, np.ndarray] = {}
-        self.wide: dict[int, object] = {}
+        self.wide: dict[int, IntSet] = {}
         self.fixed: dict[int, int] = {}
         device = IntSet.range(-INT_LIMIT, INT_LIMIT)  # every engine's values, a var int's too
         for v in named:
@@ -146,7 +148,7 @@ def _objective_terms(model: Model, rows: list[_Row]) -> tuple[int | None, _Row |
     solve = model.solve
     if solve.kind == "satisfy" or solve.objective is None or solve.objective[0] != "var":
         return None, None
-    o = int(solve.objective[1])
+    o = cast(int, solve.objective[1])
     if sum(o in evaluate.variables(row.args) for row in rows) > 1:
         return o, None  # another constraint names it: its definition stays a table
     for row in rows:

@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -322,7 +323,7 @@ class Runner:
         self.sol_cap = int(max(SOL_MIN, min(2 * self.max_items, SOL_MAX_BYTES // (4 * self.sol_row))))
         self.sol_buf = cl.Buffer(self.ctx, mf.READ_WRITE, size=4 * self.sol_cap * self.sol_row)
         self.budget = SliceBudget(self.tuning.slice_budget)
-        self._scratch: dict[str, object] = {}  # run_phase's per-search buffers, kept between phases
+        self._scratch: dict[str, Any] = {}  # run_phase's per-search buffers, kept between phases
         # after each slice: the phase's paths running, the first not started, and how many
         self.unfinished: tuple[np.ndarray, int, int] = (np.zeros(0, np.int32), 0, 0)
         self.phase_solutions = 0  # the last phase's solutions met,
@@ -583,12 +584,13 @@ class Runner:
         base = 0  # the device holds paths base..n_sub-1; Ctrl.NEXT counts from base
         SUBP, SUBD = upload(paths)
         EMIT = zeros(4 * emit_cap * emit_stride)
-        limits = lns is not None and lns.limits is not None
-        if limits:
-            if len(lns.limits) != n_sub:
+        node_limits = lns.limits if lns is not None else None
+        limits = node_limits is not None
+        if node_limits is not None:
+            if len(node_limits) != n_sub:
                 raise ValueError("Exploration.limits needs one node limit per path")
             LIMITS = cl.Buffer(
-                self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(lns.limits, np.int32)
+                self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(node_limits, np.int32)
             )
         else:
             LIMITS = zeros(4)
@@ -780,11 +782,8 @@ class Runner:
             self.unfinished = (st[:n_items, St.SUB][active].copy(), started, n_sub)
             keep_going = on_slice(sols)
             self.pause_after(dt, deadline)
-            pruned = (
-                resplit.prune(paths, started, n_sub, self.unfinished[0])
-                if keep_going and hasattr(resplit, "prune")
-                else None
-            )
+            prune = getattr(resplit, "prune", None)  # ordered printing's resplit alone has it
+            pruned = prune(paths, started, n_sub, self.unfinished[0]) if keep_going and prune is not None else None
             if pruned is not None:  # ordered printing: what lies right of its last solution goes
                 paths, n_sub, stop = pruned
                 SUBP, SUBD = upload(paths.block(started, n_sub))
