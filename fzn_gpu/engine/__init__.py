@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -18,6 +19,11 @@ from ..watchdog import Watchdog, interrupt_code, signal_code
 from .incumbent import Outcome
 from .interface import Engine
 from .profile import kind_profile, node_profile
+
+if TYPE_CHECKING:  # imported where a run needs them: start-up stays light
+    from ..check import Checker
+    from .bucket import Prepared
+    from .pack import DeviceModel
 
 
 def assignment(model: Model, values: np.ndarray, decoded: dict | None = None) -> dict[str, object]:
@@ -54,12 +60,12 @@ class SolveRun:
         self.ended = False
         self.outcome: Outcome | None = None  # how the run ended, once it has
         self.search: Engine | None = None
-        self.restart = None  # the restart sequence this run may follow (restart.restart_spec)
-        self.bucket_count = None  # bucket elimination's plan for counting, where it counts this run
-        self.dm = None
+        self.restart: RestartSpec | None = None  # the restart sequence this run may follow (restart.restart_spec)
+        self.bucket_count: Prepared | None = None  # bucket elimination's plan for counting, where it counts this run
+        self.dm: DeviceModel | None = None
         self.devices: list = []
         self.t_init = 0.0
-        self.checker = None
+        self.checker: Checker | None = None
         if opts.check:
             from ..check import Checker
             from ..parser import parse_items, read_text
@@ -67,9 +73,18 @@ class SolveRun:
             text, name = read_text(model.source) if model.source != "<stdin>" else ("", model.source)
             self.checker = Checker(parse_items(text, name)) if text else None
 
+    @property
+    def packed(self) -> DeviceModel:
+        """The model packed for the devices: run_until packs it before anything reads it."""
+        if self.dm is None:
+            raise RuntimeError("the model is read before run_until packed it")
+        return self.dm
+
     # -- the stream
     def _check(self, values: np.ndarray) -> None:
         decode = self.printer.decoder
+        if self.checker is None:  # report_batch checks only where there is a checker
+            return
         bad = self.checker.check(assignment(self.model, values, decode(values) if decode else None))
         if bad:
             self.printer.status(ERROR)
@@ -170,8 +185,10 @@ class SolveRun:
                 kinds = kind_profile(x.stats.cycles, x.stats.nodes) if x.tuning.profile else None
                 if kinds is not None:
                     stats["kindProfile" if len(runners) == 1 else f"d{i}_kindProfile"] = kinds
-            stats.update(device_stats(self.search.shares, self.search.runners))
-            stats.update(self.search.extra_stats())
+            search = self.search
+            if search is not None:
+                stats.update(device_stats(search.shares, search.runners))
+                stats.update(search.extra_stats())
         else:  # no search ran on a device (nothing to search, or bucket elimination's count)
             stats.update({"nSolutions": outcome.solutions, "initTime": self.t_init, "solveTime": solve_s})
             if self.search is not None:
@@ -186,20 +203,21 @@ class SolveRun:
         if engine == "sat-portfolio":
             from .sat_portfolio import SatisfactionPortfolio
 
-            return SatisfactionPortfolio(self.model, self.dm, self.devices, self.opts, self.report, self.restart)
+            return SatisfactionPortfolio(self.model, self.packed, self.devices, self.opts, self.report, self.restart)
         elif engine == "adaptive":
-            from .adaptive import AdaptiveSearch, forced
+            from .adaptive import AdaptiveSearch
+            from .adaptive import forced as forced_network
 
-            return AdaptiveSearch(self.model, self.devices, self.opts, self.report, forced(self.model))
+            return AdaptiveSearch(self.model, self.devices, self.opts, self.report, forced_network(self.model))
         elif engine == "restart":
             from .restart import RestartSearch
 
-            return RestartSearch(self.model, self.dm, self.devices, self.opts, self.report, restart)
+            return RestartSearch(self.model, self.packed, self.devices, self.opts, self.report, restart)
         elif engine == "bucket":
             from .bucket import BucketSearch, forced
 
             return BucketSearch(
-                self.model, self.dm, self.devices, self.opts, self.report, forced(self.model, self.devices)
+                self.model, self.packed, self.devices, self.opts, self.report, forced(self.model, self.devices)
             )
         elif engine == "bucket-count":
             from .bucket import BucketCount, forced
@@ -209,19 +227,19 @@ class SolveRun:
         elif engine == "lns":
             from .lns import LnsSearch
 
-            return LnsSearch(self.model, self.dm, self.devices, self.opts, self.report, self.model.solve.lns)
+            return LnsSearch(self.model, self.packed, self.devices, self.opts, self.report, self.model.solve.lns)
         elif engine == "portfolio":
             from .portfolio import PortfolioSearch
 
             return PortfolioSearch(
-                self.model, self.dm, self.devices, self.opts, self.report, self.model.solve.lns, restart
+                self.model, self.packed, self.devices, self.opts, self.report, self.model.solve.lns, restart
             )
         else:
             from .complete import CompleteSearch
 
             return CompleteSearch(
                 self.model,
-                self.dm,
+                self.packed,
                 self.devices,
                 self.opts,
                 self.report,
@@ -278,7 +296,7 @@ class SolveRun:
         if wanted == "complete":
             return wanted
         why = None
-        if wanted == "bucket" and (not self.optimising or self.dm.obj_var < 0):
+        if wanted == "bucket" and (not self.optimising or self.packed.obj_var < 0):
             if self.count_only:
                 return "bucket-count"
             why = (
@@ -287,9 +305,9 @@ class SolveRun:
             )
         elif wanted == "bucket":
             return wanted
-        elif not self.optimising or self.dm.obj_var < 0:
+        elif not self.optimising or self.packed.obj_var < 0:
             why = "LNS needs an objective; solving this satisfaction model by complete search"
-        elif self.dm.nf:
+        elif self.packed.nf:
             why = "LNS works on int, bool and set models; solving this float model by complete search"
         if why is None:
             return wanted
@@ -307,7 +325,7 @@ class SolveRun:
         said_none = (opts.restart or self.model.solve.restart or RestartSpec("luby")).kind == "none"
         if self.count_only and opts.bucket != "off" and not opts.deterministic and self._counts_by_buckets():
             return "bucket-count"
-        if opts.all_solutions or self.dm.nf:
+        if opts.all_solutions or self.packed.nf:
             return "restart" if self.restart is not None else "complete"  # restart: said why not
         if opts.deterministic:
             return "complete"
@@ -340,7 +358,7 @@ class SolveRun:
             why = "--engine restart needs a restart sequence (a restart annotation, or --restart luby)"
         elif self.opts.all_solutions and not self.optimising:
             why = "restarts would find the same solutions again; searching for all of them without restarts"
-        elif self.dm.nf:
+        elif self.packed.nf:
             why = "restarts work on int, bool and set models; solving this float model without them"
         if why is not None and (asked and self.opts.engine == "restart" or self.opts.restart is not None):
             print(f"fzn-gpu: {why}", file=sys.stderr)
