@@ -91,7 +91,9 @@ def _program(device: Device):
             ctx = opencl_start.take_context(device.cl_device) or cl.Context([cast(Any, device.cl_device)])
             source = header() + (kernels_dir() / "adaptive.cl").read_text()
             try:
-                prog = cl.Program(ctx, source).build(options=["-cl-std=CL1.2"])
+                # FZN_GPU_CL_OPTIONS: more build options, for tuning runs, as for the search kernels
+                options = ["-cl-std=CL1.2", *os.environ.get("FZN_GPU_CL_OPTIONS", "").split()]
+                prog = cl.Program(ctx, source).build(options=options)
             except cl.RuntimeError as err:
                 raise FznError(
                     f"the adaptive search kernel did not build on {device.name}: {str(err)[-2000:]}",
