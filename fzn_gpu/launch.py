@@ -51,7 +51,8 @@ KEY_ENV_PREFIXES = (
 IN_PROCESS = {"install-solver-config", "build-kernels"}
 PROTOCOL = 1
 PARENT_POLL_S = 0.5  # how often a client checks that its launcher is still there (watchdog.POLL_S)
-FIRST_REPLY_S = 10.0  # a spare that has not taken the run by then (its OpenCL start hung): run here
+FIRST_REPLY_S = 10.0
+MAX_SERVERS = 4  # servers of one user at a time (one per installation and environment)  # a spare that has not taken the run by then (its OpenCL start hung): run here
 
 
 def mode() -> str:
@@ -122,10 +123,37 @@ def _in_process(argv: list[str]) -> None:
     run_here(argv)
 
 
+def _make_room(folder: str) -> None:
+    """At most MAX_SERVERS servers of this user at a time (each keeps a spare process with its
+    OpenCL contexts): the one whose last run is the oldest (its pid file's time, which the
+    server touches at each run) is asked to end (SIGTERM: its runs go on, its spare ends)."""
+    live: list[tuple[float, int]] = []
+    for name in os.listdir(folder):
+        if not name.endswith(".sock.pid"):
+            continue
+        try:
+            pid_file = os.path.join(folder, name)
+            with open(pid_file) as f:
+                pid = int(f.read().strip())
+            with open(f"/proc/{pid}/cmdline", "rb") as f:  # a server still, not a reused pid
+                if b"fzn_gpu.server" not in f.read():
+                    continue
+            live.append((os.stat(pid_file).st_mtime, pid))
+        except (OSError, ValueError):
+            continue
+    for _, pid in sorted(live)[: max(0, len(live) - MAX_SERVERS + 1)]:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except OSError:
+            pass
+
+
 def _start_server(path: str) -> None:
     """A server for the next run, detached (its own session, no standard streams), started
     from the folder above the package so that it imports this same package."""
     import subprocess
+
+    _make_room(os.path.dirname(path))
 
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     try:

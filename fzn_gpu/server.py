@@ -320,6 +320,11 @@ def serve(path: str) -> int:
     with open(path + ".pid", "w") as f:
         f.write(f"{os.getpid()}\n")
     idle = float(os.environ.get("FZN_GPU_SERVER_IDLE_S") or IDLE_S)
+
+    def leave(*_) -> None:  # SIGTERM (launch.py making room, or a user): the socket goes with it
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, leave)
     runs: set[int] = set()
     spare: _Spare | None = None
     last = time.monotonic()
@@ -335,6 +340,10 @@ def serve(path: str) -> int:
                 if taken:
                     runs.add(spare.pid)
                     last = time.monotonic()
+                    try:  # when this server last served: launch.py ends the least recent first
+                        os.utime(path + ".pid")
+                    except OSError:
+                        pass
                 failures = 0 if taken else failures + 1
                 spare = None
                 if failures >= SPARE_FAILURES:

@@ -286,3 +286,34 @@ def test_a_stale_socket_is_replaced_and_an_idle_server_exits(tmp_path):
     while not _gone(pid) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _gone(pid) and not path.exists(), "the idle server stays"
+
+
+def test_at_most_a_few_servers_the_least_recent_ends(tmp_path):
+    """Starting a server where MAX_SERVERS run already asks the one whose last run is the
+    oldest to end; a pid file naming a process that is not a server is never signalled."""
+    sleeper = [sys.executable, "-c", "import sys, time; time.sleep(60)"]
+    servers = [subprocess.Popen([*sleeper, "fzn_gpu.server"]) for _ in range(launch.MAX_SERVERS)]
+    other = subprocess.Popen([*sleeper, "not-a-server"])
+    try:
+        for age, proc in enumerate([other, *servers]):
+            pid_file = tmp_path / f"k{age}.sock.pid"
+            pid_file.write_text(f"{proc.pid}\n")
+            os.utime(pid_file, (1000 + age, 1000 + age))  # `other` the oldest of all
+        launch._make_room(str(tmp_path))
+        servers[0].wait(timeout=10)  # the least recent server
+        time.sleep(0.5)
+        assert all(p.poll() is None for p in servers[1:]) and other.poll() is None
+    finally:
+        for p in [other, *servers]:
+            p.kill()
+            p.wait()
+
+
+def test_a_server_sent_sigterm_takes_its_socket_with_it(tmp_path):
+    env = _env(tmp_path, FZN_GPU_SERVER_IDLE_S="300")
+    proc = _start_server(env)
+    path = _socket(env)
+    assert _answers(path)
+    proc.terminate()
+    assert proc.wait(timeout=30) == 0
+    assert not path.exists() and not Path(f"{path}.pid").exists()
