@@ -109,7 +109,7 @@ def test_bad_lns_settings_are_one_clear_message(tmp_path, args, words):
 
 
 @pytest.mark.parametrize("fault", [None, "1:2"])
-def test_every_device_runs_its_own_steps_and_a_failed_one_leaves_the_rest(monkeypatch, fault, kernel_with_clock):
+def test_every_device_runs_its_own_steps_and_a_failed_one_leaves_the_rest(monkeypatch, fault, kernel):
     """Two PoCL sub-devices: each runs LNS steps from the best either has found; a device
     failing at its second step leaves the other going, and the stream stays improving."""
     monkeypatch.setenv("FZN_GPU_CPU_SUBDEVICES", "2")
