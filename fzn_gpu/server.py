@@ -224,6 +224,11 @@ def _become_run(conn: socket.socket, path: str) -> None:
 
     try:
         main(argv)
+    except SystemExit as done:  # argparse's --help (0) and its usage errors (2), as a process ends
+        code = done.code
+        if isinstance(code, str):
+            sys.stderr.write(code + "\n")
+        exiting.finish(code if isinstance(code, int) else 0 if code is None else 1)
     except BaseException:  # noqa: BLE001 - as a fresh process would: the traceback, exit status 1
         traceback.print_exc()
         exiting.finish(1)

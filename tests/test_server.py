@@ -141,6 +141,15 @@ def test_bad_input_is_the_same_message(served, tmp_path):
     assert missing.returncode == 1 and "nowhere.fzn" in missing.stderr and "Traceback" not in missing.stderr
 
 
+def test_help_and_usage_errors_end_as_in_a_process_of_their_own(served, tmp_path):
+    """argparse ends a run with SystemExit: --help prints the usage and exits 0, an unknown
+    option prints argparse's message and exits 2, through the server as without it."""
+    for args, code in ((["--help"], 0), (["--no-such-option", "m.fzn"], 2)):
+        through, own = run(served, *args), run(_env(tmp_path, "off"), *args)
+        assert through.returncode == own.returncode == code, through.stderr
+        assert through.stdout == own.stdout and through.stderr == own.stderr and "Traceback" not in through.stderr
+
+
 def test_time_limit_counts_from_the_clients_start(served, tmp_path):
     t = time.monotonic()
     r = run(served, "-a", "--count-only", "--bucket", "off", "-s", "-t", "1500", fzn(tmp_path, queens_by_pairs(15)))
