@@ -27,6 +27,7 @@ import signal
 import socket
 import struct
 import sys
+import time
 from collections.abc import Mapping
 
 MODES = ("on", "off", "require")
@@ -52,7 +53,8 @@ IN_PROCESS = {"install-solver-config", "build-kernels"}
 PROTOCOL = 1
 PARENT_POLL_S = 0.5  # how often a client checks that its launcher is still there (watchdog.POLL_S)
 FIRST_REPLY_S = 10.0
-MAX_SERVERS = 4  # servers of one user at a time (one per installation and environment)  # a spare that has not taken the run by then (its OpenCL start hung): run here
+MAX_SERVERS = 4  # servers of one user at a time (one per installation and environment)
+BROKEN_S = 3600.0  # how long no server is started where one gave up (server.py writes `.broken`)  # a spare that has not taken the run by then (its OpenCL start hung): run here
 
 
 def mode() -> str:
@@ -153,6 +155,11 @@ def _start_server(path: str) -> None:
     from the folder above the package so that it imports this same package."""
     import subprocess
 
+    try:  # a server gave up here lately (its spare's OpenCL start hung): none for a while
+        if time.time() - os.stat(path + ".broken").st_mtime < BROKEN_S:
+            return
+    except OSError:
+        pass
     _make_room(os.path.dirname(path))
 
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -38,6 +38,8 @@ IDLE_S = 900.0
 POLL_S = 0.5
 SPARE_FAILURES = 3  # spares that die before taking a run, one after another: the server gives up
 REQUEST_TIMEOUT_S = 10.0
+READY_S = 60.0  # a spare whose OpenCL start takes longer (a driver hung): the server gives up,
+# leaving a `.broken` file beside its socket (launch.BROKEN_S: no server there for a while)
 # modules a run never needs in its process: the benchmark tools, and the entry points
 NOT_PRELOADED = ("fzn_gpu.bench", "fzn_gpu.__main__", "fzn_gpu.server")
 # read and packed once by the server, so that the first model of every run does not pay for
@@ -249,6 +251,9 @@ def _spare(listener: socket.socket, status_w: int, server: int, path: str) -> No
         _preload_programs(path)
     except Exception:  # noqa: BLE001 - the run meets the same fault and reports it
         pass
+    if os.environ.get("FZN_GPU_SERVER_FAIL") == "hang":  # tests: a driver that never returns
+        time.sleep(3600)
+    os.write(status_w, b"r")  # ready: the server stops counting its start-up
     while True:
         if os.getppid() != server:
             os._exit(0)  # the server is gone: no one forks the next spare or reaps this one
@@ -277,7 +282,9 @@ def _spare(listener: socket.socket, status_w: int, server: int, path: str) -> No
 @dataclass
 class _Spare:
     pid: int
-    status: int  # the read end of a pipe: b"t" once it took a run, end of file if it died
+    status: int  # the read end of a pipe: b"r" once ready, b"t" once it took a run, end of file if it died
+    born: float  # time.monotonic() at its fork
+    ready: bool = False
 
 
 def _fork_spare(listener: socket.socket, path: str) -> _Spare:
@@ -291,7 +298,7 @@ def _fork_spare(listener: socket.socket, path: str) -> _Spare:
         finally:
             os._exit(1)
     os.close(w)
-    return _Spare(pid, r)
+    return _Spare(pid, r, time.monotonic())
 
 
 def _reap(runs: set[int]) -> None:
@@ -325,6 +332,7 @@ def serve(path: str) -> int:
     with open(path + ".pid", "w") as f:
         f.write(f"{os.getpid()}\n")
     idle = float(os.environ.get("FZN_GPU_SERVER_IDLE_S") or IDLE_S)
+    ready_s = float(os.environ.get("FZN_GPU_SERVER_READY_S") or READY_S)
 
     def leave(*_) -> None:  # SIGTERM (launch.py making room, or a user): the socket goes with it
         raise SystemExit(0)
@@ -339,8 +347,16 @@ def serve(path: str) -> int:
             if spare is None:
                 spare = _fork_spare(listener, path)
             readable, _, _ = select.select([spare.status], [], [], POLL_S)
+            if not readable and not spare.ready and time.monotonic() - spare.born > ready_s:
+                with open(path + ".broken", "w") as f:  # launch.py starts no server here for a while
+                    f.write(f"a spare process did not start OpenCL in {ready_s:g} s\n")
+                break
             if readable:
-                taken = os.read(spare.status, 1) == b"t"
+                said = os.read(spare.status, 1)
+                if said == b"r":
+                    spare.ready = True
+                    continue
+                taken = said == b"t"
                 os.close(spare.status)
                 if taken:
                     runs.add(spare.pid)
@@ -369,7 +385,7 @@ def serve(path: str) -> int:
             pass
         if spare is not None:
             readable, _, _ = select.select([spare.status], [], [], 0)
-            if not (readable and os.read(spare.status, 1) == b"t"):  # a spare that took a run finishes it
+            if not (readable and b"t" in os.read(spare.status, 2)):  # a spare that took a run finishes it
                 try:
                     os.kill(spare.pid, signal.SIGKILL)
                 except ProcessLookupError:

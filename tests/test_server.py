@@ -326,3 +326,19 @@ def test_a_server_sent_sigterm_takes_its_socket_with_it(tmp_path):
     proc.terminate()
     assert proc.wait(timeout=30) == 0
     assert not path.exists() and not Path(f"{path}.pid").exists()
+
+
+def test_a_spare_that_never_gets_ready_leaves_runs_to_their_own_processes(tmp_path):
+    """A spare whose OpenCL start hangs (FZN_GPU_SERVER_FAIL=hang): the server gives up after
+    FZN_GPU_SERVER_READY_S, the run waiting on it goes on in its own process (its solution
+    checked), and no server is started there again for a while."""
+    env = _env(tmp_path, "on", FZN_GPU_SERVER_FAIL="hang", FZN_GPU_SERVER_READY_S="1")
+    proc = _start_server(env)
+    path = _socket(env)
+    r = run(env, "--check", fzn(tmp_path, QUEENS6))
+    assert r.returncode == 0 and len(solutions(r.stdout)) == 1, r.stderr
+    assert proc.wait(timeout=30) == 0 and Path(f"{path}.broken").exists() and not path.exists()
+    again = run(env, "--check", fzn(tmp_path, QUEENS6))
+    assert again.returncode == 0 and len(solutions(again.stdout)) == 1, again.stderr
+    time.sleep(2.0)
+    assert not path.exists(), "a server was started where one gave up"
