@@ -98,13 +98,11 @@ def server_key(environ: Mapping[str, str] | None = None) -> str:
     server's imports and OpenCL start-up read."""
     env: Mapping[str, str] = os.environ if environ is None else environ
     h = hashlib.sha256(f"{PROTOCOL}\0{os.path.realpath(sys.executable)}\0{sys.version}\0{os.getuid()}\n".encode())
-    package = os.path.dirname(os.path.abspath(__file__))
-    for folder in (
-        package,
-        os.path.join(os.path.dirname(package), "kernels"),
-        os.path.join(os.path.dirname(package), "grammar"),
-    ):
-        _tree_stamp(h, folder)
+    from .resources import resource_dir
+
+    _tree_stamp(h, os.path.dirname(os.path.abspath(__file__)))
+    for name in ("kernels", "grammar"):  # beside the package in a checkout (inside it once installed)
+        _tree_stamp(h, str(resource_dir(name)))
     for name in sorted(env):
         if name.startswith(KEY_ENV_PREFIXES) and not name.startswith("FZN_GPU_SERVER") and name != "PYTHONUNBUFFERED":
             h.update(f"{name}={env[name]}\n".encode())

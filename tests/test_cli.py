@@ -242,11 +242,10 @@ def test_time_limit_on_optimisation_keeps_best_and_claims_nothing(tmp_path):
         assert r.stdout.count("----------") == 1 and "%%%mzn-stat: objective=" in r.stdout
 
 
-def test_interrupt_prints_the_solutions_so_far(tmp_path):
-    """SIGINT (Ctrl-C) or SIGTERM while kernels run: the stream so far stays whole (every
-    solution block complete), no `==========`, exit status 128 + the signal's number (130, 143),
-    at once; also when the launcher started the solver with SIGINT ignored (nohup, `&` in a
-    script), whose Stop sends SIGINT all the same."""
+def interrupts_end_the_run_whole(tmp_path, env=None) -> None:
+    """SIGINT, SIGTERM, and SIGINT under a launcher that ignores it, each sent to a running
+    `python -m fzn_gpu -a --check` (in `env`): each ends at once, its stream whole (every
+    solution block complete), no `==========`, exit status 128 + the signal's number."""
     ignore = lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)  # noqa: E731
     for sig, start in ((signal.SIGINT, None), (signal.SIGTERM, None), (signal.SIGINT, ignore)):
         proc = subprocess.Popen(
@@ -255,6 +254,7 @@ def test_interrupt_prints_the_solutions_so_far(tmp_path):
             stderr=subprocess.PIPE,
             text=True,
             cwd=ROOT,
+            env=env,
             preexec_fn=start,
         )
         first = proc.stdout.readline()  # the first solution has begun: the search runs
@@ -266,6 +266,13 @@ def test_interrupt_prints_the_solutions_so_far(tmp_path):
         assert proc.returncode == 128 + sig, err
         assert "Traceback" not in err
         assert "==========" not in out and (first + out).endswith("----------\n")
+
+
+def test_interrupt_prints_the_solutions_so_far(tmp_path):
+    """SIGINT (Ctrl-C) or SIGTERM while kernels run: the stream so far stays whole, exit status
+    130 or 143, at once; also when the launcher started the solver with SIGINT ignored (nohup,
+    `&` in a script), whose Stop sends SIGINT all the same."""
+    interrupts_end_the_run_whole(tmp_path)
 
 
 def test_a_signal_during_a_long_slice_ends_the_run(tmp_path, monkeypatch):

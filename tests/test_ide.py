@@ -66,7 +66,11 @@ def test_the_solver_list_the_ide_reads(tmp_path):
         if kind == "bool" and default == "false":
             continue  # an unchecked box passes nothing
         r = subprocess.run(
-            [sys.executable, "-m", "fzn_gpu", *args, str(model)], capture_output=True, text=True, cwd=ROOT, timeout=120
+            [sys.executable, "-m", "fzn_gpu", "--check", *args, str(model)],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=120,
         )
         assert r.returncode == 0 and r.stdout.startswith("x = "), (flag, r.stderr)
 
@@ -82,7 +86,8 @@ def test_a_run_as_the_ide_starts_it(tmp_path):
     """`minizinc --json-stream --param-file-no-push run.mpc model.mzn`: every solution a JSON
     message, checked (8 queens: distinct rows and diagonals), all 92 of them, then the status."""
     params = tmp_path / "run.mpc"
-    params.write_text(json.dumps({"solver": SOLVER_ID, "all-solutions": True, "output-time": True}))
+    # --check as an extra flag of the IDE's parameter file: fzn-gpu's checker sees every solution
+    params.write_text(json.dumps({"solver": SOLVER_ID, "all-solutions": True, "output-time": True, "--check": True}))
     r = subprocess.run(
         ["minizinc", "--json-stream", "--param-file-no-push", str(params), str(ROOT / "models" / "nqueens.mzn")],
         capture_output=True,
@@ -111,7 +116,7 @@ def test_the_ides_stop_leaves_no_solver(tmp_path, sig):
         "constraint alldifferent([q[i] - i | i in 1..n]);\nsolve satisfy;\n"
     )
     params = tmp_path / "run.mpc"
-    params.write_text(json.dumps({"solver": SOLVER_ID, "all-solutions": True}))
+    params.write_text(json.dumps({"solver": SOLVER_ID, "all-solutions": True, "--check": True}))
     proc = subprocess.Popen(
         ["minizinc", "--json-stream", "--param-file-no-push", str(params), str(model)],
         stdout=subprocess.PIPE,

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import signal
 import socket
 import subprocess
 import sys
@@ -22,7 +21,7 @@ from fzn_gpu.check import Checker
 from fzn_gpu.parser import parse_items
 
 from helpers import ROOT, have_minizinc
-from test_cli import LIMIT_SLACK_S, QUEENS6, fzn, queens_by_pairs, solutions
+from test_cli import LIMIT_SLACK_S, QUEENS6, fzn, interrupts_end_the_run_whole, queens_by_pairs, solutions
 
 
 def _env(folder: Path, mode: str = "require", **extra: str) -> dict[str, str]:
@@ -160,26 +159,7 @@ def test_time_limit_counts_from_the_clients_start(served, tmp_path):
 def test_signals_reach_the_run(served, tmp_path):
     """SIGINT or SIGTERM to the client (as MiniZinc's Stop sends them) end the run at once with
     its stream whole and 128 + the signal's number, also when the launcher ignored SIGINT."""
-    ignore = lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)  # noqa: E731
-    for sig, start in ((signal.SIGINT, None), (signal.SIGTERM, None), (signal.SIGINT, ignore)):
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "fzn_gpu", "-a", "--check", fzn(tmp_path, queens_by_pairs(15))],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=ROOT,
-            env=served,
-            preexec_fn=start,
-        )
-        first = proc.stdout.readline()
-        assert first.startswith("q") or first.startswith("----------"), first
-        proc.send_signal(sig)
-        t = time.monotonic()
-        out, err = proc.communicate(timeout=60)
-        assert time.monotonic() - t < 1.0 + LIMIT_SLACK_S
-        assert proc.returncode == 128 + sig, err
-        assert "Traceback" not in err
-        assert "==========" not in out and (first + out).endswith("----------\n")
+    interrupts_end_the_run_whole(tmp_path, served)
 
 
 def _runs_writing_to(target: str, but: int) -> list[int]:
