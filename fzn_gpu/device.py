@@ -298,6 +298,7 @@ def build_options(
     max_registers: int = 0,
     propagation_floor: int = 4096,
     slice_clock: bool = False,
+    narrow: bool = False,
 ) -> list[str]:
     """The compiler's options for a program (see `build`)."""
     cap = max_registers if max_registers > 0 and is_nvidia(device) else 0
@@ -305,6 +306,7 @@ def build_options(
     options = ["-cl-std=CL1.2"] + (["-DFZN_OUTLINE"] if outline else []) + (["-DFZN_FLOATS"] if floats else [])
     if model == "group":
         options += ["-DFZN_GROUP"] + (["-DFZN_STORE_GLOBAL"] if store_global else [])
+        options += ["-DFZN_NARROW"] if narrow else []
         options += ["-DFZN_WARP_PTX"] if has_warp_min(device) else []
     if profile:
         options += ["-DFZN_PROFILE"] + (["-DFZN_CLOCK_PTX"] if is_nvidia(device) else [])

@@ -77,8 +77,17 @@ typedef struct {
     CTX_PROFILE_FIELDS
 } Ctx;
 
+#ifdef FZN_NARROW
+// Narrow domains (built with -DFZN_NARROW where engine/pack.py made every variable a bitmap of
+// one word, word v for variable v): the node is its bitmaps alone. A bound is read from the
+// word (lowest and highest set bit), a change is one atomic AND (mutate_group.cl), and there
+// are no bounds to bring back into agreement with the bits between passes.
+#define LB_(x, v) dmin(x, v)
+#define UB_(x, v) dmax(x, v)
+#else
 #define LB_(x, v) ((x)->lb[v])
 #define UB_(x, v) ((x)->ub[v])
+#endif
 #define BITS_(x, w) ((x)->bits[w])
 #else
 typedef struct {
@@ -127,7 +136,24 @@ typedef struct {
 
 #define TRAIL_FIXED 4             // ints of a trail entry besides its bitmap words
 
+#if defined(FZN_NARROW) && !defined(FZN_GROUP)
+#error "narrow domains are the work-group model's (FZN_GROUP)"
+#endif
+
+#ifdef FZN_NARROW
+// The index of the lowest set bit; 32 for none.
+inline int low_bit(uint b) { return popcount((b & (0u - b)) - 1u); }
+// An empty word (a wipe-out that another work-item met in this pass) reads as min > max, as a
+// bound that crossed the other does in the general representation, and as not fixed.
+inline int dmin(Ctx *x, int v) { return x->base[v] + low_bit(BITS_(x, v)); }
+inline int dmax(Ctx *x, int v) { return x->base[v] + 31 - (int)clz(BITS_(x, v)); }
+inline bool is_fixed(Ctx *x, int v) {
+    uint b = BITS_(x, v);
+    return b != 0u && (b & (b - 1u)) == 0u;
+}
+#else
 inline bool is_fixed(Ctx *x, int v) { return LB_(x, v) == UB_(x, v); }
+#endif
 
 // Watch list entries (engine/pack.py): c << 2 | the event that wakes c (registry.py's WAKE_*).
 // v has just changed, `moved` says whether a bound of v moved: a WAKE_DOM entry wakes on any
@@ -138,16 +164,50 @@ inline bool wakes(Ctx *x, int entry, int v, bool moved) {
     return event == WAKE_DOM || (event == WAKE_BND ? moved : is_fixed(x, v));
 }
 inline int val(Ctx *x, int v) { return LB_(x, v); }
+#ifndef FZN_NARROW
 inline int dmin(Ctx *x, int v) { return LB_(x, v); }
 inline int dmax(Ctx *x, int v) { return UB_(x, v); }
+#endif
 
+#ifdef FZN_NARROW
+inline bool has_bits(Ctx *x, int v) { return true; }
+#else
 inline bool has_bits(Ctx *x, int v) { return x->bm_off[v] >= 0; }
+#endif
 #ifdef FZN_FLOATS
 inline bool is_float(Ctx *x, int v) { return x->fslot[v] >= 0; }
 #else
 inline bool is_float(Ctx *x, int v) { return false; }     // floats run in the work-item kernel only
 #endif
 
+#ifdef FZN_NARROW
+inline bool bit_at(Ctx *x, int v, int value) { return (BITS_(x, v) >> ((value - x->base[v]) & 31)) & 1u; }
+
+inline bool contains(Ctx *x, int v, long value) {
+    long i = value - x->base[v];
+    return i >= 0 && i < 32 && ((BITS_(x, v) >> i) & 1u);
+}
+
+inline long dsize(Ctx *x, int v) { return popcount(BITS_(x, v)); }
+
+// The smallest value >= from in v's word, or INT_MAX.
+inline int next_value(Ctx *x, int v, int from) {
+    int b = x->base[v];
+    long i = max((long)from - b, 0L);
+    if (i >= 32) return INT_MAX;
+    uint word = BITS_(x, v) & (0xFFFFFFFFu << (int)i);
+    return word ? b + low_bit(word) : INT_MAX;
+}
+
+// The largest value <= from in v's word, or INT_MIN.
+inline int prev_value(Ctx *x, int v, int from) {
+    int b = x->base[v];
+    long i = min((long)from - b, 31L);
+    if (i < 0) return INT_MIN;
+    uint word = BITS_(x, v) & (0xFFFFFFFFu >> (31 - (int)i));
+    return word ? b + 31 - (int)clz(word) : INT_MIN;
+}
+#else
 inline bool bit_at(Ctx *x, int v, int value) {
     int i = value - x->base[v];
     return (BITS_(x, x->bm_off[v] + (i >> 5)) >> (i & 31)) & 1u;
@@ -197,6 +257,8 @@ inline int prev_value(Ctx *x, int v, int from) {
     }
 }
 
+#endif
+
 // The bits of word w of a bitmap based at b that lie inside [lo, hi].
 inline uint keep_mask(int b, int w, int lo, int hi) {
     int w_lo = b + (w << 5), w_hi = w_lo + 31;
@@ -217,6 +279,13 @@ inline uint mask_bits32(const uint *mask, int mw, long s) {
 }
 
 // Bits s..s+31 of v's bitmap (bits outside it read as 0); s may be negative.
+#ifdef FZN_NARROW
+inline uint var_bits32(Ctx *x, int v, long s) {
+    if (s <= -32 || s >= 32) return 0u;
+    uint a = BITS_(x, v);
+    return s >= 0 ? a >> (int)s : a << (int)-s;
+}
+#else
 inline uint var_bits32(Ctx *x, int v, long s) {
     int off = x->bm_off[v], nw = x->bm_nw[v];
     long wi = s >> 5;
@@ -225,6 +294,7 @@ inline uint var_bits32(Ctx *x, int v, long s) {
     uint b = (wi + 1 >= 0 && wi + 1 < nw) ? BITS_(x, off + (int)wi + 1) : 0u;
     return sh ? (a >> sh) | (b << (32 - sh)) : a;
 }
+#endif
 
 // Combine results: any FAILED wins.
 #define TRY(e) do { if ((e) == FAILED) return false; } while (0)

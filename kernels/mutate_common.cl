@@ -1,6 +1,7 @@
 // Mutators built on either execution model's set_min / set_max / and_word / bits_changed
 // (mutate_item.cl or mutate_group.cl, whichever precedes this file).
 
+#ifndef FZN_NARROW      // narrow domains have their own (mutate_group.cl)
 // remove_mask on a bitmap variable: whole words at a time.
 MUTATOR int remove_mask_bits(Ctx *x, int v, const uint *mask, int mw, long lo) {
     int off = x->bm_off[v], nw = x->bm_nw[v];
@@ -10,6 +11,7 @@ MUTATOR int remove_mask_bits(Ctx *x, int v, const uint *mask, int mw, long lo) {
         if (and_word(x, v, off + w, ~mask_bits32(mask, mw, b + 32 * w - lo), &changed) == FAILED) return FAILED;
     return changed ? bits_changed(x, v) : UNCHANGED;
 }
+#endif
 
 // Remove from v every value lo + i whose bit i is set in mask[0..mw): whole words at a time on
 // a bitmap, bound by bound without one (bounds reasoning).
@@ -33,6 +35,7 @@ MUTATOR int remove_mask(Ctx *x, int v, const uint *mask, int mw, long lo) {
     return remove_mask_bits(x, v, mask, mw, lo);
 }
 
+#ifndef FZN_NARROW
 // Keep in y (a bitmap variable) only the values v with v + d in the domain of z (a bitmap
 // variable too): y = z - d, domain consistent, a word at a time.
 MUTATOR int keep_shifted(Ctx *x, int y, int z, long d) {
@@ -45,3 +48,4 @@ MUTATOR int keep_shifted(Ctx *x, int y, int z, long d) {
     }
     return changed ? bits_changed(x, y) : UNCHANGED;
 }
+#endif

@@ -95,6 +95,53 @@ inline int wipe_out(Ctx *x) {
     return FAILED;
 }
 
+#ifdef FZN_NARROW
+// Narrow domains (domain.cl): every change is v's word ANDed with `keep`. CHANGED marks v,
+// moved when its least or greatest value went with the bits this call cleared (bits another
+// work-item cleared are that one's to mark).
+inline int keep_bits(Ctx *x, int v, uint keep) {
+    uint cur = BITS_(x, v);
+    if ((cur & keep) == cur) return UNCHANGED;
+    if (!(cur & keep)) return wipe_out(x);
+    uint old = atomic_and(&BITS_(x, v), keep), now = old & keep;
+    if (now == old) return UNCHANGED;
+    if (!now) return wipe_out(x);
+    mark(x, v, low_bit(now) != low_bit(old) || clz(now) != clz(old));
+    return CHANGED;
+}
+
+MUTATOR int set_min(Ctx *x, int v, long m) {
+    if (m <= dmin(x, v)) return UNCHANGED;
+    if (m > dmax(x, v)) return wipe_out(x);
+    return keep_bits(x, v, 0xFFFFFFFFu << (int)(m - x->base[v]));       // 1..31: dmin < m <= dmax
+}
+
+MUTATOR int set_max(Ctx *x, int v, long m) {
+    if (m >= dmax(x, v)) return UNCHANGED;
+    if (m < dmin(x, v)) return wipe_out(x);
+    return keep_bits(x, v, 0xFFFFFFFFu >> (31 - (int)(m - x->base[v])));   // 0..30: dmin <= m < dmax
+}
+
+MUTATOR int fix(Ctx *x, int v, long value) {
+    if (!contains(x, v, value)) return wipe_out(x);
+    return keep_bits(x, v, 1u << (int)(value - x->base[v]));
+}
+
+MUTATOR int remove_value(Ctx *x, int v, long value) {
+    if (!contains(x, v, value)) return UNCHANGED;
+    return keep_bits(x, v, ~(1u << (int)(value - x->base[v])));
+}
+
+// remove_mask on v's word: the values lo + i whose bit i is set in mask[0..mw) leave it.
+MUTATOR int remove_mask_bits(Ctx *x, int v, const uint *mask, int mw, long lo) {
+    return keep_bits(x, v, ~mask_bits32(mask, mw, (long)x->base[v] - lo));
+}
+
+// y = z - d, domain consistent: y keeps the values v with v + d in z's domain.
+MUTATOR int keep_shifted(Ctx *x, int y, int z, long d) {
+    return keep_bits(x, y, var_bits32(x, z, (long)x->base[y] + d - x->base[z]));
+}
+#else
 // Clear the bits of v outside [lo, hi], touching only the words that hold such bits.
 inline void clear_outside(Ctx *x, int v, int lo, int hi) {
     int off = x->bm_off[v], nw = x->bm_nw[v], b = x->base[v];
@@ -190,3 +237,4 @@ inline int and_word(Ctx *x, int v, int w, uint keep, bool *changed) {
     *changed = true;
     return CHANGED;
 }
+#endif

@@ -65,6 +65,9 @@ void settle(Ctx *x, bool wake, STORE int *next, __local uint *queued, __local in
         uint bit = 1u << (v & 31);
         atomic_and(&x->changed[v >> 5], ~bit);
         bool moved = atomic_and(&x->changed[((x->nv + 31) >> 5) + (v >> 5)], ~bit) & bit;
+#ifdef FZN_NARROW
+        if (!BITS_(x, v)) { ctl[L_FAILED] = 1; continue; }    // the word is the whole domain
+#else
         int lo = LB_(x, v), hi = UB_(x, v);
         if (lo > hi) { ctl[L_FAILED] = 1; continue; }
         if (has_bits(x, v)) {
@@ -77,6 +80,7 @@ void settle(Ctx *x, bool wake, STORE int *next, __local uint *queued, __local in
             UB_(x, v) = nu;
             moved |= nl != lo || nu != hi;
         }
+#endif
         if (!wake) continue;
         for (int k = x->wptr[v]; k < x->wptr[v + 1]; ++k) {
             int e = x->wlist[k];
@@ -352,7 +356,11 @@ __kernel void search_group(
 {
     int g = get_group_id(0), lid = get_local_id(0), w = get_local_size(0);
     if (g >= n_items) return;
-    int ssize = 2 * nv + nwords;                       // one node: lb, ub, bitmap words
+#ifdef FZN_NARROW
+    int ssize = nwords, wfirst = 0;                    // one node: its bitmap words (domain.cl)
+#else
+    int ssize = 2 * nv + nwords, wfirst = 2 * nv;      // one node: lb, ub, bitmap words
+#endif
 #ifdef FZN_STORE_GLOBAL
     // too big for local memory: the node, the changed list and the active lists in global memory
     __global int *store = CUR + (long)g * ssize;
@@ -369,7 +377,7 @@ __kernel void search_group(
     x->bm_off = bm_off; x->bm_nw = bm_nw; x->base = base;
     x->ckind = ckind; x->coff = coff; x->cd = cd; x->wptr = wptr; x->wlist = wlist;
     x->ubits = ubits; x->compan = compan;
-    x->lb = store; x->ub = store + nv; x->bits = (STORE uint *)(store + 2 * nv);
+    x->lb = store; x->ub = store + nv; x->bits = (STORE uint *)(store + wfirst);
     x->changed = L_changed;
     x->red = L_red;
     __local int *red_ints = (__local int *)L_red;
@@ -470,9 +478,11 @@ __kernel void search_group(
             run = sub_run(st, sub, limits, use_limits, node_limit);
             sub_nodes = 0; depth = 0; plen = 0;
             pending = false;
+#ifndef FZN_NARROW
             store_from(store, root_lb, nv, lid, w);
             store_from(store + nv, root_ub, nv, lid, w);
-            store_from(store + 2 * nv, (__global const int *)root_bits, nwords, lid, w);
+#endif
+            store_from(store + wfirst, (__global const int *)root_bits, nwords, lid, w);
             sync_group();
             __global const int *p = sub_data + sub_ptr[s];
             int root_len = (sub_ptr[s + 1] - sub_ptr[s]) / DEC;
@@ -545,9 +555,8 @@ __kernel void search_group(
                 continue;
             }
             if (fresh && enqueue_all && !use_results) {    // the root's fixpoint: later passes start from it
-                store_to(root_out_lb, store, nv, lid, w);
-                store_to(root_out_ub, store + nv, nv, lid, w);
-                store_to((__global int *)root_out_bits, store + 2 * nv, nwords, lid, w);
+                for (int v = lid; v < nv; v += w) { root_out_lb[v] = LB_(x, v); root_out_ub[v] = UB_(x, v); }
+                store_to((__global int *)root_out_bits, store + wfirst, nwords, lid, w);
             }
             fresh = false;
             status = S_BRANCH;

@@ -23,7 +23,7 @@ run() {
     --build-only "$f" > "$work/b.txt" 2>&1
   local res; res=$(grep -oE "Used [0-9]+ registers|[0-9]+ bytes (stack frame|spill stores)|[0-9]+ B private memory" "$work/b.txt" \
     | sort -u | tr '\n' ' ')
-  local settings; settings=$(env | grep -oE "^FZN_GPU_(CL_OPTIONS|OUTLINE|LOCAL|ITEMS_PER_CU|SUBS_PER_ITEM|MAX_REGISTERS)=.*" | tr '\n' ' ')
+  local settings; settings=$(env | grep -oE "^FZN_GPU_(CL_OPTIONS|OUTLINE|LOCAL|ITEMS_PER_CU|SUBS_PER_ITEM|MAX_REGISTERS|NARROW)=.*" | tr '\n' ' ')
   local t0=$EPOCHREALTIME
   FZN_GPU_KERNEL=$kernel FZN_GPU_PROFILE=$p FZN_GPU_CL_OPTIONS="$opts" timeout $((limit + 120)) \
     python3 -m fzn_gpu --devices gpu -s "$@" "$f" \

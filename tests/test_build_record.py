@@ -129,14 +129,14 @@ def test_inlining_pays_for_short_calls_not_for_long_rows():
     assert not inlining_pays(_device_model(long_row))
 
 
-def test_build_kernels_builds_the_generic_program_in_both_shapes(records, gpu, monkeypatch):
+def test_build_kernels_builds_the_generic_program_in_every_shape(records, gpu, monkeypatch):
     """`fzn-gpu build-kernels` (set-up) builds the generic work-group program with the node in
-    local memory and in global memory (a model whose node does not fit local memory, QAP, takes
-    the second), so neither kind of model builds one inside its time limit; a run of either
-    shape then takes the generic program."""
+    local memory, in global memory (a model whose node does not fit local memory, QAP, takes
+    it) and as narrow domains (every variable within 32 values: n-queens, Costas), so no kind of
+    model builds one inside its time limit; a run of any shape then takes the generic program."""
     import fzn_gpu.device as device_module
     from fzn_gpu.engine import build_generic
-    from fzn_gpu.engine.runner import Tuning
+    from fzn_gpu.engine.runner import GROUP_SHAPES, Tuning
 
     built = []
     monkeypatch.setattr(device_module, "all_devices", lambda: [gpu])
@@ -151,7 +151,8 @@ def test_build_kernels_builds_the_generic_program_in_both_shapes(records, gpu, m
     monkeypatch.setenv("FZN_GPU_KERNEL", "group")
     assert build_generic() == 0
     tuning = Tuning.for_device(gpu)
-    shapes = [tuning.build_options(gpu, store_global) for store_global in (False, True)]
+    shapes = [tuning.build_options(gpu, store_global, narrow=narrow) for store_global, narrow in GROUP_SHAPES]
+    assert len(shapes) == 3  # node in local memory, in global memory, narrow domains
     assert built == [(None, tuple(o), "group") for o in shapes]
     for options in shapes:
         assert kinds_to_build(gpu, KINDS, "group", options) is None

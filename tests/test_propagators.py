@@ -106,6 +106,7 @@ LAYOUTS = [
     (False, "blocked", "bounds"),
     (True, "interleaved", "interleaved"),
     (True, "group", "group-bitmaps"),
+    (True, "group-general", "group-general-bitmaps"),
     (False, "group", "group-bounds"),
     (True, "group-global", "group-global"),
     (True, "group-rows", "group-rows-bitmaps"),
@@ -131,12 +132,14 @@ def test_propagator_matches_brute_force(kind, bitmaps, layout, monkeypatch):
     """The interleaved layout (the GPU's work-item kernel) and the work-group kernel (the
     GPU's default, its work-items propagating one node side by side; its node in local memory,
     or in global memory for big models; group-rows and group-global: every row of
-    registry.SHARED_BY_GROUP's kinds walked by the whole group, however short) must find exactly what the blocked
-    work-item kernel (PoCL's) finds."""
+    registry.SHARED_BY_GROUP's kinds walked by the whole group, however short; group with
+    bitmaps holds these small domains as narrow domains, group-general as bounds and bitmaps)
+    must find exactly what the blocked work-item kernel (PoCL's) finds."""
     if not bitmaps:
         monkeypatch.setattr(pack_module, "BITMAP_MAX_SPAN", 0)
     if layout.startswith("group"):
         monkeypatch.setenv("FZN_GPU_KERNEL", "group")
+        monkeypatch.setenv("FZN_GPU_NARROW", "0" if layout == "group-general" else "1")
         monkeypatch.setenv("FZN_GPU_STORE_GLOBAL", "1" if layout == "group-global" else "0")
         monkeypatch.setenv("FZN_GPU_GROUP_ROW_MIN", "1" if layout in ("group-rows", "group-global") else "0")
     else:

@@ -117,6 +117,7 @@ class _Sized(runner_mod.Runner):
         self.device, self.dm = device, dm
         self.tuning = runner_mod.Tuning.for_device(device)
         self.group = True
+        self.narrow = dm.narrow
         self.stack_levels = self._stack_levels()
         self.max_items = self._default_items()
 

@@ -167,6 +167,8 @@ class SolveRun:
                 stats["inlinedKernel"] = sum(x.stats.inlined for x in runners)
             if any(x.stats.width for x in runners):  # work-group kernels: their widest phase
                 stats["groupWidth"] = max(x.stats.width for x in runners)
+            if any(x.narrow for x in runners):  # work-group nodes held as one-word bitmaps
+                stats["narrowDomains"] = sum(x.narrow for x in runners)
             for i, x in enumerate(runners):
                 line = (
                     node_profile(
@@ -473,25 +475,25 @@ def build_only(model: Model, opts: SolveOptions) -> int:
 
 def build_generic() -> int:
     """`fzn-gpu build-kernels`: build, on every GPU, the generic search program (every
-    constraint kind) in both shapes its models run (a work-group per search, its node in local
-    memory, or in global memory where the node is too big for local memory: QAP, big
-    scheduling models), so that a model whose specialised program this machine has not built
+    constraint kind) in every shape its models run (runner.GROUP_SHAPES: a work-group per
+    search, its node in local memory, or in global memory where the node is too big for local
+    memory: QAP, big scheduling models, or held as narrow domains: n-queens, Costas), so that a model whose specialised program this machine has not built
     yet starts with it at once (device.kinds_to_build) instead of waiting seconds for a build
     inside its time limit (QAP 64's first run on the H100 spent 5 s of its 10 building it), and the
     Adaptive Search program. CPUs build the generic program on first use anyway. Says what it
     built on stderr."""
     from ..device import all_devices, build
-    from .runner import Tuning
+    from .runner import GROUP_SHAPES, Tuning
 
     gpus = [d for d in all_devices() if d.is_gpu]
     if not gpus:
         print("fzn-gpu: no GPU here: nothing to build ahead (CPUs build their program on first use)", file=sys.stderr)
     for device in gpus:
         t = Tuning.for_device(device)
-        for store_global in (False, True) if t.model == "group" else (False,):
+        for store_global, narrow in GROUP_SHAPES if t.model == "group" else GROUP_SHAPES[:1]:
             t0 = time.monotonic()
-            build(device, None, t.build_options(device, store_global), t.model)
-            where = " (node in global memory)" if store_global else ""
+            build(device, None, t.build_options(device, store_global, narrow=narrow), t.model)
+            where = " (node in global memory)" if store_global else " (narrow domains)" if narrow else ""
             print(
                 f"fzn-gpu: generic {t.model} kernel{where} ready on {device.name} in {time.monotonic() - t0:.1f} s",
                 file=sys.stderr,

@@ -29,6 +29,7 @@ from . import floats, sets, views
 
 LIMIT = INT_LIMIT  # |value| of any int variable on the device (Gecode's limit too)
 BITMAP_MAX_SPAN = 1024  # variables with a smaller initial span get a bitmap
+NARROW_SPAN = 32  # a model whose every variable spans at most this many values is narrow (DeviceModel)
 FLOAT_LEVELS = 132  # levels one float variable can take: 64 ordinal and 64 arithmetic splits, a point, slack
 
 
@@ -64,6 +65,9 @@ class DeviceModel:
     set_vars: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # the set variables' P
     sol_words: int = 0  # bitmap words a solution carries (set models: all of them)
     nf: int = 0  # float variables (engine/floats.py)
+    # every variable a one-word bitmap, word v for variable v: a work-group search may hold a
+    # node as its bitmaps alone (kernels/domain.cl, FZN_NARROW)
+    narrow: bool = False
     fslot: np.ndarray = field(default_factory=lambda: np.full(1, -1, np.int32))  # device var -> float slot, or -1
     froot: np.ndarray = field(default_factory=lambda: np.zeros(2, np.int64))  # root float bounds (ordinals)
     sg_prec: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))  # a float group's precision (bits)
@@ -137,6 +141,15 @@ def check_supported(model: Model) -> None:
             )
 
 
+def is_narrow(span: np.ndarray, nf: int) -> bool:
+    """Whether every variable's initial span fits one 32-bit word (none empty, no floats), so
+    that each can be a bitmap of one word (and bitmaps that wide are in use at all).
+    FZN_GPU_NARROW=0 turns it off (for comparisons)."""
+    if os.environ.get("FZN_GPU_NARROW") == "0" or nf > 0 or len(span) == 0 or BITMAP_MAX_SPAN < NARROW_SPAN:
+        return False
+    return bool(((span >= 1) & (span <= NARROW_SPAN)).all())
+
+
 def _domain_bits(holes, want_bits, lb, ub, bm_off, bm_nw, nwords: int) -> np.ndarray:
     """The root bitmaps: every value of lb..ub, less the declared holes (a per-value loop in
     Python took seconds on QAP 64's thousands of 1..4096 index variables)."""
@@ -198,6 +211,9 @@ def pack(model: Model, opts: SolveOptions) -> DeviceModel:
     for v in holes:
         if span[v] <= BITMAP_MAX_SPAN:
             want_bits[v] = True
+    narrow = is_narrow(span, flayout.nf)
+    if narrow:  # every variable a word of its own, word v for variable v
+        want_bits[:] = True
     bm_nw = np.where(want_bits, (span + 31) // 32, 0).astype(np.int32)
     bm_off = np.where(want_bits, np.cumsum(bm_nw) - bm_nw, -1).astype(np.int32)
     nwords = int(bm_nw.sum())
@@ -328,6 +344,7 @@ def pack(model: Model, opts: SolveOptions) -> DeviceModel:
         set_vars=layout.set_vars if layout is not None else np.zeros(0, np.int64),
         sol_words=max(nwords, 1) if layout is not None else 0,
         nf=flayout.nf,
+        narrow=narrow,
         fslot=flayout.slot,
         froot=flayout.root if flayout.nf else np.zeros(2, np.int64),
         sg_prec=sg_prec,

@@ -37,6 +37,9 @@ RESPLIT_SLACK = 32  # decisions a donated path may add to the longest path of it
 STACK_MIN = 8  # a work-group's stack holds at least this many levels (if the branch can be as deep)
 BRANCH_PATH_MAX = 1 << 16  # decisions of a branch a group records for recomputation, at most
 INT_MAX = 2**31 - 1
+# the shapes of a work-group program a model may run, (node in global memory, narrow domains):
+# the generic program is built ahead in each (engine.build_generic)
+GROUP_SHAPES = ((False, False), (True, False), (False, True))
 # a specialised program of at most this many constraint kinds may be inlined when built ahead
 # (--build-only on a GPU): its build grows with the kinds' code (docs/BENCHMARKS.md)
 INLINE_MAX_KINDS = 4
@@ -66,15 +69,19 @@ class Tuning:
     slice_clock: bool = False  # a group slice ends by the device's clock (NVIDIA), not by a budget
     wide_local: int = 0  # a phase of fewer searches than the device holds: groups up to this wide
 
-    def build_options(self, device: Device, store_global: bool = False, floats: bool = False) -> list[str]:
+    def build_options(
+        self, device: Device, store_global: bool = False, floats: bool = False, narrow: bool = False
+    ) -> list[str]:
         """The compiler's options for this tuning's program (device.build_options): one place,
-        so the generic program set-up builds is the one a run looks for."""
+        so the generic program set-up builds is the one a run looks for. `narrow`: a node held
+        as one-word bitmaps (DeviceModel.narrow; work-group searches only)."""
         return build_options(
             device,
             self.outline,
             self.model,
             store_global,
             floats=floats,
+            narrow=narrow and self.model == "group",
             profile=self.profile,
             max_registers=self.max_registers,
             propagation_floor=self.propagation_floor,
@@ -238,18 +245,20 @@ class Runner:
         self.group = self.tuning.model == "group"
         self.floats = dm.nf > 0
         # a node too big for local memory stays in global memory (FZN_GPU_STORE_GLOBAL=1 forces it)
+        # a node of one-word bitmaps alone (kernels/domain.cl, FZN_NARROW)
+        self.narrow = self.group and dm.narrow
         self.store_global = self.group and (
             self._group_local_bytes(with_store=True) > device.local_mem or _env_flag("FZN_GPU_STORE_GLOBAL", False)
         )
         kinds = frozenset(int(k) for k in np.unique(dm.ckind)) if self.tuning.specialise else None
         t_build = time.perf_counter()
         t = self.tuning
-        options = t.build_options(device, self.store_global, self.floats)
+        options = t.build_options(device, self.store_global, self.floats, self.narrow)
         # a GPU takes the generic program where the specialised one would be a new build, and
         # the specialised one inlined where --build-only built that (device.choose_program)
         inlined = None
         if t.inline_specialised and kinds is not None and inlining_pays(dm):
-            inlined = replace(t, outline=False).build_options(device, self.store_global, self.floats)
+            inlined = replace(t, outline=False).build_options(device, self.store_global, self.floats, self.narrow)
         wanted = kinds
         kinds, options = choose_program(device, kinds, t.model, options, inlined, build_now=specialise_now)
         self.stats.generic = wanted is not None and kinds is None
@@ -357,8 +366,9 @@ class Runner:
         return int(max(min(dm.trail_bound, max(share // 8, typical)), 64))
 
     def store_ints(self) -> int:
-        """One node of a work-group search: lower bounds, upper bounds, bitmap words."""
-        return 2 * self.dm.nv + self.dm.nwords
+        """One node of a work-group search: lower bounds, upper bounds, bitmap words; a narrow
+        model's, its bitmap words alone."""
+        return self.dm.nwords if self.narrow else 2 * self.dm.nv + self.dm.nwords
 
     def _group_local_sizes(self, with_store: bool, width: int | None = None) -> tuple[int, ...]:
         """Bytes of each of search_group.cl's local arguments, in its order: the node, the
