@@ -348,7 +348,8 @@ __kernel void search_group(
     // longest path an emitted or donated record holds)
     int nv, int nc, int nunits, int nwords, int maxd, int slevels, int pcap, int rcap, int ngroups, int use_weights,
     int obj_var, int obj_sense, int count_only, int enqueue_all, int budget, int slice_us, int n_items,
-    int donate, int sub_base, int node_limit, __global const int *limits, int use_limits, int random_values,
+    int donate_each, int donate, int sub_base, int node_limit, __global const int *limits, int use_limits,
+    int random_values,
     __global int *results, int use_results,
     // local memory
     __local int *L_store, __local uint *L_changed, __local uint *L_queued, __local int *L_clist, __local int *L_act,
@@ -421,23 +422,24 @@ __kernel void search_group(
     if (status == S_PROPAGATE || status == S_BRANCH || status == S_SOLUTION)
         store_from(store, CUR + (long)g * ssize, ssize, lid, w);
 #endif
+    // the right branches of the shallowest open levels, up to donate_each of them
     if (lid == 0 && donate > 0 && depth > 0 && status != S_DONE && status != S_NEED_SUB && ctrl[C_DONATED] < donate) {
-        for (int l = 0; l < depth; ++l) {          // the right branch of the shallowest open level
+        int given = 0;
+        for (int l = 0; l < depth && given < donate_each; ++l) {
             __global int *lvl = lv + l * NLV;
             int op = lvl[LV_OP];
             if (op & OP_DONATED) continue;
             int pl = lvl[LV_PLEN];
             if (pl + 1 > rcap) break;
             int idx = atomic_inc(&ctrl[C_DONATED]);
-            if (idx < donate) {
-                __global int *rec = emit + (long)idx * emit_stride;
-                rec[0] = pl + 1;
-                for (int i = 0; i < DEC * pl; ++i) rec[1 + i] = path[i];
-                put_decision(rec + 1 + DEC * pl, lvl[LV_VAR], lvl[LV_NEG], lvl[LV_VAL], lvl[LV_VAL_HI]);
-                rec[emit_stride - 1] = st[ST_SUB];
-                lvl[LV_OP] = op | OP_DONATED;
-            }
-            break;
+            if (idx >= donate) break;
+            __global int *rec = emit + (long)idx * emit_stride;
+            rec[0] = pl + 1;
+            for (int i = 0; i < DEC * pl; ++i) rec[1 + i] = path[i];
+            put_decision(rec + 1 + DEC * pl, lvl[LV_VAR], lvl[LV_NEG], lvl[LV_VAL], lvl[LV_VAL_HI]);
+            rec[emit_stride - 1] = st[ST_SUB];
+            lvl[LV_OP] = op | OP_DONATED;
+            given += 1;
         }
     }
     sync_group();

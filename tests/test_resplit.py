@@ -1,5 +1,5 @@
-"""Re-splitting on the fly (resplit.py): busy work-items donate the right branch of their
-shallowest open level. Counts and optima must not change, on one device or several, and a
+"""Re-splitting on the fly (resplit.py): busy searches donate the right branches of their
+shallowest open levels. Counts and optima must not change, on one device or several, and a
 device that fails after donating must hand back its block less what it gave away."""
 
 import itertools
@@ -8,11 +8,14 @@ import numpy as np
 import pytest
 from test_multidevice import KNAPSACK, QUEENS10, stat
 
+from fzn_gpu.engine import resplit as resplit_module
 from fzn_gpu.engine.balance import DeviceShare, WorkPool
 from fzn_gpu.engine.paths import Paths
 from fzn_gpu.engine.resplit import idle_wish
 from fzn_gpu.kernel_abi import DEC
 
+from conftest import use_kernel
+from helpers import solve_text
 from test_cli import fzn, queens_by_pairs, run
 
 EQ, NE, LE, GT = 0, 1, 2, 3
@@ -177,3 +180,30 @@ def test_tail_slices_are_shorter_and_leave_the_budget_as_it_was():
     assert b.for_slice(None) == 1000
     b.value = SliceBudget.LOWEST
     assert b.for_slice(None, tail=True) == SliceBudget.LOWEST
+
+
+@pytest.mark.parametrize("each", [resplit_module.DONATE_EACH, 1])
+def test_a_group_search_gives_several_paths_a_slice(each, resplit_often, monkeypatch):
+    """A work-group search gives away the right branches of up to `Resplit.each` open levels at
+    a slice's start (one each, ordered printing's rule, when it says one); the count stays
+    exact."""
+    from fzn_gpu.engine.resplit import SelfSplit
+
+    use_kernel(monkeypatch, "group")
+    per_slice: list[np.ndarray] = []
+    original = SelfSplit.donated
+
+    def recorded(self, sources, paths):
+        per_slice.append(np.asarray(sources).copy())
+        original(self, sources, paths)
+
+    def init(self) -> None:
+        self.count, self.each = 0, each
+
+    monkeypatch.setattr(SelfSplit, "donated", recorded)
+    monkeypatch.setattr(SelfSplit, "__init__", init)
+    found, outcome = solve_text(QUEENS10, all_solutions=True)
+    assert outcome.complete and len(found) == 724
+    assert per_slice, "no donations: the test's settings no longer make searches run dry"
+    most = max(int(np.unique(s, return_counts=True)[1].max()) for s in per_slice)
+    assert most > 1 if each > 1 else most == 1

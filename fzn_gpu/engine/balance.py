@@ -29,7 +29,7 @@ import numpy as np
 from ..errors import FznError
 from .faults import DeviceFault, injected_fault
 from .paths import Paths
-from .resplit import idle_wish
+from .resplit import DONATE_EACH, idle_wish
 
 ALL_AT_ONCE_S = 1.0
 
@@ -316,6 +316,7 @@ class BlockSplit:
     def __init__(self, pool: WorkPool, share: DeviceShare) -> None:
         self.pool, self.share, self.index = pool, share, share.index
         self.slices = 0
+        self.each = DONATE_EACH
 
     def keep(self, started: int, n: int) -> int:
         self.slices += 1

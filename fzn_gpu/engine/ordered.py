@@ -36,6 +36,7 @@ class TreeOrder:
         self.keys = (np.arange(n, dtype=np.uint32) + 1)[:, None]  # one component each
         self.lens = np.ones(n, np.int32)
         self.given = np.zeros(n, np.int64)  # donations made by each path
+        self.each = 1  # a path's donations of one slice would share one key (donated())
         self.count = 0  # donations, for -s
         # the key of the last solution a limited run can print (OrderedSolutions.cut): paths
         # right of it can only hold solutions after the ones it prints

@@ -20,9 +20,18 @@ from .paths import Paths
 # reserve: Costas 14's kernel time 8.10 -> 7.67 s, 16-queens' 5.52 -> 4.69 s.
 IDLE_SHARE = 32
 RESERVE_SHARE = 4
+# The most paths one work-group search gives away in a slice: the right branches of its open
+# levels, shallowest first. One each left a search's tail to the few searches still busy, each
+# giving one path a slice to thousands of idle groups; several each fill them in a slice or two
+# (docs/BENCHMARKS.md). Ordered printing takes one each (its keys order one donation per
+# path and slice).
+DONATE_EACH = 64
 
 
 class Resplit(Protocol):
+    # paths one work-group search may give away in one slice (the work-item kernel: one)
+    each: int
+
     def keep(self, started: int, n: int) -> int:
         """How many of the phase's n paths to keep (at least `started`, those already taken)."""
 
@@ -37,10 +46,16 @@ class Resplit(Protocol):
 def idle_wish(idle_items: int, unstarted: int, items: int) -> int:
     """The device's own need: one path per idle work-item, and a reserve for those that fall
     idle before the next donations, less the unstarted paths, once enough of them are idle
-    for a slice of donations to pay."""
-    if idle_items < max(1, items // IDLE_SHARE):
+    for a slice of donations to pay (many_idle)."""
+    if not many_idle(idle_items, items):
         return 0
     return max(0, idle_items + items // RESERVE_SHARE - unstarted)
+
+
+def many_idle(idle_items: int, items: int) -> bool:
+    """A 32nd of the work-items or more idle: a work-group device's next slice is a short one
+    (runner.SliceBudget's tail), so that they get work sooner."""
+    return idle_items >= max(1, items // IDLE_SHARE)
 
 
 class SelfSplit:
@@ -48,6 +63,7 @@ class SelfSplit:
 
     def __init__(self) -> None:
         self.count = 0
+        self.each = DONATE_EACH
 
     def keep(self, started: int, n: int) -> int:
         return n

@@ -31,7 +31,7 @@ from .floats import FLOAT_NONE, float_value, to_ord
 from .pack import DeviceModel
 from .paths import Paths
 from .profile import cnt_row
-from .resplit import Resplit
+from .resplit import Resplit, many_idle
 
 RESPLIT_SLACK = 32  # decisions a donated path may add to the longest path of its phase
 STACK_MIN = 8  # a work-group's stack holds at least this many levels (if the branch can be as deep)
@@ -629,12 +629,14 @@ class Runner:
         else:
             global_size = ((n_items + local - 1) // local) * local
         finished = False
-        donate = 0
+        donate, hungry = 0, False
         self.budget.begin_phase(n_items)
         slice_end = None
         phase_kernel_s = 0.0
         while True:
-            tail = self.group and donate > 0  # idle searches wait for this slice's donations
+            # many searches idle at the last slice's end: they wait for this slice's donations,
+            # or run the few paths just given them, which busy ones may split at the next start
+            tail = self.group and hungry
             budget = self.budget.for_slice(deadline, tail=tail)
             slice_us = self.budget.clock_us(deadline) if self.tuning.slice_clock else 0
             if slice_us:
@@ -696,6 +698,7 @@ class Runner:
                     *settings,
                     ("slice_us", np.int32(slice_us)),
                     ("n_items", np.int32(n_items)),
+                    ("donate_each", np.int32(resplit.each if resplit is not None else 1)),
                     *lns_args,
                     *zip(LOCAL_ARGS, local_mem),
                 ]
@@ -802,6 +805,7 @@ class Runner:
                 cl.enqueue_copy(self.queue, ST, st)
             if resplit is not None:
                 idle = st[:, St.STATUS] == Status.DONE
+                hungry = many_idle(int(idle.sum()), n_items)
                 if n_sub > started and idle.any():  # idle work-items take the new paths
                     st[idle, St.STATUS] = Status.NEED_SUB
                     cl.enqueue_copy(self.queue, ST, st)
