@@ -477,11 +477,11 @@ def build_generic() -> int:
     """`fzn-gpu build-kernels`: build, on every GPU, the generic search program (every
     constraint kind) in every shape its models run (runner.GROUP_SHAPES: a work-group per
     search, its node in local memory, or in global memory where the node is too big for local
-    memory: QAP, big scheduling models, or held as narrow domains: n-queens, Costas), so that a model whose specialised program this machine has not built
-    yet starts with it at once (device.kinds_to_build) instead of waiting seconds for a build
-    inside its time limit (QAP 64's first run on the H100 spent 5 s of its 10 building it), and the
-    Adaptive Search program. CPUs build the generic program on first use anyway. Says what it
-    built on stderr."""
+    memory: QAP, big scheduling models, or held as narrow domains: n-queens, Costas), so that a
+    model whose specialised program this machine has not built yet starts with it at once
+    (device.kinds_to_build) instead of waiting seconds for a build inside its time limit (QAP
+    64's first run on the H100 spent 5 s of its 10 building it), and the Adaptive Search
+    program. CPUs build the generic program on first use anyway. Says what it built on stderr."""
     from ..device import all_devices, build
     from .runner import GROUP_SHAPES, Tuning
 

@@ -244,9 +244,9 @@ class Runner:
         self.tuning = Tuning.for_device(device, floats=dm.nf > 0)
         self.group = self.tuning.model == "group"
         self.floats = dm.nf > 0
-        # a node too big for local memory stays in global memory (FZN_GPU_STORE_GLOBAL=1 forces it)
         # a node of one-word bitmaps alone (kernels/domain.cl, FZN_NARROW)
         self.narrow = self.group and dm.narrow
+        # a node too big for local memory stays in global memory (FZN_GPU_STORE_GLOBAL=1 forces it)
         self.store_global = self.group and (
             self._group_local_bytes(with_store=True) > device.local_mem or _env_flag("FZN_GPU_STORE_GLOBAL", False)
         )
@@ -983,9 +983,10 @@ class SliceBudget:
             self.items, self.value, self.s_per_unit = items, self.START, None
 
     def for_slice(self, deadline: float | None, tail: bool = False) -> int:
-        """`tail`: searches sit idle waiting for donated paths, which reach them only at the
-        next slice's start: a slice TAIL_SHARE times shorter brings them work that much sooner
-        (the budget learnt stays that of a whole slice)."""
+        """`tail`: many searches were idle at the last slice's end, waiting for donated paths,
+        which reach them only at a slice's start, or running the few just given them: a slice
+        TAIL_SHARE times shorter brings them work that much sooner (the budget learnt stays
+        that of a whole slice)."""
         value = max(self.LOWEST, self.value // self.TAIL_SHARE) if tail else self.value
         if deadline is not None and self.s_per_unit:
             fits = int(0.8 * (deadline - time.monotonic()) / self.s_per_unit)
