@@ -16,8 +16,8 @@ from .paths import Paths
 # Ask for donations once a 32nd of the work-items are idle, and for a reserve of a quarter of
 # the work-items beyond them: a donation is taken at the start of a slice and searched from the
 # one after, so work-items falling idle meanwhile find an unstarted path waiting instead of
-# idling two slices. Measured on the H100 (docs/BENCHMARKS.md), against an eighth and no
-# reserve: Costas 14's kernel time 8.10 -> 7.67 s, 16-queens' 5.52 -> 4.69 s.
+# idling two slices (measured against an eighth and no reserve: docs/BENCHMARKS.md,
+# all_different shared out over a work-group).
 IDLE_SHARE = 32
 RESERVE_SHARE = 4
 # The most paths one work-group search gives away in a slice: the right branches of its open
