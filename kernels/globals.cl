@@ -50,12 +50,35 @@ PROPAGATOR_FN bool prop_table(Ctx *x, __global const int *row) {
 // successors shorter than n fails. MiniZinc's decomposition (all_different on x and on order
 // variables, and an element constraint per node) finds a closing sub-tour only once the
 // order variables' bounds cross; this removes the closing edge as soon as the chain forms.
-// O(n^2) per call.
+// The fixed successors are gathered as bits, CIRCUIT_VALUES nodes at a time (one window up to
+// that many nodes), and leave each unfixed domain a word at a time; the chains are walked from
+// their first nodes alone (a fixed node no fixed successor names), each node once; the fixed
+// nodes on no such chain lie on cycles. O(n) per window, where removing each fixed value from
+// every other variable was O(n^2) removals, most of a big circuit's node on a GPU.
 // Every successor one of the nodes off .. off + n - 1 (circuit and subcircuit).
 inline bool successors_are_nodes(Ctx *x, __global const int *xs, int n, long off) {
     for (int i = 0; i < n; ++i) {
         TRY(set_min(x, xs[i], off));
         TRY(set_max(x, xs[i], off + n - 1));
+    }
+    return true;
+}
+
+#define CIRCUIT_VALUES (32 * ALLDIFF_WORDS)
+
+// The fixed successors among the nodes wb .. wb + CIRCUIT_VALUES - 1, as bits of used (bit k:
+// node wb + k), and how many there are; false when two variables name the same successor.
+inline bool circuit_window(Ctx *x, __global const int *xs, int n, long off, int wb, uint *used, int *count) {
+    for (int w = 0; w < ALLDIFF_WORDS; ++w) used[w] = 0u;
+    *count = 0;
+    for (int i = 0; i < n; ++i) {
+        if (!is_fixed(x, xs[i])) continue;
+        long k = (long)val(x, xs[i]) - off - wb;
+        if (k < 0 || k >= CIRCUIT_VALUES) continue;
+        uint bit = 1u << (k & 31);
+        if (used[k >> 5] & bit) return false;
+        used[k >> 5] |= bit;
+        ++*count;
     }
     return true;
 }
@@ -66,30 +89,48 @@ PROPAGATOR_FN bool prop_circuit(Ctx *x, __global const int *row) {
     __global const int *xs = row + 2;
     if (!successors_are_nodes(x, xs, n, off)) return false;
     for (int i = 0; n > 1 && i < n; ++i) TRY(remove_value(x, xs[i], off + i));
-    for (int i = 0; i < n; ++i) {
-        if (!is_fixed(x, xs[i])) continue;
-        long v = val(x, xs[i]);
-        for (int j = 0; j < n; ++j)
-            if (j != i) TRY(remove_value(x, xs[j], v));
-    }
-    for (int s = 0; s < n; ++s) {
-        if (!is_fixed(x, xs[s])) continue;
-        bool pointed = false;                   // some fixed successor is s: s starts no chain
-        for (int j = 0; j < n && !pointed; ++j)
-            pointed = is_fixed(x, xs[j]) && val(x, xs[j]) == off + s;
-        int e = s, len = 0;
-        while (is_fixed(x, xs[e]) && len < n) {
-            e = (int)(val(x, xs[e]) - off);
-            len++;
-            if (e == s) break;
+    uint used[ALLDIFF_WORDS];
+    int count = 0;
+    bool fixed_more = false;    // a variable fixed here: the checks below wait for the next call
+    for (int wb = 0; wb < n; wb += CIRCUIT_VALUES) {
+        if (!circuit_window(x, xs, n, off, wb, used, &count)) return false;
+        int mw = min(ALLDIFF_WORDS, (n - wb + 31) >> 5);
+        for (int i = 0; count && i < n; ++i) {
+            if (is_fixed(x, xs[i])) continue;
+            int r = remove_mask(x, xs[i], used, mw, off + wb);
+            if (r == FAILED) return false;
+            fixed_more |= r == CHANGED && is_fixed(x, xs[i]);
         }
-        if (e == s) {                           // a cycle of fixed successors
-            if (len < n) return false;
-            continue;
-        }
-        if (!pointed && len + 1 < n) TRY(remove_value(x, xs[e], off + s));
     }
-    return true;
+    // what it fixed wakes it again, and the count of fixed nodes below must see them all
+    if (fixed_more) return true;
+    int nfixed = 0, chained = 0;
+    for (int wb = 0; wb < n; wb += CIRCUIT_VALUES) {
+        if (n > CIRCUIT_VALUES && !circuit_window(x, xs, n, off, wb, used, &count)) return false;
+        nfixed += count;
+        for (int s = wb; s < min(n, wb + CIRCUIT_VALUES); ++s) {
+            int k = s - wb;
+            if (!is_fixed(x, xs[s]) || (used[k >> 5] >> (k & 31)) & 1u) continue;    // no chain starts at s
+            int e = s, len = 0;
+            while (is_fixed(x, xs[e]) && len < n) {
+                e = (int)(val(x, xs[e]) - off);
+                len++;
+            }
+            chained += len;
+            if (len + 1 < n) {
+                int r = remove_value(x, xs[e], off + s);
+                if (r == FAILED) return false;
+                fixed_more |= r == CHANGED && is_fixed(x, xs[e]);
+            }
+        }
+    }
+    if (fixed_more) return true;
+    if (nfixed == n) {              // every successor fixed (and all different): one cycle through all?
+        int e = 0, len = 0;
+        do { e = (int)(val(x, xs[e]) - off); len++; } while (e != 0 && len < n);
+        return e == 0 && len == n;
+    }
+    return chained == nfixed;       // else some fixed nodes close a cycle of fewer than n
 }
 
 // ---- subcircuit: x_i = j + offset makes node j the successor of node i; x_i = i + offset

@@ -300,6 +300,45 @@ def test_circuit_closes_no_sub_tour():
     assert len(found) == 2 and fails == 0
 
 
+def _big_circuit(rng: random.Random, n: int) -> tuple[dict[str, list[int]], str]:
+    """A tour of n nodes (numbered from 1) with a few successors left open, each to a handful
+    of values (its tour successor among them, or not); the others fixed to the tour, sometimes
+    with two of them swapped, which may close a sub-tour among the fixed nodes (or name a node
+    twice)."""
+    order = list(range(1, n + 1))
+    rng.shuffle(order)
+    succ = {order[i]: order[(i + 1) % n] for i in range(n)}
+    if rng.random() < 0.3:
+        a, b = rng.sample(range(1, n + 1), 2)
+        succ[a], succ[b] = succ[b], succ[a]
+    opened = rng.sample(range(1, n + 1), rng.randint(1, 4))
+    domains = {f"x{i}": [succ[i]] for i in range(1, n + 1)}
+    for i in opened:
+        values = set(rng.sample(range(1, n + 1), 4)) | ({succ[i]} if rng.random() < 0.8 else set())
+        domains[f"x{i}"] = sorted(values)
+    decls = "\n".join(_decl(name, values) for name, values in domains.items())
+    xs = _ints(f"x{i}" for i in range(1, n + 1))
+    return domains, f"{decls}\nconstraint fzn_gpu_circuit(1, {xs});\nsolve satisfy;\n"
+
+
+@pytest.mark.parametrize("layout", ["item", "group"])
+@pytest.mark.parametrize("n", [40, 300])
+def test_big_circuit_matches_brute_force(n, layout, monkeypatch):
+    """Circuits past one word of successors (40 nodes) and past one window of the propagator's
+    bits (300 nodes: kernels/globals.cl gathers CIRCUIT_VALUES at a time), nearly all fixed:
+    the tours reported are exactly those the checker accepts over the open successors, and a
+    sub-tour closed by fixed nodes, or a node named twice, leaves none."""
+    use_kernel(monkeypatch, layout)
+    rng = stable_rng("big circuit", n, layout)
+    for _ in range(6):
+        domains, text = _big_circuit(rng, n)
+        expected = brute_force(text, domains)
+        found, outcome = solve_text(text, all_solutions=True)
+        assert outcome.complete
+        assert as_tuples(found, list(domains)) == expected, text[-300:]
+        assert len(found) == len(expected)
+
+
 def test_subcircuit_leaves_out_everyone_off_a_closed_cycle():
     """1 -> 2 -> 1 fixed: the cycle is closed, so nodes 3 and 4 are out at the root; and a
     chain 1 -> 2 may not close while node 3 must be in (x3 cannot be 3)."""
