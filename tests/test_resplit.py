@@ -165,6 +165,29 @@ def test_slice_budget_grows_only_on_a_measured_slice():
     assert b.for_slice(None) < big
 
 
+def test_each_size_of_phase_keeps_the_budget_it_learnt():
+    """A phase of a size met before (work-items by powers of two) starts from the budget that
+    size learnt, a new size from START: LNS steps alternate sizes with their strategy, and
+    restarting every step at START cost a GPU step most of its launches."""
+    from fzn_gpu.engine.runner import SliceBudget
+
+    b = SliceBudget()
+    b.begin_phase(1)  # a dive
+    b.after_slice(b.for_slice(None), SliceBudget.TARGET_S / 8)  # quick: grows
+    dive = b.for_slice(None)
+    assert dive > SliceBudget.START
+    b.begin_phase(4224)
+    assert b.for_slice(None) == SliceBudget.START
+    b.after_slice(b.for_slice(None), SliceBudget.TARGET_S / 16)
+    wide = b.for_slice(None)
+    b.begin_phase(264)
+    assert b.for_slice(None) == SliceBudget.START
+    b.begin_phase(5000)  # the same size as 4224's
+    assert b.for_slice(None) == wide
+    b.begin_phase(1)
+    assert b.for_slice(None) == dive
+
+
 def test_tail_slices_are_shorter_and_leave_the_budget_as_it_was():
     """With searches idle and waiting for donations (the tail of a search), a slice runs a
     TAIL_SHARE-th of the budget, so that donated paths reach the idle ones sooner; the slice is

@@ -962,10 +962,13 @@ class Exploration:
 class SliceBudget:
     """The work per work-item (nodes plus propagations) of one kernel slice, steered so that a
     slice lasts about TARGET_S: short enough for time limits, new bounds and solutions to act
-    quickly, long enough to keep launch overhead small. It restarts small whenever the number
-    of work-items changes (one diving item and 67k searching items differ by orders of
-    magnitude per unit), moves in proportion to the last slice's time, and is cut so a slice
-    predicted to end past the deadline does not start that way."""
+    quickly, long enough to keep launch overhead small. It moves in proportion to the last
+    slice's time, and is cut so a slice predicted to end past the deadline does not start that
+    way. Each size of phase (its work-items, by powers of two) keeps a budget of its own: one
+    diving item and 67k searching items differ by orders of magnitude per unit, so a phase of
+    a new size starts small; a phase of a size met before starts from what that size learnt,
+    where LNS, whose steps change size with their strategy, had restarted every step at START
+    and spent most of a GPU step's launches doubling up to its node budget."""
 
     TARGET_S, START, LOWEST, HIGHEST = 0.05, 16, 8, 1 << 22
     # a tail slice's share of a whole one (docs/BENCHMARKS.md, shorter slices in a search's tail); 1: off
@@ -975,12 +978,16 @@ class SliceBudget:
     def __init__(self, fixed: int = 0) -> None:
         self.fixed = fixed
         self.value = fixed or self.START
-        self.items = 0
+        self.size = -1  # the current phase's size: its work-items' bit length
         self.s_per_unit: float | None = None  # the last slice's seconds per unit of budget
+        self.learnt: dict[int, tuple[int, float | None]] = {}  # size -> (value, s_per_unit)
 
     def begin_phase(self, items: int) -> None:
-        if items != self.items and not self.fixed:
-            self.items, self.value, self.s_per_unit = items, self.START, None
+        size = int(items).bit_length()
+        if size != self.size and not self.fixed:
+            self.learnt[self.size] = (self.value, self.s_per_unit)
+            self.size = size
+            self.value, self.s_per_unit = self.learnt.get(size, (self.START, None))
 
     def for_slice(self, deadline: float | None, tail: bool = False) -> int:
         """`tail`: many searches were idle at the last slice's end, waiting for donated paths,
