@@ -9,7 +9,16 @@ import time
 import numpy as np
 import pytest
 
-from fzn_gpu.engine.lns_island import CE_NODES, ModesPace, StepPace, StrategyBandit
+from fzn_gpu.check import Checker
+from fzn_gpu.device import all_devices, select_devices
+from fzn_gpu.engine import assignment
+from fzn_gpu.engine import lns as lns_module
+from fzn_gpu.engine.lns import LnsSearch
+from fzn_gpu.engine.lns_island import CE_NODES, Island, ModesPace, StepPace, StrategyBandit
+from fzn_gpu.engine.pack import pack
+from fzn_gpu.lower import lower
+from fzn_gpu.options import SolveOptions
+from fzn_gpu.parser import parse_items
 
 from helpers import ROOT, have_minizinc
 from test_cli import fzn, run
@@ -121,7 +130,7 @@ def test_every_device_runs_its_own_steps_and_a_failed_one_leaves_the_rest(monkey
     assert len(found) >= 2 and all(b < a for a, b in zip(found, found[1:]))
     steps = [int(re.search(rf"d{i}_lnsSteps=(\d+)", r.stdout).group(1)) for i in (0, 1)]
     improvements = [int(re.search(rf"d{i}_lnsImprovements=(\d+)", r.stdout).group(1)) for i in (0, 1)]
-    assert len(found) == 1 + sum(improvements)  # the first solution, then each island's
+    assert len(found) == sum(improvements)  # each device's, the first solution its dive's
     if fault:
         assert steps[1] == 1 and steps[0] > 2 and "LNS goes on without" in r.stderr
     else:
@@ -370,3 +379,81 @@ def test_statistics_show_each_islands_node_budget():
     assert r.returncode == 0, r.stderr
     budget = re.search(r"lnsNodeBudget=\"?([0-9 ;]+)", r.stdout)
     assert budget and all(StepPace.LOWEST <= int(b) <= CE_NODES for b in budget.group(1).split(";"))
+
+
+@pytest.fixture
+def two_sub_devices(monkeypatch):
+    """The CPU as two OpenCL sub-devices, in this process (the device list is cached)."""
+    monkeypatch.setenv("FZN_GPU_CPU_SUBDEVICES", "2")
+    all_devices.cache_clear()
+    yield select_devices("all")
+    all_devices.cache_clear()
+
+
+@pytest.mark.parametrize("slow", ["build", "dive"])
+def test_no_device_waits_for_another_to_start(tmp_path, monkeypatch, two_sub_devices, slow):
+    """One of two devices is 2 s late: its kernel still being built (device 1), or its dive's
+    first launch long, as PoCL's compile at a model's first launch is (device 0, the dive's
+    device). The other finds the first solution and starts its steps at once; the late one
+    joins with the best so far; every solution passes the checker and improves on the last."""
+    assert len(two_sub_devices) == 2
+    fzn_path = tmp_path / "qap.fzn"
+    subprocess.run(
+        [
+            "minizinc",
+            "-c",
+            "--solver",
+            "gpu-fzn",
+            str(MODELS / "qap_8.mzn"),
+            "--fzn",
+            str(fzn_path),
+            "--ozn",
+            str(tmp_path / "q.ozn"),
+        ],
+        check=True,
+    )
+    text = fzn_path.read_text()
+    model = lower(parse_items(text, "qap.fzn"), "qap.fzn")
+    opts = SolveOptions(all_solutions=True)
+    dm = pack(model, opts)
+    checker = Checker(parse_items(text, "qap.fzn"))
+    objectives_found: list[int] = []
+
+    def report(values, objective) -> None:
+        assert not checker.check(assignment(model, values, None))
+        objectives_found.append(objective)
+
+    late, delay = (1, 2.0) if slow == "build" else (0, 2.0)
+    starts: dict[int, float] = {}
+    island_run = Island.run
+
+    def timed_run(self, first, deadline):
+        starts[self.index] = time.monotonic()
+        return island_run(self, first, deadline)
+
+    monkeypatch.setattr(Island, "run", timed_run)
+    if slow == "build":
+        make_runner = LnsSearch._runner
+
+        def late_runner(self, i):
+            if i == late:
+                time.sleep(delay)
+            return make_runner(self, i)
+
+        monkeypatch.setattr(LnsSearch, "_runner", late_runner)
+    else:
+        dive = lns_module.run_batch
+
+        def late_dive(runner, *args, first_only=False, **kw):
+            if first_only and runner.device.index == late:
+                time.sleep(delay)
+            return dive(runner, *args, first_only=first_only, **kw)
+
+        monkeypatch.setattr(lns_module, "run_batch", late_dive)
+    search = LnsSearch(model, dm, two_sub_devices, opts, report, model.solve.lns)
+    t0 = time.monotonic()
+    search.run(t0 + 2 * delay + 1.0)
+    early = 1 - late
+    assert starts[early] - t0 < delay / 2 and starts[late] - starts[early] > delay / 2, (starts, t0)
+    assert [isl.steps > 0 for isl in search.islands] == [True, True]
+    assert len(objectives_found) >= 2 and all(b < a for a, b in zip(objectives_found, objectives_found[1:]))

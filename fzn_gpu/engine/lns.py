@@ -12,9 +12,11 @@ The strategies are in lns_island.py.
 On several devices, each runs its own steps (an island, lns_island.py) at its own pace, and
 every improvement any of them finds becomes the others' starting point at their next step:
 no device waits for another, and the host builds one device's next neighbourhoods while the
-others search. The first solution comes from a CPU's single work-item where there is one (a
-GPU thread alone is slow: 33 nodes in 5 s on QAP 32), while the other devices build their
-kernels. LNS proves nothing: the run ends with the best found, never `==========`, unless the first
+others search. Each device also dives for the first solution as soon as its kernel is ready,
+and every dive ends when any device has one: a CPU's single work-item is quick where the
+GPU's dive is slow (33 nodes in 5 s on QAP 32), a GPU ready while PoCL still compiles the
+CPU's kernel at its first launch (seconds on a model's first run) is first, and no device
+waits for another to start its steps. LNS proves nothing: the run ends with the best found, never `==========`, unless the first
 solution's search already explored the whole tree."""
 
 from __future__ import annotations
@@ -160,73 +162,61 @@ class LnsSearch:
         self.dive_index = next((i for i, d in enumerate(devices) if not d.is_gpu), 0) if len(devices) > 1 else 0
         self.runner = self._runner(self.dive_index)
         self.settings = lns_settings(spec, opts, self.runner.max_items)  # bad settings: said at once
-        self.runners = [self.runner]
-        self.islands: list[Island] = []
+        self._runners: list[Runner | None] = [
+            self.runner if i == self.dive_index else None for i in range(len(devices))
+        ]
+        self._islands: list[Island | None] = [None] * len(devices)
         self.shares: list = []
-        self._bugs: list[BaseException] = []  # unexpected errors of island threads
+        self._bugs: list[BaseException] = []  # unexpected errors of device threads
+        self._left_out: list[FznError] = []  # devices whose runner could not be built
+
+    @property
+    def runners(self) -> list[Runner]:
+        """The devices' runners built so far, in the devices' order."""
+        return [r for r in self._runners if r is not None]
+
+    @property
+    def islands(self) -> list[Island]:
+        """The islands started so far, in the devices' order."""
+        return [isl for isl in self._islands if isl is not None]
 
     def _runner(self, i: int) -> Runner:
         return Runner(self.devices[i], self.dm, seed=self.opts.seed, verbose=self.opts.verbose)
 
     # ------------------------------------------------------------------ the run
     def run(self, deadline: float | None) -> Outcome:
+        """On one device: its dive for a first solution, then its island. On several, each
+        device in a thread of its own: its runner built (the dive's device has it already),
+        then its own dive, which ends as soon as any device (or another engine sharing the
+        incumbent) has a first solution, then its island from the best so far. No device waits
+        for another: a CPU whose first launch compiles the kernel (PoCL, seconds on a model's
+        first run) or a GPU whose program is still being built leaves the first solution and
+        the first steps to the others."""
         s = self.settings
         run_deadline = deadline
         if s.timeout_s is not None:
             until = time.monotonic() + s.timeout_s
             deadline = until if deadline is None else min(deadline, until)
-        built: dict[int, Runner | FznError] = {}
-        builders = [
-            threading.Thread(target=self._build, args=(i, built), daemon=True)
-            for i in range(len(self.devices))
-            if i != self.dive_index
-        ]
-        for t in builders:
-            t.start()
-        try:  # the first solution, unless another engine sharing the incumbent finds one sooner
-            finished, first = run_batch(
-                self.runner,
-                Paths.root(),
-                deadline,
-                None,
-                self.incumbent.offer,
-                first_only=True,
-                stop=lambda: self.incumbent.stopped or self.incumbent.bound() is not None,
-            )
-            self.outcome.complete = self.outcome.complete or finished  # shared: another engine may have proved it
-        except CapacityError as err:
-            self.incumbent.note_error(f"a search thread ran out of {err} capacity")
-            first = None
-        for t in builders:
-            t.join()
-        self._keep_built(built)
-        if self.incumbent.best is not None:  # its own first solution, or a better one found beside it
-            first = self.incumbent.best
-        if first is None or self.outcome.complete or self.incumbent.stopped:
+        if len(self.devices) == 1:
+            self._device(0, deadline)
+            if self._bugs:
+                raise self._bugs[0]
+        else:
+            threads = [
+                threading.Thread(target=self._device, args=(i, deadline), daemon=True) for i in range(len(self.devices))
+            ]
+            run_threads(threads, self._stop_islands)
+            if self._bugs:  # not a device's failure: a bug, raised where it can be seen
+                raise self._bugs[0]
+        self._raise_if_all_failed()
+        if self.incumbent.best is None or self.outcome.complete or self.incumbent.stopped:
             return self.outcome
         if not len(self.fd):
             self.incumbent.note_error(
                 "LNS has no decision variables to release (every searched variable is "
                 "defined by a constraint); the first solution is not proven optimal"
             )
-            return self.outcome
-        given = _given(self.spec, self.opts)  # the user's T and percent stay as given
-        self.islands = [
-            Island(
-                i,
-                r,
-                lns_arms(self.spec, self.opts, r.max_items),
-                self.fd,
-                self.opts.seed,
-                self.incumbent,
-                steer_count="neighbourhoods" not in given,
-                grow_release="percent" not in given,
-                related=self.related,
-            )
-            for i, r in enumerate(self.runners)
-        ]
-        self._run_islands(first, deadline)
-        if not self.incumbent.stopped and (run_deadline is None or time.monotonic() < run_deadline):
+        elif run_deadline is None or time.monotonic() < run_deadline:
             # LNS proves nothing: an end before the run's time limit is said, not left silent
             if deadline is not None and time.monotonic() >= deadline:
                 self.incumbent.note_error(f"LNS reached its time-out of {s.timeout_s:g} s (LNS proves no optimum)")
@@ -236,35 +226,58 @@ class LnsSearch:
                 )
         return self.outcome
 
-    def _build(self, i: int, built: dict) -> None:
-        """Another device's runner, built while the first solution is sought."""
+    def _first_found(self) -> bool:
+        """Whether the dives can end: a solution is in, the space is explored, or the run is over."""
+        return self.incumbent.stopped or self.outcome.complete or self.incumbent.bound() is not None
+
+    def _device(self, i: int, deadline: float | None) -> None:
+        """Device i's part of the run: runner, dive, island. Its failure leaves the others going
+        (said on stderr where there are others); anything but a device's failure stops them all
+        and is raised again by run()."""
         try:
-            built[i] = self._runner(i)
-        except FznError as err:
-            built[i] = err
+            runner = self._runners[i]
+            if runner is None:
+                try:
+                    runner = self._runners[i] = self._runner(i)
+                except FznError as err:
+                    self._left_out.append(err)
+                    if self.opts.verbose:
+                        print(f"fzn-gpu: leaving out {self.devices[i].name}: {err}", file=sys.stderr)
+                    return
+            # the island exists from here, so that what its device's dive prints counts as its own
+            island = self._islands[i] = self._island_on(i, runner) if len(self.fd) else None
+            if not self._first_found():
+                offer = island.offer if island is not None else self.incumbent.offer
+                try:
+                    finished, _ = run_batch(
+                        runner, Paths.root(), deadline, None, offer, first_only=True, stop=self._first_found
+                    )
+                except CapacityError as err:
+                    self.incumbent.note_error(f"a search thread ran out of {err} capacity")
+                    return
+                self.outcome.complete = self.outcome.complete or finished  # shared: another engine may have proved it
+            first = self.incumbent.best
+            if first is None or island is None or self.outcome.complete or self.incumbent.stopped:
+                return
+            if deadline is None or time.monotonic() < deadline:
+                self._island(island, first, deadline)
+        except BaseException as err:  # a bug: every device stops, run() raises it
+            self._bugs.append(err)
+            self.incumbent.stopped = True
 
-    def _keep_built(self, built: dict) -> None:
-        runners = []
-        for i in range(len(self.devices)):
-            got = self.runner if i == self.dive_index else built.get(i)
-            if isinstance(got, Runner):
-                runners.append(got)
-            elif got is not None and self.opts.verbose:
-                print(f"fzn-gpu: leaving out {self.devices[i].name}: {got}", file=sys.stderr)
-        self.runners = runners
-
-    def _run_islands(self, first: Solution, deadline: float | None) -> None:
-        if len(self.islands) == 1:
-            self._island(self.islands[0], first, deadline)
-            self._raise_if_all_failed()
-            return
-        threads = [
-            threading.Thread(target=self._island, args=(isl, first, deadline), daemon=True) for isl in self.islands
-        ]
-        run_threads(threads, self._stop_islands)
-        if self._bugs:  # not a device's failure: a bug, raised where it can be seen
-            raise self._bugs[0]
-        self._raise_if_all_failed()
+    def _island_on(self, i: int, runner: Runner) -> Island:
+        given = _given(self.spec, self.opts)  # the user's T and percent stay as given
+        return Island(
+            i,
+            runner,
+            lns_arms(self.spec, self.opts, runner.max_items),
+            self.fd,
+            self.opts.seed,
+            self.incumbent,
+            steer_count="neighbourhoods" not in given,
+            grow_release="percent" not in given,
+            related=self.related,
+        )
 
     def _stop_islands(self) -> None:
         self.incumbent.stopped = True
@@ -276,17 +289,13 @@ class LnsSearch:
             self.incumbent.note_error(f"a search thread ran out of {err} capacity")
         except FznError as err:  # this device failed; the others go on
             island.failed = err
-            if len(self.islands) > 1:
+            if len(self.devices) > 1:
                 print(f"fzn-gpu: LNS goes on without {island.runner.device.name}: {err.message}", file=sys.stderr)
-        except BaseException as err:  # anything else stops every island
-            if len(self.islands) == 1:
-                raise
-            self._bugs.append(err)
-            self.incumbent.stopped = True
 
     def _raise_if_all_failed(self) -> None:
-        failed = [isl.failed for isl in self.islands if isl.failed is not None]
-        if failed and len(failed) == len(self.islands):
+        """Every device failed (its build, or its island): the first failure is the run's."""
+        failed = self._left_out + [isl.failed for isl in self.islands if isl.failed is not None]
+        if failed and len(failed) == len(self.devices):
             raise failed[0]
 
     def progress(self) -> Outcome:

@@ -13,10 +13,12 @@ The strategies, each a way to turn the incumbent and a neighbourhood into paths:
 from __future__ import annotations
 
 import math
+import sys
 import time
 
 import numpy as np
 
+from .. import clock
 from ..errors import FznError
 from ..kernel_abi import DEC, Op
 from ..model import LNS_STRATEGIES, LnsSpec
@@ -218,7 +220,7 @@ class Island:
         self.unimproved = 0  # neighbourhoods explored since the last improvement
         self.steps = 0
         self.improving_steps = 0
-        self.improvements = 0  # solutions of this island's that were printed
+        self.improvements = 0  # solutions this island printed (its device's dive's too)
         self.failed: FznError | None = None  # why this device stopped, if it failed
 
     # ------------------------------------------------------------------ the loop
@@ -239,11 +241,13 @@ class Island:
                 arm = self.bandit.pick() if self.bandit else 0
                 self.settings = self.arms[arm]
                 self.shape = self.shapes.pick() if self.shapes else 0
-                t0 = time.monotonic()
+                t0, printed = time.monotonic(), self.improvements
                 better = self.step(current, deadline)
                 self.steps += 1
                 improved = better is not None and better[0] < current[0]
                 after, seconds = better[0] if better is not None and improved else current[0], time.monotonic() - t0
+                if self.runner.verbose:
+                    self._trace(t0, seconds, current[0], after, self.improvements - printed)
                 if self.bandit:
                     self.bandit.update(arm, current[0], after, seconds)
                 if self.shapes:
@@ -251,6 +255,18 @@ class Island:
                 if better is not None and improved:
                     current = better
                     self.improving_steps += 1
+
+    def _trace(self, t0: float, seconds: float, before: int, after: int, printed: int) -> None:
+        """One step on stderr (-v): which island, when, what it tried, how long it took, the
+        objective it started from and reached (sense-adjusted) and how many it printed; the
+        steps of several islands interleave, so their pace and who finds what can be read off."""
+        shape = SHAPES[self.shape] if self.shapes else "random"
+        print(
+            f"fzn-gpu: lns island {self.index} step {self.steps} at {t0 - clock.STARTED:.3f} s: {self.settings.strategy} "
+            f"{shape} x{self.pace.count} nodes {self.pace.nodes}, {seconds * 1000:.1f} ms, "
+            f"{before} -> {after}, printed {printed}",
+            file=sys.stderr,
+        )
 
     def strategy_steps(self) -> str:
         """Steps and improving steps of each strategy the bandit used: "icm:12/3 ..."."""
@@ -481,9 +497,11 @@ class Island:
         """Run one batch; returns the best (objective, values) that beat `bound` (default: the
         incumbent's objective), or None. how.results holds each path's best objective."""
         self.runner.set_best(obj if bound is None else bound)
-        return run_batch(self.runner, paths, deadline, how, self._offer, stop=lambda: self.incumbent.stopped)[1]
+        return run_batch(self.runner, paths, deadline, how, self.offer, stop=lambda: self.incumbent.stopped)[1]
 
-    def _offer(self, sols: np.ndarray) -> None:
+    def offer(self, sols: np.ndarray) -> None:
+        """Solutions this island's device met (its steps', and its dive's for the first one):
+        the improvements among them are printed and counted as this island's."""
         self.improvements += self.incumbent.offer(sols)
 
 
