@@ -16,8 +16,8 @@ others search. Each device also dives for the first solution as soon as its kern
 and every dive ends when any device has one: a CPU's single work-item is quick where the
 GPU's dive is slow (33 nodes in 5 s on QAP 32), a GPU ready while PoCL still compiles the
 CPU's kernel at its first launch (seconds on a model's first run) is first, and no device
-waits for another to start its steps. LNS proves nothing: the run ends with the best found, never `==========`, unless the first
-solution's search already explored the whole tree."""
+waits for another to start its steps. LNS proves nothing: the run ends with the best found,
+never `==========`, unless the first solution's search already explored the whole tree."""
 
 from __future__ import annotations
 
