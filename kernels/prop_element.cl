@@ -8,15 +8,12 @@
 // hull. Domain consistent on a bitmap idx, bounds on z.
 // The supports among indices i = from, from + step, ... <= to of z = arr[idx]: an index whose
 // entry z cannot take leaves a bitmap idx; s = (first, last) supported index, (lo, hi) their
-// entries' hull, left as they were when none is found. false: a wipe-out. A bitmap idx walked
-// one index at a time (step 1) goes from value to value of its words, not over every index of
-// its range: a big circuit's successors keep a few values of a wide range.
+// entries' hull, left as they were when none is found. false: a wipe-out.
 typedef struct { int first, last, lo, hi; } Supports;
 inline bool element_supports(Ctx *x, int idx, int z, __global const int *arr, int from, int to, int step,
                              Supports *s) {
-    bool bits = has_bits(x, idx), dense = bits && step == 1;
+    bool bits = has_bits(x, idx);
     for (int i = from; i <= to; i += step) {
-        if (dense && (i = next_value(x, idx, i)) > to) break;   // the next value left, not the next index
         if (!contains(x, idx, i)) continue;
         int e = arr[i - 1];
         if (!contains(x, z, e)) { if (bits) TRY(remove_value(x, idx, i)); continue; }
