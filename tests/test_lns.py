@@ -423,7 +423,7 @@ def test_no_device_waits_for_another_to_start(tmp_path, monkeypatch, two_sub_dev
         assert not checker.check(assignment(model, values, None))
         objectives_found.append(objective)
 
-    late, delay = (1, 2.0) if slow == "build" else (0, 2.0)
+    late, delay = (1 if slow == "build" else 0), 2.0
     starts: dict[int, float] = {}
     island_run = Island.run
 

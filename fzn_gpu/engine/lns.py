@@ -177,7 +177,8 @@ class LnsSearch:
 
     @property
     def islands(self) -> list[Island]:
-        """The islands started so far, in the devices' order."""
+        """The devices' islands, each made once its runner is built (before its dive), in the
+        devices' order."""
         return [isl for isl in self._islands if isl is not None]
 
     def _runner(self, i: int) -> Runner:
