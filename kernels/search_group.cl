@@ -9,11 +9,12 @@
 // watch it into the next pass's list (once each). The fixpoint is a pass that changed nothing.
 //
 // Backtracking copies: before each left decision the node's store (lower bounds, upper
-// bounds, bitmap words: one array; with narrow domains the words alone, domain.cl) goes to the group's stack in global memory, and coming back
-// copies it in again, every work-item a slice of it. The stack holds the first `slevels`
-// levels (the host sizes it so that the device's memory holds enough groups: a big model's
-// worst-case depth times its node would let a few groups run); a deeper level is recomputed
-// from the deepest copy by replaying the path's decisions from there, each propagated.
+// bounds, bitmap words: one array; with narrow domains the words alone, domain.cl) goes to
+// the group's stack in global memory, and coming back copies it in again, every work-item a
+// slice of it. The stack holds the first `slevels` levels (the host sizes it so that the
+// device's memory holds enough groups: a big model's worst-case depth times its node would let
+// a few groups run); a deeper level is recomputed from the deepest copy by replaying the
+// path's decisions from there, each propagated.
 // Everything else (sub-search spaces taken from a shared counter, paths replayed, levels and
 // their exact right branches, expansion at a cutoff, donations for re-splitting, solution
 // slots, branch and bound, LNS node limits and results) works as in the one-work-item kernel

@@ -967,8 +967,8 @@ class SliceBudget:
     way. Each size of phase (its work-items, by powers of two) keeps a budget of its own: one
     diving item and 67k searching items differ by orders of magnitude per unit, so a phase of
     a new size starts small; a phase of a size met before starts from what that size learnt,
-    where LNS, whose steps change size with their strategy, had restarted every step at START
-    and spent most of a GPU step's launches doubling up to its node budget."""
+    so an LNS step (whose size follows its strategy) finds its size's budget ready rather than
+    spending a GPU step's launches doubling up to its node budget from START."""
 
     TARGET_S, START, LOWEST, HIGHEST = 0.05, 16, 8, 1 << 22
     # a tail slice's share of a whole one (docs/BENCHMARKS.md, shorter slices in a search's tail); 1: off
