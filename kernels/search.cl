@@ -129,7 +129,7 @@ __kernel void search(
     int obj_var, int obj_sense, int count_only, int enqueue_all, int budget, int n_items, int interleave,
     int track, int donate, int sub_base,
     int node_limit, __global const int *limits, int use_limits, int random_values, __global int *results,
-    int use_results)
+    int use_results, int handover)
 {
     int gid = get_global_id(0);
     if (gid >= n_items) return;
@@ -194,6 +194,56 @@ __kernel void search(
     SubRun run = sub_run(st, sub, limits, use_limits, node_limit);
     long cut = 0;
 
+    // A hand-over (engine/balance.py: a much faster device waits and nothing else is left):
+    // the work-item gives all its remaining search away, the right branch of every open level
+    // and the node it is at, as one run of records, and stops. One at a solution it has not
+    // written yet (its bound already taken), with a path longer than it records, on a float
+    // point, or whose records would not fit, searches on and hands over at a later slice.
+    if (handover && status != S_DONE && status != S_NEED_SUB && status != S_SOLUTION) {
+        bool at_node = status == S_PROPAGATE || status == S_BRANCH;   // a node not searched yet
+        int need = at_node ? 1 : 0;
+        bool can = !at_node || plen <= pcap;
+        for (int l = 0; l < depth && can; ++l) {
+            int op = LV_(lv + l * NLV * x->st, LV_OP);
+            if (op == OP_FPOINT || (op & OP_SOLVED)) can = false;
+            else if (!(op & OP_DONATED)) {
+                need += 1;
+                can = LV_(lv + l * NLV * x->st, LV_PLEN) + 1 <= pcap;
+            }
+        }
+        int idx = -1;
+        if (can) {   // claim `need` records, never past `donate`
+            int old = ctrl[C_DONATED];
+            while (old + need <= donate) {
+                int prev = atomic_cmpxchg(&ctrl[C_DONATED], old, old + need);
+                if (prev == old) { idx = old; break; }
+                old = prev;
+            }
+        }
+        if (idx >= 0) {
+            for (int l = 0; l < depth; ++l) {
+                __global int *lvl = lv + l * NLV * x->st;
+                int op = LV_(lvl, LV_OP);
+                if (op & OP_DONATED) continue;
+                int pl = LV_(lvl, LV_PLEN);
+                __global int *rec = emit + (long)idx++ * emit_stride;
+                rec[0] = pl + 1;
+                for (int i = 0; i < DEC * pl; ++i) rec[1 + i] = path[i];
+                __global int *d = rec + 1 + DEC * pl;
+                d[0] = LV_(lvl, LV_VAR); d[1] = LV_(lvl, LV_NEG); d[2] = LV_(lvl, LV_VAL); d[3] = LV_(lvl, LV_VAL_HI);
+                rec[emit_stride - 1] = st[ST_SUB];
+                LV_(lvl, LV_OP) = op | OP_DONATED;
+            }
+            if (at_node) {   // the node itself, replayed by whoever takes it
+                __global int *rec = emit + (long)idx * emit_stride;
+                rec[0] = plen;
+                for (int i = 0; i < DEC * plen; ++i) rec[1 + i] = path[i];
+                rec[emit_stride - 1] = st[ST_SUB];
+            }
+            clear_queue(x);
+            status = S_DONE;
+        }
+    }
     if (donate > 0 && depth > 0 && status != S_DONE && status != S_NEED_SUB && ctrl[C_DONATED] < donate) {
         for (int l = 0; l < depth; ++l) {
             __global int *lvl = lv + l * NLV * x->st;

@@ -7,9 +7,9 @@ import re
 import numpy as np
 import pytest
 
-from fzn_gpu.engine.balance import DeviceShare, WorkPool
+from fzn_gpu.engine.balance import DeviceShare, RunningBlock, WorkPool
 from fzn_gpu.engine.paths import Paths
-from fzn_gpu.kernel_abi import DEC
+from fzn_gpu.kernel_abi import DEC, Op
 
 from test_cli import fzn, queens_by_pairs, run
 
@@ -62,6 +62,82 @@ def test_counts_optima_and_limits_agree_with_one_device(tmp_path, two_devices, m
     if fault:  # the fault is reported, and only when it fired (a device may finish before its block)
         failed = [stat(r.stdout, f"d{i}_failed") for i in (0, 1)]
         assert all(f is None or "injected" in f for f in failed)
+
+
+@pytest.mark.parametrize("budget", ["8", "200"])
+@pytest.mark.parametrize("fault", [None, "0:1:4", "1:2:1"])
+def test_a_device_handing_its_search_over_loses_nothing(tmp_path, two_devices, monkeypatch, budget, fault):
+    """FZN_GPU_HAND_OVER_SPEEDUP=0: a busy device hands everything it has left over to any idle
+    one (balance.py). Short slices catch its searches between propagation and branching, at a
+    node, mid-backtrack; a fault after the hand-over (the one that handed over, or the one that
+    took its work) must lose nothing either."""
+    monkeypatch.setenv("FZN_GPU_HAND_OVER_SPEEDUP", "0")
+    monkeypatch.setenv("FZN_GPU_SLICE_BUDGET", budget)
+    if fault:
+        monkeypatch.setenv("FZN_GPU_FAIL_DEVICE", fault)
+    r = run("-a", "--count-only", "--bucket", "off", "-s", fzn(tmp_path, QUEENS10))
+    assert r.returncode == 0 and stat(r.stdout, "nSolutions") == "724" and "==========" in r.stdout, r.stderr
+    if not fault:  # the hand-over happened
+        assert "1" in (stat(r.stdout, "d0_handedOver"), stat(r.stdout, "d1_handedOver")), r.stdout
+    r = run("-n", "5", "--check", fzn(tmp_path, QUEENS10))
+    assert r.returncode == 0 and r.stdout.count("----------") == 5
+    r = run("-s", "--check", fzn(tmp_path, KNAPSACK, "k.fzn"))
+    assert r.returncode == 0 and stat(r.stdout, "objective") == "41" and "==========" in r.stdout
+
+
+def test_a_much_faster_idle_device_takes_all_a_busy_one_has_left():
+    import threading
+
+    gpu = DeviceShare(0, "gpu", True, items=1000, subs=4000, busy_s=1.0)
+    cpu = DeviceShare(1, "cpu", False, items=16, subs=100, busy_s=1.0, can_hand_over=True)
+    pool = WorkPool(paths(40), [gpu, cpu])
+    pool.next = len(pool.paths)  # nothing fresh left: the CPU holds the last block
+    pool.running[1] = RunningBlock(paths(40), 40)
+    got = []
+    thief = threading.Thread(target=lambda: got.append(pool.take(gpu)))
+    thief.start()
+    while not pool.running[1].wanted:
+        pass
+    assert pool.shrink(1, started=10) == 10  # all 30 unstarted go, not a rank-sized part
+    thief.join(timeout=5)
+    assert got[0].n == 30 and pool.handing(1) and cpu.retired
+    # its searches' records (here 5) go too, at its next slices
+    pool.donated(1, np.zeros(5, np.int64), paths(15))
+    assert pool.shrink(1, started=10) == 10 and len(pool.returned[-1]) == 5
+
+
+@pytest.mark.parametrize("can, cpu_subs", [(False, 100), (True, 2000)])
+def test_a_device_that_cannot_or_is_not_much_slower_shares_by_rank(can, cpu_subs):
+    import threading
+
+    gpu = DeviceShare(0, "gpu", True, items=1000, subs=4000, busy_s=1.0)
+    cpu = DeviceShare(1, "cpu", False, items=16, subs=cpu_subs, busy_s=1.0, can_hand_over=can)
+    pool = WorkPool(paths(40), [gpu, cpu])
+    pool.next = len(pool.paths)
+    pool.running[1] = RunningBlock(paths(40), 40)
+    threading.Thread(target=lambda: pool.take(gpu), daemon=True).start()
+    while not pool.running[1].wanted:
+        pass
+    kept = pool.shrink(1, started=10)
+    assert 10 < kept < 40 and not pool.handing(1) and not cpu.retired
+
+
+def test_work_handed_over_is_not_searched_again_after_a_fault():
+    """What a failed device searches again is its block less what its searches handed over:
+    every open level's right branch and the node each search was at (a path handed over at its
+    root goes whole); the branches it had finished come back (its results are discarded)."""
+    eq, ne = int(Op.EQ), int(Op.NE)
+    root = [0, eq, 1, 0]
+    kept = Paths.from_list([np.array(root), np.array([5, eq, 2, 0])])
+    given = Paths.from_list(
+        [
+            np.array(root + [1, ne, 1, 0]),  # level 0's right branch
+            np.array(root + [1, eq, 1, 0, 2, ne, 2, 0]),  # the node, after finishing x2 = 2
+            np.array([5, eq, 2, 0]),  # the second path, handed over at its root
+        ]
+    )
+    left = kept.without(np.array([0, 0, 1]), given)
+    assert [p.tolist() for p in (left.path(i) for i in range(len(left)))] == [root + [1, eq, 1, 0, 2, eq, 2, 0]]
 
 
 @pytest.mark.parametrize("faults", ["0:1,1:1", "0:0,1:0"])

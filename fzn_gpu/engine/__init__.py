@@ -438,6 +438,8 @@ def device_stats(shares, runners) -> dict[str, object]:
         out[p + "busyTime"] = share.busy_s
         if end is not None and share.done_at is not None:
             out[p + "idleAtEnd"] = end - share.done_at
+        if share.retired:  # it handed what it had left over to a faster device (balance.py)
+            out[p + "handedOver"] = 1
         if share.failed:
             out[p + "failed"] = share.failed
     return out

@@ -14,7 +14,13 @@ the pool: nothing is lost.
 
 When no unstarted sub-search space is left anywhere, an idle device's wish reaches the busy one,
 whose work-items re-split their searches (resplit.py): the donated paths go to the idle device.
-A failed device's block goes back less what it gave away, so nothing is searched twice."""
+Where the idle device is HAND_OVER_SPEEDUP times faster than the busy one and the busy one runs
+the work-item kernel, the busy one hands over instead: each of its searches gives away all it
+has left (every open level's right branch and the node it is at) and stops, and the device
+leaves the search. A CPU beside a GPU took as long on a path as a GPU work-group, so its last
+paths, given away one branch a search and slice, outlasted the GPU's whole share (16-queens
+3.1 s on both against 2.4 s on the GPU alone, docs/BENCHMARKS.md). A failed device's block goes
+back less what it gave away, so nothing is searched twice."""
 
 from __future__ import annotations
 
@@ -30,8 +36,12 @@ from ..errors import FznError
 from .faults import DeviceFault, injected_fault
 from .paths import Paths
 from .resplit import DONATE_EACH, idle_wish
+from .runner import _env_int
 
 ALL_AT_ONCE_S = 1.0
+# an idle device this many times faster takes all a busy one has left (FZN_GPU_HAND_OVER_SPEEDUP
+# for tests and tuning runs; 0: any idle device)
+HAND_OVER_SPEEDUP = _env_int("FZN_GPU_HAND_OVER_SPEEDUP", 4, minimum=0)
 
 
 @dataclass
@@ -47,6 +57,8 @@ class DeviceShare:
     blocks: int = 0
     done_at: float | None = None  # when it took no more work (time.monotonic)
     failed: str | None = None  # why it dropped out, if it did
+    can_hand_over: bool = False  # its searches can give all they have left away (the work-item kernel)
+    retired: bool = False  # it handed its work over to a faster device and takes no more
 
     def speed(self) -> float | None:
         return self.subs / self.busy_s if self.subs and self.busy_s > 0 else None
@@ -64,6 +76,7 @@ class RunningBlock:
     t0: float = field(default_factory=time.monotonic)
     sources: list[np.ndarray] = field(default_factory=list)  # donations: which path gave each
     given: list[Paths] = field(default_factory=list)
+    handing: bool = False  # its searches hand all their work over (WorkPool.shrink)
 
     def kept(self) -> Paths:
         return self.paths if self.n == len(self.paths) else self.paths.block(0, self.n)
@@ -137,7 +150,12 @@ class WorkPool:
             rb.started = started
             unstarted = rb.n - started
             size = 0
-            if rb.wanted is not None and rb.promised and unstarted:
+            holder = next(s for s in self.shares if s.index == index)
+            if rb.wanted is not None and not rb.handing and self._hands_over(holder, rb.wanted):
+                rb.handing = holder.retired = True
+            if rb.handing:  # all it holds goes: unstarted paths, and each hand-over's records
+                size = unstarted
+            elif rb.wanted is not None and rb.promised and unstarted:
                 size = min(rb.promised, unstarted)
             elif rb.wanted is not None and unstarted >= 2:
                 size = self._steal_size(rb.wanted, unstarted)
@@ -149,6 +167,18 @@ class WorkPool:
                 rb.wanted = None
                 self.changed.notify_all()
             return rb.n
+
+    def handing(self, index: int) -> bool:
+        with self.lock:
+            return self.running[index].handing
+
+    def _hands_over(self, holder: DeviceShare, thief: DeviceShare) -> bool:
+        """The holder's searches give all they have left to the idle thief, and it leaves the
+        search: it can, and the thief is HAND_OVER_SPEEDUP times faster (both measured)."""
+        if not holder.can_hand_over:
+            return False
+        mine, theirs = self._live_speed(holder), self._live_speed(thief)
+        return mine is not None and theirs is not None and theirs >= HAND_OVER_SPEEDUP * mine
 
     def donations_wanted(self, index: int, idle_items: int, unstarted: int, items: int) -> int:
         """Donations device `index` asks of its busy work-items: for its own idle ones, and one
@@ -280,6 +310,8 @@ def balance(paths: Paths, shares: list[DeviceShare], search_block) -> bool:
             if not finished:
                 stop.set()
                 break
+            if share.retired:
+                break
         share.done_at = time.monotonic()
         with pool.lock:
             pool.changed.notify_all()
@@ -288,6 +320,10 @@ def balance(paths: Paths, shares: list[DeviceShare], search_block) -> bool:
     # pool, and the survivors start again on it
     while pool.remaining() and not stop.is_set():
         live = [s for s in shares if s.failed is None]
+        if live and all(s.retired for s in live):  # the devices it handed over to failed
+            for s in live:
+                s.retired = False
+        live = [s for s in live if not s.retired]
         if not live:
             raise FznError(
                 "every device failed: " + "; ".join(f"{s.name}: {s.failed}" for s in shares),
@@ -317,6 +353,10 @@ class BlockSplit:
         self.pool, self.share, self.index = pool, share, share.index
         self.slices = 0
         self.each = DONATE_EACH
+        self.may_hand_over = share.can_hand_over
+
+    def hand_over(self) -> bool:
+        return self.pool.handing(self.index)
 
     def keep(self, started: int, n: int) -> int:
         self.slices += 1

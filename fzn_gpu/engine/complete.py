@@ -273,7 +273,11 @@ class CompleteSearch:
             other.root_lb, other.root_ub, other.root_bits = r.root_lb.copy(), r.root_ub.copy(), r.root_bits.copy()
             other.root_fb = r.root_fb.copy()
             other.set_best(r.best())
-        self.shares = [DeviceShare(i, x.device.name, x.device.is_gpu, x.max_items) for i, x in enumerate(self.runners)]
+        # a work-item search can hand all it has left over (balance.py); float points stay put
+        self.shares = [
+            DeviceShare(i, x.device.name, x.device.is_gpu, x.max_items, can_hand_over=not x.group and self.dm.nf == 0)
+            for i, x in enumerate(self.runners)
+        ]
         return balance(paths, self.shares, lambda i, block, resplit: self._search_block(i, block, resplit, deadline))
 
     def _search_block(self, i: int, block: Paths, resplit: Resplit, deadline: float | None) -> bool:

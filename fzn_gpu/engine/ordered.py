@@ -44,6 +44,11 @@ class TreeOrder:
         self.pruned = 0  # paths dropped right of it
 
     # -- resplit.Resplit
+    may_hand_over = False
+
+    def hand_over(self) -> bool:
+        return False
+
     def keep(self, started: int, n: int) -> int:
         return n
 

@@ -120,9 +120,10 @@ class Paths:
     def without(self, sources: np.ndarray, given: Paths) -> Paths:
         """Paths covering exactly what these cover less the donated paths `given` (given[j] was
         split off the search of path sources[j]: its decisions extend that path's, and its last
-        one negates a decision that search took). For a failed device: what it kept is searched
-        again, but not what it gave away. Along each donated path, the branch not taken at every
-        decision stays; the donated path itself goes."""
+        one negates a decision that search took, or, handed over, leads to the node the search was
+        at). For a failed device: what it kept is searched again, but not what it gave away.
+        Along each donated path, the branch not taken at every decision stays; the donated path
+        itself goes (a path handed over at its root goes whole)."""
         by_source: dict[int, list[int]] = {}
         for j, s in enumerate(np.asarray(sources).tolist()):
             by_source.setdefault(s, []).append(j)
@@ -135,8 +136,11 @@ class Paths:
             trie: dict = {}
             for j in by_source[i]:
                 d = given.path(j)
-                if len(d) <= len(root) or not np.array_equal(d[: len(root)], root):
+                if len(d) < len(root) or not np.array_equal(d[: len(root)], root):
                     raise ValueError(f"donated path {j} does not extend path {i}")
+                if len(d) == len(root):  # handed over at its root: nothing of it stays
+                    trie = {None: True}
+                    break
                 node = trie
                 for decision in map(tuple, d[len(root) :].reshape(-1, DEC).tolist()):
                     node = node.setdefault(decision, {})

@@ -26,11 +26,21 @@ RESERVE_SHARE = 4
 # (docs/BENCHMARKS.md). Ordered printing takes one each (its keys order one donation per
 # path and slice).
 DONATE_EACH = 64
+# The most records one work-item search gives in a hand-over (the right branch of each open
+# level and its node): one that needs more searches on and hands over at a later slice.
+HANDOVER_RECORDS = 64
 
 
 class Resplit(Protocol):
     # paths one work-group search may give away in one slice (the work-item kernel: one)
     each: int
+    # whether this phase's work-item searches may be asked to hand all their work over
+    # (hand_over), which sizes the records a slice can bring back
+    may_hand_over: bool
+
+    def hand_over(self) -> bool:
+        """Whether every work-item search gives all it has left away at the next slice and
+        stops (the balancer's, for a much faster device waiting on this one)."""
 
     def keep(self, started: int, n: int) -> int:
         """How many of the phase's n paths to keep (at least `started`, those already taken)."""
@@ -61,9 +71,14 @@ def many_idle(idle_items: int, items: int) -> bool:
 class SelfSplit:
     """One device alone: donations feed its own idle work-items."""
 
+    may_hand_over = False
+
     def __init__(self) -> None:
         self.count = 0
         self.each = DONATE_EACH
+
+    def hand_over(self) -> bool:
+        return False
 
     def keep(self, started: int, n: int) -> int:
         return n

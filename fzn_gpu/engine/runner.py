@@ -31,7 +31,7 @@ from .floats import FLOAT_NONE, float_value, to_ord
 from .pack import DeviceModel
 from .paths import Paths
 from .profile import cnt_row
-from .resplit import Resplit, many_idle
+from .resplit import HANDOVER_RECORDS, Resplit, many_idle
 
 RESPLIT_SLACK = 32  # decisions a donated path may add to the longest path of its phase
 STACK_MIN = 8  # a work-group's stack holds at least this many levels (if the branch can be as deep)
@@ -522,10 +522,12 @@ class Runner:
         n_sub = len(paths)
         n_items = max(1, min(self.max_items, n_sub))
         self.stats.items = max(self.stats.items, n_items)
+        hands_over = resplit is not None and resplit.may_hand_over and not self.group
         if resplit is not None:
             pcap = paths.max_decisions() + RESPLIT_SLACK
             emit_stride = 2 + DEC * pcap  # length, decisions, source path
-            emit_cap = n_items  # at most one donation per item and slice
+            # at most one donation per item and slice, or a hand-over's records
+            emit_cap = n_items * (HANDOVER_RECORDS if hands_over else 1)
         else:
             pcap = path_capacity(paths, cutoff) if cutoff > 0 else 1
             emit_stride = 2 + DEC * pcap  # length, decisions, source path
@@ -629,7 +631,7 @@ class Runner:
         else:
             global_size = ((n_items + local - 1) // local) * local
         finished = False
-        donate, hungry = 0, False
+        donate, hungry, handover = 0, False, False
         self.budget.begin_phase(n_items)
         slice_end = None
         phase_kernel_s = 0.0
@@ -719,6 +721,7 @@ class Runner:
                     ("interleave", np.int32(1 if self.tuning.interleave else 0)),
                     ("track", np.int32(1 if resplit is not None else 0)),
                     *lns_args,
+                    ("handover", np.int32(1 if handover else 0)),
                 ]
             args = self.kernel_args(named)
             t0 = time.perf_counter()
@@ -811,6 +814,9 @@ class Runner:
                     cl.enqueue_copy(self.queue, ST, st)
                     idle = st[:, St.STATUS] == Status.DONE
                 donate = min(resplit.wanted(int(idle.sum()), n_sub - started, n_items), emit_cap) if keep_going else 0
+                handover = hands_over and keep_going and resplit.hand_over()
+                if handover:  # every search's records, as many as fit
+                    donate = emit_cap
                 self.ctrl[Ctrl.DONATED] = 0
                 cl.enqueue_copy(self.queue, self.ctrl_buf, self.ctrl)
             done = st[:, St.STATUS] == Status.DONE
