@@ -13,7 +13,9 @@ class Soft(IntEnum):
     """A soft constraint: its error is 0 where it holds, else a measure of how far it is from
     holding, and the walk minimises the sum of the errors. Rows (ints of the model buffer):
     LIN      [rel, n, c_1..c_n, x_1..x_n, rhs]       sum c_i x_i rel rhs
-             error |s - rhs| (EQ), max(0, s - rhs) (LE), s == rhs (NE)
+             error |s - rhs| (EQ), max(0, s - rhs) (LE), s == rhs (NE); rhs (here and in
+             the invariants LIN and LINREIF) takes two ints, low and high 32 bits (wide):
+             number partitioning's sum of squares passes 2^31 beyond n = 2,000
     ALLDIFF  [n, x_1..x_n, vmin, span, hist]      values repeated (each value beyond its first)
     CLAUSE   [npos, p.., nneg, q..]               1 unless some p is 1 or some q is 0
     REIF     [r, kind, row of the invariant kind] r must equal the invariant's value; 1 if not
@@ -51,12 +53,12 @@ class Rel(IntEnum):
 class Inv(IntEnum):
     """An invariant: a variable's value computed from others (a constraint that defines it,
     MiniZinc's defines_var), in topological order. Rows:
-    LIN      [n, c_1..c_n, x_1..x_n, rhs, a]  y = (rhs - sum c_i x_i) / a, a = +-1
+    LIN      [n, c_1..c_n, x_1..x_n, rhs, a]  y = (rhs - sum c_i x_i) / a, a = +-1 (rhs: two ints)
     ARITH    [op, a, b]                  y = a op b (Arith; ABS reads a alone)
     ELEM     [idx, n, v_1..v_n]          y = v_idx (1-based), undefined outside 1..n
     VELEM    [idx, n, x_1..x_n]          y = x_idx
     EXTREMUM [max, n, x_1..x_n]          y = max or min of the x
-    LINREIF  [rel, n, c.., x.., rhs]  y = (sum c_i x_i rel rhs)
+    LINREIF  [rel, n, c.., x.., rhs]  y = (sum c_i x_i rel rhs) (rhs: two ints)
     CLAUSE   [flip, npos, p.., nneg, q..]        y = flip xor (some p is 1 or some q is 0)
     XOR      [n, x_1..x_n]               y = the parity of the x
     SETIN    [x, k, lo_1, hi_1, ..]      y = (x in the ranges)

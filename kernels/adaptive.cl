@@ -168,6 +168,9 @@ inline int nth_value(const Net *n, int v, long j) {
 }
 
 // ---- invariants and relations
+// a constant in two ints, low and high 32 bits (local_abi.Soft's LIN: network.wide)
+inline long wide(__global const int *p) { return ((long)p[1] << 32) | (long)(uint)p[0]; }
+
 inline bool rel_holds(int rel, long s, long rhs) {
     return rel == LS_REL_EQ ? s == rhs : rel == LS_REL_LE ? s <= rhs : s != rhs;
 }
@@ -187,8 +190,8 @@ long inv_value(const Walk *w, const Move *mv, int type, __global const int *row)
     switch (type) {
     case LS_INV_LIN: {
         int k = row[0];
-        long num = row[1 + 2 * k] - lin_sum(w, mv, row + 1, row + 1 + k, k);
-        return fits(num * row[2 + 2 * k]);          // a = +-1
+        long num = wide(row + 1 + 2 * k) - lin_sum(w, mv, row + 1, row + 1 + k, k);
+        return fits(num * row[3 + 2 * k]);          // a = +-1
     }
     case LS_INV_ARITH: {
         long a = VAL(w, mv, row[1]), b = VAL(w, mv, row[2]);
@@ -236,7 +239,7 @@ long inv_value(const Walk *w, const Move *mv, int type, __global const int *row)
     }
     case LS_INV_LINREIF: {
         int k = row[1];
-        return rel_holds(row[0], lin_sum(w, mv, row + 2, row + 2 + k, k), row[2 + 2 * k]) ? 1 : 0;
+        return rel_holds(row[0], lin_sum(w, mv, row + 2, row + 2 + k, k), wide(row + 2 + 2 * k)) ? 1 : 0;
     }
     case LS_INV_CLAUSE: {
         int npos = row[1], nneg = row[2 + npos];
@@ -276,7 +279,7 @@ long soft_error(const Net *n, const Walk *w, const Move *mv, int c) {
     switch (n->soft_type[c]) {
     case LS_SOFT_LIN: {
         int k = row[1];
-        return lin_error(row[0], lin_sum(w, mv, row + 2, row + 2 + k, k), row[2 + 2 * k]);
+        return lin_error(row[0], lin_sum(w, mv, row + 2, row + 2 + k, k), wide(row + 2 + 2 * k));
     }
     case LS_SOFT_ALLDIFF: {
         int k = row[0], span = row[2 + k], h = row[3 + k];
@@ -433,7 +436,7 @@ long evaluate(const Net *n, const Walk *w, Move *mv) {
         int type = n->soft_type[c];
         if (type == LS_SOFT_LIN) {
             __global const int *row = n->data + n->soft_row[c];
-            e = n->soft_weight[c] * lin_error(row[0], w->sum[c] + mv->td[t], row[2 + 2 * row[1]]);
+            e = n->soft_weight[c] * lin_error(row[0], w->sum[c] + mv->td[t], wide(row + 2 + 2 * row[1]));
         } else if (type == LS_SOFT_ALLDIFF) {
             e = w->err[c] + n->soft_weight[c] * alldiff_delta(n, w, mv, c, t);
         } else {
@@ -481,7 +484,7 @@ long swap_delta(const Net *n, const Walk *w, int i, int j, int v, int u, int a, 
             if (type == LS_SOFT_LIN) {
                 long td = (cv - cu) * d;
                 __global const int *row = n->data + n->soft_row[c];
-                long e = n->soft_weight[c] * lin_error(row[0], w->sum[c] + td, row[2 + 2 * row[1]]);
+                long e = n->soft_weight[c] * lin_error(row[0], w->sum[c] + td, wide(row + 2 + 2 * row[1]));
                 delta += e - w->err[c];
                 nul &= td == 0;
             } else if (type == LS_SOFT_ALLDIFF && in_v && in_u) {
@@ -653,7 +656,7 @@ void recompute(const Net *n, Walk *w, Move *mv, __local long *red, int lid, int 
     long total = 0;
     for (int c = lid; c < n->nsoft; c += W) {
         __global const int *row = n->data + n->soft_row[c];
-        long e = n->soft_weight[c] * (n->soft_type[c] == LS_SOFT_LIN ? lin_error(row[0], w->sum[c], row[2 + 2 * row[1]])
+        long e = n->soft_weight[c] * (n->soft_type[c] == LS_SOFT_LIN ? lin_error(row[0], w->sum[c], wide(row + 2 + 2 * row[1]))
                                                                      : soft_error(n, w, mv, c));
         w->err[c] = e;
         total += e;

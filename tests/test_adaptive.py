@@ -351,12 +351,40 @@ def test_the_error_is_zero_exactly_on_solutions(seed):
     invariants computing the Aux variables), has total error 0 exactly where the verifier
     finds no violation and the groups' implicit constraints hold; the verifier agrees with the
     checker."""
-    net_text = Net(seed)
-    model = net_text.model()
+    _error_is_zero_exactly_on_solutions(Net(seed).text)
+
+
+# a coefficient of 2^30 + 3, so that the rows' constants (two or three of them) pass 32 bits and
+# take both of a row's words (local_abi.Soft's LIN)
+BIG = 2**30 + 3
+WIDE_MODELS = [
+    "var -2..3: x0 :: output_var;\nvar 0..3: x1 :: output_var;\nvar 1..4: x2 :: output_var;\n"
+    f"constraint int_lin_eq([{BIG}, {-BIG}, {BIG}], [x0, x1, x2], {3 * BIG});\nsolve satisfy;\n",
+    "var -2..3: x0 :: output_var;\nvar 0..3: x1 :: output_var;\nvar 1..4: x2 :: output_var;\n"
+    f"constraint int_lin_le([{BIG}, {BIG}], [x0, x2], {2 * BIG});\n"
+    f"constraint int_lin_ne([{BIG}, {-BIG}], [x1, x2], {-2 * BIG});\nsolve satisfy;\n",
+    "var -2..3: x0 :: output_var;\nvar 0..3: x1 :: output_var;\nvar bool: b0 :: output_var;\n"
+    f"constraint int_lin_le_reif([{BIG}, {-BIG}], [x0, x1], {-2 * BIG}, b0);\n"
+    "constraint bool_eq(b0, true);\nsolve satisfy;\n",
+    "var -2..3: x0 :: output_var;\nvar 0..3: x1 :: output_var;\nvar -9..9: s :: is_defined_var;\n"
+    f"constraint int_lin_eq([{BIG}, {BIG}, {-BIG}], [x0, x1, s], {-4 * BIG}) :: defines_var(s);\n"
+    "constraint int_le(s, 1);\nsolve satisfy;\n",
+]
+
+
+@pytest.mark.parametrize("text", WIDE_MODELS)
+def test_constants_beyond_32_bits_score_as_the_verdict_says(text):
+    """A linear constant beyond 32 bits (number partitioning's sum of squares from n = 2,400 on)
+    is kept whole: equalities, inequalities, a reified one and a defined variable's."""
+    _error_is_zero_exactly_on_solutions(text)
+
+
+def _error_is_zero_exactly_on_solutions(text: str) -> None:
+    model = lower(parse_items(text, "t.fzn"), "t.fzn")
     try:
         net = build(model)
     except NotLocal as why:
-        pytest.fail(f"a model of supported kinds was refused: {why}\n{net_text.text}")
+        pytest.fail(f"a model of supported kinds was refused: {why}\n{text}")
     dec = _decision_vars(net)
     combos = list(itertools.product(*(model.vars.domain(v).values() for v in dec)))[:512]
     walker = _walker(net, len(combos))
@@ -367,14 +395,14 @@ def test_the_error_is_zero_exactly_on_solutions(seed):
         rows[i, dec] = combo
     _load(walker, rows)
     st = walker.state()
-    checker = Checker(parse_items(net_text.text, "t.fzn"))
+    checker = Checker(parse_items(text, "t.fzn"))
     for i in range(len(combos)):
         values = st["values"][i].astype(np.int64)
         if not _implicit_ok(net, values):  # the moves never leave these: not scored
             continue
         holds = not violations(model, values)
-        assert (st["lscalars"][i, L.TOTAL] == 0) == holds, (combos[i], st["errors"][i], net_text.text)
-        assert holds == (not checker.check(assignment(model, values))), (combos[i], net_text.text)
+        assert (st["lscalars"][i, L.TOTAL] == 0) == holds, (combos[i], st["errors"][i], text)
+        assert holds == (not checker.check(assignment(model, values))), (combos[i], text)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -579,6 +607,31 @@ def test_the_cli_prints_a_checked_solution_and_unknown_at_the_limit(tmp_path):
     r = run("--engine", "adaptive", "-t", "1500", fzn(tmp_path, unsat, "u.fzn"))
     assert r.returncode == 0 and "----------" not in r.stdout and "=====UNKNOWN=====" in r.stdout, r.stdout
     assert "UNSATISFIABLE" not in r.stdout
+
+
+def test_a_constant_beyond_32_bits_goes_to_adaptive_search_alone_where_it_can(tmp_path):
+    """Complete search cannot hold the constant (its tables are 32-bit); for one solution of a
+    satisfaction model, Adaptive Search alone runs, says so, and never claims unsatisfiability;
+    for all solutions or an objective the refusal stays, naming the line."""
+    model = (
+        "var 1..9: a :: output_var;\nvar 1..9: b :: output_var;\nvar 1..9: c :: output_var;\n"
+        "constraint fzn_all_different_int([a, b, c]);\n"
+        f"constraint int_lin_eq([{BIG}, {BIG}, {BIG}], [a, b, c], {{}});\n"
+    )
+    r = run("--check", "-s", fzn(tmp_path, model.format(20 * BIG) + "solve satisfy;\n"))
+    assert r.returncode == 0 and r.stdout.count("----------") == 1 and "lsIterations" in r.stdout, r.stderr
+    assert "Adaptive Search alone" in r.stderr
+    r = run("-t", "1500", fzn(tmp_path, model.format(30 * BIG) + "solve satisfy;\n", "u.fzn"))  # 9 + 8 + 7 < 30
+    assert r.returncode == 0 and "=====UNKNOWN=====" in r.stdout and "UNSATISFIABLE" not in r.stdout, r.stdout
+    refused = (
+        (["-a"], "solve satisfy;\n"),
+        ([], "solve maximize a;\n"),
+        (["--engine", "complete"], "solve satisfy;\n"),
+    )
+    for args, tail in refused:
+        r = run(*args, fzn(tmp_path, model.format(20 * BIG) + tail, "r.fzn"))
+        assert r.returncode != 0 and "Traceback" not in r.stderr and "r.fzn:5" in r.stderr, r.stderr
+        assert "beyond" in r.stderr and "----------" not in r.stdout
 
 
 def test_a_seed_gives_the_same_answer_and_several_solutions_go_to_complete_search(tmp_path):

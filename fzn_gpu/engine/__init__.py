@@ -374,9 +374,12 @@ class SolveRun:
     def run_until(self, deadline: float | None) -> int:
         """The run, ending at `deadline` (time.monotonic()) at the latest; the exit code."""
         from ..device import select_devices
-        from .pack import pack
+        from .pack import WideConstant, pack
 
-        self.dm = pack(self.model, self.opts)
+        try:
+            self.dm = pack(self.model, self.opts)
+        except WideConstant as why:
+            return self._run_local_alone(why, deadline)
         from .decode import decoder
 
         self.printer.decoder = decoder(self.dm)
@@ -398,6 +401,43 @@ class SolveRun:
             else None
         )
         self.search = self._make_engine(engine, restart)
+        return self._search(deadline)
+
+    def _run_local_alone(self, why, deadline: float | None) -> int:
+        """A model with a constant the device tables cannot hold (pack.WideConstant): Adaptive
+        Search alone, where it serves (one solution of a satisfaction model it has a network
+        for, no other engine named; its linear constants have 63 bits), said on stderr, since it
+        proves nothing: the run ends with a solution or UNKNOWN. Else the refusal."""
+        from ..device import select_devices
+        from ..local.network import NotLocal, build
+        from .adaptive import AdaptiveSearch
+
+        opts = self.opts
+        if (
+            self.optimising
+            or opts.all_solutions
+            or (opts.num_solutions or 1) > 1
+            or opts.local_search == "off"
+            or opts.engine not in ("auto", "adaptive")
+        ):
+            raise why
+        try:
+            network = build(self.model)
+        except NotLocal:
+            raise why from None
+        print(
+            f"fzn-gpu: {why.message}, more than complete search takes: solving by Adaptive Search alone, "
+            "which finds solutions but cannot prove there is none",
+            file=sys.stderr,
+        )
+        self.devices = select_devices(opts.devices, opts.parallel)
+        self.t_init = clock.elapsed()
+        self.search = AdaptiveSearch(self.model, self.devices, opts, self.report, network)
+        return self._search(deadline)
+
+    def _search(self, deadline: float | None) -> int:
+        """Run the engine built, print the stream's end; the exit code."""
+        assert self.search is not None
         interrupted: KeyboardInterrupt | None = None
         try:
             outcome = self.search.run(deadline)

@@ -169,6 +169,12 @@ def _domain_bits(holes, want_bits, lb, ub, bm_off, bm_nw, nwords: int) -> np.nda
     return bits
 
 
+class WideConstant(Unsupported):
+    """A constraint's constant beyond the device tables' 32 bits: complete search, restarts, LNS
+    and bucket elimination cannot take the model; Adaptive Search can, its linear constants
+    having 63 bits (SolveRun's fallback, engine/__init__.py)."""
+
+
 def pack(model: Model, opts: SolveOptions) -> DeviceModel:
     check_supported(model)
     folded = views.find(model, table_vars) if views.wanted() else None
@@ -232,7 +238,7 @@ def pack(model: Model, opts: SolveOptions) -> DeviceModel:
         kind = table.kind
         if np.abs(table.data).max(initial=0) > LIMIT + 1:
             r = int(np.argmax(np.abs(table.data)))
-            raise Unsupported(
+            raise WideConstant(
                 f"a constant of {kind.name} is beyond ±{LIMIT}",
                 file=model.source,
                 line=int(table.lines[np.searchsorted(table.row_ptr, r, side="right") - 1]),

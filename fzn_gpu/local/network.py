@@ -129,9 +129,15 @@ def _linear(key: str, args: list) -> tuple[Rel, dict[int, int], int] | None:
     return None
 
 
+def wide(value: int) -> list[int]:
+    """A constant of up to 63 bits as two int32 words, low then high (local_abi.Soft's LIN)."""
+    low = value & 0xFFFFFFFF
+    return [low - (1 << 32) if low >= 1 << 31 else low, value >> 32]
+
+
 def _lin_row(rel: Rel, terms: dict[int, int], rhs: int) -> list[int]:
     xs = list(terms)
-    return [int(rel), len(xs)] + [terms[x] for x in xs] + xs + [rhs]
+    return [int(rel), len(xs)] + [terms[x] for x in xs] + xs + wide(rhs)
 
 
 def _clause_row(flip: int, pos, neg) -> list[int]:
@@ -292,7 +298,7 @@ class _Builder:
                 a = terms[defines]
                 rest = {x: c for x, c in terms.items() if x != defines}
                 self._check_sum(rest, rhs)
-                row = [len(rest), *rest.values(), *rest.keys(), rhs, a]
+                row = [len(rest), *rest.values(), *rest.keys(), *wide(rhs), a]
                 if self.invariant(Inv.LIN, defines, row, line):
                     return
             s = self.soft_lin(rel, terms, rhs)
