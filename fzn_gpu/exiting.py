@@ -34,3 +34,14 @@ def finish(code: int) -> NoReturn:
         except Exception:  # noqa: BLE001 - the process ends with its code whatever a hook meets
             pass
     os._exit(code)
+
+
+def abandon(code: int) -> NoReturn:
+    """End with `code` without flushing: what is left to write cannot be written (nobody
+    reads the stream), so waiting for it would never end. The hooks still run."""
+    for hook in _hooks:
+        try:
+            hook(code)
+        except Exception:  # noqa: BLE001 - the process ends with its code whatever a hook meets
+            pass
+    os._exit(code)

@@ -13,7 +13,10 @@ and an ignored signal is discarded even while blocked: the watchdog takes both s
 whatever their disposition was, as Gecode does, so Stop still stops. And a solver whose parent
 (minizinc) is gone has no one to print for: the watcher checks every POLL_S that its parent is
 still the one that started it, and ends as if sent SIGTERM when it is not (no orphan left
-running at full speed)."""
+running at full speed). An early end whose last lines cannot be written within END_WAIT_S
+(the stream's reader stopped reading: MiniZinc 2.6, cancelled by minizinc-python, read the
+solver's stderr while its stdout pipe stayed full, and both waited for ever) ends without
+them, with the same exit code."""
 
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ from . import clock, exiting
 SIGNALS = {signal.SIGINT, signal.SIGTERM}
 GRACE_S = 0.5  # past the time limit, the watchdog ends the run even inside a kernel slice
 POLL_S = 0.5  # how often the watcher checks that the parent process is still there
+END_WAIT_S = 5.0  # the most an early end waits to write its last lines (a stream's backlog drains in well under 1 s)
 
 # A run forked by the solver server (server.py) has the server as its parent, which outlives
 # it: its owner is the client on the other end of a socket, and this says when it is gone.
@@ -100,6 +104,9 @@ class Watchdog:
                 continue
             if self._closed.is_set():
                 return
+            stuck = threading.Timer(END_WAIT_S, exiting.abandon, args=(signal_code(signo),))
+            stuck.daemon = True
+            stuck.start()
             code = 0
             try:
                 code = self.end_early(signo)

@@ -308,6 +308,32 @@ def test_a_signal_during_a_long_slice_ends_the_run(tmp_path, monkeypatch):
         assert "==========" not in out and "Traceback" not in err
 
 
+def test_a_signal_ends_the_run_though_nobody_reads_its_stream(tmp_path):
+    """SIGTERM to a run printing every solution into a pipe nobody reads (full: the writer
+    blocked): its last lines cannot be written, and it ends within END_WAIT_S all the same,
+    with SIGTERM's code, rather than waiting for ever (MiniZinc 2.6 cancelled by minizinc-python
+    read the solver's stderr while its stdout stayed full)."""
+    from fzn_gpu.watchdog import END_WAIT_S
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fzn_gpu", "-a", fzn(tmp_path, queens_by_pairs(14))],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+    )
+    time.sleep(4)  # started; 365,596 solutions fill the pipe's 64 KiB long before
+    assert proc.poll() is None
+    proc.send_signal(signal.SIGTERM)
+    try:
+        code = proc.wait(timeout=END_WAIT_S + 5 + LIMIT_SLACK_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise AssertionError("the run waited for ever to write to a pipe nobody reads") from None
+    out, err = proc.communicate()
+    assert code == 143 and b"Traceback" not in err, err
+
+
 def test_an_orphaned_solver_stops(tmp_path):
     """The launcher (minizinc) killed while the solver runs, the solver's SIGINT ignored: the
     solver notices its parent is gone and ends within a second, its stream whole, instead of
