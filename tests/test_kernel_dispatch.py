@@ -73,3 +73,46 @@ def test_the_runner_names_every_kernel_argument_and_is_checked():
         runner.kernel_args(named)
     with pytest.raises(FznError, match=f"argument {len(item)}"):
         runner.kernel_args([(name, 0) for name in item] + [("extra", 1)])
+
+
+def test_a_launch_sets_only_the_arguments_that_changed():
+    """engine/kernel_call.py: the same buffer object or an equal scalar of one type is not set
+    again; a buffer made anew, a scalar of another value or type is; after a launch that failed,
+    the next one sets every argument."""
+    import numpy as np
+    import pytest
+
+    from fzn_gpu.engine.kernel_call import KernelCall
+
+    class Kernel:
+        def __init__(self):
+            self.set = []
+
+        def set_arg(self, i, value):
+            if isinstance(value, str):
+                raise ValueError("no such argument")
+            self.set.append(i)
+
+    class CL:
+        launches = 0
+
+        @classmethod
+        def enqueue_nd_range_kernel(cls, queue, kernel, global_size, local_size):
+            cls.launches += 1
+
+    kernel = Kernel()
+    call = KernelCall(kernel)
+    buf, other = object(), object()
+    call(CL, None, (64,), (32,), (buf, np.int32(3), np.int32(7)))
+    assert kernel.set == [0, 1, 2] and CL.launches == 1
+    kernel.set.clear()
+    call(CL, None, (64,), (32,), (buf, np.int32(3), np.int32(8)))
+    assert kernel.set == [2]
+    kernel.set.clear()
+    call(CL, None, (64,), (32,), (other, np.int64(3), np.int32(8)))
+    assert kernel.set == [0, 1]
+    with pytest.raises(ValueError):
+        call(CL, None, (64,), (32,), (other, "bad", np.int32(8)))
+    kernel.set.clear()
+    call(CL, None, (64,), (32,), (other, np.int64(3), np.int32(8)))
+    assert kernel.set == [0, 1, 2] and CL.launches == 4

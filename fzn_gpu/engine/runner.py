@@ -28,6 +28,7 @@ from ..errors import FznError
 from ..kernel_abi import DEC, Cnt, Ctrl, Div, Lv, St, Status
 from . import views
 from .floats import FLOAT_NONE, float_value, to_ord
+from .kernel_call import KernelCall
 from .pack import DeviceModel
 from .paths import Paths
 from .profile import cnt_row
@@ -269,6 +270,7 @@ class Runner:
         self.launch_lock = launch_lock(device)
         self.stats.build_s = time.perf_counter() - t_build
         self.kernel = self.cl.Kernel(self.prog, "search_group" if self.group else "search")
+        self.launch = KernelCall(self.kernel)
         self.max_group_width = self.kernel.get_work_group_info(
             cl.kernel_work_group_info.WORK_GROUP_SIZE, device.cl_device
         )
@@ -729,7 +731,7 @@ class Runner:
                 self.stats.gap_s += t0 - slice_end
             try:
                 with self.launch_lock:
-                    self.kernel(self.queue, (global_size,), (local,), *args)
+                    self.launch(cl, self.queue, (global_size,), (local,), args)
                     cl.enqueue_copy(self.queue, self.ctrl, self.ctrl_buf)
                     self.queue.finish()
             except cl.Error as err:

@@ -1,0 +1,32 @@
+"""A kernel launched slice after slice with mostly the same arguments: each launch sets only the
+arguments that changed since the one before. pyopencl's call sets every one at every launch,
+which cost the search kernel's 75 arguments 0.59 ms of host time a launch on the H100 (an LNS
+step launches it once or twice, ICM and Gibbs once a position; docs/BENCHMARKS.md)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class KernelCall:
+    """Launches of one cl.Kernel object, owned by one thread (a Runner's)."""
+
+    def __init__(self, kernel) -> None:
+        self.kernel = kernel
+        self.last: tuple = ()  # the arguments as set for the last launch
+
+    def __call__(self, cl, queue, global_size: tuple, local_size: tuple, args: tuple) -> None:
+        last, self.last = self.last, ()  # unknown until every argument is set and the launch queued
+        for i, value in enumerate(args):
+            if i >= len(last) or not same(last[i], value):
+                self.kernel.set_arg(i, value)
+        cl.enqueue_nd_range_kernel(queue, self.kernel, global_size, local_size)
+        self.last = args
+
+
+def same(a, b) -> bool:
+    """The same buffer or local-memory object, or equal scalars of one type: setting it again
+    would change nothing. (A buffer made anew is another object, even where its size is the same.)"""
+    if a is b:
+        return True
+    return isinstance(a, np.generic) and isinstance(b, np.generic) and a.dtype == b.dtype and bool(a == b)
