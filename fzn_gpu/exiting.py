@@ -28,17 +28,13 @@ def finish(code: int) -> NoReturn:
             stream.flush()
         except (BrokenPipeError, OSError, ValueError):
             pass
-    for hook in _hooks:
-        try:
-            hook(code)
-        except Exception:  # noqa: BLE001 - the process ends with its code whatever a hook meets
-            pass
-    os._exit(code)
+    abandon(code)
 
 
 def abandon(code: int) -> NoReturn:
-    """End with `code` without flushing: what is left to write cannot be written (nobody
-    reads the stream), so waiting for it would never end. The hooks still run."""
+    """Run the hooks and end the process with `code`, flushing nothing: called directly where
+    what is left to write cannot be written (nobody reads the stream), so waiting for it
+    would never end."""
     for hook in _hooks:
         try:
             hook(code)

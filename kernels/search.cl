@@ -41,6 +41,13 @@ int propagate(Ctx *x, long limit) {
 
 #define LV_(l, k) ((l)[(k) * x->st])
 
+// A record of the first `plen` decisions of `path`, and the phase's index of the path it came from.
+inline void put_path(__global int *rec, int emit_stride, __global const int *path, int plen, int source) {
+    rec[0] = plen;
+    for (int i = 0; i < DEC * plen; ++i) rec[1 + i] = path[i];
+    rec[emit_stride - 1] = source;
+}
+
 // A path at the emission frontier becomes a sub-search space of its own.
 // A frontier path, with the phase's index of the path it extends last (a search emits its
 // frontier left to right: the host puts the records back in tree order by source and index).
@@ -48,10 +55,20 @@ inline void emit_path(__global volatile int *ctrl, __global int *emit, int emit_
                       __global const int *path, int plen, int source) {
     int idx = atomic_inc(&ctrl[C_EMIT]);
     if (idx >= emit_cap) { atomic_or(&ctrl[C_OVERFLOW], 1); return; }
-    __global int *rec = emit + (long)idx * emit_stride;
-    rec[0] = plen;
-    for (int i = 0; i < DEC * plen; ++i) rec[1 + i] = path[i];
-    rec[emit_stride - 1] = source;
+    put_path(emit + (long)idx * emit_stride, emit_stride, path, plen, source);
+}
+
+// A level's right branch given away as record `rec` (a donation, or part of a hand-over): the
+// path's first decisions down to the level, then its negated decision, then the path it came
+// from; the level is flagged, so the search skips it when it backtracks.
+inline void give_branch(Ctx *x, __global int *rec, int emit_stride, __global const int *path, __global int *lvl,
+                        int source) {
+    int pl = LV_(lvl, LV_PLEN);
+    put_path(rec, emit_stride, path, pl, source);
+    rec[0] = pl + 1;
+    __global int *d = rec + 1 + DEC * pl;
+    d[0] = LV_(lvl, LV_VAR); d[1] = LV_(lvl, LV_NEG); d[2] = LV_(lvl, LV_VAL); d[3] = LV_(lvl, LV_VAL_HI);
+    LV_(lvl, LV_OP) = LV_(lvl, LV_OP) | OP_DONATED;
 }
 
 #ifdef FZN_FLOATS
@@ -223,23 +240,11 @@ __kernel void search(
         if (idx >= 0) {
             for (int l = 0; l < depth; ++l) {
                 __global int *lvl = lv + l * NLV * x->st;
-                int op = LV_(lvl, LV_OP);
-                if (op & OP_DONATED) continue;
-                int pl = LV_(lvl, LV_PLEN);
-                __global int *rec = emit + (long)idx++ * emit_stride;
-                rec[0] = pl + 1;
-                for (int i = 0; i < DEC * pl; ++i) rec[1 + i] = path[i];
-                __global int *d = rec + 1 + DEC * pl;
-                d[0] = LV_(lvl, LV_VAR); d[1] = LV_(lvl, LV_NEG); d[2] = LV_(lvl, LV_VAL); d[3] = LV_(lvl, LV_VAL_HI);
-                rec[emit_stride - 1] = st[ST_SUB];
-                LV_(lvl, LV_OP) = op | OP_DONATED;
+                if (LV_(lvl, LV_OP) & OP_DONATED) continue;
+                give_branch(x, emit + (long)idx++ * emit_stride, emit_stride, path, lvl, st[ST_SUB]);
             }
-            if (at_node) {   // the node itself, replayed by whoever takes it
-                __global int *rec = emit + (long)idx * emit_stride;
-                rec[0] = plen;
-                for (int i = 0; i < DEC * plen; ++i) rec[1 + i] = path[i];
-                rec[emit_stride - 1] = st[ST_SUB];
-            }
+            if (at_node)   // the node itself, replayed by whoever takes it
+                put_path(emit + (long)idx * emit_stride, emit_stride, path, plen, st[ST_SUB]);
             clear_queue(x);
             status = S_DONE;
         }
@@ -253,13 +258,7 @@ __kernel void search(
             if (pl + 1 > pcap) break;           // deeper levels have longer paths
             int idx = atomic_inc(&ctrl[C_DONATED]);
             if (idx < donate) {
-                __global int *rec = emit + (long)idx * emit_stride;
-                rec[0] = pl + 1;
-                for (int i = 0; i < DEC * pl; ++i) rec[1 + i] = path[i];
-                __global int *d = rec + 1 + DEC * pl;
-                d[0] = LV_(lvl, LV_VAR); d[1] = LV_(lvl, LV_NEG); d[2] = LV_(lvl, LV_VAL); d[3] = LV_(lvl, LV_VAL_HI);
-                rec[emit_stride - 1] = st[ST_SUB];
-                LV_(lvl, LV_OP) = op | OP_DONATED;
+                give_branch(x, emit + (long)idx * emit_stride, emit_stride, path, lvl, st[ST_SUB]);
             }
             break;
         }
