@@ -15,7 +15,7 @@ class Soft(IntEnum):
     LIN      [rel, n, c_1..c_n, x_1..x_n, rhs]       sum c_i x_i rel rhs
              error |s - rhs| (EQ), max(0, s - rhs) (LE), s == rhs (NE); rhs (here and in
              the invariants LIN and LINREIF) takes two ints, low and high 32 bits (wide):
-             number partitioning's sum of squares passes 2^31 beyond n = 2,000
+             number partitioning's sum of squares passes 2^31 from n = 2,352 on
     ALLDIFF  [n, x_1..x_n, vmin, span, hist]      values repeated (each value beyond its first)
     CLAUSE   [npos, p.., nneg, q..]               1 unless some p is 1 or some q is 0
     REIF     [r, kind, row of the invariant kind] r must equal the invariant's value; 1 if not

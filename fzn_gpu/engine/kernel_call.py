@@ -1,7 +1,8 @@
 """A kernel launched slice after slice with mostly the same arguments: each launch sets only the
 arguments that changed since the one before. pyopencl's call sets every one at every launch,
-which cost the search kernel's 75 arguments 0.59 ms of host time a launch on the H100 (an LNS
-step launches it once or twice, ICM and Gibbs once a position; docs/BENCHMARKS.md)."""
+most of a launch's host time for the search kernel's 75 arguments on the H100 (an LNS step
+launches it once or twice, ICM and Gibbs once a position; docs/BENCHMARKS.md, LNS on every
+device)."""
 
 from __future__ import annotations
 
