@@ -32,7 +32,7 @@ from . import clock, exiting
 SIGNALS = {signal.SIGINT, signal.SIGTERM}
 GRACE_S = 0.5  # past the time limit, the watchdog ends the run even inside a kernel slice
 POLL_S = 0.5  # how often the watcher checks that the parent process is still there
-END_WAIT_S = 5.0  # the most an early end waits to write its last lines (a stream's backlog drains in well under 1 s)
+END_WAIT_S = 5.0  # the most an early end waits to write its last lines (the writer's backlog is bounded)
 
 # A run forked by the solver server (server.py) has the server as its parent, which outlives
 # it: its owner is the client on the other end of a socket, and this says when it is gone.

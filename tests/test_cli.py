@@ -316,7 +316,7 @@ def test_a_signal_ends_the_run_though_nobody_reads_its_stream(tmp_path):
     from fzn_gpu.watchdog import END_WAIT_S
 
     proc = subprocess.Popen(
-        [sys.executable, "-m", "fzn_gpu", "-a", fzn(tmp_path, queens_by_pairs(14))],
+        [sys.executable, "-m", "fzn_gpu", "-a", "--check", fzn(tmp_path, queens_by_pairs(14))],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         cwd=ROOT,
