@@ -147,7 +147,33 @@ class H(IntEnum):
     INF = 36  # error: its own and its invariants' variables')
     SOFT_WEIGHT = 37  # [nsoft] what each soft constraint's error is multiplied by
     DATA = 38
-    SIZE = 39  # ints of the header
+    SW_OK = 39  # [ndec] 1: a swap of the decision variable may be scored from its swap terms
+    SW_OFF = 40  # [ndec + 1] its swap terms in SW (SwapTerm.SIZE ints each)
+    SW = 41
+    SIZE = 42  # ints of the header
+
+
+class SwapTerm(IntEnum):
+    """One term of a decision variable's swap list (H.SW): a soft constraint that a change of
+    the variable alters, directly (INV -1: the variable's own coefficient in it) or through an
+    invariant that computes a function of this variable alone (INV: the invariant; COEF: its
+    variable's coefficient), with what scoring the constraint needs beside the walk's sums, so
+    that a swap's score reads no row (kernels/adaptive.cl, swap_delta). KIND: a LIN
+    constraint's Rel, SWAP_ALLDIFF, or SWAP_DOMAIN (RHS then holds the DOMAIN row's offset in
+    DATA)."""
+
+    C = 0  # the soft constraint
+    COEF = 1
+    INV = 2
+    KIND = 3
+    RHS = 4  # two ints (network.wide)
+    WEIGHT = 6  # the constraint's weight (H.SOFT_WEIGHT)
+    SIZE = 7
+
+
+SWAP_ALLDIFF = -1  # SwapTerm.KIND of an all_different (a swap within it leaves its histogram)
+SWAP_DOMAIN = -2  # SwapTerm.KIND of a DOMAIN constraint on an invariant's variable
+SWAP_TERMS_MAX = 16  # swap terms a decision variable may have and be marked SW_OK
 
 
 class W(IntEnum):
@@ -207,8 +233,8 @@ class Param(IntEnum):
     RESET_PERCENT_WHOLE = 8  # after a whole neighbourhood without an improving move, this share of
     # the variables gets fresh values at once (RESET_LIMIT does not apply)
     FAST_SWAP = 9  # 1: a swap in a permutation scored from the constraints' sums alone where
-    # neither variable wakes an invariant (kernels/adaptive.cl, swap_delta); 0: every
-    # move through the general evaluation (the same scores: tests compare them)
+    # both variables are marked H.SW_OK (kernels/adaptive.cl, swap_delta); 0: every move
+    # through the general evaluation (the same scores: tests compare them)
     SIZE = 10
 
 
@@ -226,10 +252,14 @@ def defines() -> list[str]:
         (L, "LSL_"),
         (C, "LSC_"),
         (Param, "LSP_"),
+        (SwapTerm, "LSS_"),
     ):
         lines += [f"#define {prefix}{m.name} {m.value}" for m in enum]
     lines.append(f"#define LS_UNDEFINED ({UNDEFINED})")
     lines.append(f"#define LS_ERROR_CAP {ERROR_CAP}")
+    lines.append(f"#define LS_SWAP_ALLDIFF ({SWAP_ALLDIFF})")
+    lines.append(f"#define LS_SWAP_DOMAIN ({SWAP_DOMAIN})")
+    lines.append(f"#define LS_SWAP_TERMS_MAX {SWAP_TERMS_MAX}")
     return lines
 
 

@@ -30,6 +30,7 @@ typedef struct {
     __global const int *g_type, *g_off, *g_mem, *g_lo, *g_hi;
     __global const int *inv_type, *inv_out, *inv_row, *soft_type, *soft_row, *soft_weight;
     __global const int *memb_off, *memb_c, *memb_coef, *dep_off, *dep, *inf_off, *inf, *data;
+    __global const int *sw_ok, *sw_off, *sw;
 } Net;
 
 inline Net net_of(__global const int *M) {
@@ -48,6 +49,7 @@ inline Net net_of(__global const int *M) {
     n.memb_off = M + M[LSH_MEMB_OFF]; n.memb_c = M + M[LSH_MEMB_C]; n.memb_coef = M + M[LSH_MEMB_COEF];
     n.dep_off = M + M[LSH_DEP_OFF]; n.dep = M + M[LSH_DEP]; n.inf_off = M + M[LSH_INF_OFF]; n.inf = M + M[LSH_INF];
     n.data = M + M[LSH_DATA];
+    n.sw_ok = M + M[LSH_SW_OK]; n.sw_off = M + M[LSH_SW_OFF]; n.sw = M + M[LSH_SW];
     return n;
 }
 
@@ -185,6 +187,38 @@ inline long fits(long x) {
     return (x < -2147483646L || x > 2147483646L) ? LS_UNDEFINED : x;
 }
 
+// ARITH's operation `op` on a and b (LS_UNDEFINED where undefined or beyond 31 bits).
+long arith_value(int op, long a, long b) {
+    switch (op) {
+    case LS_ARITH_TIMES: return fits(a * b);
+    case LS_ARITH_DIV: return b == 0 ? LS_UNDEFINED : fits(a / b);
+    case LS_ARITH_MOD: return b == 0 ? LS_UNDEFINED : fits(a % b);
+    case LS_ARITH_MIN: return min(a, b);
+    case LS_ARITH_MAX: return max(a, b);
+    case LS_ARITH_ABS: return fits(a < 0 ? -a : a);
+    case LS_ARITH_POW: {
+        if (b < 0) {
+            if (a == 0) return LS_UNDEFINED;
+            if (a == 1) return 1;
+            if (a == -1) return (b & 1) ? -1 : 1;
+            return 0;
+        }
+        long r = 1;
+        for (long i = 0; i < b; ++i) {
+            r *= a;
+            if (r < -2147483646L || r > 2147483646L) return LS_UNDEFINED;
+        }
+        return r;
+    }
+    }
+    return LS_UNDEFINED;
+}
+
+// ELEM's value at index i (1-based; LS_UNDEFINED outside the array).
+inline long elem_value(__global const int *row, long i) {
+    return (i >= 1 && i <= row[1]) ? row[1 + i] : LS_UNDEFINED;
+}
+
 // The value an invariant of `type` with row `row` computes (LS_UNDEFINED where undefined).
 long inv_value(const Walk *w, const Move *mv, int type, __global const int *row) {
     switch (type) {
@@ -193,36 +227,10 @@ long inv_value(const Walk *w, const Move *mv, int type, __global const int *row)
         long num = wide(row + 1 + 2 * k) - lin_sum(w, mv, row + 1, row + 1 + k, k);
         return fits(num * row[3 + 2 * k]);          // a = +-1
     }
-    case LS_INV_ARITH: {
-        long a = VAL(w, mv, row[1]), b = VAL(w, mv, row[2]);
-        switch (row[0]) {
-        case LS_ARITH_TIMES: return fits(a * b);
-        case LS_ARITH_DIV: return b == 0 ? LS_UNDEFINED : fits(a / b);
-        case LS_ARITH_MOD: return b == 0 ? LS_UNDEFINED : fits(a % b);
-        case LS_ARITH_MIN: return min(a, b);
-        case LS_ARITH_MAX: return max(a, b);
-        case LS_ARITH_ABS: return fits(a < 0 ? -a : a);
-        case LS_ARITH_POW: {
-            if (b < 0) {
-                if (a == 0) return LS_UNDEFINED;
-                if (a == 1) return 1;
-                if (a == -1) return (b & 1) ? -1 : 1;
-                return 0;
-            }
-            long r = 1;
-            for (long i = 0; i < b; ++i) {
-                r *= a;
-                if (r < -2147483646L || r > 2147483646L) return LS_UNDEFINED;
-            }
-            return r;
-        }
-        }
-        return LS_UNDEFINED;
-    }
-    case LS_INV_ELEM: {
-        long i = VAL(w, mv, row[0]);
-        return (i >= 1 && i <= row[1]) ? row[1 + i] : LS_UNDEFINED;
-    }
+    case LS_INV_ARITH:
+        return arith_value(row[0], VAL(w, mv, row[1]), VAL(w, mv, row[2]));
+    case LS_INV_ELEM:
+        return elem_value(row, VAL(w, mv, row[0]));
     case LS_INV_VELEM: {
         long i = VAL(w, mv, row[0]);
         return (i >= 1 && i <= row[1]) ? VAL(w, mv, row[1 + i]) : LS_UNDEFINED;
@@ -453,45 +461,91 @@ long evaluate(const Net *n, const Walk *w, Move *mv) {
 }
 
 // ---- a swap scored from the constraints' sums
+// Invariant k's value where x, the one variable it reads beside constants (network.py,
+// _swap_terms), takes the value nx: as inv_value computes it.
+long unary_value(const Net *n, const Walk *w, int k, int x, long nx) {
+    __global const int *row = n->data + n->inv_row[k];
+    switch (n->inv_type[k]) {
+    case LS_INV_ARITH:
+        return arith_value(row[0], row[1] == x ? nx : w->val[row[1]], row[2] == x ? nx : w->val[row[2]]);
+    case LS_INV_ELEM:
+        return elem_value(row, nx);
+    case LS_INV_LIN: {
+        int m = row[0];
+        long s = 0;
+        for (int i = 0; i < m; ++i) s += (long)row[1 + i] * (row[1 + m + i] == x ? nx : w->val[row[1 + m + i]]);
+        return fits((wide(row + 1 + 2 * m) - s) * row[3 + 2 * m]);
+    }
+    }
+    return LS_UNDEFINED;
+}
+
+// The new value of what swap term t reads (the decision variable x itself, or its invariant's
+// variable) once x takes the value nx; *old: its value now.
+inline long term_value(const Net *n, const Walk *w, __global const int *t, int x, long nx, long *old) {
+    int k = t[LSS_INV];
+    if (k < 0) { *old = w->val[x]; return nx; }
+    *old = w->val[n->inv_out[k]];
+    return unary_value(n, w, k, x, nx);
+}
+
 // The change of the total error when decision variables i and j of a permutation (variables v
-// and u, values a and b) swap values, where neither wakes an invariant and every soft
-// constraint of either is a LIN one (re-scored from its sum and their two coefficients) or an
-// all_different holding both (a swap leaves its histogram as it is): what evaluate() gives
-// that move, without the move's hash tables in global memory, whose chains of dependent loads
-// and stores dominate a GPU walk that scores every swap of a big permutation each iteration
-// (docs/BENCHMARKS.md, Adaptive Search). LONG_MAX where another constraint is touched or a list is longer than FAST_MEMB: the
-// caller evaluates that move as any other. *null: evaluate()'s null flag.
-#define FAST_MEMB 16
+// and u, values a and b) swap values, both marked SW_OK: each soft constraint of their swap
+// terms re-scored from its sum (LIN), its range (DOMAIN) or as it is (an all_different holding
+// both: a swap leaves its histogram as it is). What evaluate() gives that move, without the
+// move's hash tables in global memory, whose chains of dependent loads and stores dominate a
+// GPU walk that scores every swap of a big permutation each iteration (docs/BENCHMARKS.md,
+// Adaptive Search), and without reading a constraint's row. An invariant's undefined value
+// counts as LS_UNDEFINED, as evaluate() takes it. LONG_MAX where either is not marked or an
+// all_different holds one of them alone: the caller evaluates that move as any other.
+// *null: evaluate()'s null flag.
 long swap_delta(const Net *n, const Walk *w, int i, int j, int v, int u, int a, int b, bool *null) {
-    if (n->dep_off[i + 1] != n->dep_off[i] || n->dep_off[j + 1] != n->dep_off[j]) return LONG_MAX;
-    int v0 = n->memb_off[v], v1 = n->memb_off[v + 1], u0 = n->memb_off[u], u1 = n->memb_off[u + 1];
-    if (v1 - v0 > FAST_MEMB || u1 - u0 > FAST_MEMB) return LONG_MAX;
-    long d = (long)b - a, delta = 0;
+    if (!n->sw_ok[i] || !n->sw_ok[j]) return LONG_MAX;
+    int i0 = n->sw_off[i], i1 = n->sw_off[i + 1], j0 = n->sw_off[j], j1 = n->sw_off[j + 1];
+    __global const int *sw = n->sw;
+    long delta = 0;
     bool nul = true;
     for (int side = 0; side < 2; ++side) {
-        int s0 = side ? u0 : v0, s1 = side ? u1 : v1;
+        int s0 = side ? j0 : i0, s1 = side ? j1 : i1;
         for (int m = s0; m < s1; ++m) {
-            int c = n->memb_c[m];
-            bool seen = false;          // scored already: earlier in this list, or (u's) in v's
-            for (int k = s0; k < m && !seen; ++k) seen = n->memb_c[k] == c;
-            for (int k = v0; side && k < v1 && !seen; ++k) seen = n->memb_c[k] == c;
+            __global const int *t = sw + LSS_SIZE * m;
+            int c = t[LSS_C];
+            bool seen = false;          // scored already: earlier in this list, or (j's) in i's
+            for (int k = s0; k < m && !seen; ++k) seen = sw[LSS_SIZE * k + LSS_C] == c;
+            for (int k = i0; side && k < i1 && !seen; ++k) seen = sw[LSS_SIZE * k + LSS_C] == c;
             if (seen) continue;
-            long cv = 0, cu = 0;
-            bool in_v = false, in_u = false;
-            for (int k = v0; k < v1; ++k) if (n->memb_c[k] == c) { cv += n->memb_coef[k]; in_v = true; }
-            for (int k = u0; k < u1; ++k) if (n->memb_c[k] == c) { cu += n->memb_coef[k]; in_u = true; }
-            int type = n->soft_type[c];
-            if (type == LS_SOFT_LIN) {
-                long td = (cv - cu) * d;
-                __global const int *row = n->data + n->soft_row[c];
-                long e = n->soft_weight[c] * lin_error(row[0], w->sum[c] + td, wide(row + 2 + 2 * row[1]));
-                delta += e - w->err[c];
-                nul &= td == 0;
-            } else if (type == LS_SOFT_ALLDIFF && in_v && in_u) {
+            int kind = t[LSS_KIND];
+            long e, old;
+            if (kind == LS_SWAP_DOMAIN) {   // one variable's: this term's alone
+                long x = side ? term_value(n, w, t, u, a, &old) : term_value(n, w, t, v, b, &old);
+                __global const int *row = n->data + t[LSS_RHS];
+                e = t[LSS_WEIGHT] * range_distance(row + 2, row[1], x);
+                nul &= e == w->err[c];
+            } else if (kind == LS_SWAP_ALLDIFF) {
+                bool in_i = false, in_j = false;
+                for (int k = i0; k < i1; ++k) in_i |= sw[LSS_SIZE * k + LSS_C] == c;
+                for (int k = j0; k < j1; ++k) in_j |= sw[LSS_SIZE * k + LSS_C] == c;
+                if (!(in_i && in_j)) return LONG_MAX;
                 nul = false;                // evaluate() counts a histogram as changed
-            } else {
-                return LONG_MAX;
+                continue;
+            } else {                        // LIN: every term of either on c
+                long td = 0;
+                for (int k = i0; k < i1; ++k) {
+                    __global const int *q = sw + LSS_SIZE * k;
+                    if (q[LSS_C] != c) continue;
+                    long x = term_value(n, w, q, v, b, &old);
+                    td += q[LSS_COEF] * (x - old);
+                }
+                for (int k = j0; k < j1; ++k) {
+                    __global const int *q = sw + LSS_SIZE * k;
+                    if (q[LSS_C] != c) continue;
+                    long x = term_value(n, w, q, u, a, &old);
+                    td += q[LSS_COEF] * (x - old);
+                }
+                e = t[LSS_WEIGHT] * lin_error(kind, w->sum[c] + td, wide(t + LSS_RHS));
+                nul &= td == 0;
             }
+            delta += e - w->err[c];
         }
     }
     *null = nul;

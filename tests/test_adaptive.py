@@ -703,6 +703,79 @@ def test_swaps_scored_from_sums_follow_the_same_walk_where_invariants_and_other_
     assert tried >= 5
 
 
+def _partition(n: int) -> str:
+    """Number partitioning as the paper models it (models/local/partition.mzn), flattened as
+    MiniZinc does: each square an invariant of its variable alone."""
+    h = n // 2
+    xs, ys = [f"x{i}" for i in range(n)], [f"y{i}" for i in range(h)]
+    L_ = [f"var 1..{n}: {x} :: output_var;" for x in xs] + [f"var 1..{n * n}: {y};" for y in ys]
+    L_.append(f"constraint fzn_all_different_int([{', '.join(xs)}]);")
+    L_ += [f"constraint int_times(x{i}, x{i}, y{i}) :: defines_var(y{i});" for i in range(h)]
+    L_.append(f"constraint int_lin_eq([{', '.join(['1'] * h)}], [{', '.join(xs[:h])}], {n * (n + 1) // 4});")
+    L_.append(f"constraint int_lin_eq([{', '.join(['1'] * h)}], [{', '.join(ys)}], {n * (n + 1) * (2 * n + 1) // 12});")
+    L_.append("solve satisfy;")
+    return "\n".join(L_) + "\n"
+
+
+def _unary_mix(n: int) -> str:
+    """A permutation whose variables wake invariants of one variable each, of every kind the
+    swap terms take: a constant array's element (undefined past its end, and a declared
+    domain narrower than its values), a division by a constant, a linear definition; and one
+    product of two of them, whose variables' swaps are scored the general way."""
+    xs = [f"x{i}" for i in range(n)]
+    table = ", ".join(str(3 * k - 5) for k in range(1, n))  # x = n is past its end: undefined
+    L_ = [f"var 1..{n}: {x} :: output_var;" for x in xs]
+    L_ += [f"var -2..{3 * n}: e{i};" for i in range(n)]
+    L_ += [f"var 0..{n}: d{i};" for i in range(n)] + [f"var -{n}..{n}: l{i};" for i in range(n)]
+    L_ += [f"var 1..{n * n}: p;", f"constraint fzn_all_different_int([{', '.join(xs)}]);"]
+    for i in range(n):
+        L_.append(f"constraint array_int_element(x{i}, [{table}], e{i}) :: defines_var(e{i});")
+        L_.append(f"constraint int_div(x{i}, 2, d{i}) :: defines_var(d{i});")
+        L_.append(f"constraint int_lin_eq([1, 1], [l{i}, x{i}], {n // 2}) :: defines_var(l{i});")
+    L_.append("constraint int_times(x0, x1, p) :: defines_var(p);")
+    es, ds, ls = (", ".join(f"{k}{i}" for i in range(n)) for k in "edl")
+    L_.append(f"constraint int_lin_le([{', '.join(['1'] * n)}], [{es}], {n});")
+    L_.append(f"constraint int_lin_eq([{', '.join(str(1 + i % 3) for i in range(n))}], [{ds}], {n});")
+    L_.append(
+        f"constraint int_lin_eq([{', '.join(['1'] * (n // 2))}, 2, -1], [{ls}, x2, x3], 1);".replace(
+            ls, ", ".join(f"l{i}" for i in range(n // 2))
+        )
+    )
+    L_.append(f"constraint int_le(p, {n});")
+    L_.append("solve satisfy;")
+    return "\n".join(L_) + "\n"
+
+
+def _swap_marked(net) -> np.ndarray:
+    b = net.buffer
+    return b[b[H.SW_OK] :][: net.ndec].astype(bool)
+
+
+@pytest.mark.parametrize("n", [8, 16])
+def test_swaps_scored_from_terms_follow_the_same_walk_through_squares(n, monkeypatch):
+    """Number partitioning's squares are invariants of one variable each: its swaps are scored
+    from the swap terms (every variable marked), and the walks make the same moves as with
+    the general evaluation."""
+    net = build(lower(parse_items(_partition(n), "p.fzn"), "p.fzn"))
+    assert _swap_marked(net).all()
+    _same_walks(net, monkeypatch, launches=4, walks=6)
+
+
+@pytest.mark.parametrize("n", [6, 9])
+def test_swaps_scored_from_terms_follow_the_same_walk_through_unary_invariants(n, monkeypatch):
+    """Elements (undefined past the array, a value the general evaluation takes as it is),
+    divisions by a constant and linear definitions, each of one variable, with DOMAIN errors on
+    their variables: the walks equal the general evaluation's. The permutation's variables
+    include two that a product of both reads, so none of them is marked; without it, all are."""
+    text = _unary_mix(n)
+    net = build(lower(parse_items(text, "u.fzn"), "u.fzn"))
+    assert not _swap_marked(net).any()
+    _same_walks(net, monkeypatch, launches=4, walks=6)
+    lone = build(lower(parse_items(re.sub(r".*(int_times|int_le\(p|: p;).*\n", "", text), "u.fzn"), "u.fzn"))
+    assert _swap_marked(lone).all()
+    _same_walks(lone, monkeypatch, launches=4, walks=6)
+
+
 class _NarrowKernel:
     """A kernel whose groups may hold `most` work-items at most (a GPU's registers)."""
 

@@ -16,7 +16,10 @@ one int32 buffer whose header (local_abi.H) says where each array lies.
   distance, an all_different's repeated values, a function's distance), else 0 or 1.
 - For each decision variable, the invariants a change of it wakes (transitively, in
   topological order) and the soft constraints whose errors it carries (its projected error,
-  which selects the variable to move).
+  which selects the variable to move); and, where every constraint it reaches is scored from
+  a sum or a value (LIN, all_different, DOMAIN) and every invariant it wakes is a function of
+  it alone (a square, a constant array's element), its swap terms, from which a swap's score
+  is computed without the general evaluation (_swap_terms).
 
 A model whose constraints are not all of these forms, or with float or set variables, is
 not one for local search (NotLocal says why); nothing here is approximate."""
@@ -31,7 +34,7 @@ import numpy as np
 
 from ..bucket import evaluate
 from ..bucket.evaluate import IntSetArg
-from ..local_abi import Arith, Group, H, Inv, Rel, Soft
+from ..local_abi import SWAP_ALLDIFF, SWAP_DOMAIN, SWAP_TERMS_MAX, Arith, Group, H, Inv, Rel, Soft, SwapTerm
 from ..model import INT_LIMIT, Model, VarKind
 
 SUM_LIMIT = 2**62  # a linear sum's magnitude, at most, in the kernel's 64 bits
@@ -512,6 +515,77 @@ def _weights(softs: list[_Soft], lo: np.ndarray, hi: np.ndarray) -> list[int]:
     return [min(WEIGHT_MAX, max(1, round(top / typical[c]))) if c in typical else 1 for c in range(len(softs))]
 
 
+UNARY_INVARIANTS = (Inv.ARITH, Inv.ELEM, Inv.LIN)  # kinds the kernel computes for one changed variable
+
+
+def _swap_terms(
+    dec_vars: list[int],
+    deps: list[list[int]],
+    memb: list[list[tuple[int, int]]],
+    invs: list[_Inv],
+    softs: list[_Soft],
+    soft_row: list[int],
+    weights: list[int],
+    is_dec: np.ndarray,
+    perms: list[list[int]],
+    caps: tuple[int, int, int],
+) -> tuple[list[int], list[int], list[int]]:
+    """(SW_OK, SW_OFF, SW): the swap terms (local_abi.SwapTerm) of each decision variable of a
+    permutation (`perms`: each one's decision indices) whose swaps can be scored from them:
+    every invariant it wakes computes a function of it and constants alone (UNARY_INVARIANTS;
+    number partitioning's squares) and is read only by LIN and DOMAIN constraints, and every
+    constraint reading the variable itself is a LIN, an all_different or a DOMAIN one. A
+    permutation is marked only where a swap of any two of its members fits the move's
+    capacities (`caps`: KMAX, TMAX, DMAX), so the general evaluation, which commits the move
+    taken, never refuses what the terms scored."""
+    outs = {inv.out for inv in invs}
+    found: dict[int, list[int]] = {}
+
+    def term(c: int, coef: int, inv: int, on_invariant: bool) -> list[int] | None:
+        s = softs[c]
+        if s.type == Soft.LIN:
+            n = s.row[1]
+            return [c, coef, inv, s.row[0], s.row[2 + 2 * n], s.row[3 + 2 * n], weights[c]]
+        if s.type == Soft.ALLDIFF and not on_invariant:
+            return [c, 0, inv, SWAP_ALLDIFF, 0, 0, weights[c]]
+        if s.type == Soft.DOMAIN:
+            return [c, 0, inv, SWAP_DOMAIN, soft_row[c], 0, weights[c]]
+        return None
+
+    def terms_of(i: int) -> list[int] | None:
+        v = dec_vars[i]
+        for k in deps[i]:
+            inv = invs[k]
+            if inv.type not in UNARY_INVARIANTS or any(r != v and (is_dec[r] or r in outs) for r in inv.reads):
+                return None
+        mine = [term(c, coef, -1, False) for c, coef in memb[v]]
+        mine += [term(c, coef, k, True) for k in deps[i] for c, coef in memb[invs[k].out]]
+        if len(mine) > SWAP_TERMS_MAX or any(t is None for t in mine):
+            return None
+        return [x for t in mine for x in cast(list, t)]
+
+    def top_two(values: list[int]) -> int:
+        return sum(sorted(values)[-2:])
+
+    for members in perms:
+        each = [terms_of(i) for i in members]
+        if any(t is None for t in each):
+            continue
+        needs = (
+            top_two([2 + len(deps[i]) for i in members]) - 2,  # two changes, and the invariants
+            top_two([len(cast(list, t)) // SwapTerm.SIZE for t in each]),
+            top_two([len(deps[i]) for i in members]),
+        )
+        if all(need <= cap for need, cap in zip(needs, caps)):
+            found.update(zip(members, cast(list, each)))
+    ok, off, terms = [], [0], []
+    for i in range(len(dec_vars)):
+        ok.append(int(i in found))
+        terms += found.get(i, [])
+        off.append(len(terms) // SwapTerm.SIZE)
+    return ok, off, terms
+
+
 def _pack(
     b: _Builder, model: Model, invs: list[_Inv], softs: list[_Soft], groups, dec_group, is_dec, ranges
 ) -> LsNetwork:
@@ -605,6 +679,10 @@ def _pack(
     arrays[H.SOFT_WEIGHT] = _weights(softs, b.lo, b.hi)
     arrays[H.SOFT_TYPE] = [int(s.type) for s in softs]
     arrays[H.SOFT_ROW] = soft_row
+    perms = [[int(dec_of[v]) for v in g[1]] for g in groups if g[0] == Group.PERM]
+    arrays[H.SW_OK], arrays[H.SW_OFF], arrays[H.SW] = _swap_terms(
+        dec_vars, deps, memb, invs, softs, soft_row, list(arrays[H.SOFT_WEIGHT]), is_dec, perms, (kmax, tmax, dmax)
+    )
     m_off, m_c, m_coef = [0], [], []
     for v in range(nv):
         m_c += [c for c, _ in memb[v]]
