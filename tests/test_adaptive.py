@@ -726,7 +726,8 @@ def _unary_mix(n: int) -> str:
     table = ", ".join(str(3 * k - 5) for k in range(1, n))  # x = n is past its end: undefined
     L_ = [f"var 1..{n}: {x} :: output_var;" for x in xs]
     L_ += [f"var -2..{3 * n}: e{i};" for i in range(n)]
-    L_ += [f"var 0..{n}: d{i};" for i in range(n)] + [f"var -{n}..{n}: l{i};" for i in range(n)]
+    # declared domains the divisions and definitions leave at some values: DOMAIN errors
+    L_ += [f"var 0..{n // 3}: d{i};" for i in range(n)] + [f"var -{n // 4}..{n}: l{i};" for i in range(n)]
     L_ += [f"var 1..{n * n}: p;", f"constraint fzn_all_different_int([{', '.join(xs)}]);"]
     for i in range(n):
         L_.append(f"constraint array_int_element(x{i}, [{table}], e{i}) :: defines_var(e{i});")
