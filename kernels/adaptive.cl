@@ -489,6 +489,19 @@ inline long term_value(const Net *n, const Walk *w, __global const int *t, int x
     return unary_value(n, w, k, x, nx);
 }
 
+// How much the sum of constraint c changes through swap terms from .. to - 1 of decision
+// variable x (all of them read x) once x takes the value nx.
+long terms_change(const Net *n, const Walk *w, int from, int to, int c, int x, long nx) {
+    long d = 0, old;
+    for (int k = from; k < to; ++k) {
+        __global const int *t = n->sw + LSS_SIZE * k;
+        if (t[LSS_C] != c) continue;
+        long value = term_value(n, w, t, x, nx, &old);
+        d += t[LSS_COEF] * (value - old);
+    }
+    return d;
+}
+
 // The change of the total error when decision variables i and j of a permutation (variables v
 // and u, values a and b) swap values, both marked SW_OK: each soft constraint of their swap
 // terms re-scored from its sum (LIN), its range (DOMAIN) or as it is (an all_different holding
@@ -529,19 +542,7 @@ long swap_delta(const Net *n, const Walk *w, int i, int j, int v, int u, int a, 
                 nul = false;                // evaluate() counts a histogram as changed
                 continue;
             } else {                        // LIN: every term of either on c
-                long td = 0;
-                for (int k = i0; k < i1; ++k) {
-                    __global const int *q = sw + LSS_SIZE * k;
-                    if (q[LSS_C] != c) continue;
-                    long x = term_value(n, w, q, v, b, &old);
-                    td += q[LSS_COEF] * (x - old);
-                }
-                for (int k = j0; k < j1; ++k) {
-                    __global const int *q = sw + LSS_SIZE * k;
-                    if (q[LSS_C] != c) continue;
-                    long x = term_value(n, w, q, u, a, &old);
-                    td += q[LSS_COEF] * (x - old);
-                }
+                long td = terms_change(n, w, i0, i1, c, v, b) + terms_change(n, w, j0, j1, c, u, a);
                 e = t[LSS_WEIGHT] * lin_error(kind, w->sum[c] + td, wide(t + LSS_RHS));
                 nul &= td == 0;
             }
@@ -637,13 +638,7 @@ long swap_delta_side(const Net *n, const Walk *w, __local const XSide *xs, int j
             e = t[LSS_WEIGHT] * range_distance(row + 2, row[1], x);
             nul &= e == w->err[c];
         } else {
-            long d = 0;
-            for (int k = m; k < j1; ++k) {
-                __global const int *q2 = sw + LSS_SIZE * k;
-                if (q2[LSS_C] != c) continue;
-                long x = term_value(n, w, q2, u, a, &old);
-                d += q2[LSS_COEF] * (x - old);
-            }
+            long d = terms_change(n, w, m, j1, c, u, a);
             e = t[LSS_WEIGHT] * lin_error(kind, w->sum[c] + d, wide(t + LSS_RHS));
             nul &= d == 0;
         }
