@@ -802,6 +802,24 @@ def _narrow_program(monkeypatch, most: int) -> None:
     monkeypatch.setattr(adaptive, "_program", program)
 
 
+def test_the_adaptive_program_caps_an_nvidia_gpu_s_registers(monkeypatch):
+    """On NVIDIA's OpenCL the adaptive program is built with REGISTER_CAP registers a work-item
+    (more walks resident at once); elsewhere without the option, which other compilers refuse;
+    a cap in FZN_GPU_CL_OPTIONS replaces it."""
+    from dataclasses import replace
+
+    import fzn_gpu.engine.adaptive as adaptive
+
+    pocl = select_devices("cpu")[0]
+    nvidia = replace(pocl, platform="NVIDIA CUDA", is_gpu=True)
+    cap = f"-cl-nv-maxrregcount={adaptive.REGISTER_CAP}"
+    monkeypatch.delenv("FZN_GPU_CL_OPTIONS", raising=False)
+    assert cap in adaptive.program_options(nvidia)
+    assert not any("maxrregcount" in o for o in adaptive.program_options(pocl))
+    monkeypatch.setenv("FZN_GPU_CL_OPTIONS", "-cl-nv-maxrregcount=64 -DX")
+    assert adaptive.program_options(nvidia) == ["-cl-std=CL1.2", "-cl-nv-maxrregcount=64", "-DX"]
+
+
 def test_a_width_beyond_the_kernel_s_group_limit_is_refused_or_narrowed(monkeypatch):
     """A group wider than the kernel may launch on the device (OUT_OF_RESOURCES on an H100 at
     512 work-items) is refused with a message where FZN_GPU_LS_WIDTH asked for it, and made

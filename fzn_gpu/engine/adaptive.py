@@ -22,7 +22,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from ..device import Device, launch_lock
+from ..device import Device, is_nvidia, launch_lock
 from ..errors import FznError
 from ..local.network import LsNetwork, NotLocal, build
 from ..local.verify import violations
@@ -37,6 +37,12 @@ from .threads import run_threads
 SLICE_S = 0.05  # a launch's target length
 WIDTHS = (32, 64, 128, 256)
 ITEMS_PER_CU = 1024  # a GPU's work-items a compute unit (walks x width)
+# An NVIDIA GPU's registers a work-item of the adaptive kernel, at most: uncapped, the compiler
+# gives it more than 128, so that a multiprocessor holds one walk of 256 work-items at once and
+# the walks of a launch run in four waves; at 128, two at once, and the iterations of magic
+# squares and partition take far less time; at 64 the spills slow Costas' walks, which
+# evaluate their moves through many invariants (docs/BENCHMARKS.md, Adaptive Search).
+REGISTER_CAP = 128
 
 _PROGRAMS: dict[int, tuple] = {}  # by id of the device's cl_device
 _LOCK = threading.Lock()
@@ -78,6 +84,19 @@ def build_program(device: Device) -> None:
     _program(device)
 
 
+def program_options(device: Device) -> list[str]:
+    """The adaptive program's build options: OpenCL 1.2, NVIDIA's register cap (REGISTER_CAP),
+    and FZN_GPU_CL_OPTIONS' for tuning runs, as for the search kernels (a cap of their own
+    replaces REGISTER_CAP)."""
+    extra = os.environ.get("FZN_GPU_CL_OPTIONS", "").split()
+    cap = (
+        []
+        if any("maxrregcount" in o for o in extra) or not is_nvidia(device)
+        else [f"-cl-nv-maxrregcount={REGISTER_CAP}"]
+    )
+    return ["-cl-std=CL1.2", *cap, *extra]
+
+
 def _program(device: Device):
     """(context, search kernel, rescoring kernel) of the Adaptive Search program on `device`,
     built once a process (the compiled binary cached on disk by pyopencl and the driver)."""
@@ -91,9 +110,7 @@ def _program(device: Device):
             ctx = opencl_start.take_context(device.cl_device) or cl.Context([cast(Any, device.cl_device)])
             source = header() + (kernels_dir() / "adaptive.cl").read_text()
             try:
-                # FZN_GPU_CL_OPTIONS: more build options, for tuning runs, as for the search kernels
-                options = ["-cl-std=CL1.2", *os.environ.get("FZN_GPU_CL_OPTIONS", "").split()]
-                prog = cl.Program(ctx, source).build(options=options)
+                prog = cl.Program(ctx, source).build(options=program_options(device))
             except cl.RuntimeError as err:
                 raise FznError(
                     f"the adaptive search kernel did not build on {device.name}: {str(err)[-2000:]}",
