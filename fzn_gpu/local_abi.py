@@ -172,7 +172,7 @@ class SwapTerm(IntEnum):
 
 
 SWAP_ALLDIFF = -1  # SwapTerm.KIND of an all_different (a swap within it leaves its histogram)
-SWAP_DOMAIN = -2  # SwapTerm.KIND of a DOMAIN constraint on an invariant's variable
+SWAP_DOMAIN = -2  # SwapTerm.KIND of a DOMAIN constraint (on the variable, or on an invariant's)
 SWAP_TERMS_MAX = 16  # swap terms a decision variable may have and be marked SW_OK
 
 

@@ -795,8 +795,8 @@ def _narrow_program(monkeypatch, most: int) -> None:
 
     real = adaptive._program
 
-    def program(device):
-        ctx, kernel, rescorer = real(device)
+    def program(device, cap=0):
+        ctx, kernel, rescorer = real(device, cap)
         return ctx, _NarrowKernel(kernel, most), rescorer
 
     monkeypatch.setattr(adaptive, "_program", program)
@@ -804,20 +804,26 @@ def _narrow_program(monkeypatch, most: int) -> None:
 
 def test_the_adaptive_program_caps_an_nvidia_gpu_s_registers(monkeypatch):
     """On NVIDIA's OpenCL the adaptive program is built with REGISTER_CAP registers a work-item
-    (more walks resident at once); elsewhere without the option, which other compilers refuse;
-    a cap in FZN_GPU_CL_OPTIONS replaces it."""
+    (more walks resident at once), REGISTER_CAP_SWAPS for a network whose every move is a swap
+    scored from swap terms (magic squares and partition, not a product of two permutation
+    variables); elsewhere without the option, which other compilers refuse; a cap in
+    FZN_GPU_CL_OPTIONS replaces it."""
     from dataclasses import replace
 
     import fzn_gpu.engine.adaptive as adaptive
 
     pocl = select_devices("cpu")[0]
     nvidia = replace(pocl, platform="NVIDIA CUDA", is_gpu=True)
-    cap = f"-cl-nv-maxrregcount={adaptive.REGISTER_CAP}"
+    swaps = [build(lower(parse_items(t, "m.fzn"), "m.fzn")) for t in (_magic(4), _partition(16), _unary_mix(6))]
+    assert [net.swaps_only for net in swaps] == [True, True, False]
+    assert adaptive.register_cap(nvidia, True) == adaptive.REGISTER_CAP_SWAPS
+    assert adaptive.register_cap(nvidia, False) == adaptive.REGISTER_CAP
+    assert adaptive.register_cap(pocl, True) == adaptive.register_cap(pocl, False) == 0
     monkeypatch.delenv("FZN_GPU_CL_OPTIONS", raising=False)
-    assert cap in adaptive.program_options(nvidia)
-    assert not any("maxrregcount" in o for o in adaptive.program_options(pocl))
-    monkeypatch.setenv("FZN_GPU_CL_OPTIONS", "-cl-nv-maxrregcount=64 -DX")
-    assert adaptive.program_options(nvidia) == ["-cl-std=CL1.2", "-cl-nv-maxrregcount=64", "-DX"]
+    assert f"-cl-nv-maxrregcount={adaptive.REGISTER_CAP}" in adaptive.program_options(nvidia, adaptive.REGISTER_CAP)
+    assert not any("maxrregcount" in o for o in adaptive.program_options(pocl, 0))
+    monkeypatch.setenv("FZN_GPU_CL_OPTIONS", "-cl-nv-maxrregcount=48 -DX")
+    assert adaptive.program_options(nvidia, 64) == ["-cl-std=CL1.2", "-cl-nv-maxrregcount=48", "-DX"]
 
 
 def test_a_width_beyond_the_kernel_s_group_limit_is_refused_or_narrowed(monkeypatch):

@@ -40,11 +40,14 @@ ITEMS_PER_CU = 1024  # a GPU's work-items a compute unit (walks x width)
 # An NVIDIA GPU's registers a work-item of the adaptive kernel, at most: uncapped, the compiler
 # gives it more than 128, so that a multiprocessor holds one walk of 256 work-items at once and
 # the walks of a launch run in four waves; at 128, two at once, and the iterations of magic
-# squares and partition take far less time; at 64 the spills slow Costas' walks, which
-# evaluate their moves through many invariants (docs/BENCHMARKS.md, Adaptive Search).
+# squares and partition take far less time; at 64 less still, but the spills slow walks that
+# evaluate their moves the general way (Costas, through many invariants), so 64 is for a
+# network whose every move is a swap scored from swap terms (LsNetwork.swaps_only), where the
+# general evaluation runs once an iteration (docs/BENCHMARKS.md, Adaptive Search).
 REGISTER_CAP = 128
+REGISTER_CAP_SWAPS = 64
 
-_PROGRAMS: dict[int, tuple] = {}  # by id of the device's cl_device
+_PROGRAMS: dict[tuple[int, int], tuple] = {}  # by id of the device's cl_device and register cap
 _LOCK = threading.Lock()
 
 
@@ -79,38 +82,49 @@ def walk_params(net: LsNetwork, width: int) -> np.ndarray:
 
 
 def build_program(device: Device) -> None:
-    """The Adaptive Search program built on `device` (`fzn-gpu build-kernels`), so that a run's
-    first launch does not wait for the driver's compiler."""
-    _program(device)
+    """The Adaptive Search programs built on `device` (`fzn-gpu build-kernels`), both register
+    caps on NVIDIA, so that a run's first launch does not wait for the driver's compiler."""
+    for cap in sorted({register_cap(device, False), register_cap(device, True)}):
+        _program(device, cap)
 
 
-def program_options(device: Device) -> list[str]:
-    """The adaptive program's build options: OpenCL 1.2, NVIDIA's register cap (REGISTER_CAP),
+def register_cap(device: Device, swaps_only: bool) -> int:
+    """The registers a work-item of the program for a network (`swaps_only`: LsNetwork's) may
+    take on `device`: 0 (no cap) but on NVIDIA's OpenCL."""
+    if not is_nvidia(device):
+        return 0
+    return REGISTER_CAP_SWAPS if swaps_only else REGISTER_CAP
+
+
+def program_options(device: Device, cap: int) -> list[str]:
+    """The adaptive program's build options: OpenCL 1.2, the register cap (`cap`, 0: none),
     and FZN_GPU_CL_OPTIONS' for tuning runs, as for the search kernels (a cap of their own
-    replaces REGISTER_CAP)."""
+    replaces `cap`)."""
     extra = os.environ.get("FZN_GPU_CL_OPTIONS", "").split()
-    cap = (
-        []
-        if any("maxrregcount" in o for o in extra) or not is_nvidia(device)
-        else [f"-cl-nv-maxrregcount={REGISTER_CAP}"]
-    )
-    return ["-cl-std=CL1.2", *cap, *extra]
+    capped = [] if any("maxrregcount" in o for o in extra) or not cap else [f"-cl-nv-maxrregcount={cap}"]
+    return ["-cl-std=CL1.2", *capped, *extra]
 
 
-def _program(device: Device):
-    """(context, search kernel, rescoring kernel) of the Adaptive Search program on `device`,
-    built once a process (the compiled binary cached on disk by pyopencl and the driver)."""
+def _program(device: Device, cap: int = 0):
+    """(context, search kernel, rescoring kernel) of the Adaptive Search program on `device`
+    with register cap `cap` (register_cap), built once a process (the compiled binary cached on
+    disk by pyopencl and the driver)."""
     import pyopencl as cl
 
     from .. import opencl_start
 
-    key = id(device.cl_device)
+    key = (id(device.cl_device), cap)
     with _LOCK:
         if key not in _PROGRAMS:
-            ctx = opencl_start.take_context(device.cl_device) or cl.Context([cast(Any, device.cl_device)])
+            # one context a device, whichever cap its programs have
+            ctx = (
+                next((built[0] for (d, _), built in _PROGRAMS.items() if d == key[0]), None)
+                or opencl_start.take_context(device.cl_device)
+                or cl.Context([cast(Any, device.cl_device)])
+            )
             source = header() + (kernels_dir() / "adaptive.cl").read_text()
             try:
-                prog = cl.Program(ctx, source).build(options=program_options(device))
+                prog = cl.Program(ctx, source).build(options=program_options(device, cap))
             except cl.RuntimeError as err:
                 raise FznError(
                     f"the adaptive search kernel did not build on {device.name}: {str(err)[-2000:]}",
@@ -192,7 +206,7 @@ class DeviceWalks:
         import pyopencl as cl
 
         t0 = time.monotonic()
-        ctx, self.kernel, self.rescorer = _program(self.device)
+        ctx, self.kernel, self.rescorer = _program(self.device, register_cap(self.device, self.net.swaps_only))
         self.stats.build_s = time.monotonic() - t0
         net = self.net
         auto = shape(net, self.device)

@@ -77,6 +77,9 @@ class LsNetwork:
     n_inv: int
     n_soft: int
     max_candidates: int  # the most moves one variable has (a neighbourhood's size)
+    # every decision variable is in a permutation and carries swap terms: every move is a swap
+    # scored from them, the general evaluation running only for the move taken
+    swaps_only: bool = False
 
     def describe(self) -> str:
         g = ", ".join(f"{n} {k}" for k, n in self.groups.items() if n)
@@ -718,6 +721,18 @@ def _pack(
         raise NotLocal("its network does not fit 32-bit offsets")
     kinds = {k.name.lower(): sum(1 for g in groups if g[0] == k) for k in Group if k != Group.FREE}
     kinds["free"] = ndec - sum(len(g[1]) for g in groups)
+    swaps_only = bool(ndec) and all(arrays[H.SW_OK])
     return LsNetwork(
-        buffer.astype(np.int32), nv, ndec, hist, kmax, tmax, dmax, kinds, len(invs), len(softs), int(head[H.CAND_ALL])
+        buffer.astype(np.int32),
+        nv,
+        ndec,
+        hist,
+        kmax,
+        tmax,
+        dmax,
+        kinds,
+        len(invs),
+        len(softs),
+        int(head[H.CAND_ALL]),
+        swaps_only,
     )
