@@ -747,6 +747,48 @@ def _unary_mix(n: int) -> str:
     return "\n".join(L_) + "\n"
 
 
+def _random_unary(seed: int) -> str:
+    """A random permutation with random invariants of one of its variables each (every
+    arithmetic operation with a constant or the variable itself, a constant array's element
+    that may end before the variable's values, a linear definition), declared domains that
+    their values may leave, and random linear equations, inequalities and disequalities over
+    the variables and the invariants'."""
+    rng = np.random.default_rng([seed, 17])
+    n = int(rng.integers(4, 9))
+    xs = [f"x{i}" for i in range(n)]
+    L_ = [f"var 1..{n}: {x} :: output_var;" for x in xs]
+    defs, ys = [], []
+    for k in range(int(rng.integers(n, 2 * n + 1))):
+        x, y, c = str(rng.choice(xs)), f"y{k}", int(rng.choice([-3, -2, 2, 3, 5]))
+        form = int(rng.integers(10))
+        if form < 7:
+            op = ["int_times", "int_div", "int_mod", "int_min", "int_max", "int_pow", "int_abs"][form]
+            other = x if op == "int_times" and rng.random() < 0.5 else str(abs(c) if op == "int_pow" else c)
+            defs.append(
+                f"constraint {op}({x}, {y}) :: defines_var({y});"
+                if op == "int_abs"
+                else f"constraint {op}({x}, {other}, {y}) :: defines_var({y});"
+            )
+        elif form < 9:
+            table = ", ".join(str(int(v)) for v in rng.integers(-2 * n, 2 * n, int(rng.integers(n - 2, n + 1))))
+            defs.append(f"constraint array_int_element({x}, [{table}], {y}) :: defines_var({y});")
+        else:
+            defs.append(f"constraint int_lin_eq([1, {c}], [{y}, {x}], {int(rng.integers(-n, n))}) :: defines_var({y});")
+        lo = int(rng.integers(-3 * n, 0))
+        L_.append(f"var {lo}..{lo + int(rng.integers(n, 6 * n))}: {y};")
+        ys.append(y)
+    L_.append(f"constraint fzn_all_different_int([{', '.join(xs)}]);")
+    L_ += defs
+    for _ in range(int(rng.integers(2, 5))):
+        terms = rng.choice(xs + ys, size=int(rng.integers(2, 5)), replace=False)
+        coefs = rng.choice([-3, -2, -1, 1, 2, 3], size=len(terms))
+        kind = str(rng.choice(["int_lin_eq", "int_lin_le", "int_lin_ne"]))
+        rhs = int(rng.integers(-2 * n, 4 * n))
+        L_.append(f"constraint {kind}([{', '.join(map(str, coefs))}], [{', '.join(terms)}], {rhs});")
+    L_.append("solve satisfy;")
+    return "\n".join(L_) + "\n"
+
+
 def _swap_marked(net) -> np.ndarray:
     b = net.buffer
     return b[b[H.SW_OK] :][: net.ndec].astype(bool)
@@ -775,6 +817,18 @@ def test_swaps_scored_from_terms_follow_the_same_walk_through_unary_invariants(n
     lone = build(lower(parse_items(re.sub(r".*(int_times|int_le\(p|: p;).*\n", "", text), "u.fzn"), "u.fzn"))
     assert _swap_marked(lone).all()
     _same_walks(lone, monkeypatch, launches=4, walks=6)
+
+
+def test_swaps_scored_from_terms_follow_the_same_walk_on_random_unary_invariants(monkeypatch):
+    """Random permutations with random invariants of one variable each and random linear
+    constraints: their variables carry swap terms (most models: all of them), and the walks
+    equal the general evaluation's, launch after launch."""
+    marked = 0
+    for seed in range(16):
+        net = build(lower(parse_items(_random_unary(seed), "r.fzn"), "r.fzn"))
+        marked += bool(_swap_marked(net).all())
+        _same_walks(net, monkeypatch, launches=3, walks=4)
+    assert marked >= 12
 
 
 class _NarrowKernel:
