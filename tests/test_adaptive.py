@@ -734,14 +734,11 @@ def _unary_mix(n: int) -> str:
         L_.append(f"constraint int_div(x{i}, 2, d{i}) :: defines_var(d{i});")
         L_.append(f"constraint int_lin_eq([1, 1], [l{i}, x{i}], {n // 2}) :: defines_var(l{i});")
     L_.append("constraint int_times(x0, x1, p) :: defines_var(p);")
-    es, ds, ls = (", ".join(f"{k}{i}" for i in range(n)) for k in "edl")
+    es, ds = (", ".join(f"{k}{i}" for i in range(n)) for k in "ed")
     L_.append(f"constraint int_lin_le([{', '.join(['1'] * n)}], [{es}], {n});")
     L_.append(f"constraint int_lin_eq([{', '.join(str(1 + i % 3) for i in range(n))}], [{ds}], {n});")
-    L_.append(
-        f"constraint int_lin_eq([{', '.join(['1'] * (n // 2))}, 2, -1], [{ls}, x2, x3], 1);".replace(
-            ls, ", ".join(f"l{i}" for i in range(n // 2))
-        )
-    )
+    half = ", ".join(f"l{i}" for i in range(n // 2))
+    L_.append(f"constraint int_lin_eq([{', '.join(['1'] * (n // 2))}, 2, -1], [{half}, x2, x3], 1);")
     L_.append(f"constraint int_le(p, {n});")
     L_.append("solve satisfy;")
     return "\n".join(L_) + "\n"

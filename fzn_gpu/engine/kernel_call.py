@@ -1,7 +1,7 @@
 """A kernel launched slice after slice with mostly the same arguments: each launch sets only the
 arguments that changed since the one before. pyopencl's call sets every one at every launch,
-most of a launch's host time for the search kernel's 75 arguments on the H100 (an LNS step
-launches it once or twice, ICM and Gibbs once a position; docs/BENCHMARKS.md, LNS on every
+each a call into the driver, for the search kernel's 75 arguments (an LNS step launches it once
+or twice, ICM and Gibbs once a position; what it saves: docs/BENCHMARKS.md, LNS on every
 device)."""
 
 from __future__ import annotations
