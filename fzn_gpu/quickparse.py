@@ -1,9 +1,12 @@
-"""The two commonest FlatZinc item shapes, read by regular expressions: a plain variable
-(`var 1..64: x :: is_defined_var;`) and a constraint whose arguments are names, ints and
-arrays of them (`constraint int_lin_eq([1, -1], [x, y], 0) :: defines_var(x);`). They are most
-of a big model's items (QAP 64: 16,000 of 16,035), and Lark spends about 25 us a token on them.
-Anything else, or anything unusual in these, returns None and goes to the grammar, which
-stays the reference: tests/test_parser.py checks that both read the same items alike."""
+"""The commonest FlatZinc item shapes, read by regular expressions: a plain variable
+(`var 1..64: x :: is_defined_var;`), a constraint whose arguments are names, ints and arrays
+of them (`constraint int_lin_eq([1, -1], [x, y], 0) :: defines_var(x);`), and an array of
+variables given by their names (`array [1..9600] of var int: x :: output_array([1..9600]) =
+[X_1, X_2, ...];`). The first two are most of a big model's items (QAP 64: 16,000 of 16,035);
+the third is few items of many tokens each (number partitioning 9,600: three of them, 24,000
+names). Lark spends about 25 us a token on them. Anything else, or anything unusual in these,
+returns None and goes to the grammar, which stays the reference: tests/test_parser.py checks
+that both read the same items alike."""
 
 from __future__ import annotations
 
@@ -16,7 +19,15 @@ _INT = r"-?[0-9]+"
 _ANNS = rf"((?:\s*::\s*{_NAME}(?:\s*\(\s*{_NAME}\s*\))?)*)"
 _VAR_DECL = re.compile(rf"\s*var\s+(?:(bool|int)|({_INT})\s*\.\.\s*({_INT}))\s*:\s*({_NAME}){_ANNS}\s*\Z")
 _CONSTRAINT = re.compile(rf"\s*constraint\s+({_NAME})\s*\(([^()]*)\){_ANNS}\s*\Z")
-_ANN = re.compile(rf"::\s*({_NAME})(?:\s*\(\s*({_NAME})\s*\))?")
+_RANGE = rf"{_INT}\s*\.\.\s*{_INT}"
+# an output_array(...)-like annotation: a name and a list of index ranges
+_RANGES_ANN = rf"\s*::\s*{_NAME}\s*\(\s*\[\s*{_RANGE}(?:\s*,\s*{_RANGE})*\s*\]\s*\)"
+_VAR_ARRAY = re.compile(
+    rf"\s*array\s*\[\s*({_INT})\s*\.\.\s*({_INT})\s*\]\s*of\s+var\s+(?:(bool|int)|({_INT})\s*\.\.\s*({_INT}))"
+    rf"\s*:\s*({_NAME})((?:{_RANGES_ANN}|\s*::\s*{_NAME}(?:\s*\(\s*{_NAME}\s*\))?)*)\s*=\s*\[([^\[\]]*)\]\s*\Z"
+)
+_RANGE_PAIR = re.compile(rf"\s*({_INT})\s*\.\.\s*({_INT})\s*\Z")
+_ANN = re.compile(rf"::\s*({_NAME})(?:\s*\(\s*(?:({_NAME})|\[([^\]]*)\])\s*\))?")
 _ARG = re.compile(rf"\s*(?:\[([^\[\]]*)\]|({_NAME})\s*\[\s*([0-9]+)\s*\]|({_NAME})|({_INT}))\s*(,|\Z)")
 _ELEM = re.compile(rf"\s*(?:({_NAME})\s*\[\s*([0-9]+)\s*\]|({_NAME})|({_INT}))\s*\Z")
 _KEYWORDS = frozenset(
@@ -36,6 +47,9 @@ def quick_item(text: str, literals: list, placeholder: str) -> ast.Item | None:
         if args is None or anns is None or m.group(1) in _KEYWORDS:
             return None
         return ast.ConstraintItem(m.group(1), args, anns)
+    m = _VAR_ARRAY.match(text)
+    if m:
+        return _var_array(*m.groups())
     m = _VAR_DECL.match(text)
     if m:
         base, lo, hi, name, anns_text = m.groups()
@@ -47,13 +61,33 @@ def quick_item(text: str, literals: list, placeholder: str) -> ast.Item | None:
     return None
 
 
+def _var_array(first, last, base, lo, hi, name, anns_text, elems) -> ast.Decl | None:
+    """`array [first..last] of var <base or lo..hi>: name <anns> = [elems]`, or None."""
+    anns = _annotations(anns_text)
+    values = _elements(elems)
+    if anns is None or values is None or name in _KEYWORDS:
+        return None
+    domain = None if base else ast.IntSet.range(int(lo), int(hi))
+    dims = ((int(first), int(last)),)
+    return ast.Decl(ast.Type(is_var=True, base=base or "int", domain=domain, dims=dims), name, anns, values)
+
+
 def _annotations(text: str) -> list[ast.Call] | None:
+    """The annotations of a text its item's expression has matched: `:: name`, `:: name(name)`
+    and `:: name([lo..hi, ...])` (output_array's index sets), in order."""
     anns = []
     for m in _ANN.finditer(text):
-        name, arg = m.groups()
+        name, arg, ranges = m.groups()
         if name in _KEYWORDS or arg in _KEYWORDS:
             return None
-        anns.append(ast.Call(name, (ast.Ident(arg),)) if arg else ast.Call(name))
+        if ranges is not None:
+            pairs = [_RANGE_PAIR.match(r) for r in ranges.split(",")]
+            sets = [ast.IntSet.range(int(p.group(1)), int(p.group(2))) for p in pairs if p]
+            if len(sets) != len(pairs):
+                return None
+            anns.append(ast.Call(name, (sets,)))
+        else:
+            anns.append(ast.Call(name, (ast.Ident(arg),)) if arg else ast.Call(name))
     return anns
 
 

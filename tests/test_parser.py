@@ -1,5 +1,6 @@
 """The FlatZinc grammar: every item form MiniZinc 2.6 emits, and syntax errors located."""
 
+import random
 import subprocess
 
 import pytest
@@ -145,6 +146,13 @@ constraint my_call(1.5, w);
 constraint my_call({1, 2}, w) :: mention(x, y);
 constraint int_le(var, true);
 var 1..3: int;
+array [1..3] of var int: ys :: output_array([1..3]) = [z, w, xs[2]];
+array [1..2] of var -3..4: zs ::var_is_introduced :: output_array([1 .. 1, -1..0]) = [w, 3];
+array [1..2] of var bool: bs :: output_array([1..2]) :: var_is_introduced = [b, true];
+array [1..0] of var int: none :: output_array([1..0]) = [];
+array [1..2] of var int: ws :: mention(x) = [ z , w ];
+array [1..1] of var int: array = [z];
+array [1..1] of var int: qs :: output_array([1..1]) = [int];
 solve :: int_search(xs, input_order, indomain_min, complete) satisfy;
 """
 
@@ -208,3 +216,43 @@ def test_quick_shapes_leave_errors_to_the_grammar(text, col, words):
     with pytest.raises(FznError) as err:
         list(parse_items(text, "bad.fzn"))
     assert err.value.line == 1 and err.value.column == col and words in err.value.message
+
+
+def _random_var_array(rng: random.Random, k: int) -> str:
+    """One array-of-variables declaration with random spacing, base type, annotations and
+    elements (names, ints, booleans), as MiniZinc writes them and a little past that."""
+
+    def sp() -> str:
+        return rng.choice(["", " ", "  ", "\n"])
+
+    n = rng.randint(0, 5)
+    base = rng.choice(["int", "bool", f"{rng.randint(-9, 0)}{sp()}..{sp()}{rng.randint(0, 9)}"])
+    anns = []
+    for _ in range(rng.randint(0, 3)):
+        kind = rng.randrange(3)
+        if kind == 0:
+            anns.append(rng.choice(["var_is_introduced", "output_var", "is_defined_var"]))
+        elif kind == 1:
+            anns.append(f"mention({sp()}v{rng.randint(0, 3)}{sp()})")
+        else:
+            dims = ", ".join(f"{rng.randint(-2, 1)}{sp()}..{sp()}{rng.randint(0, 4)}" for _ in range(rng.randint(1, 3)))
+            anns.append(f"output_array({sp()}[{sp()}{dims}{sp()}]{sp()})")
+    elems = [rng.choice([f"v{rng.randint(0, 3)}", str(rng.randint(-5, 5)), "true", "false"]) for _ in range(n)]
+    ann_text = "".join(f"{sp()}::{sp()}{a}" for a in anns)
+    return f"array [1..{n}] of var {base}:{sp()}a{k}{ann_text}{sp()}={sp()}[{sp()}{f',{sp()}'.join(elems)}{sp()}];\n"
+
+
+def test_quick_var_arrays_read_as_the_grammar_reads_them(monkeypatch):
+    """Random arrays of variables: the quick reading and the grammar's agree, and the quick
+    one takes most of them (else this would test the grammar against itself)."""
+    import fzn_gpu.parser as parser
+
+    rng = random.Random(7)
+    decls = "".join(f"var int: v{i};\n" for i in range(4)) + "".join(_random_var_array(rng, k) for k in range(300))
+    taken = []
+    quick_item = parser.quick_item
+    monkeypatch.setattr(parser, "quick_item", lambda *args: taken.append(quick_item(*args)) or taken[-1])
+    quick = list(parse_items(decls, "f.fzn"))
+    monkeypatch.setattr(parser, "quick_item", lambda *args: None)
+    assert quick == list(parse_items(decls, "f.fzn"))
+    assert sum(isinstance(t, ast.Decl) and t.type.dims is not None for t in taken) > 200
