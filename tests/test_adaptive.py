@@ -405,6 +405,32 @@ def _error_is_zero_exactly_on_solutions(text: str) -> None:
         assert holds == (not checker.check(assignment(model, values))), (combos[i], text)
 
 
+def test_the_verdict_names_values_outside_their_domains_in_variable_order():
+    """The verifier's domain part: a value beyond a variable's bounds, in a hole of its set
+    domain, or a bool's beyond 0..1, is named, the first `limit` of them by variable."""
+    text = (
+        "var {1, 3, 5}: h :: output_var;\nvar bool: b :: output_var;\nvar -2..2: r :: output_var;\n"
+        "constraint int_le(r, h);\nsolve satisfy;\n"
+    )
+    model = lower(parse_items(text, "t.fzn"), "t.fzn")
+    index = {name: v for v, name in enumerate(model.vars.names)}
+
+    def verdict(limit=1, **values):
+        row = np.zeros(len(model.vars), np.int64)
+        for name, x in values.items():
+            row[index[name]] = x
+        return violations(model, row, limit)
+
+    assert verdict(h=3, b=1, r=-2) == []
+    assert verdict(h=2, b=1, r=0) == ["the domain of h (value 2)"]
+    assert verdict(h=7, b=0, r=0) == ["the domain of h (value 7)"]
+    assert verdict(h=1, b=2, r=0) == ["the domain of b (value 2)"]
+    assert verdict(h=1, b=-1, r=3) == ["the domain of b (value -1)"]
+    assert verdict(2, h=4, b=1, r=-3) == ["the domain of h (value 4)", "the domain of r (value -3)"]
+    assert verdict(h=5, b=1, r=2) == []
+    assert verdict(h=1, b=1, r=2) == ["int_le (line 4)"]
+
+
 @pytest.mark.parametrize("seed", SEEDS)
 def test_what_a_walk_keeps_equals_a_rescoring_and_moves_keep_the_groups(seed):
     """After every launch of a few iterations, the errors, sums and totals a walk updated move

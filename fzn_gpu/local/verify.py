@@ -15,13 +15,14 @@ def violations(model: Model, values: np.ndarray, limit: int = 1) -> list[str]:
     """What the assignment breaks (at most `limit` descriptions); [] where it is a solution."""
     out: list[str] = []
     V = model.vars
-    for v in range(len(V)):
-        x = int(values[v])
-        ok = x in V.domain(v) and (x in (0, 1) or V.kind[v] != VarKind.BOOL)  # a bool's domain: 0..1 or fixed
-        if not ok:
-            out.append(f"the domain of {V.names[v]} (value {x})")
-            if len(out) >= limit:
-                return out
+    at = np.asarray(values[: len(V)], dtype=np.int64)
+    # each variable within its bounds (a bool's: 0..1 or fixed), then the holes of those that have them
+    outside = (at < V.lb) | (at > V.ub) | ((V.kind == VarKind.BOOL) & (at != 0) & (at != 1))
+    in_hole = [v for v, holes in V.holes.items() if holes and not outside[v] and int(at[v]) not in holes]
+    for v in sorted([*np.flatnonzero(outside).tolist(), *in_hole])[:limit]:
+        out.append(f"the domain of {V.names[v]} (value {int(at[v])})")
+    if len(out) >= limit:
+        return out
     value = lambda v: np.int64(values[v])  # noqa: E731
     for table in model.tables.values():
         kind = table.kind
