@@ -613,6 +613,17 @@ def test_the_groups_of_the_papers_models():
     assert sorted(weights)[-1] > 10  # the plain sum scaled up to the sum of squares' terms
 
 
+def test_a_decision_variable_without_bounds_is_refused_by_name():
+    """The first decision variable without bounds is named (one that a constraint reads is
+    refused earlier, for its unbounded sum)."""
+    text = (
+        "var 1..5: a :: output_var;\nvar int: free :: output_var;\nvar int: late :: output_var;\n"
+        "constraint int_le(a, 3);\nsolve satisfy;\n"
+    )
+    with pytest.raises(NotLocal, match="its variable free has no bounds"):
+        build(lower(parse_items(text, "t.fzn"), "t.fzn"))
+
+
 def test_a_kind_without_an_error_function_is_one_clear_refusal(tmp_path):
     text = (
         "var 1..3: a :: output_var;\nvar 1..3: b :: output_var;\nvar 1..3: c :: output_var;\n"
