@@ -3,8 +3,8 @@
 of them (`constraint int_lin_eq([1, -1], [x, y], 0) :: defines_var(x);`), and an array of
 variables given by their names (`array [1..9600] of var int: x :: output_array([1..9600]) =
 [X_1, X_2, ...];`). The first two are most of a big model's items (QAP 64: 16,000 of 16,035);
-the third is few items of many tokens each (number partitioning 9,600: three of them, 24,000
-names). Lark spends about 25 us a token on them. Anything else, or anything unusual in these,
+the third is few items of many names each (a big model's output array over every variable).
+Lark spends about 25 us a token on them. Anything else, or anything unusual in these,
 returns None and goes to the grammar, which stays the reference: tests/test_parser.py checks
 that both read the same items alike."""
 

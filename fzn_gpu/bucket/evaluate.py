@@ -104,7 +104,7 @@ def _lin(cs: tuple, xs: list) -> np.ndarray:
     for c, x in zip(cs, xs):
         if isinstance(x, np.ndarray):
             bound += abs(float(c)) * float(np.max(np.abs(x))) if x.size else 0.0
-        else:  # one value (the verifier's): numpy's reductions cost microseconds a term
+        else:  # one value (the verifier's): a numpy reduction on it costs more than the sum
             bound += abs(float(c)) * abs(float(x))
         total = total + np.int64(c) * x
     if bound >= SAFE:
