@@ -1,0 +1,87 @@
+"""One fzn-gpu run with a timestamp on stderr (seconds since this process began) at the start
+(>) and end (<) of its main phases: reading and lowering the FlatZinc, packing it for complete
+search, opening the devices, building the local search network, Adaptive Search's walks (their
+setup, program and answer), the verifier; at the stream's end, the launches of the walks and the
+seconds inside them. Where a run's time goes besides its kernels (docs/BENCHMARKS.md, Adaptive
+Search's host part). Run in the process (FZN_GPU_SERVER=off):
+    FZN_GPU_SERVER=off python3 scripts/phase_stamps.py [fzn-gpu arguments]"""
+
+import functools
+import importlib
+import sys
+import time
+
+T0 = time.monotonic()
+
+
+def stamp(what: str) -> None:
+    print(f"phase {time.monotonic() - T0:7.3f} {what}", file=sys.stderr, flush=True)
+
+
+def wrap(module: str, attr: str) -> None:
+    """`module.attr` (or `module.Class.method`) stamped on entry and exit."""
+    owner = importlib.import_module(module)
+    name = attr
+    if "." in attr:
+        cls, name = attr.split(".")
+        owner = getattr(owner, cls)
+    fn = getattr(owner, name)
+
+    @functools.wraps(fn)
+    def stamped(*args, **kwargs):
+        stamp(f"> {attr}")
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            stamp(f"< {attr}")
+
+    setattr(owner, name, stamped)
+
+
+stamp("start")
+import fzn_gpu.engine.adaptive as adaptive  # noqa: E402
+
+stamp("imported")
+for module, attr in [
+    ("fzn_gpu.lower", "load"),
+    ("fzn_gpu.engine.pack", "pack"),
+    ("fzn_gpu.device", "select_devices"),
+    ("fzn_gpu.local.network", "build"),  # partition's path: Adaptive Search alone for a wide constant
+    ("fzn_gpu.engine.adaptive", "build"),  # --engine adaptive's path
+    ("fzn_gpu.engine.adaptive", "AdaptiveSearch.run"),
+    ("fzn_gpu.engine.adaptive", "DeviceWalks.setup"),
+    ("fzn_gpu.engine.adaptive", "_program"),
+    ("fzn_gpu.engine.adaptive", "DeviceWalks.solution"),
+    ("fzn_gpu.engine.adaptive", "violations"),
+]:
+    wrap(module, attr)
+
+launches = {"count": 0, "seconds": 0.0}
+_launch = adaptive.DeviceWalks.launch
+
+
+def launch(self, iters):
+    t = time.monotonic()
+    try:
+        return _launch(self, iters)
+    finally:
+        launches["count"] += 1
+        launches["seconds"] += time.monotonic() - t
+
+
+adaptive.DeviceWalks.launch = launch
+from fzn_gpu import exiting  # noqa: E402
+
+_finish = exiting.finish
+
+
+def finish(code):
+    stamp(f"finish (launches {launches['count']}, {launches['seconds']:.3f} s inside them)")
+    _finish(code)
+
+
+exiting.finish = finish
+sys.argv = ["fzn-gpu", *sys.argv[1:]]
+from fzn_gpu.launch import main  # noqa: E402
+
+main()
