@@ -16,7 +16,8 @@ from . import ast
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _INT = r"-?[0-9]+"
-_ANNS = rf"((?:\s*::\s*{_NAME}(?:\s*\(\s*{_NAME}\s*\))?)*)"
+_ANN_NAMED = rf"\s*::\s*{_NAME}(?:\s*\(\s*{_NAME}\s*\))?"  # `:: name` or `:: name(name)`
+_ANNS = rf"((?:{_ANN_NAMED})*)"
 _VAR_DECL = re.compile(rf"\s*var\s+(?:(bool|int)|({_INT})\s*\.\.\s*({_INT}))\s*:\s*({_NAME}){_ANNS}\s*\Z")
 _CONSTRAINT = re.compile(rf"\s*constraint\s+({_NAME})\s*\(([^()]*)\){_ANNS}\s*\Z")
 _RANGE = rf"{_INT}\s*\.\.\s*{_INT}"
@@ -24,7 +25,7 @@ _RANGE = rf"{_INT}\s*\.\.\s*{_INT}"
 _RANGES_ANN = rf"\s*::\s*{_NAME}\s*\(\s*\[\s*{_RANGE}(?:\s*,\s*{_RANGE})*\s*\]\s*\)"
 _VAR_ARRAY = re.compile(
     rf"\s*array\s*\[\s*({_INT})\s*\.\.\s*({_INT})\s*\]\s*of\s+var\s+(?:(bool|int)|({_INT})\s*\.\.\s*({_INT}))"
-    rf"\s*:\s*({_NAME})((?:{_RANGES_ANN}|\s*::\s*{_NAME}(?:\s*\(\s*{_NAME}\s*\))?)*)\s*=\s*\[([^\[\]]*)\]\s*\Z"
+    rf"\s*:\s*({_NAME})((?:{_RANGES_ANN}|{_ANN_NAMED})*)\s*=\s*\[([^\[\]]*)\]\s*\Z"
 )
 _RANGE_PAIR = re.compile(rf"\s*({_INT})\s*\.\.\s*({_INT})\s*\Z")
 _ANN = re.compile(rf"::\s*({_NAME})(?:\s*\(\s*(?:({_NAME})|\[([^\]]*)\])\s*\))?")
