@@ -76,6 +76,14 @@ def _parser() -> argparse.ArgumentParser:
         "solution of a satisfaction model: auto (default; FZN_GPU_LOCAL_SEARCH sets it for scripts) "
         "where the model is one for it, off never",
     )
+    p.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        default=None,
+        help="complete search (and the portfolio's branch and bound) on the nodes of a Ray cluster: its "
+        "address (HOST:6379, ray://HOST:10001), or auto for the cluster this machine belongs to, else a "
+        "Ray instance started here; needs `pip install 'fzn-gpu[cluster]'`",
+    )
     rs = p.add_argument_group("restarts (over the solve item's restart annotation)")
     rs.add_argument(
         "--restart",
@@ -191,6 +199,7 @@ def run(argv: list[str]) -> int:
         bucket=args.bucket,
         local_search=args.local_search,
         restart=_restart_option(args),
+        cluster=args.cluster or None,
     )
     from . import opencl_start
     from .watchdog import Watchdog, unknown_yet

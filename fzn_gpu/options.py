@@ -32,6 +32,7 @@ class SolveOptions:
     local_search: str = "auto"  # --local-search: auto (Adaptive Search beside complete search for one
     # solution, where the model is one for it) or off (engine/adaptive.py)
     restart: RestartSpec | None = None  # --restart: over the model's restart annotation (engine/restart.py)
+    cluster: str | None = None  # --cluster: a Ray cluster's address, or auto (fzn_gpu/cluster/)
 
     def solution_limit(self, optimising: bool) -> int | None:
         """How many solutions a satisfaction search should find (None: all)."""

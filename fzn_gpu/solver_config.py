@@ -53,6 +53,13 @@ EXTRA_FLAGS = [
         "auto",
     ],
     [
+        "--cluster",
+        "Complete search (and the portfolio's branch and bound) on the nodes of a Ray cluster: its address "
+        "(HOST:6379), or auto (this machine's cluster, else a Ray instance started here); empty: this machine",
+        "string",
+        "",
+    ],
+    [
         "--restart",
         "Restarts: luby, geometric, linear, constant, none; auto: the model's restart annotation",
         ":".join(("opt", "auto") + RESTART_KINDS),

@@ -9,7 +9,6 @@ import re
 import time
 
 import numpy as np
-from test_multidevice import stat
 
 from fzn_gpu.device import Device, is_nvidia
 from fzn_gpu.engine.profile import cnt_row, kind_profile, node_profile
@@ -18,6 +17,7 @@ from fzn_gpu.kernel_abi import Cnt
 from fzn_gpu.registry import KINDS
 
 from test_cli import fzn, queens_by_pairs, run
+from test_multidevice import stat
 
 QUEENS8 = queens_by_pairs(8)
 

@@ -6,7 +6,6 @@ stack holds, and the stack must be sized so that a big model still gets its grou
 from __future__ import annotations
 
 import pytest
-from test_multidevice import KNAPSACK, QUEENS10, stat
 
 from fzn_gpu.device import Device
 from fzn_gpu.engine import runner as runner_mod
@@ -17,6 +16,7 @@ from fzn_gpu.parser import parse_items
 
 from helpers import as_tuples, brute_force, solve_text
 from test_cli import fzn, queens_by_pairs, run
+from test_multidevice import KNAPSACK, QUEENS10, stat
 
 QUEENS8 = queens_by_pairs(8)
 

@@ -6,7 +6,6 @@ import itertools
 
 import numpy as np
 import pytest
-from test_multidevice import KNAPSACK, QUEENS10, stat
 
 from fzn_gpu.engine import resplit as resplit_module
 from fzn_gpu.engine.balance import DeviceShare, WorkPool
@@ -17,6 +16,7 @@ from fzn_gpu.kernel_abi import DEC
 from conftest import use_kernel
 from helpers import solve_text
 from test_cli import fzn, queens_by_pairs, run
+from test_multidevice import KNAPSACK, QUEENS10, stat
 
 EQ, NE, LE, GT = 0, 1, 2, 3
 

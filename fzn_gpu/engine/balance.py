@@ -95,8 +95,13 @@ class WorkPool:
     by orders of magnitude, so speeds measured on early blocks mislead, and without this the
     fast device waits for the slow one's last block."""
 
-    def __init__(self, paths: Paths, shares: list[DeviceShare], stop: threading.Event | None = None):
+    def __init__(
+        self, paths: Paths, shares: list[DeviceShare], stop: threading.Event | None = None, lead_all: bool = True
+    ):
+        """`lead_all`: the lead device starts on the whole pool (_lead); False where running
+        blocks cannot give paths up between slices (a cluster's workers: fzn_gpu/cluster/)."""
         self.paths = paths
+        self.lead_all = lead_all
         self.next = 0
         self.returned: list[Paths] = []
         self.shares = shares
@@ -247,7 +252,7 @@ class WorkPool:
         if left <= 0:
             return 0
         speed = share.speed()
-        if self.next == 0 and self._lead() is share:
+        if self.next == 0 and self.lead_all and self._lead() is share:
             return left  # the lead device starts on everything
         if speed is None:  # calibration: one per work-item
             return min(left, share.items)
@@ -276,14 +281,14 @@ def by_rank(rank: float, left: int, live: list[DeviceShare]) -> int:
     return math.ceil(rank * left) if in_tail(left, live) else int(rank * left / 2)
 
 
-def balance(paths: Paths, shares: list[DeviceShare], search_block) -> bool:
+def balance(paths: Paths, shares: list[DeviceShare], search_block, lead_all: bool = True) -> bool:
     """Search every path on every device; True when every one was searched to the end (not
     stopped by the time limit or the solution limit). `search_block(i, paths, resplit) -> bool` searches
     one block on device i, with a BlockSplit as its Resplit between slices (runner.run_phase), and
     says whether it finished (False: time limit or stop); it raises DeviceFault when the
-    device failed, which hands the block back to the others."""
+    device failed, which hands the block back to the others. `lead_all`: as WorkPool's."""
     stop = threading.Event()
-    pool = WorkPool(paths, shares, stop)
+    pool = WorkPool(paths, shares, stop, lead_all)
     errors: list[BaseException] = []
 
     def worker(share: DeviceShare) -> None:

@@ -76,6 +76,24 @@ class CompleteSearch:
         # propagation and branching agree)
         self.sequential = ordered and self.optimising
         self.held = OrderedSolutions()
+        self.cluster = self._join_cluster() if opts.cluster else None
+
+    def _join_cluster(self):
+        """The Ray cluster's workers that search the sub-search spaces (fzn_gpu/cluster/), or
+        None where this search keeps to this machine's devices, said on stderr: solutions in
+        tree order and a sequential branch and bound need one device, and a float objective's
+        bound is shared between the devices of one machine only."""
+        why = None
+        if self.ordered or self.sequential:
+            why = "--deterministic searches on one device"
+        elif self.optimising and self.runner.float_objective:
+            why = "a float objective is searched on this machine's devices"
+        if why is not None:
+            print(f"fzn-gpu: not on the cluster: {why}", file=sys.stderr)
+            return None
+        from ..cluster.driver import Cluster
+
+        return Cluster(self.opts.cluster or "auto", self.model, self.dm, self.opts)
 
     def share_gpus(self, share: float) -> None:
         """Another engine runs on the same GPUs (the portfolio's LNS on a lone GPU): this
@@ -159,8 +177,11 @@ class CompleteSearch:
                     return self._finish(False)
             paths = Paths.root()
             t_split = time.perf_counter()
-            self._start_other_devices()
-            target = sum(x.tuning.subs_per_item * x.max_items for x in self.runners)
+            if self.cluster is not None:  # this machine splits the root; the workers search
+                target = self.cluster.target()
+            else:
+                self._start_other_devices()
+                target = sum(x.tuning.subs_per_item * x.max_items for x in self.runners)
             first = True
             # expansion passes: each turns every path into its children `cutoff` levels down
             while first or (len(paths) < target and self.outcome.expansions < MAX_EXPANSIONS):
@@ -257,6 +278,8 @@ class CompleteSearch:
 
     def _search_all(self, paths: Paths, deadline: float | None) -> bool:
         r = self.runner
+        if self.cluster is not None:
+            return self.cluster.search(self, paths, deadline)
         if self.ordered:
             order = self.held.start(len(paths))
             finished, _ = r.run_phase(paths, 0, False, self._ordered_slice(r), deadline, resplit=order)
@@ -342,7 +365,7 @@ class CompleteSearch:
             runner.set_best(best)
 
     def extra_stats(self) -> dict[str, object]:
-        return {}
+        return self.cluster.stats() if self.cluster is not None else {}
 
     def progress(self) -> Outcome:
         """The outcome so far, for a run cut short (interrupt, time limit): never complete. An

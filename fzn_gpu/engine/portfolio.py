@@ -192,6 +192,7 @@ class PortfolioSearch:
         stats["bnbImprovements"], stats["lnsImprovements"] = by["bnb"], by["lns"]
         stats["bnbDevices"] = "; ".join(r.device.name for r in self.bnb.runners)
         stats["lnsDevices"] = "; ".join(r.device.name for r in self.lns.runners)
+        stats.update(self.bnb.extra_stats())  # branch and bound's workers on a cluster (--cluster)
         if self.bucket is not None:
             stats["bucketImprovements"] = by.get("bucket", 0)
             stats.update(self.bucket.extra_stats())

@@ -1,0 +1,276 @@
+"""The driver's side of a search on a Ray cluster (docs/ARCHITECTURE.md, "A search on a Ray
+cluster"): the process MiniZinc started parses, lowers and splits the root as on one machine,
+then hands blocks of sub-search spaces to workers (cluster/worker.py), one per GPU of each
+node and one per node without a GPU, through the same PHACT balancer that shares a search
+between the devices of one machine (engine/balance.py): each worker counts as one device whose
+work-items are those of its node's devices, so block sizes follow the workers' measured speeds
+and a worker that dies hands its block back to the others.
+
+Between a block's start and its end the driver polls its worker every POLL_S: an
+optimisation's improving solutions come back and print through the run's incumbent, and the
+best bound goes out to the worker, which prunes with it at its next slice."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from .. import exiting
+from ..engine.balance import DeviceShare, balance
+from ..engine.faults import DeviceFault
+from ..errors import FznError
+from ..model import Model
+from ..options import SolveOptions
+from .worker import ClusterWorker, WorkerInfo
+
+if TYPE_CHECKING:
+    from ..engine.complete import CompleteSearch
+    from ..engine.pack import DeviceModel
+    from ..engine.paths import Paths
+
+POLL_S = 0.05
+INT_MAX = 2**31 - 1  # a runner's best() where it has none
+INSTALL_FIX = "install it with `pip install 'fzn-gpu[cluster]'`, then start a cluster with `ray start --head`"
+REACH_FIX = (
+    "start a cluster with `ray start --head` (and `ray start --address HEAD:6379` on the other nodes), "
+    "or give --cluster auto for a Ray instance on this machine"
+)
+
+
+def import_ray() -> Any:
+    """Ray, or the error that says how to install it (an optional extra)."""
+    try:
+        import ray
+    except ImportError:
+        raise FznError("--cluster needs Ray, which is not installed", fix=INSTALL_FIX) from None
+    return ray
+
+
+def connect(ray: Any, address: str) -> None:
+    """Join the cluster at `address` (`auto`: the one this machine belongs to, else a Ray
+    instance started here for this run). The connection ends with the run (`exiting`), and
+    with it the run's workers."""
+    if ray.is_initialized():
+        return
+    quiet = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.ERROR}
+    try:
+        if address == "auto":
+            try:
+                ray.init(address="auto", **quiet)
+            except ConnectionError:
+                ray.init(**quiet)
+        else:
+            ray.init(address=address, **quiet)
+    except Exception as err:  # noqa: BLE001 - Ray reports an unreachable cluster in several ways
+        raise FznError(f"cannot join the Ray cluster at {address}: {err}", fix=REACH_FIX) from None
+
+    _keep_stdout_for_solutions()
+
+    def leave(_code: int) -> None:
+        ray.shutdown()
+
+    exiting.on_exit(leave)
+
+
+def _keep_stdout_for_solutions() -> None:
+    """Ray prints the cluster's error messages (a worker that died, say) on the driver's
+    standard output, which is the FlatZinc solution stream MiniZinc reads: they go to standard
+    error instead. Ray has no setting for it; its printer is a module function, wrapped here
+    where this Ray has it (tests/test_cluster.py compares the printed stream with one process's)."""
+    try:
+        from ray._private import worker as ray_worker
+    except ImportError:
+        return
+    printer = getattr(ray_worker, "print_to_stdstream", None)
+    if printer is None or getattr(printer, "to_stderr", False):
+        return
+
+    def to_stderr(data: dict, ignore_prefix: bool) -> None:
+        printer(dict(data, is_err=True), ignore_prefix)
+
+    to_stderr.to_stderr = True  # type: ignore[attr-defined]
+    ray_worker.print_to_stdstream = to_stderr
+
+
+def worker_slots(nodes: list[dict]) -> list[tuple[str, int]]:
+    """(node id, GPUs) of each worker: one per GPU of a node, one for a node without GPUs."""
+    slots: list[tuple[str, int]] = []
+    for node in nodes:
+        if not node.get("Alive", True):
+            continue
+        gpus = int(node.get("Resources", {}).get("GPU", 0))
+        slots += [(node["NodeID"], 1)] * gpus if gpus else [(node["NodeID"], 0)]
+    return slots
+
+
+def failing_workers(spec: str) -> dict[int, int]:
+    """FZN_GPU_FAIL_WORKER=i:b[,j:c...] (tests): worker i exits in the middle of its b-th block."""
+    out: dict[int, int] = {}
+    for item in spec.split(","):
+        try:
+            i, b = (int(x) for x in item.split(":"))
+        except ValueError:
+            continue
+        out[i] = b
+    return out
+
+
+class Cluster:
+    """The run's workers on the cluster: started at once (their kernels build while the driver
+    splits the root), then handed blocks by `search`."""
+
+    def __init__(self, address: str, model: Model, dm: DeviceModel, opts: SolveOptions):
+        import os
+
+        ray = self.ray = import_ray()
+        connect(ray, address)
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        self.verbose = opts.verbose
+        slots = worker_slots(ray.nodes())
+        if not slots:
+            raise FznError(f"the Ray cluster at {address} has no live node", fix=REACH_FIX)
+        fail = failing_workers(os.environ.get("FZN_GPU_FAIL_WORKER", ""))
+        remote = ray.remote(ClusterWorker)
+        model_ref, dm_ref = ray.put(model), ray.put(dm)
+        worker_opts = _worker_options(opts)
+        self.handles = [
+            remote.options(
+                num_cpus=0,
+                num_gpus=gpus,
+                max_concurrency=4,  # poll and cancel answer while a block runs
+                scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False),
+            ).remote(model_ref, dm_ref, worker_opts, i, fail.get(i, 0))
+            for i, (node, gpus) in enumerate(slots)
+        ]
+        self._infos = [h.info.remote() for h in self.handles]
+        self.infos: list[WorkerInfo | None] = []
+        self.shares: list[DeviceShare] = []
+        self.nodes: list[int] = [0] * len(self.handles)
+        self.best: int | None = None  # the best objective (sense-adjusted) any worker sent
+        self._lock = threading.Lock()
+
+    def ready(self) -> list[WorkerInfo | None]:
+        """Each worker's devices once they are ready (None: it failed to start, said with -v)."""
+        if not self.infos:
+            for i, ref in enumerate(self._infos):
+                try:
+                    self.infos.append(self.ray.get(ref))
+                except Exception as err:  # noqa: BLE001 - a worker that cannot start is left out
+                    self.infos.append(None)
+                    if self.verbose:
+                        print(f"fzn-gpu: cluster worker {i} did not start: {_reason(err)}", file=sys.stderr)
+            if not any(self.infos):
+                raise FznError("no cluster worker started", fix="run with -v to see why; " + REACH_FIX)
+        return self.infos
+
+    def target(self) -> int:
+        """Sub-search spaces the root split should make for every worker together."""
+        return sum(info.target for info in self.ready() if info is not None)
+
+    def search(self, search: CompleteSearch, paths: Paths, deadline: float | None) -> bool:
+        """Every path searched by the workers, `search` taking their solutions and counts as
+        its devices' (its lock, its solution limit, its incumbent); True when all were searched
+        to the end."""
+        infos = self.ready()
+        self.shares = [
+            DeviceShare(i, f"{info.host}: {', '.join(info.devices)}", info.is_gpu, info.items)
+            for i, info in enumerate(infos)
+            if info is not None
+        ]
+        r = search.runner
+        root = (r.root_lb, r.root_ub, r.root_bits, r.root_fb)
+        best = r.best() if search.optimising else None
+        self.best = int(best) if best is not None and best < INT_MAX else None
+        try:
+            return balance(
+                paths,
+                self.shares,
+                lambda i, block, _split: self._block(search, i, block, root, deadline),
+                lead_all=False,  # a worker's running block keeps all its paths: blocks by rank from the first
+            )
+        except FznError:
+            if all(s.failed for s in self.shares):  # the cluster is gone: the search ends with what it has
+                search.outcome.error = "every cluster worker failed: " + "; ".join(
+                    f"{s.name}: {s.failed}" for s in self.shares
+                )
+                return False
+            raise
+
+    def _bound(self, search: CompleteSearch) -> int | None:
+        with self._lock:
+            best = self.best
+        shared = search.incumbent.bound() if search.incumbent is not None else None
+        if shared is not None and (best is None or shared < best):
+            best = shared
+        return best
+
+    def _block(self, search: CompleteSearch, i: int, block: Paths, root, deadline: float | None) -> bool:
+        """One block on worker i, polled until it ends; a worker that dies is a DeviceFault
+        (the balancer hands the block to the others)."""
+        ray, handle = self.ray, self.handles[i]
+        with search._lock:
+            limit = None if search.limit is None else search.limit - search.outcome.solutions
+        if limit is not None and limit <= 0:
+            return False
+        seconds = None if deadline is None else deadline - time.monotonic()
+        ref = handle.search_block.remote(block.ptr, block.data, root, seconds, limit, self._bound(search))
+        cancelled = False
+        try:
+            while True:
+                done, _ = ray.wait([ref], timeout=POLL_S)
+                if search.optimising:
+                    rows = ray.get(handle.poll.remote(self._bound(search)))
+                    if rows is not None and len(rows):
+                        with self._lock:
+                            low = int(rows[:, 0].min())
+                            self.best = low if self.best is None else min(self.best, low)
+                        search._take(rows)
+                if done:
+                    break
+                late = deadline is not None and time.monotonic() > deadline
+                if not cancelled and (late or not search._more()):
+                    handle.cancel.remote()
+                    cancelled = True
+            result = ray.get(ref)
+        except ray.exceptions.RayError as err:
+            raise DeviceFault(f"cluster worker {i} failed: {_reason(err)}") from None
+        with search._lock:
+            if result.rows is not None:
+                search._take_locked(result.rows)
+            if search.count_only:
+                search.counted += result.counted
+            if result.error:
+                search.outcome.error = search.outcome.error or result.error
+        self.nodes[i] += result.nodes
+        return result.finished and search._more()
+
+    def stats(self) -> dict[str, object]:
+        """`-s`: each worker's node and devices, blocks, sub-search spaces, nodes and busy time
+        (`wN_...`), and the nodes of them all (`clusterNodes`)."""
+        out: dict[str, object] = {"clusterWorkers": len(self.handles), "clusterNodes": sum(self.nodes)}
+        for share in self.shares:
+            p = f"w{share.index}_"
+            out[p + "worker"] = share.name
+            out[p + "blocks"] = share.blocks
+            out[p + "subSearchSpaces"] = share.subs
+            out[p + "nodes"] = self.nodes[share.index]
+            out[p + "busyTime"] = share.busy_s
+            if share.failed:
+                out[p + "failed"] = share.failed
+        return out
+
+
+def _worker_options(opts: SolveOptions) -> SolveOptions:
+    from dataclasses import replace
+
+    return replace(opts, cluster=None, verbose=False, statistics=False, check=False)
+
+
+def _reason(err: BaseException) -> str:
+    """The first line of a Ray error (its tracebacks run to pages)."""
+    text = str(err).strip().splitlines()
+    return text[0] if text else type(err).__name__

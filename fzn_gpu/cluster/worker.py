@@ -1,0 +1,196 @@
+"""One fzn-gpu worker of a Ray cluster (docs/ARCHITECTURE.md, "A search on a Ray cluster"): a
+long-lived process on a node that searches the blocks of sub-search spaces the driver hands it,
+on that node's devices, through the same complete search and PHACT balancer as one machine.
+
+The driver (cluster/driver.py) makes this class a Ray actor; nothing here imports Ray, so the
+worker runs, and is tested, as a plain object as well. A block's satisfaction solutions and
+its count come back together at the block's end: a worker that dies midway returns nothing,
+and its block is searched again elsewhere, so nothing is counted twice or lost. Improving
+solutions of an optimisation stream out through `poll`, which also brings the best bound any
+node has found (a repeat of an improvement is no improvement, so nothing waits)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ..engine.complete import CompleteSearch
+from ..engine.incumbent import Outcome
+from ..engine.pack import DeviceModel
+from ..engine.paths import Paths
+from ..model import Model
+from ..options import SolveOptions
+
+FAIL_EXIT = 71  # the exit status of a worker that FZN_GPU_FAIL_WORKER stops
+
+
+@dataclass
+class WorkerInfo:
+    """What a worker tells the driver once its devices and kernels are ready."""
+
+    host: str
+    devices: list[str]
+    is_gpu: bool
+    items: int  # work-items its devices run at once
+    target: int  # sub-search spaces it wants for its share of the root split
+
+
+@dataclass
+class BlockResult:
+    """A searched block: whether it was searched to the end (False: the time limit, the
+    solution limit or a cancel), its solutions (satisfaction; rows as the kernels write them),
+    how many it counted (--count-only) and the nodes it took."""
+
+    finished: bool
+    rows: np.ndarray | None
+    counted: int
+    nodes: int
+    error: str | None = None
+
+
+class _NodeSearch(CompleteSearch):
+    """Complete search over blocks handed in from outside, on this node's devices. Solutions
+    are kept for the driver instead of printed: a satisfaction block's until its end, an
+    optimisation's improvements in an outbox that `poll` empties."""
+
+    def __init__(self, model: Model, dm: DeviceModel, devices, opts: SolveOptions):
+        super().__init__(model, dm, devices, opts, report=lambda values, objective: None)
+        self.incumbent = None  # the driver's incumbent prints; here only the bound it sends counts
+        self.remote_bound: int | None = None
+        self.block_rows: list[np.ndarray] = []  # a satisfaction block's solutions
+        self.outbox: list[np.ndarray] = []
+        self.fail_at_slice = False
+
+    def _take_locked(self, sols: np.ndarray | None) -> bool:
+        if sols is not None and len(sols):
+            if self.optimising:
+                self.outbox.append(sols)
+            else:
+                if self.limit is not None:
+                    sols = sols[: max(0, self.limit - self.outcome.solutions)]
+                self.outcome.solutions += len(sols)
+                if len(sols):
+                    self.block_rows.append(sols)
+        return self._more()
+
+    def _more(self) -> bool:
+        if self.fail_at_slice:  # FZN_GPU_FAIL_WORKER: the process dies in the middle of a block
+            os._exit(FAIL_EXIT)
+        return super()._more()
+
+    def _share_bound(self, runner) -> None:
+        super()._share_bound(runner)
+        bound = self.remote_bound
+        if bound is not None and runner.best() > bound:
+            runner.set_best(bound)
+
+
+class ClusterWorker:
+    """A Ray actor's body: the model, its devices' runners, and one block at a time. `poll`,
+    `cancel` and `info` answer while a block runs (the actor takes several calls at once)."""
+
+    def __init__(self, model: Model, dm: DeviceModel, opts: SolveOptions, index: int, fail_block: int = 0):
+        """`fail_block` > 0: the process exits after the first slice of its block of that
+        number (FZN_GPU_FAIL_WORKER, for tests of a worker dying mid-search)."""
+        from ..device import select_devices
+
+        self.index = index
+        self.fail_block = fail_block
+        self.blocks = 0
+        self._lock = threading.Lock()
+        devices = select_devices(_device_spec(opts.devices), None)
+        self.search = _NodeSearch(model, dm, devices, replace(opts, verbose=False))
+        self.search._start_other_devices()
+        runners = self.search.runners
+        self._info = WorkerInfo(
+            host=socket.gethostname(),
+            devices=[r.device.name for r in runners],
+            is_gpu=any(r.device.is_gpu for r in runners),
+            items=sum(r.max_items for r in runners),
+            target=sum(r.tuning.subs_per_item * r.max_items for r in runners),
+        )
+
+    def info(self) -> WorkerInfo:
+        return self._info
+
+    def search_block(
+        self,
+        ptr: np.ndarray,
+        data: np.ndarray,
+        root: tuple[np.ndarray, ...],
+        seconds: float | None,
+        limit: int | None,
+        bound: int | None,
+    ) -> BlockResult:
+        """Search the paths (CSR arrays) from the driver's propagated root, for at most
+        `seconds`, stopping at `limit` solutions (satisfaction), with the best bound so far."""
+        s = self.search
+        with self._lock:
+            self.blocks += 1
+            s.outcome = Outcome()
+            s.counted = 0
+            s.block_rows = []
+            s.limit = limit
+            s.remote_bound = bound
+            s.cancel.clear()
+            s.fail_at_slice = self.fail_block == self.blocks
+        for r in s.runners:
+            r.root_lb, r.root_ub, r.root_bits, r.root_fb = (a.copy() for a in root)
+        nodes_before = sum(r.stats.nodes for r in s.runners)
+        deadline = None if seconds is None else time.monotonic() + max(0.0, seconds)
+        finished = s._search_all(Paths(ptr, data), deadline)
+        with s._lock:
+            rows = np.concatenate(s.block_rows) if s.block_rows else None
+            s.block_rows = []
+            return BlockResult(
+                finished=finished and not s.outcome.stopped and not s.cancel.is_set(),
+                rows=rows,
+                counted=s.counted,
+                nodes=sum(r.stats.nodes for r in s.runners) - nodes_before,
+                error=s.outcome.error,
+            )
+
+    def poll(self, bound: int | None) -> np.ndarray | None:
+        """An optimisation's improving solutions since the last poll (rows), after taking in
+        the best bound any node has found."""
+        s = self.search
+        with s._lock:
+            if bound is not None and (s.remote_bound is None or bound < s.remote_bound):
+                s.remote_bound = bound
+            rows = np.concatenate(s.outbox) if s.outbox else None
+            s.outbox = []
+        return rows
+
+    def cancel(self) -> None:
+        """The running block ends at its next slice (the driver has what it needs)."""
+        self.search.cancel.set()
+
+
+def _device_spec(spec: str) -> str:
+    """The devices a worker opens: those the run names, or, where Ray gave this worker GPUs of
+    its node (one worker per GPU), those GPUs alone, by their place among the node's OpenCL GPUs
+    (NVIDIA's OpenCL also lists only the CUDA_VISIBLE_DEVICES that Ray sets)."""
+    ids = _ray_gpu_ids()
+    if not ids:
+        return spec
+    from ..device import all_devices
+
+    everything = list(all_devices())
+    gpus = [i for i, d in enumerate(everything) if d.is_gpu]
+    if len(gpus) <= len(ids):
+        return "gpu"
+    return ",".join(str(gpus[int(g)]) for g in ids if int(g) < len(gpus)) or "gpu"
+
+
+def _ray_gpu_ids() -> list:
+    try:
+        import ray
+
+        return list(ray.get_gpu_ids()) if ray.is_initialized() else []
+    except ImportError:
+        return []
