@@ -9,7 +9,7 @@ if ! command -v minizinc >/dev/null || ! command -v fzn-gecode >/dev/null; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq minizinc flatzinc >/dev/null
 fi
-python3 -m pip install -q --disable-pip-version-check ".[cpu,test,bench]"
+python3 -m pip install -q --disable-pip-version-check ".[cpu,test,bench,cluster]"
 fzn-gpu install-solver-config
 # on a machine with a GPU: the generic kernel, built once here, so that no model's first run
 # waits seconds for its kernel build (nothing to do without a GPU)
