@@ -127,3 +127,46 @@ def test_an_unreachable_cluster_is_a_clear_error(tmp_path):
     assert r.returncode != 0 and "Traceback" not in r.stderr
     assert re.search(r"cannot join the Ray cluster at ray://127\.0\.0\.1:1", r.stderr), r.stderr
     assert "ray start --head" in r.stderr
+
+
+def test_a_cluster_started_by_ray_start_is_joined_by_its_address(tmp_path):
+    """The README's way: `ray start --head`, then the run given HOST:PORT (with Ray's token,
+    where this machine has one, sent as `ray start` expects)."""
+    pytest.importorskip("ray")
+    import signal
+    import socket
+    import subprocess
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0", POCL_MAX_PTHREAD_COUNT="1")
+    head = subprocess.Popen(
+        [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", "--port", str(port), "--num-cpus", "1"]
+        + ["--include-dashboard=false", "--disable-usage-stats", "--block"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+        start_new_session=True,  # the head's processes in a group of their own, ended together
+    )
+    try:
+        assert head.stdout is not None
+        for line in head.stdout:
+            if "Ray runtime started" in line:
+                break
+        r = run(
+            "--cluster",
+            f"127.0.0.1:{port}",
+            "--engine",
+            "complete",
+            "-a",
+            "--count-only",
+            "-s",
+            fzn(tmp_path, QUEENS10),
+        )
+        assert r.returncode == 0, r.stderr
+        assert stat(r.stdout, "nSolutions") == "724" and int(stat(r.stdout, "w0_blocks")) > 0
+    finally:
+        os.killpg(head.pid, signal.SIGKILL)
+        head.wait(30)

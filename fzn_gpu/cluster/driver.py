@@ -42,6 +42,7 @@ REACH_FIX = (
 
 def import_ray() -> Any:
     """Ray, or the error that says how to install it (an optional extra)."""
+    _token_auth_where_a_token_is()  # read once, as Ray loads
     try:
         import ray
     except ImportError:
@@ -73,6 +74,21 @@ def connect(ray: Any, address: str) -> None:
         ray.shutdown()
 
     exiting.on_exit(leave)
+
+
+def _token_auth_where_a_token_is() -> None:
+    """A cluster started by `ray start` on a machine with a Ray token (RAY_AUTH_TOKEN,
+    RAY_AUTH_TOKEN_PATH, ~/.ray/auth_token) requires it, but a driver joining it by address sends
+    it only in token mode: the mode `ray start` itself takes where a token exists, unless
+    RAY_AUTH_MODE says otherwise."""
+    import os
+    from pathlib import Path
+
+    if "RAY_AUTH_MODE" in os.environ:
+        return
+    path = os.environ.get("RAY_AUTH_TOKEN_PATH") or str(Path.home() / ".ray" / "auth_token")
+    if os.environ.get("RAY_AUTH_TOKEN") or os.path.exists(path):
+        os.environ["RAY_AUTH_MODE"] = "token"
 
 
 def _keep_stdout_for_solutions() -> None:
