@@ -50,21 +50,26 @@ def test_without_ray_the_flag_says_how_to_install_it(tmp_path):
 
 @pytest.fixture(scope="module")
 def cluster():
-    """Two Ray nodes on this machine, one CPU each; their workers' PoCL devices run one thread."""
+    """Two Ray nodes on this machine, one CPU each; their workers' PoCL devices run one thread.
+    Without Ray's token authentication (RAY_AUTH_MODE=disabled, which the runs inherit too): a
+    cluster made by ray.cluster_utils ignores a token this machine may hold."""
     pytest.importorskip("ray")
     from ray.cluster_utils import Cluster
 
-    saved = os.environ.get("POCL_MAX_PTHREAD_COUNT")
+    saved = {k: os.environ.get(k) for k in ("POCL_MAX_PTHREAD_COUNT", "RAY_AUTH_MODE")}
     os.environ["POCL_MAX_PTHREAD_COUNT"] = "1"  # the nodes' processes inherit it
+    os.environ["RAY_AUTH_MODE"] = "disabled"
     c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
     c.add_node(num_cpus=1)
     c.wait_for_nodes()
-    if saved is None:
-        del os.environ["POCL_MAX_PTHREAD_COUNT"]
-    else:
-        os.environ["POCL_MAX_PTHREAD_COUNT"] = saved
+    del os.environ["POCL_MAX_PTHREAD_COUNT"]
     yield c.address
     c.shutdown()
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
 
 
 def solutions(out: str) -> list[str]:
@@ -130,9 +135,10 @@ def test_an_unreachable_cluster_is_a_clear_error(tmp_path):
 
 
 def test_a_cluster_started_by_ray_start_is_joined_by_its_address(tmp_path):
-    """The README's way: `ray start --head`, then the run given HOST:PORT (with Ray's token,
-    where this machine has one, sent as `ray start` expects)."""
+    """The README's way: `ray start --head`, then the run given HOST:PORT, on a machine with a
+    Ray token (RAY_AUTH_TOKEN_PATH here), which makes `ray start` require it: the run sends it."""
     pytest.importorskip("ray")
+    import secrets
     import signal
     import socket
     import subprocess
@@ -140,7 +146,10 @@ def test_a_cluster_started_by_ray_start_is_joined_by_its_address(tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0", POCL_MAX_PTHREAD_COUNT="1")
+    token = tmp_path / "auth_token"
+    token.write_text(secrets.token_hex(32))  # the form of Ray's own tokens
+    env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0", POCL_MAX_PTHREAD_COUNT="1", RAY_AUTH_TOKEN_PATH=str(token))
+    env.pop("RAY_AUTH_MODE", None)
     head = subprocess.Popen(
         [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", "--port", str(port), "--num-cpus", "1"]
         + ["--include-dashboard=false", "--disable-usage-stats", "--block"],
@@ -155,15 +164,14 @@ def test_a_cluster_started_by_ray_start_is_joined_by_its_address(tmp_path):
         for line in head.stdout:
             if "Ray runtime started" in line:
                 break
-        r = run(
-            "--cluster",
-            f"127.0.0.1:{port}",
-            "--engine",
-            "complete",
-            "-a",
-            "--count-only",
-            "-s",
-            fzn(tmp_path, QUEENS10),
+        r = subprocess.run(  # the run in the same environment (the token's path)
+            [sys.executable, "-m", "fzn_gpu", "--cluster", f"127.0.0.1:{port}", "--engine", "complete"]
+            + ["-a", "--count-only", "-s", fzn(tmp_path, QUEENS10)],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=ROOT,
+            timeout=120,
         )
         assert r.returncode == 0, r.stderr
         assert stat(r.stdout, "nSolutions") == "724" and int(stat(r.stdout, "w0_blocks")) > 0

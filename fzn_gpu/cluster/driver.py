@@ -18,6 +18,8 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from .. import exiting
 from ..engine.balance import DeviceShare, balance
 from ..engine.faults import DeviceFault
@@ -199,6 +201,11 @@ class Cluster:
         ]
         r = search.runner
         root = (r.root_lb, r.root_ub, r.root_bits, r.root_fb)
+        # in a random order: the split lists neighbouring subtrees together, and their sizes
+        # run in streaks (n-queens' heavy middle rows), so a run of paths measured a worker's
+        # speed wrongly and the worker holding the heaviest streak kept the others waiting
+        # (docs/BENCHMARKS.md, a search on a Ray cluster); a sample of the whole is a fair one
+        paths = paths.take(np.random.default_rng(search.opts.seed).permutation(len(paths)))
         best = r.best() if search.optimising else None
         self.best = int(best) if best is not None and best < INT_MAX else None
         try:
