@@ -10,9 +10,18 @@ import os
 import re
 import sys
 
+import numpy as np
 import pytest
 
 from fzn_gpu.cluster.driver import failing_workers, worker_slots
+from fzn_gpu.cluster.worker import ClusterWorker, _FedSplit
+from fzn_gpu.engine.balance import DeviceShare, WorkPool
+from fzn_gpu.engine.pack import pack
+from fzn_gpu.engine.paths import Paths
+from fzn_gpu.kernel_abi import DEC, Op
+from fzn_gpu.lower import lower
+from fzn_gpu.options import SolveOptions
+from fzn_gpu.parser import parse_items
 
 from test_cli import ROOT, fzn, queens, run
 from test_multidevice import KNAPSACK, QUEENS10, stat
@@ -26,6 +35,83 @@ def test_one_worker_per_gpu_and_one_per_node_without():
     ]
     assert worker_slots(nodes) == [("a", 1), ("a", 1), ("b", 0)]
     assert failing_workers("1:2,0:1") == {1: 2, 0: 1} and failing_workers("") == {}
+
+
+def first_queen_paths(model, n: int, values) -> Paths:
+    """Paths q1 = v, one per value: disjoint sub-search spaces that together cover the tree."""
+    q1 = model.vars.names.index("q1")
+    data = np.array([[q1, int(Op.EQ), v, 0] for v in values], np.int32).reshape(-1)
+    return Paths(np.arange(len(values) + 1, dtype=np.int32) * DEC, data)
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.02, 0.2])
+def test_a_worker_takes_paths_fed_while_its_block_runs(delay):
+    """The worker as a plain object (no Ray): a block of the first queen's first values, the
+    rest fed from another thread after `delay` while the block runs, or after it ended (then
+    the worker refuses them, and they make a block of their own, as the driver does): every
+    solution counted once."""
+    import threading
+    import time
+
+    text = queens(10)
+    model = lower(parse_items(text, "q.fzn"), "q.fzn")
+    opts = SolveOptions(all_solutions=True, count_only=True)
+    dm = pack(model, opts)
+    worker = ClusterWorker(model, dm, opts, 0)
+    r = worker.search.runner
+    root = (r.root_lb, r.root_ub, r.root_bits, r.root_fb)
+    block, rest = first_queen_paths(model, 10, range(1, 4)), first_queen_paths(model, 10, range(4, 11))
+    refused: list[Paths] = []
+
+    def feed():
+        time.sleep(delay)
+        for i in range(len(rest)):  # one path at a time, as chunks arrive
+            one = rest.block(i, i + 1)
+            if not worker.feed(one.ptr, one.data):
+                refused.append(one)
+
+    feeder = threading.Thread(target=feed)
+    feeder.start()
+    result = worker.search_block(block.ptr, block.data, root, None, None, None)
+    feeder.join()
+    counted = result.counted
+    assert result.finished
+    if refused:
+        late = Paths.concat(refused)
+        result = worker.search_block(late.ptr, late.data, root, None, None, None)
+        counted += result.counted
+    assert counted == 724
+
+
+def test_a_fed_split_takes_paths_until_it_closes():
+    split = _FedSplit(longest=4, unstarted=3)
+    assert split.more() is None and split.keep(started=1, n=3) == 3 and split.unstarted == 2
+    one = Paths(np.array([0, DEC], np.int32), np.zeros(DEC, np.int32))
+    assert split.feed(one) and split.unstarted == 3
+    assert len(split.more()) == 1 and split.more() is None
+    assert split.feed(one) and len(split.close()) == 1  # fed after the phase's last slice
+    assert split.close() is None and not split.feed(one)  # closed: the driver keeps them
+
+
+def test_the_pool_feeds_a_running_block_in_shrinking_parts_and_takes_it_back_on_a_fault():
+    a, b = DeviceShare(0, "a", True, items=100), DeviceShare(1, "b", True, items=100)
+    pool = WorkPool(
+        Paths(np.arange(1001, dtype=np.int32) * DEC, np.zeros(1000 * DEC, np.int32)), [a, b], lead_all=False
+    )
+    first = pool.take(a)
+    assert first is not None and len(first.paths) == 100  # calibration: one per work-item
+    sizes = []
+    while (chunk := pool.feed(0)) is not None:
+        sizes.append(len(chunk))
+        pool.fed(0, chunk)
+    # one per work-item while many are left, then a quarter of the rest (two devices live)
+    assert sizes[0] == 100 and sizes[-1] == 1 and sizes == sorted(sizes, reverse=True) and sum(sizes) == 900
+    pool.give_back(0)  # the device failed: its block and all it was fed go back
+    assert pool.remaining() == 1000
+    chunk = pool.feed(1)
+    assert chunk is not None and len(chunk) == 1000  # given-back paths first, whole
+    pool.unfed(chunk)
+    assert pool.remaining() == 1000
 
 
 def test_without_ray_the_flag_says_how_to_install_it(tmp_path):

@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import exiting
-from ..engine.balance import DeviceShare, balance
+from ..engine.balance import DeviceShare, WorkPool, balance
 from ..engine.faults import DeviceFault
+from ..engine.runner import _env_int
 from ..errors import FznError
 from ..model import Model
 from ..options import SolveOptions
@@ -33,7 +34,8 @@ if TYPE_CHECKING:
     from ..engine.pack import DeviceModel
     from ..engine.paths import Paths
 
-POLL_S = 0.05
+# the driver polls each running block this often (FZN_GPU_CLUSTER_POLL_MS for tests and tuning)
+POLL_S = _env_int("FZN_GPU_CLUSTER_POLL_MS", 50) / 1000.0
 INT_MAX = 2**31 - 1  # a runner's best() where it has none
 INSTALL_FIX = "install it with `pip install 'fzn-gpu[cluster]'`, then start a cluster with `ray start --head`"
 REACH_FIX = (
@@ -168,7 +170,10 @@ class Cluster:
         self.infos: list[WorkerInfo | None] = []
         self.shares: list[DeviceShare] = []
         self.nodes: list[int] = [0] * len(self.handles)
+        self.fed: list[int] = [0] * len(self.handles)  # paths fed to running blocks
         self.best: int | None = None  # the best objective (sense-adjusted) any worker sent
+        self.shares_by_index: dict[int, DeviceShare] = {}
+        self.longest = 0  # decisions of the longest path of the split (sizes the workers' buffers)
         self._lock = threading.Lock()
 
     def ready(self) -> list[WorkerInfo | None]:
@@ -199,6 +204,7 @@ class Cluster:
             for i, info in enumerate(infos)
             if info is not None
         ]
+        self.shares_by_index = {s.index: s for s in self.shares}
         r = search.runner
         root = (r.root_lb, r.root_ub, r.root_bits, r.root_fb)
         # in a random order: the split lists neighbouring subtrees together, and their sizes
@@ -206,13 +212,14 @@ class Cluster:
         # speed wrongly and the worker holding the heaviest streak kept the others waiting
         # (docs/BENCHMARKS.md, a search on a Ray cluster); a sample of the whole is a fair one
         paths = paths.take(np.random.default_rng(search.opts.seed).permutation(len(paths)))
+        self.longest = paths.max_decisions()
         best = r.best() if search.optimising else None
         self.best = int(best) if best is not None and best < INT_MAX else None
         try:
             return balance(
                 paths,
                 self.shares,
-                lambda i, block, _split: self._block(search, i, block, root, deadline),
+                lambda i, block, split: self._block(search, i, block, split.pool, root, deadline),
                 lead_all=False,  # a worker's running block keeps all its paths: blocks by rank from the first
             )
         except FznError:
@@ -231,35 +238,50 @@ class Cluster:
             best = shared
         return best
 
-    def _block(self, search: CompleteSearch, i: int, block: Paths, root, deadline: float | None) -> bool:
-        """One block on worker i, polled until it ends; a worker that dies is a DeviceFault
-        (the balancer hands the block to the others)."""
+    def _block(
+        self, search: CompleteSearch, i: int, block: Paths, pool: WorkPool, root, deadline: float | None
+    ) -> bool:
+        """One block on worker i, polled until it ends and fed more paths from the pool while
+        it runs (its device never drains between blocks); a worker that dies is a DeviceFault
+        (the balancer hands the block, with what was fed to it, to the others)."""
         ray, handle = self.ray, self.handles[i]
         with search._lock:
             limit = None if search.limit is None else search.limit - search.outcome.solutions
         if limit is not None and limit <= 0:
             return False
         seconds = None if deadline is None else deadline - time.monotonic()
-        ref = handle.search_block.remote(block.ptr, block.data, root, seconds, limit, self._bound(search))
+        ref = handle.search_block.remote(block.ptr, block.data, root, seconds, limit, self._bound(search), self.longest)
+        low_water = max(1, self.shares_by_index[i].items // 2)
         cancelled = False
+        chunk: Paths | None = None
         try:
             while True:
                 done, _ = ray.wait([ref], timeout=POLL_S)
-                if search.optimising:
-                    rows = ray.get(handle.poll.remote(self._bound(search)))
-                    if rows is not None and len(rows):
-                        with self._lock:
-                            low = int(rows[:, 0].min())
-                            self.best = low if self.best is None else min(self.best, low)
-                        search._take(rows)
+                rows, unstarted = ray.get(handle.poll.remote(self._bound(search)))
+                if rows is not None and len(rows):
+                    with self._lock:
+                        low = int(rows[:, 0].min())
+                        self.best = low if self.best is None else min(self.best, low)
+                    search._take(rows)
                 if done:
                     break
                 late = deadline is not None and time.monotonic() > deadline
                 if not cancelled and (late or not search._more()):
                     handle.cancel.remote()
                     cancelled = True
+                if not cancelled and unstarted is not None and unstarted < low_water:
+                    chunk = pool.feed(i)
+                    if chunk is not None:
+                        if ray.get(handle.feed.remote(chunk.ptr, chunk.data)):
+                            pool.fed(i, chunk)
+                            self.fed[i] += len(chunk)
+                        else:
+                            pool.unfed(chunk)
+                        chunk = None
             result = ray.get(ref)
         except ray.exceptions.RayError as err:
+            if chunk is not None:  # taken from the pool, never confirmed: back to it
+                pool.unfed(chunk)
             raise DeviceFault(f"cluster worker {i} failed: {_reason(err)}") from None
         with search._lock:
             if result.rows is not None:
@@ -272,14 +294,16 @@ class Cluster:
         return result.finished and search._more()
 
     def stats(self) -> dict[str, object]:
-        """`-s`: each worker's node and devices, blocks, sub-search spaces, nodes and busy time
-        (`wN_...`), and the nodes of them all (`clusterNodes`)."""
+        """`-s`: each worker's node and devices, blocks, sub-search spaces (those fed to its
+        running blocks among them), nodes and busy time (`wN_...`), and the nodes of them all
+        (`clusterNodes`)."""
         out: dict[str, object] = {"clusterWorkers": len(self.handles), "clusterNodes": sum(self.nodes)}
         for share in self.shares:
             p = f"w{share.index}_"
             out[p + "worker"] = share.name
             out[p + "blocks"] = share.blocks
             out[p + "subSearchSpaces"] = share.subs
+            out[p + "fedPaths"] = self.fed[share.index]
             out[p + "nodes"] = self.nodes[share.index]
             out[p + "busyTime"] = share.busy_s
             if share.failed:

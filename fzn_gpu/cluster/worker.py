@@ -23,6 +23,7 @@ from ..engine.complete import CompleteSearch
 from ..engine.incumbent import Outcome
 from ..engine.pack import DeviceModel
 from ..engine.paths import Paths
+from ..engine.resplit import SelfSplit
 from ..model import Model
 from ..options import SolveOptions
 
@@ -53,6 +54,48 @@ class BlockResult:
     error: str | None = None
 
 
+class _FedSplit(SelfSplit):
+    """A worker's one device searching a block that its driver extends while it runs (`feed`):
+    the paths fed in join the phase at its next slice, so the device never drains between
+    blocks; between slices it notes how many paths wait unstarted, for the driver to feed more
+    before they run out."""
+
+    def __init__(self, longest: int, unstarted: int) -> None:
+        super().__init__()
+        self.longest = longest
+        self._lock = threading.Lock()
+        self._fed: list[Paths] = []
+        self.unstarted = unstarted
+        self.closed = False
+
+    def feed(self, paths: Paths) -> bool:
+        """Whether the block took `paths` (not once it has ended: `close`)."""
+        with self._lock:
+            if self.closed:
+                return False
+            self._fed.append(paths)
+            self.unstarted += len(paths)
+            return True
+
+    def close(self) -> Paths | None:
+        """At the end of a phase: the paths fed in after its last slice, to search in one
+        more phase; or, where none came, None, and the block takes no more."""
+        with self._lock:
+            fed, self._fed = self._fed, []
+            self.closed = not fed
+        return Paths.concat(fed) if fed else None
+
+    def more(self) -> Paths | None:
+        with self._lock:
+            fed, self._fed = self._fed, []
+        return Paths.concat(fed) if fed else None
+
+    def keep(self, started: int, n: int) -> int:
+        with self._lock:
+            self.unstarted = n - started + sum(map(len, self._fed))
+        return n
+
+
 class _NodeSearch(CompleteSearch):
     """Complete search over blocks handed in from outside, on this node's devices. Solutions
     are kept for the driver instead of printed: a satisfaction block's until its end, an
@@ -65,6 +108,26 @@ class _NodeSearch(CompleteSearch):
         self.block_rows: list[np.ndarray] = []  # a satisfaction block's solutions
         self.outbox: list[np.ndarray] = []
         self.fail_at_slice = False
+        self.split: _FedSplit | None = None  # the running block's, where one device searches it
+
+    def _search_all(self, paths: Paths, deadline: float | None) -> bool:
+        """One device: a phase that the driver can extend (_FedSplit); several: PHACT's balancer
+        between them, over the block as it came."""
+        if len(self.runners) > 1 or self.split is None:
+            return super()._search_all(paths, deadline)
+        r, split = self.runner, self.split
+        while True:
+            finished, _ = r.run_phase(
+                paths, 0, False, self._on_slice(r), deadline, count_only=self.count_only, resplit=split
+            )
+            self.counted += r.phase_solutions if self.count_only else 0
+            if not finished:  # the time or solution limit, or a cancel: the search ends here
+                split.close()
+                return False
+            late = split.close()  # paths fed in after the phase's last slice
+            if late is None:
+                return True
+            paths = late
 
     def _take_locked(self, sols: np.ndarray | None) -> bool:
         if sols is not None and len(sols):
@@ -126,11 +189,15 @@ class ClusterWorker:
         seconds: float | None,
         limit: int | None,
         bound: int | None,
+        longest: int = 0,
     ) -> BlockResult:
         """Search the paths (CSR arrays) from the driver's propagated root, for at most
-        `seconds`, stopping at `limit` solutions (satisfaction), with the best bound so far."""
+        `seconds`, stopping at `limit` solutions (satisfaction), with the best bound so far.
+        Paths fed in while it runs (`feed`, at most `longest` decisions each) join the block."""
         s = self.search
         with self._lock:
+            block = Paths(ptr, data)
+            s.split = _FedSplit(max(longest, block.max_decisions()), len(block)) if len(s.runners) == 1 else None
             self.blocks += 1
             s.outcome = Outcome()
             s.counted = 0
@@ -143,7 +210,7 @@ class ClusterWorker:
             r.root_lb, r.root_ub, r.root_bits, r.root_fb = (a.copy() for a in root)
         nodes_before = sum(r.stats.nodes for r in s.runners)
         deadline = None if seconds is None else time.monotonic() + max(0.0, seconds)
-        finished = s._search_all(Paths(ptr, data), deadline)
+        finished = s._search_all(block, deadline)
         with s._lock:
             rows = np.concatenate(s.block_rows) if s.block_rows else None
             s.block_rows = []
@@ -155,16 +222,24 @@ class ClusterWorker:
                 error=s.outcome.error,
             )
 
-    def poll(self, bound: int | None) -> np.ndarray | None:
+    def poll(self, bound: int | None) -> tuple[np.ndarray | None, int | None]:
         """An optimisation's improving solutions since the last poll (rows), after taking in
-        the best bound any node has found."""
+        the best bound any node has found; and how many paths of the running block wait
+        unstarted (None: the block cannot take more, its devices being several)."""
         s = self.search
         with s._lock:
             if bound is not None and (s.remote_bound is None or bound < s.remote_bound):
                 s.remote_bound = bound
             rows = np.concatenate(s.outbox) if s.outbox else None
             s.outbox = []
-        return rows
+        split = s.split
+        return rows, (split.unstarted if split is not None else None)
+
+    def feed(self, ptr: np.ndarray, data: np.ndarray) -> bool:
+        """More paths for the running block; False where it cannot take them (its devices are
+        several, or it has ended): the driver then keeps them for another block."""
+        split = self.search.split
+        return split is not None and split.feed(Paths(ptr, data))
 
     def cancel(self) -> None:
         """The running block ends at its next slice (the driver has what it needs)."""

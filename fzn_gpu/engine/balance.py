@@ -232,6 +232,39 @@ class WorkPool:
         rank = speed / total if total else 0.5
         return max(1, min(unstarted - 1, by_rank(rank, unstarted, live)))
 
+    def feed(self, index: int) -> Paths | None:
+        """Fresh paths for device `index`'s running block, which can take them while it runs (a
+        cluster worker: fzn_gpu/cluster/): paths given back first, else one per work-item while
+        many are left, and a share of the rest when few are (the rest over twice the live
+        devices, guided self-scheduling: the last paths go out in small parts, so all finish
+        together). None: none left. The caller confirms with `fed`, or gives them back."""
+        with self.lock:
+            if self.returned:
+                return self.returned.pop()
+            left = len(self.paths) - self.next
+            if left <= 0:
+                return None
+            share = next(s for s in self.shares if s.index == index)
+            live = sum(1 for s in self.shares if s.failed is None and s.done_at is None)
+            size = max(1, min(share.items, math.ceil(left / (2 * max(live, 1)))))
+            block = self.paths.block(self.next, self.next + size)
+            self.next += size
+            return block
+
+    def fed(self, index: int, block: Paths) -> None:
+        """Device `index`'s running block took `block` (feed): it is searched there, and goes
+        back to the pool with the rest of the block if the device fails."""
+        with self.lock:
+            rb = self.running[index]
+            rb.paths = Paths.concat([rb.kept(), block])
+            rb.n = len(rb.paths)
+
+    def unfed(self, block: Paths) -> None:
+        """Paths from `feed` that no block took: back to the pool."""
+        with self.lock:
+            self.returned.append(block)
+            self.changed.notify_all()
+
     def finish(self, index: int) -> RunningBlock:
         with self.lock:
             rb = self.running.pop(index)
@@ -359,6 +392,10 @@ class BlockSplit:
         self.slices = 0
         self.each = DONATE_EACH
         self.may_hand_over = share.can_hand_over
+        self.longest = 0
+
+    def more(self) -> Paths | None:
+        return None
 
     def hand_over(self) -> bool:
         return self.pool.handing(self.index)

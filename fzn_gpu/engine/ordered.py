@@ -45,6 +45,10 @@ class TreeOrder:
 
     # -- resplit.Resplit
     may_hand_over = False
+    longest = 0
+
+    def more(self) -> Paths | None:
+        return None
 
     def hand_over(self) -> bool:
         return False

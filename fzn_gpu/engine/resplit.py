@@ -37,6 +37,13 @@ class Resplit(Protocol):
     # whether this phase's work-item searches may be asked to hand all their work over
     # (hand_over), which sizes the records a slice can bring back
     may_hand_over: bool
+    # the longest path (decisions) that `more` may hand in (0: none come), which sizes the
+    # phase's path buffers
+    longest: int
+
+    def more(self) -> Paths | None:
+        """Paths handed in from outside the phase, to search after its unstarted ones (a
+        cluster worker's next paths from its driver: fzn_gpu/cluster/), or None."""
 
     def hand_over(self) -> bool:
         """Whether every work-item search gives all it has left away at the next slice and
@@ -72,10 +79,14 @@ class SelfSplit:
     """One device alone: donations feed its own idle work-items."""
 
     may_hand_over = False
+    longest = 0
 
     def __init__(self) -> None:
         self.count = 0
         self.each = DONATE_EACH
+
+    def more(self) -> Paths | None:
+        return None
 
     def hand_over(self) -> bool:
         return False

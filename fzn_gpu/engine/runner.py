@@ -526,7 +526,7 @@ class Runner:
         self.stats.items = max(self.stats.items, n_items)
         hands_over = resplit is not None and resplit.may_hand_over and not self.group
         if resplit is not None:
-            pcap = paths.max_decisions() + RESPLIT_SLACK
+            pcap = max(paths.max_decisions(), resplit.longest) + RESPLIT_SLACK
             emit_stride = 2 + DEC * pcap  # length, decisions, source path
             # at most one donation per item and slice, or a hand-over's records
             emit_cap = n_items * (HANDOVER_RECORDS if hands_over else 1)
@@ -536,7 +536,7 @@ class Runner:
             emit_cap = max(emit_cap, 1) if cutoff > 0 else 1
         rcap = pcap  # the longest path a record (emitted, donated) holds
         if self.recomputes():  # deeper levels are recomputed from the branch's path
-            pcap = max(pcap, paths.max_decisions() + self.branch_path())
+            pcap = max(pcap, max(paths.max_decisions(), resplit.longest if resplit else 0) + self.branch_path())
         rw = mf.READ_WRITE
 
         def zeros(nbytes):
@@ -789,7 +789,14 @@ class Runner:
                     self.stats.donated += n_donated
                     resplit.donated(rec[:, -1].copy(), paths)
                 n_sub = max(min(resplit.keep(started, n_sub), n_sub), started)
-                if n_donated:  # the device now holds the unstarted paths only
+                # paths handed in from outside while the phase runs (a cluster worker's next
+                # paths from its driver: cluster/worker.py), after its own unstarted ones
+                fed = resplit.more()
+                if fed is not None:
+                    kept = paths if n_sub == len(paths) else paths.block(0, n_sub)
+                    paths = kept.extend(fed)
+                    n_sub = len(paths)
+                if n_donated or fed is not None:  # the device now holds the unstarted paths only
                     SUBP, SUBD = upload(paths.block(started, n_sub))
                     base, self.ctrl[Ctrl.NEXT] = started, 0
                 elif self.ctrl[Ctrl.NEXT] > n_sub - base:
