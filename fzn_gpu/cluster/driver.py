@@ -145,6 +145,7 @@ class Cluster:
     def __init__(self, address: str, model: Model, dm: DeviceModel, opts: SolveOptions):
         import os
 
+        t0 = time.monotonic()
         ray = self.ray = import_ray()
         connect(ray, address)
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -167,6 +168,8 @@ class Cluster:
             for i, (node, gpus) in enumerate(slots)
         ]
         self._infos = [h.info.remote() for h in self.handles]
+        self.join_s = time.monotonic() - t0  # joining the cluster and asking for the workers
+        self.wait_s = 0.0  # the split done, waiting for the workers to be ready
         self.infos: list[WorkerInfo | None] = []
         self.shares: list[DeviceShare] = []
         self.nodes: list[int] = [0] * len(self.handles)
@@ -179,6 +182,7 @@ class Cluster:
     def ready(self) -> list[WorkerInfo | None]:
         """Each worker's devices once they are ready (None: it failed to start, said with -v)."""
         if not self.infos:
+            t0 = time.monotonic()
             for i, ref in enumerate(self._infos):
                 try:
                     self.infos.append(self.ray.get(ref))
@@ -186,6 +190,7 @@ class Cluster:
                     self.infos.append(None)
                     if self.verbose:
                         print(f"fzn-gpu: cluster worker {i} did not start: {_reason(err)}", file=sys.stderr)
+            self.wait_s = time.monotonic() - t0
             if not any(self.infos):
                 raise FznError("no cluster worker started", fix="run with -v to see why; " + REACH_FIX)
         return self.infos
@@ -295,9 +300,15 @@ class Cluster:
 
     def stats(self) -> dict[str, object]:
         """`-s`: each worker's node and devices, blocks, sub-search spaces (those fed to its
-        running blocks among them), nodes and busy time (`wN_...`), and the nodes of them all
-        (`clusterNodes`)."""
-        out: dict[str, object] = {"clusterWorkers": len(self.handles), "clusterNodes": sum(self.nodes)}
+        running blocks among them), nodes and busy time (`wN_...`); the nodes of them all
+        (`clusterNodes`), the time to join the cluster and start the workers
+        (`clusterJoinTime`), and the time the split root waited for them (`clusterWaitTime`)."""
+        out: dict[str, object] = {
+            "clusterWorkers": len(self.handles),
+            "clusterNodes": sum(self.nodes),
+            "clusterJoinTime": self.join_s,
+            "clusterWaitTime": self.wait_s,
+        }
         for share in self.shares:
             p = f"w{share.index}_"
             out[p + "worker"] = share.name
