@@ -264,3 +264,45 @@ def test_a_cluster_started_by_ray_start_is_joined_by_its_address(tmp_path):
     finally:
         os.killpg(head.pid, signal.SIGKILL)
         head.wait(30)
+
+
+def test_a_time_limit_and_an_interrupt_end_a_cluster_run_as_on_one_machine(tmp_path, cluster):
+    """-t ends the run at the limit (counted from the process's start, Ray's joining included)
+    and an interrupt at once, each without a claim of completeness; the workers go with it."""
+    import signal
+    import subprocess
+    import time
+
+    from test_cli import LIMIT_SLACK_S, queens_by_pairs
+
+    long_count = fzn(tmp_path, queens_by_pairs(14), "q14.fzn")
+    t = time.monotonic()
+    r = run("--cluster", cluster, "--engine", "complete", "-t", "5000", "-a", "--count-only", "-s", long_count)
+    assert time.monotonic() - t < 5.0 + LIMIT_SLACK_S, r.stdout
+    assert r.returncode == 0 and "==========" not in r.stdout, r.stderr
+    assert int(stat(r.stdout, "nSolutions")) < 365596  # 14-queens' count: cut short
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "fzn_gpu",
+            "--cluster",
+            cluster,
+            "--engine",
+            "complete",
+            "-a",
+            "--count-only",
+            long_count,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    time.sleep(4)  # joined, split, searching
+    proc.send_signal(signal.SIGINT)
+    t = time.monotonic()
+    out, err = proc.communicate(timeout=60)
+    assert time.monotonic() - t < 1.0 + LIMIT_SLACK_S
+    assert proc.returncode == 128 + signal.SIGINT and "Traceback" not in err, err
+    assert "==========" not in out

@@ -3,16 +3,19 @@ cluster"): the process MiniZinc started parses, lowers and splits the root as on
 then hands blocks of sub-search spaces to workers (cluster/worker.py), one per GPU of each
 node and one per node without a GPU, through the same PHACT balancer that shares a search
 between the devices of one machine (engine/balance.py): each worker counts as one device whose
-work-items are those of its node's devices, so block sizes follow the workers' measured speeds
-and a worker that dies hands its block back to the others.
+work-items are those of its node's devices, and a worker that dies hands its block back to the
+others.
 
 Between a block's start and its end the driver polls its worker every POLL_S: an
-optimisation's improving solutions come back and print through the run's incumbent, and the
-best bound goes out to the worker, which prunes with it at its next slice."""
+optimisation's improving solutions come back and print through the run's incumbent, the best
+bound goes out to the worker, which prunes with it at its next slice, and a block whose
+unstarted paths run low is fed more from the pool (WorkPool.feed), so that the worker's device
+never drains before the pool is empty."""
 
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import threading
 import time
@@ -85,7 +88,6 @@ def _token_auth_where_a_token_is() -> None:
     RAY_AUTH_TOKEN_PATH, ~/.ray/auth_token) requires it, but a driver joining it by address sends
     it only in token mode: the mode `ray start` itself takes where a token exists, unless
     RAY_AUTH_MODE says otherwise."""
-    import os
     from pathlib import Path
 
     if "RAY_AUTH_MODE" in os.environ:
@@ -143,8 +145,6 @@ class Cluster:
     splits the root), then handed blocks by `search`."""
 
     def __init__(self, address: str, model: Model, dm: DeviceModel, opts: SolveOptions):
-        import os
-
         t0 = time.monotonic()
         ray = self.ray = import_ray()
         connect(ray, address)
@@ -225,7 +225,7 @@ class Cluster:
                 paths,
                 self.shares,
                 lambda i, block, split: self._block(search, i, block, split.pool, root, deadline),
-                lead_all=False,  # a worker's running block keeps all its paths: blocks by rank from the first
+                lead_all=False,  # a running block cannot give paths up (it is fed instead)
             )
         except FznError:
             if all(s.failed for s in self.shares):  # the cluster is gone: the search ends with what it has
