@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from fzn_gpu.cluster.driver import failing_workers, worker_slots
-from fzn_gpu.cluster.worker import ClusterWorker, _FedSplit
+from fzn_gpu.cluster.worker import ClusterWorker, _FedSplit, _NodeIncumbent
 from fzn_gpu.engine.balance import DeviceShare, WorkPool
 from fzn_gpu.engine.pack import pack
 from fzn_gpu.engine.paths import Paths
@@ -91,6 +91,47 @@ def test_a_fed_split_takes_paths_until_it_closes():
     assert len(split.more()) == 1 and split.more() is None
     assert split.feed(one) and len(split.close()) == 1  # fed after the phase's last slice
     assert split.close() is None and not split.feed(one)  # closed: the driver keeps them
+
+
+def test_a_worker_sends_its_islands_improvements_and_not_the_runs_best_back():
+    inc = _NodeIncumbent(obj_sense=1)
+    rows = lambda *objs: np.array([[o, o, 7] for o in objs], np.int32)  # noqa: E731  (objective, two values)
+    assert inc.offer(rows(30, 20)) == 2 and inc.take()[:, 0].tolist() == [30, 20]
+    assert inc.offer(rows(10), "driver") == 1 and inc.take() is None  # the run's best: a start, not news
+    assert inc.offer(rows(15)) == 0 and inc.take() is None  # no better than the best: nothing to send
+    assert inc.offer(rows(12, 5)) == 1 and inc.take()[:, 0].tolist() == [5]
+    assert inc.bound() == 5
+
+
+def test_a_worker_runs_lns_islands_and_stops_when_told():
+    """The worker as a plain object: its islands find the knapsack's solutions (each row its
+    objective and values, the values a solution by the checker), and lns_stop ends them."""
+    import threading
+
+    from fzn_gpu.check import Checker
+    from fzn_gpu.engine import assignment
+
+    model = lower(parse_items(KNAPSACK, "k.fzn"), "k.fzn")
+    opts = SolveOptions()
+    dm = pack(model, opts)
+    worker = ClusterWorker(model, dm, opts, 0)
+    done: list[dict] = []
+    t = threading.Thread(target=lambda: done.append(worker.lns(30.0)))
+    t.start()
+    found = None
+    for _ in range(200):
+        found = worker.lns_poll(None)
+        if found is not None:
+            break
+        t.join(0.05)
+    worker.lns_stop()
+    t.join(30)
+    assert not t.is_alive() and done and done[0]["steps"] >= 0
+    assert found is not None
+    checker = Checker(parse_items(KNAPSACK, "k.fzn"))
+    for row in found:
+        assert not checker.check(assignment(model, row[1:])), row
+        assert row[0] * dm.obj_sense == row[1 + model.vars.names.index("value")]
 
 
 def test_the_pool_feeds_a_running_block_in_shrinking_parts_and_takes_it_back_on_a_fault():
@@ -306,3 +347,20 @@ def test_a_time_limit_and_an_interrupt_end_a_cluster_run_as_on_one_machine(tmp_p
     assert time.monotonic() - t < 1.0 + LIMIT_SLACK_S
     assert proc.returncode == 128 + signal.SIGINT and "Traceback" not in err, err
     assert "==========" not in out
+
+
+def test_lns_islands_run_on_every_worker_and_share_the_incumbent(tmp_path, cluster):
+    """`--engine lns`: islands on the driver's devices and on each worker, every improvement
+    printed once through the run's incumbent (each checked), the run ending at its limit with
+    no claim of optimality."""
+    import time
+
+    from test_cli import LIMIT_SLACK_S
+
+    t = time.monotonic()
+    r = run("--cluster", cluster, "--engine", "lns", "-t", "6000", "-s", "--check", fzn(tmp_path, KNAPSACK, "k.fzn"))
+    assert time.monotonic() - t < 6.0 + LIMIT_SLACK_S
+    assert r.returncode == 0 and "==========" not in r.stdout, r.stderr
+    assert stat(r.stdout, "objective") is not None and int(stat(r.stdout, "objective")) <= 41
+    steps = [int(stat(r.stdout, f"w{i}_lnsSteps") or 0) for i in (0, 1)]
+    assert min(steps) > 0, r.stdout  # both workers' islands stepped

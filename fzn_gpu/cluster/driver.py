@@ -26,6 +26,7 @@ import numpy as np
 from .. import exiting
 from ..engine.balance import DeviceShare, WorkPool, balance
 from ..engine.faults import DeviceFault
+from ..engine.incumbent import Incumbent
 from ..engine.runner import _env_int
 from ..errors import FznError
 from ..model import Model
@@ -140,9 +141,21 @@ def failing_workers(spec: str) -> dict[int, int]:
     return out
 
 
+_RUN: Cluster | None = None  # the run's cluster (a run is one process), which its engines share
+
+
+def cluster_for(model: Model, dm: DeviceModel, opts: SolveOptions) -> Cluster:
+    """The run's workers, started by the first engine that asks (one worker per GPU: a second
+    set would wait for GPUs the first holds)."""
+    global _RUN
+    if _RUN is None:
+        _RUN = Cluster(opts.cluster or "auto", model, dm, opts)
+    return _RUN
+
+
 class Cluster:
     """The run's workers on the cluster: started at once (their kernels build while the driver
-    splits the root), then handed blocks by `search`."""
+    splits the root), then handed blocks by `search`, or running LNS islands (`lns`)."""
 
     def __init__(self, address: str, model: Model, dm: DeviceModel, opts: SolveOptions):
         t0 = time.monotonic()
@@ -177,6 +190,8 @@ class Cluster:
         self.best: int | None = None  # the best objective (sense-adjusted) any worker sent
         self.shares_by_index: dict[int, DeviceShare] = {}
         self.longest = 0  # decisions of the longest path of the split (sizes the workers' buffers)
+        self.lns_steps: list[int] = []  # LNS steps of each worker's islands (lns)
+        self.lns_improvements: list[int] = []  # improvements they printed
         self._lock = threading.Lock()
 
     def ready(self) -> list[WorkerInfo | None]:
@@ -298,6 +313,50 @@ class Cluster:
         self.nodes[i] += result.nodes
         return result.finished and search._more()
 
+    def lns(self, incumbent: Incumbent, deadline: float | None, stop: threading.Event) -> list[threading.Thread]:
+        """LNS islands on every worker (ClusterWorker.lns), each in a driver thread that polls
+        it every POLL_S: the worker's improvements print through the run's `incumbent`, and the
+        run's best goes out to the worker whenever it improved, to step from. They end at the
+        deadline, when `stop` is set or the incumbent stopped; a worker that fails is said on
+        stderr and the others go on. The threads, started."""
+        infos = self.ready()
+        self.lns_steps = [0] * len(self.handles)
+        self.lns_improvements = [0] * len(self.handles)
+        threads = [
+            threading.Thread(target=self._island, args=(i, incumbent, deadline, stop), daemon=True)
+            for i, info in enumerate(infos)
+            if info is not None
+        ]
+        for t in threads:
+            t.start()
+        return threads
+
+    def _island(self, i: int, incumbent: Incumbent, deadline: float | None, stop: threading.Event) -> None:
+        ray, handle = self.ray, self.handles[i]
+        seconds = None if deadline is None else deadline - time.monotonic()
+        ref = handle.lns.remote(seconds)
+        sent = -1  # the incumbent's stamp last sent
+        stopped = False
+        try:
+            while True:
+                done, _ = ray.wait([ref], timeout=POLL_S)
+                best, stamp = incumbent.best, incumbent.stamp()
+                row = None
+                if best is not None and stamp != sent:
+                    row, sent = np.concatenate([[best[0]], best[1]]).astype(np.int32), stamp
+                rows = ray.get(handle.lns_poll.remote(row))
+                if rows is not None and len(rows):
+                    self.lns_improvements[i] += incumbent.offer(rows, "lns")
+                if done:
+                    break
+                late = deadline is not None and time.monotonic() > deadline
+                if not stopped and (late or stop.is_set() or incumbent.stopped):
+                    handle.lns_stop.remote()
+                    stopped = True
+            self.lns_steps[i] = ray.get(ref)["steps"]
+        except ray.exceptions.RayError as err:
+            print(f"fzn-gpu: LNS goes on without cluster worker {i}: {_reason(err)}", file=sys.stderr)
+
     def stats(self) -> dict[str, object]:
         """`-s`: each worker's node and devices, blocks, sub-search spaces (those fed to its
         running blocks among them), nodes and busy time (`wN_...`); the nodes of them all
@@ -309,6 +368,9 @@ class Cluster:
             "clusterJoinTime": self.join_s,
             "clusterWaitTime": self.wait_s,
         }
+        for i, steps in enumerate(self.lns_steps):  # LNS islands on the workers
+            out[f"w{i}_lnsSteps"] = steps
+            out[f"w{i}_lnsImprovements"] = self.lns_improvements[i]
         for share in self.shares:
             p = f"w{share.index}_"
             out[p + "worker"] = share.name

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..engine.complete import CompleteSearch
-from ..engine.incumbent import Outcome
+from ..engine.incumbent import Incumbent, Outcome
 from ..engine.pack import DeviceModel
 from ..engine.paths import Paths
 from ..engine.resplit import SelfSplit
@@ -153,6 +153,31 @@ class _NodeSearch(CompleteSearch):
             runner.set_best(bound)
 
 
+class _NodeIncumbent(Incumbent):
+    """A worker's LNS incumbent: the improvements its islands find wait in an outbox for the
+    driver (`lns_poll`), which prints them through the run's incumbent; the run's best, sent
+    back by the driver (source "driver"), becomes its islands' starting point like any other
+    improvement, and is not sent back."""
+
+    def __init__(self, obj_sense: int):
+        super().__init__(Outcome(), obj_sense, report=lambda values, objective: None)
+        self.outbox: list[np.ndarray] = []
+
+    def offer(self, sols: np.ndarray, source: str = "lns") -> int:
+        before = self.bound()
+        printed = super().offer(sols, source)
+        if printed and source != "driver":
+            better = sols if before is None else sols[sols[:, 0] < before]
+            with self._sources_lock:
+                self.outbox.append(better.copy())
+        return printed
+
+    def take(self) -> np.ndarray | None:
+        with self._sources_lock:
+            rows, self.outbox = self.outbox, []
+        return np.concatenate(rows) if rows else None
+
+
 class ClusterWorker:
     """A Ray actor's body: the model, its devices' runners, and one block at a time. `poll`,
     `cancel` and `info` answer while a block runs (the actor takes several calls at once)."""
@@ -166,8 +191,11 @@ class ClusterWorker:
         self.fail_block = fail_block
         self.blocks = 0
         self._lock = threading.Lock()
-        devices = select_devices(_device_spec(opts.devices), None)
+        self.model, self.dm, self.opts = model, dm, opts
+        self.devices = devices = select_devices(_device_spec(opts.devices), None)
         self.search = _NodeSearch(model, dm, devices, replace(opts, verbose=False))
+        self.lns_incumbent: _NodeIncumbent | None = None
+        self.lns_stopped = False
         self.search._start_other_devices()
         runners = self.search.runners
         self._info = WorkerInfo(
@@ -240,6 +268,41 @@ class ClusterWorker:
         several, or it has ended): the driver then keeps them for another block."""
         split = self.search.split
         return split is not None and split.feed(Paths(ptr, data))
+
+    def lns(self, seconds: float | None) -> dict[str, int]:
+        """LNS islands on this worker's devices (engine/lns.py, each device diving for a first
+        solution, then stepping from the best any node has found) for at most `seconds`, or
+        until `lns_stop`; its steps and improving steps. Each worker draws from a seed of its
+        own, so that the nodes' islands explore different neighbourhoods."""
+        from ..engine.lns import LnsSearch
+
+        with self._lock:
+            incumbent = self.lns_incumbent = _NodeIncumbent(self.dm.obj_sense)
+            incumbent.stopped = self.lns_stopped
+        opts = replace(self.opts, seed=self.opts.seed * 7919 + self.index + 1)
+        lns = LnsSearch(self.model, self.dm, self.devices, opts, None, self.model.solve.lns, incumbent=incumbent)
+        lns.run(None if seconds is None else time.monotonic() + max(0.0, seconds))
+        return {
+            "steps": sum(isl.steps for isl in lns.islands),
+            "improving": sum(isl.improving_steps for isl in lns.islands),
+        }
+
+    def lns_poll(self, best: np.ndarray | None) -> np.ndarray | None:
+        """The improvements this worker's islands found since the last poll (rows: objective,
+        values), after taking in the run's best (a row) where the driver sends one."""
+        incumbent = self.lns_incumbent
+        if incumbent is None:
+            return None
+        if best is not None:
+            incumbent.offer(best[None, :], "driver")
+        return incumbent.take()
+
+    def lns_stop(self) -> None:
+        """The islands end at their next step or slice (or at once, if they have not begun)."""
+        with self._lock:
+            self.lns_stopped = True
+            if self.lns_incumbent is not None:
+                self.lns_incumbent.stopped = True
 
     def cancel(self) -> None:
         """The running block ends at its next slice (the driver has what it needs)."""

@@ -229,7 +229,9 @@ class SolveRun:
         elif engine == "lns":
             from .lns import LnsSearch
 
-            return LnsSearch(self.model, self.packed, self.devices, self.opts, self.report, self.model.solve.lns)
+            return LnsSearch(
+                self.model, self.packed, self.devices, self.opts, self.report, self.model.solve.lns, cluster=True
+            )
         elif engine == "portfolio":
             from .portfolio import PortfolioSearch
 

@@ -91,9 +91,9 @@ class CompleteSearch:
         if why is not None:
             print(f"fzn-gpu: not on the cluster: {why}", file=sys.stderr)
             return None
-        from ..cluster.driver import Cluster
+        from ..cluster.driver import cluster_for
 
-        return Cluster(self.opts.cluster or "auto", self.model, self.dm, self.opts)
+        return cluster_for(self.model, self.dm, self.opts)
 
     def share_gpus(self, share: float) -> None:
         """Another engine runs on the same GPUs (the portfolio's LNS on a lone GPU): this

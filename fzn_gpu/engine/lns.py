@@ -145,10 +145,12 @@ class LnsSearch:
         report,
         spec: LnsSpec | None,
         incumbent: Incumbent | None = None,
+        cluster: bool = False,
     ):
         """`incumbent`: one shared with another engine (the portfolio's branch and bound), whose
         solutions then become the islands' starting points too; else one of its own, printing
-        through report(values, objective)."""
+        through report(values, objective). `cluster`: islands on the workers of the run's Ray
+        cluster as well (opts.cluster; fzn_gpu/cluster/), sharing the incumbent through it."""
         if dm.obj_var < 0:
             raise FznError("LNS needs an objective", fix="solve minimize/maximize, or drop the lns annotation")
         self.dm = dm
@@ -169,6 +171,11 @@ class LnsSearch:
         self.shares: list = []
         self._bugs: list[BaseException] = []  # unexpected errors of device threads
         self._left_out: list[FznError] = []  # devices whose runner could not be built
+        self.cluster = None
+        if cluster and opts.cluster:
+            from ..cluster.driver import cluster_for
+
+            self.cluster = cluster_for(model, dm, opts)
 
     @property
     def runners(self) -> list[Runner]:
@@ -198,17 +205,26 @@ class LnsSearch:
         if s.timeout_s is not None:
             until = time.monotonic() + s.timeout_s
             deadline = until if deadline is None else min(deadline, until)
-        if len(self.devices) == 1:
-            self._device(0, deadline)
-            if self._bugs:
-                raise self._bugs[0]
-        else:
-            threads = [
-                threading.Thread(target=self._device, args=(i, deadline), daemon=True) for i in range(len(self.devices))
-            ]
-            run_threads(threads, self._stop_islands)
+        stop = threading.Event()
+        remote = self.cluster.lns(self.incumbent, deadline, stop) if self.cluster is not None else []
+        try:
+            if len(self.devices) == 1:
+                self._device(0, deadline)
+            else:
+                threads = [
+                    threading.Thread(target=self._device, args=(i, deadline), daemon=True)
+                    for i in range(len(self.devices))
+                ]
+                run_threads(threads, self._stop_islands)
             if self._bugs:  # not a device's failure: a bug, raised where it can be seen
                 raise self._bugs[0]
+            while any(t.is_alive() for t in remote):  # the workers' islands, to their end
+                for t in remote:
+                    t.join(0.05)
+        finally:
+            stop.set()
+            for t in remote:
+                t.join()
         self._raise_if_all_failed()
         if self.incumbent.best is None or self.outcome.complete or self.incumbent.stopped:
             return self.outcome
@@ -303,6 +319,12 @@ class LnsSearch:
         return replace(self.outcome, complete=False)
 
     def extra_stats(self) -> dict[str, object]:
+        stats = self._island_stats()
+        if self.cluster is not None:
+            stats.update(self.cluster.stats())
+        return stats
+
+    def _island_stats(self) -> dict[str, object]:
         s = self.settings
         islands = self.islands
         stats: dict[str, object] = {
