@@ -80,7 +80,7 @@ def _parser() -> argparse.ArgumentParser:
         "--cluster",
         metavar="ADDRESS",
         default=None,
-        help="complete search (and the portfolio's branch and bound) on the nodes of a Ray cluster: its "
+        help="complete search, the portfolio's branch and bound and LNS islands on the nodes of a Ray cluster: its "
         "address (HOST:6379, ray://HOST:10001), or auto for the cluster this machine belongs to, else a "
         "Ray instance started here; needs `pip install 'fzn-gpu[cluster]'`",
     )

@@ -54,7 +54,7 @@ EXTRA_FLAGS = [
     ],
     [
         "--cluster",
-        "Complete search (and the portfolio's branch and bound) on the nodes of a Ray cluster: its address "
+        "Complete search, the portfolio's branch and bound and LNS islands on the nodes of a Ray cluster: its address "
         "(HOST:6379), or auto (this machine's cluster, else a Ray instance started here); empty: this machine",
         "string",
         "",
