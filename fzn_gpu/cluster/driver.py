@@ -192,6 +192,7 @@ class Cluster:
         self.longest = 0  # decisions of the longest path of the split (sizes the workers' buffers)
         self.lns_steps: list[int] = []  # LNS steps of each worker's islands (lns)
         self.lns_improvements: list[int] = []  # improvements they printed
+        self.lns_failed: list[bool] = []  # whose LNS failed
         self._lock = threading.Lock()
 
     def ready(self) -> list[WorkerInfo | None]:
@@ -322,6 +323,7 @@ class Cluster:
         infos = self.ready()
         self.lns_steps = [0] * len(self.handles)
         self.lns_improvements = [0] * len(self.handles)
+        self.lns_failed = [False] * len(self.handles)
         threads = [
             threading.Thread(target=self._island, args=(i, incumbent, deadline, stop), daemon=True)
             for i, info in enumerate(infos)
@@ -355,7 +357,14 @@ class Cluster:
                     stopped = True
             self.lns_steps[i] = ray.get(ref)["steps"]
         except ray.exceptions.RayError as err:
+            self.lns_failed[i] = True
             print(f"fzn-gpu: LNS goes on without cluster worker {i}: {_reason(err)}", file=sys.stderr)
+
+    def lns_all_failed(self) -> bool:
+        """Every worker's LNS failed (the driver's devices then take the search over)."""
+        return bool(self.lns_failed) and all(
+            self.lns_failed[i] for i, info in enumerate(self.infos) if info is not None
+        )
 
     def stats(self) -> dict[str, object]:
         """`-s`: each worker's node and devices, blocks, sub-search spaces (those fed to its

@@ -208,19 +208,14 @@ class LnsSearch:
         stop = threading.Event()
         remote = self.cluster.lns(self.incumbent, deadline, stop) if self.cluster is not None else []
         try:
-            if len(self.devices) == 1:
-                self._device(0, deadline)
-            else:
-                threads = [
-                    threading.Thread(target=self._device, args=(i, deadline), daemon=True)
-                    for i in range(len(self.devices))
-                ]
-                run_threads(threads, self._stop_islands)
-            if self._bugs:  # not a device's failure: a bug, raised where it can be seen
-                raise self._bugs[0]
-            while any(t.is_alive() for t in remote):  # the workers' islands, to their end
+            # on a cluster the workers' islands are the search (this machine's GPUs are a
+            # node's too, and a worker's there); this machine's devices step in only where
+            # every worker failed
+            while any(t.is_alive() for t in remote):
                 for t in remote:
                     t.join(0.05)
+            if not remote or (self.cluster is not None and self.cluster.lns_all_failed()):
+                self._local(deadline)
         finally:
             stop.set()
             for t in remote:
@@ -242,6 +237,18 @@ class LnsSearch:
                     f"LNS ended after {s.restarts} restarts of {s.steps} steps (LNS proves no optimum)"
                 )
         return self.outcome
+
+    def _local(self, deadline: float | None) -> None:
+        """The islands of this machine's devices, each device in a thread of its own."""
+        if len(self.devices) == 1:
+            self._device(0, deadline)
+        else:
+            threads = [
+                threading.Thread(target=self._device, args=(i, deadline), daemon=True) for i in range(len(self.devices))
+            ]
+            run_threads(threads, self._stop_islands)
+        if self._bugs:  # not a device's failure: a bug, raised where it can be seen
+            raise self._bugs[0]
 
     def _first_found(self) -> bool:
         """Whether the dives can end: a solution is in, the space is explored, or the run is over."""
@@ -320,8 +327,9 @@ class LnsSearch:
 
     def extra_stats(self) -> dict[str, object]:
         stats = self._island_stats()
-        if self.cluster is not None:
+        if self.cluster is not None:  # the workers' islands: theirs, and in the totals
             stats.update(self.cluster.stats())
+            stats["lnsSteps"] = int(stats["lnsSteps"]) + sum(self.cluster.lns_steps)  # type: ignore[call-overload]
         return stats
 
     def _island_stats(self) -> dict[str, object]:
