@@ -364,3 +364,10 @@ def test_lns_islands_run_on_every_worker_and_share_the_incumbent(tmp_path, clust
     assert stat(r.stdout, "objective") is not None and int(stat(r.stdout, "objective")) <= 41
     steps = [int(stat(r.stdout, f"w{i}_lnsSteps") or 0) for i in (0, 1)]
     assert min(steps) > 0, r.stdout  # both workers' islands stepped
+
+
+def test_lns_on_the_cluster_proves_an_unsatisfiable_model(tmp_path, cluster):
+    """A worker's dive that explores the whole tree is a proof for the run, as one machine's."""
+    text = "var 1..3: x;\nvar 1..3: y;\nconstraint int_lt(x, y);\nconstraint int_lt(y, x);\nsolve minimize x;\n"
+    r = run("--cluster", cluster, "--engine", "lns", "-t", "20000", fzn(tmp_path, text, "u.fzn"))
+    assert r.returncode == 0 and "=====UNSATISFIABLE=====" in r.stdout, (r.stdout, r.stderr)

@@ -355,7 +355,14 @@ class Cluster:
                 if not stopped and (late or stop.is_set() or incumbent.stopped):
                     handle.lns_stop.remote()
                     stopped = True
-            self.lns_steps[i] = ray.get(ref)["steps"]
+            result = ray.get(ref)
+            self.lns_steps[i] = result["steps"]
+            if result["complete"]:  # its dive explored the whole tree: the run's best is optimal
+                rows = ray.get(handle.lns_poll.remote(None))  # its last improvements first
+                if rows is not None and len(rows):
+                    self.lns_improvements[i] += incumbent.offer(rows, "lns")
+                incumbent.outcome.complete = True
+                incumbent.stopped = True
         except ray.exceptions.RayError as err:
             self.lns_failed[i] = True
             print(f"fzn-gpu: LNS goes on without cluster worker {i}: {_reason(err)}", file=sys.stderr)

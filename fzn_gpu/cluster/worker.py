@@ -272,8 +272,9 @@ class ClusterWorker:
     def lns(self, seconds: float | None) -> dict[str, int]:
         """LNS islands on this worker's devices (engine/lns.py, each device diving for a first
         solution, then stepping from the best any node has found) for at most `seconds`, or
-        until `lns_stop`; its steps and improving steps. Each worker draws from a seed of its
-        own, so that the nodes' islands explore different neighbourhoods."""
+        until `lns_stop`; its steps, improving steps, and whether its dive explored the whole
+        tree (`complete`: the best it holds is optimal, or none exists). Each worker draws from
+        a seed of its own, so that the nodes' islands explore different neighbourhoods."""
         from ..engine.lns import LnsSearch
 
         with self._lock:
@@ -285,6 +286,7 @@ class ClusterWorker:
         return {
             "steps": sum(isl.steps for isl in lns.islands),
             "improving": sum(isl.improving_steps for isl in lns.islands),
+            "complete": int(lns.outcome.complete),
         }
 
     def lns_poll(self, best: np.ndarray | None) -> np.ndarray | None:

@@ -149,8 +149,8 @@ class LnsSearch:
     ):
         """`incumbent`: one shared with another engine (the portfolio's branch and bound), whose
         solutions then become the islands' starting points too; else one of its own, printing
-        through report(values, objective). `cluster`: islands on the workers of the run's Ray
-        cluster as well (opts.cluster; fzn_gpu/cluster/), sharing the incumbent through it."""
+        through report(values, objective). `cluster`: the islands on the workers of the run's Ray
+        cluster instead (opts.cluster; fzn_gpu/cluster/), sharing the incumbent through it."""
         if dm.obj_var < 0:
             raise FznError("LNS needs an objective", fix="solve minimize/maximize, or drop the lns annotation")
         self.dm = dm
