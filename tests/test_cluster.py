@@ -224,7 +224,7 @@ def test_counts_limits_and_optima_agree_with_one_process(tmp_path, cluster, monk
     # every solution printed, each checked, the same set as one process's
     named = fzn(tmp_path, queens(10), "q.fzn")
     r = run("--cluster", cluster, "--engine", "complete", "-a", "--check", named)
-    alone = run("--engine", "complete", "-a", named)
+    alone = run("--engine", "complete", "-a", "--check", named)
     assert r.returncode == 0 and "==========" in r.stdout, r.stderr
     assert sorted(solutions(r.stdout)) == sorted(solutions(alone.stdout)) and len(solutions(r.stdout)) == 724
     r = run("--cluster", cluster, "--engine", "complete", "-n", "5", "--check", named)
@@ -232,7 +232,7 @@ def test_counts_limits_and_optima_agree_with_one_process(tmp_path, cluster, monk
     # branch and bound: improvements from the workers, the bound shared through the driver
     k = fzn(tmp_path, KNAPSACK, "k.fzn")
     r = run("--cluster", cluster, "--engine", "complete", "-s", "--check", k)
-    alone = run("--engine", "complete", "-s", k)
+    alone = run("--engine", "complete", "-s", "--check", k)
     assert r.returncode == 0 and "==========" in r.stdout, r.stderr
     assert stat(r.stdout, "objective") == stat(alone.stdout, "objective") == "41"
 

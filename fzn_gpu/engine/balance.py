@@ -256,7 +256,7 @@ class WorkPool:
         back to the pool with the rest of the block if the device fails."""
         with self.lock:
             rb = self.running[index]
-            rb.paths = Paths.concat([rb.kept(), block])
+            rb.paths = rb.kept().extend(block)  # into spare room: feeds come a few a second
             rb.n = len(rb.paths)
 
     def unfed(self, block: Paths) -> None:
