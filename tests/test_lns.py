@@ -162,24 +162,6 @@ def test_the_bandit_prefers_the_most_gain_per_second():
     assert steps[1] > 0.8 * steps.sum()
 
 
-def test_exploring_gives_the_strategies_about_equal_time():
-    """An exploring step draws a strategy in inverse proportion to its steps' length: a strategy
-    ten times slower is explored about a tenth as often, so exploring spends about as long on
-    each; the best one by gain a second is still taken otherwise."""
-    bandit = StrategyBandit(3, np.random.default_rng(3))
-    for arm, seconds in enumerate((0.004, 0.004, 0.04)):
-        assert bandit.pick() == arm
-        bandit.update(arm, 1000, 1000 if arm else 999, seconds)  # arm 0 gains, the others stall
-    picks = np.zeros(3, dtype=np.int64)
-    for _ in range(20000):
-        picks[bandit.pick()] += 1
-    explored = picks.sum() * StrategyBandit.EXPLORE
-    slow_share = picks[2] / explored  # arm 2 is picked only when exploring
-    assert 0.03 < slow_share < 0.07  # 1/21 of the explorations; drawn uniformly, 1/3
-    assert picks[1] / explored == pytest.approx(10 * slow_share, rel=0.25)
-    assert picks[0] > 0.9 * picks.sum()
-
-
 def test_a_stalled_strategy_gives_way():
     """An arm that stops gaining loses its lead to one that still gains, however slowly."""
     bandit = StrategyBandit(2, np.random.default_rng(2))

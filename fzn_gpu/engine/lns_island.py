@@ -139,13 +139,7 @@ class StrategyBandit:
     of that strategy, so a strategy that has stalled gives way, and is tried again once the
     others stall too. Counting improving steps instead favoured quick strategies with small
     gains: on a GPU alone, two-exchange's many 1 % steps over complete exploration's fewer,
-    far larger ones (docs/BENCHMARKS.md, the default engines on a GPU alone).
-
-    An exploring step draws its strategy in inverse proportion to how long that strategy's
-    steps take (the last step's seconds, `step_s`), so that exploring gives each about the same
-    time rather than the same steps: drawn uniformly, ICM's and Gibbs' steps (one launch per
-    released position) took a quarter of a GPU island's time on TSP 20 while they improved
-    nothing (docs/BENCHMARKS.md, LNS exploration weighed by time)."""
+    far larger ones (docs/BENCHMARKS.md, the default engines on a GPU alone)."""
 
     DECAY = 0.8
     EXPLORE = 0.1
@@ -157,15 +151,13 @@ class StrategyBandit:
         self.seconds = np.zeros(arms)
         self.steps = np.zeros(arms, dtype=np.int64)
         self.improving = np.zeros(arms, dtype=np.int64)
-        self.step_s = np.zeros(arms)  # each arm's last step, seconds
 
     def pick(self) -> int:
         untried = np.flatnonzero(self.steps == 0)
         if len(untried):
             return int(untried[0])
         if self.rng.random() < self.EXPLORE:
-            weight = 1.0 / np.maximum(self.step_s, 1e-4)
-            return int(self.rng.choice(len(self.steps), p=weight / weight.sum()))
+            return int(self.rng.integers(len(self.steps)))
         return int(np.argmax((self.gains + self.PRIOR) / np.maximum(self.seconds, 1e-4)))
 
     def update(self, arm: int, before: int, after: int, seconds: float) -> None:
@@ -175,7 +167,6 @@ class StrategyBandit:
         self.seconds[arm] = self.DECAY * self.seconds[arm] + seconds
         self.steps[arm] += 1
         self.improving[arm] += gain > 0
-        self.step_s[arm] = seconds
 
 
 class Island:
