@@ -935,3 +935,27 @@ def test_a_width_beyond_the_kernel_s_group_limit_is_refused_or_narrowed(monkeypa
     walker.kernel = walker.kernel.kernel  # the real one, which PoCL launches 16 wide
     walker.launch(3)
     assert walker.state(("scalars",))["scalars"][:, W.ITER].min() > 0  # every narrower walk ran
+
+
+def test_walks_are_narrowest_where_most_variables_share_their_error():
+    """Number partitioning's first half carries the same two sums (each square's DOMAIN is its
+    variable's alone), so its walks mostly sample the whole neighbourhood: on a GPU the
+    narrowest groups, the most walks. Magic square's cells carry their own row and column, and
+    a model with one variable per constraint shares nothing: they keep the width their largest
+    neighbourhood keeps busy."""
+    from types import SimpleNamespace
+
+    from fzn_gpu.engine.adaptive import ITEMS_PER_CU, WIDTHS, shape
+    from fzn_gpu.local.network import _shares_error
+
+    gpu = SimpleNamespace(is_gpu=True, compute_units=4, max_alloc=1 << 34, global_mem=1 << 36)
+    partition = build(lower(parse_items(_partition(64), "p.fzn"), "p.fzn"))
+    magic = build(lower(parse_items(_magic(12), "m.fzn"), "m.fzn"))
+    assert partition.shared_error and not magic.shared_error
+    assert shape(partition, gpu) == (4 * ITEMS_PER_CU // WIDTHS[0], WIDTHS[0])
+    assert shape(magic, gpu)[1] == next(w for w in WIDTHS if 4 * w >= magic.max_candidates) > WIDTHS[0]
+    # the rule itself: a constraint only one variable carries does not tell them apart
+    assert _shares_error([[0, 1, 5], [0, 1, 6], [], []])
+    assert not _shares_error([[0, 1, 5], [0, 2, 6], [2], []])
+    assert not _shares_error([[5], [6], [7]])
+    assert not _shares_error([[0]])

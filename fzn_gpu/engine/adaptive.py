@@ -138,10 +138,18 @@ def shape(net: LsNetwork, device: Device) -> tuple[int, int]:
     """(walks, work-items a walk): on a GPU a work-group per walk, as wide as its largest
     neighbourhood can keep busy, and ITEMS_PER_CU work-items a compute unit (a walk's work is
     chains of dependent global loads: it takes many warps on a multiprocessor to hide them);
-    on a CPU one work-item a walk, a walk a core. FZN_GPU_LS_WALKS and FZN_GPU_LS_WIDTH
-    override them; device memory caps the walks."""
+    on a CPU one work-item a walk, a walk a core. Where most decision variables share their
+    projected error (`LsNetwork.shared_error`), a walk's iterations mostly sample the whole
+    neighbourhood, 8 moves a work-item, and its width sets only the sample: there the
+    narrowest groups, and so the most walks, answer soonest on most seeds (number partitioning
+    9,600 on the H100: 4,224 walks of 32 found it on each of four seeds within 10 s, 528 of
+    256 on two; docs/BENCHMARKS.md), while walks that move one variable at a time need the
+    width (magic square 200 at 32 reached nothing near an answer). FZN_GPU_LS_WALKS and
+    FZN_GPU_LS_WIDTH override them; device memory caps the walks."""
     if device.is_gpu:
         width = next((w for w in WIDTHS if w * 4 >= net.max_candidates), WIDTHS[-1])
+        if net.shared_error:
+            width = WIDTHS[0]
         walks = device.compute_units * ITEMS_PER_CU // width
     else:
         width, walks = 1, device.compute_units

@@ -26,7 +26,7 @@ not one for local search (NotLocal says why); nothing here is approximate."""
 
 from __future__ import annotations
 
-from collections import defaultdict, deque
+from collections import Counter, defaultdict, deque
 from dataclasses import dataclass, field
 from functools import cache
 from itertools import chain
@@ -82,6 +82,11 @@ class LsNetwork:
     # every decision variable is in a permutation and carries swap terms: every move is a swap
     # scored from them, the general evaluation running only for the move taken
     swaps_only: bool = False
+    # at least half of the decision variables carry the same constraints shared with others
+    # (number partitioning's first half), so their projected errors are always equal and the
+    # walks mostly search the whole neighbourhood by sample (kernels/adaptive.cl) rather than
+    # one variable's moves: `_shares_error`
+    shared_error: bool = False
 
     def describe(self) -> str:
         g = ", ".join(f"{n} {k}" for k, n in self.groups.items() if n)
@@ -737,4 +742,21 @@ def _pack(
         len(softs),
         int(head[H.CAND_ALL]),
         swaps_only,
+        _shares_error(infl),
     )
+
+
+def _shares_error(carried: list[list[int]]) -> bool:
+    """Whether at least half of the decision variables carry one same set of constraints, each
+    carried by two variables or more (`carried`: each decision variable's soft constraints,
+    its projected error's). The constraints only one variable carries (an invariant's DOMAIN,
+    such as number partitioning's squares') are left out: they tell the variables apart by
+    their errors only where they are violated, which a function of one variable in its domain
+    seldom is. Such variables' projected errors are equal wherever those shared constraints
+    are all that is violated, where the walks search the whole neighbourhood by sample."""
+    if len(carried) < 2:
+        return False
+    carriers = Counter(c for cs in carried for c in cs)
+    signatures = Counter(tuple(c for c in cs if carriers[c] >= 2) for cs in carried)
+    signatures.pop((), None)
+    return bool(signatures) and 2 * max(signatures.values()) >= len(carried)
