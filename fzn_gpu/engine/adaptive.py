@@ -141,10 +141,9 @@ def shape(net: LsNetwork, device: Device) -> tuple[int, int]:
     on a CPU one work-item a walk, a walk a core. Where most decision variables share their
     projected error (`LsNetwork.shared_error`), a walk's iterations mostly sample the whole
     neighbourhood, 8 moves a work-item, and its width sets only the sample: there the
-    narrowest groups, and so the most walks, answer soonest on most seeds (number partitioning
-    9,600 on the H100: 4,224 walks of 32 found it on each of four seeds within 10 s, 528 of
-    256 on two; docs/BENCHMARKS.md), while walks that move one variable at a time need the
-    width (magic square 200 at 32 reached nothing near an answer). FZN_GPU_LS_WALKS and
+    narrowest groups, and so the most walks, answer within the time on more seeds (number
+    partitioning; docs/BENCHMARKS.md, more, narrower walks), while walks that move one
+    variable at a time need the width (magic square 200). FZN_GPU_LS_WALKS and
     FZN_GPU_LS_WIDTH override them; device memory caps the walks."""
     if device.is_gpu:
         width = next((w for w in WIDTHS if w * 4 >= net.max_candidates), WIDTHS[-1])
