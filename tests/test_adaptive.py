@@ -707,6 +707,37 @@ def test_the_parameters_can_be_set_for_tuning_runs(monkeypatch):
         walk_params(net, 1)
 
 
+def test_plateaus_are_followed_more_in_a_permutation_of_linear_errors():
+    """Magic square's and number partitioning's variables are one permutation and their errors
+    all distances from linear relations (their all_different is the permutation itself): their
+    walks follow plateaus 94 times in 100. Costas-like rows, an all_different over
+    differences, count repeated values: there plateaus keep the default, as they do with a
+    clause among linear constraints, and with linear constraints over free variables."""
+    from fzn_gpu.engine.adaptive import LOCAL_MIN, LOCAL_MIN_LINEAR
+
+    magic = build(lower(parse_items(_magic(4), "m.fzn"), "m.fzn"))
+    partition = build(lower(parse_items(_partition(16), "p.fzn"), "p.fzn"))
+    costas = "\n".join(
+        [f"var 1..4: x{i} :: output_var;" for i in range(4)]
+        + [f"var -3..3: d{i} :: is_defined_var;" for i in range(3)]
+        + ["constraint fzn_all_different_int([x0, x1, x2, x3]);"]
+        + [f"constraint int_lin_eq([1, -1, 1], [d{i}, x{i + 1}, x{i}], 0) :: defines_var(d{i});" for i in range(3)]
+        + ["constraint fzn_all_different_int([d0, d1, d2]);", "solve satisfy;", ""]
+    )
+    clause = (
+        "var 0..5: a :: output_var;\nvar 0..5: b :: output_var;\nvar bool: p :: output_var;\n"
+        "var bool: q :: output_var;\nconstraint int_lin_le([1, 1], [a, b], 6);\n"
+        "constraint bool_clause([p, q], []);\nsolve satisfy;\n"
+    )
+    free = "var 0..5: a :: output_var;\nvar 0..5: b :: output_var;\nconstraint int_lin_eq([1, 2], [a, b], 7);\nsolve satisfy;\n"
+    others = [build(lower(parse_items(t, "c.fzn"), "c.fzn")) for t in (costas, clause, free)]
+    assert magic.linear_permutation and partition.linear_permutation
+    assert not any(net.linear_permutation for net in others)
+    assert LOCAL_MIN_LINEAR < LOCAL_MIN
+    assert walk_params(magic, 32)[Param.LOCAL_MIN] == walk_params(partition, 1)[Param.LOCAL_MIN] == LOCAL_MIN_LINEAR
+    assert all(walk_params(net, 32)[Param.LOCAL_MIN] == LOCAL_MIN for net in others)
+
+
 def _same_walks(net, monkeypatch, launches: int = 5, walks: int = 6) -> None:
     """Walks with FAST_SWAP on and off, the same seed, equal in every part of their state after
     each launch."""

@@ -35,6 +35,8 @@ from .runner import _env_int
 from .threads import run_threads
 
 SLICE_S = 0.05  # a launch's target length
+LOCAL_MIN = 200  # a plateau taken as a local minimum, in 1,000 (Param.LOCAL_MIN)
+LOCAL_MIN_LINEAR = 60  # ... in a permutation whose every error is a linear relation's distance
 WIDTHS = (32, 64, 128, 256)
 ITEMS_PER_CU = 1024  # a GPU's work-items a compute unit (walks x width)
 # An NVIDIA GPU's registers a work-item of the adaptive kernel, at most: uncapped, the compiler
@@ -55,14 +57,19 @@ def walk_params(net: LsNetwork, width: int) -> np.ndarray:
     """The walks' tuning (local_abi.Param), after Adaptive Search's defaults for permutation
     problems: a local minimum freezes its variable until the next move, plateaus are followed
     8 times in 10, a reset gives a quarter of the variables fresh values once about 1.2 sqrt(n)
-    variables are frozen. FZN_GPU_LS_PARAMS="RESET_PERCENT=10,LOCAL_MIN=80" overrides them for
-    tuning runs."""
+    variables are frozen. Where every decision variable is in a permutation and every error is
+    a linear relation's distance (`LsNetwork.linear_permutation`), plateaus are followed 94
+    times in 100, as Adaptive Search's own magic square model does: there a plateau's swaps
+    move values between sums without undoing any (magic squares; docs/BENCHMARKS.md), while
+    counting errors (Costas' all_different) and linear models of free variables do better
+    leaving plateaus more often.
+    FZN_GPU_LS_PARAMS="RESET_PERCENT=10,LOCAL_MIN=80" overrides them for tuning runs."""
     p = np.zeros(Param.SIZE, dtype=np.int32)
     p[Param.FREEZE_LOCAL_MIN] = 1
     p[Param.FREEZE_SWAP] = 1
     p[Param.RESET_LIMIT] = max(1, round(1.2 * net.ndec**0.5))
     p[Param.RESET_PERCENT] = 25
-    p[Param.LOCAL_MIN] = 200
+    p[Param.LOCAL_MIN] = LOCAL_MIN_LINEAR if net.linear_permutation else LOCAL_MIN
     p[Param.RESTART_ITERS] = max(10_000, 200 * net.ndec)
     p[Param.EXHAUSTIVE] = 1 << 16
     p[Param.SAMPLE] = 256 if width == 1 else 8 * width  # a GPU's lanes are slow alone: 8 moves each

@@ -87,6 +87,11 @@ class LsNetwork:
     # walks mostly search the whole neighbourhood by sample (kernels/adaptive.cl) rather than
     # one variable's moves: `_shares_error`
     shared_error: bool = False
+    # every decision variable is in a permutation and every error is a distance from a linear
+    # relation (LIN, DOMAIN): a swap that keeps the error moves values between sums without
+    # undoing any (a magic square's within its balanced rows), and the walks follow such
+    # plateaus more often (engine/adaptive.py, walk_params)
+    linear_permutation: bool = False
 
     def describe(self) -> str:
         g = ", ".join(f"{n} {k}" for k, n in self.groups.items() if n)
@@ -743,6 +748,9 @@ def _pack(
         int(head[H.CAND_ALL]),
         swaps_only,
         _shares_error(infl),
+        bool(softs)
+        and all(s.type in (Soft.LIN, Soft.DOMAIN) for s in softs)
+        and all(v in dec_group and groups[dec_group[v][0]][0] == Group.PERM for v in dec_vars),
     )
 
 
