@@ -985,6 +985,11 @@ def test_walks_are_narrowest_where_most_variables_share_their_error():
     assert partition.shared_error and not magic.shared_error
     assert shape(partition, gpu) == (4 * ITEMS_PER_CU // WIDTHS[0], WIDTHS[0])
     assert shape(magic, gpu)[1] == next(w for w in WIDTHS if 4 * w >= magic.max_candidates) > WIDTHS[0]
+    # and a reset there gives fresh values to a twentieth of them, not a quarter
+    from fzn_gpu.engine.adaptive import RESET_PERCENT, RESET_PERCENT_SHARED
+
+    assert walk_params(partition, WIDTHS[0])[Param.RESET_PERCENT] == RESET_PERCENT_SHARED < RESET_PERCENT
+    assert walk_params(magic, WIDTHS[-1])[Param.RESET_PERCENT] == RESET_PERCENT
     # the rule itself: a constraint only one variable carries does not tell them apart
     assert _shares_error([[0, 1, 5], [0, 1, 6], [], []])
     assert not _shares_error([[0, 1, 5], [0, 2, 6], [2], []])

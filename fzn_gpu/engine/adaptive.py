@@ -37,6 +37,8 @@ from .threads import run_threads
 SLICE_S = 0.05  # a launch's target length
 LOCAL_MIN = 200  # a plateau taken as a local minimum, in 1,000 (Param.LOCAL_MIN)
 LOCAL_MIN_LINEAR = 60  # ... in a permutation whose every error is a linear relation's distance
+RESET_PERCENT = 25  # the share of the decision variables a reset gives fresh values (percent)
+RESET_PERCENT_SHARED = 5  # ... where most variables share their error (LsNetwork.shared_error)
 WIDTHS = (32, 64, 128, 256)
 ITEMS_PER_CU = 1024  # a GPU's work-items a compute unit (walks x width)
 # An NVIDIA GPU's registers a work-item of the adaptive kernel, at most: uncapped, the compiler
@@ -62,13 +64,16 @@ def walk_params(net: LsNetwork, width: int) -> np.ndarray:
     times in 100, as Adaptive Search's own magic square model does: there a plateau's swaps
     move values between sums without undoing any (magic squares; docs/BENCHMARKS.md), while
     counting errors (Costas' all_different) and linear models of free variables do better
-    leaving plateaus more often.
+    leaving plateaus more often. Where most decision variables share their projected error
+    (`LsNetwork.shared_error`: number partitioning's first half carries both sums), a reset
+    gives 5 % of the variables fresh values rather than a quarter: a quarter's random swaps
+    unbalance every shared sum as much as a fresh start does.
     FZN_GPU_LS_PARAMS="RESET_PERCENT=10,LOCAL_MIN=80" overrides them for tuning runs."""
     p = np.zeros(Param.SIZE, dtype=np.int32)
     p[Param.FREEZE_LOCAL_MIN] = 1
     p[Param.FREEZE_SWAP] = 1
     p[Param.RESET_LIMIT] = max(1, round(1.2 * net.ndec**0.5))
-    p[Param.RESET_PERCENT] = 25
+    p[Param.RESET_PERCENT] = RESET_PERCENT_SHARED if net.shared_error else RESET_PERCENT
     p[Param.LOCAL_MIN] = LOCAL_MIN_LINEAR if net.linear_permutation else LOCAL_MIN
     p[Param.RESTART_ITERS] = max(10_000, 200 * net.ndec)
     p[Param.EXHAUSTIVE] = 1 << 16
