@@ -28,10 +28,13 @@ PY
 )
 }
 
-# compile_case MODEL:DATA: prints the path of its FlatZinc, compiled with fzn-gpu's library.
+# compile_case MODEL:DATA: prints the path of its FlatZinc, compiled with fzn-gpu's library;
+# with FZN_DIR, the one compiled beforehand there (DATA's name, .fzn) where it is (a call whose
+# carry has no room for MiniZinc's tarball beside PoCL's).
 compile_case() {
   local model=${1%%:*} data=${1##*:}
   local f="$work/${data%.dzn}.fzn"
+  if [ -n "${FZN_DIR:-}" ] && [ -f "$FZN_DIR/${data%.dzn}.fzn" ]; then echo "$FZN_DIR/${data%.dzn}.fzn"; return; fi
   minizinc -c --solver gpu-fzn ".carry/bench/$model" ".carry/bench/data/$data" --fzn "$f" \
     --ozn "$work/x.ozn" >/dev/null && echo "$f"
 }
