@@ -18,7 +18,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 
 from . import ast
 from .errors import FznError
-from .quickparse import quick_item, stashed
+from .quickparse import quick_item, quick_var_at, stashed
 from .resources import grammar_file
 
 _ITEM_END = re.compile(r'"(?:[^"\\\n]|\\.)*"|%[^\n]*|;')
@@ -246,44 +246,62 @@ def _skip_space(text: str, start: int) -> int:
     return m.end() if m else start
 
 
+def _item_at(text: str, filename: str, start: int, end: int, line: int, line_start: int) -> ast.Item:
+    """The item text[start:end] (its ';' at end), line the line start is on (which begins at
+    line_start): read, given its line number, or an FznError pointing into the text."""
+    lead = _skip_space(text, start)
+    first_line = line + text.count("\n", start, lead)
+    chunk = text[start:end]
+    try:
+        item = _parse_item(chunk)
+    except UnexpectedInput as err:
+        col = start - line_start + 1
+        raise _syntax_error(err, chunk, filename, line, col) from None
+    except VisitError as err:  # a literal the transformer cannot read (e.g. a huge float)
+        raise FznError(f"cannot read this item: {err.orig_exc}", file=filename, line=first_line) from None
+    except ValueError:  # an integer of thousands of digits (Python's conversion limit)
+        raise FznError(
+            "a number on this line is too long to read",
+            file=filename,
+            line=first_line,
+            fix="fzn-gpu, like Gecode, works with 32-bit integers: scale the model's numbers down",
+        ) from None
+    except RecursionError:
+        raise FznError(
+            "this item is nested too deeply to read",
+            file=filename,
+            line=first_line,
+            fix="regenerate the FlatZinc with `minizinc -c`",
+        ) from None
+    item.line = first_line
+    return item
+
+
 def parse_items(text: str, filename: str = "<string>") -> Iterator[ast.Item]:
     """Yield the items of a FlatZinc text in order, each with its 1-based line number."""
     start, line, line_start = 0, 1, 0
-    for m in _ITEM_END.finditer(text):
-        if m.group() != ";":
-            continue
-        end = m.start()
-        lead = _skip_space(text, start)
-        first_line = line + text.count("\n", start, lead)
-        chunk = text[start:end]
-        try:
-            item = _parse_item(chunk)
-        except UnexpectedInput as err:
-            col = start - line_start + 1
-            raise _syntax_error(err, chunk, filename, line, col) from None
-        except VisitError as err:  # a literal the transformer cannot read (e.g. a huge float)
-            raise FznError(f"cannot read this item: {err.orig_exc}", file=filename, line=first_line) from None
-        except ValueError:  # an integer of thousands of digits (Python's conversion limit)
-            raise FznError(
-                "a number on this line is too long to read",
-                file=filename,
-                line=first_line,
-                fix="fzn-gpu, like Gecode, works with 32-bit integers: scale the model's numbers down",
-            ) from None
-        except RecursionError:
-            raise FznError(
-                "this item is nested too deeply to read",
-                file=filename,
-                line=first_line,
-                fix="regenerate the FlatZinc with `minizinc -c`",
-            ) from None
-        item.line = first_line
-        yield item
-        nl = text.count("\n", start, m.end())
+    pos = 0  # where the search for the item's ';' goes on (past strings and comments)
+    types: dict = {}  # quick_var_at's shared variable types
+    while True:
+        quick = quick_var_at(text, start, types) if pos == start else None
+        if quick is not None:
+            item, lead, end = quick
+            item.line = line + text.count("\n", start, lead)
+            yield item
+        else:
+            m = _ITEM_END.search(text, pos)
+            if m is None:
+                break
+            if m.group() != ";":
+                pos = m.end()
+                continue
+            end = m.end()
+            yield _item_at(text, filename, start, m.start(), line, line_start)
+        nl = text.count("\n", start, end)
         if nl:
             line += nl
-            line_start = text.rfind("\n", start, m.end()) + 1
-        start = m.end()
+            line_start = text.rfind("\n", start, end) + 1
+        start = pos = end
     tail = text[start:]
     if _skip_space(tail, 0) != len(tail):
         lead = _skip_space(text, start)

@@ -1,5 +1,6 @@
 """The commonest FlatZinc item shapes, read by regular expressions: a plain variable
-(`var 1..64: x :: is_defined_var;`), a constraint whose arguments are names, ints and arrays
+(`var 1..64: x :: is_defined_var;`, also read straight from the text where a model declares
+thousands in a row: `quick_var_at`), a constraint whose arguments are names, ints and arrays
 of them (`constraint int_lin_eq([1, -1], [x, y], 0) :: defines_var(x);`), and an array of
 variables given by their names (`array [1..9600] of var int: x :: output_array([1..9600]) =
 [X_1, X_2, ...];`). The first two are most of a big model's items (QAP 64: 16,000 of 16,035);
@@ -27,6 +28,9 @@ _VAR_ARRAY = re.compile(
     rf"\s*array\s*\[\s*({_INT})\s*\.\.\s*({_INT})\s*\]\s*of\s+var\s+(?:(bool|int)|({_INT})\s*\.\.\s*({_INT}))"
     rf"\s*:\s*({_NAME})((?:{_RANGES_ANN}|{_ANN_NAMED})*)\s*=\s*\[([^\[\]]*)\]\s*\Z"
 )
+# a plain variable's item where the text is, with the white space before it (group 1) and its ';'
+_VAR_AT = re.compile(rf"(\s*)var\s+(?:(bool|int)|({_INT})\s*\.\.\s*({_INT}))\s*:\s*({_NAME}){_ANNS}\s*;")
+_NAMES = re.compile(rf"\s*{_NAME}(?:\s*,\s*{_NAME})*\s*\Z")
 _RANGE_PAIR = re.compile(rf"\s*({_INT})\s*\.\.\s*({_INT})\s*\Z")
 _ANN = re.compile(rf"::\s*({_NAME})(?:\s*\(\s*(?:({_NAME})|\[([^\]]*)\])\s*\))?")
 _ARG = re.compile(rf"\s*(?:\[([^\[\]]*)\]|({_NAME})\s*\[\s*([0-9]+)\s*\]|({_NAME})|({_INT}))\s*(,|\Z)")
@@ -60,6 +64,27 @@ def quick_item(text: str, literals: list, placeholder: str) -> ast.Item | None:
         domain = None if base else ast.IntSet.range(int(lo), int(hi))
         return ast.Decl(ast.Type(is_var=True, base=base or "int", domain=domain), name, anns, None)
     return None
+
+
+def quick_var_at(text: str, pos: int, types: dict) -> tuple[ast.Decl, int, int] | None:
+    """The plain variable declared from `pos` on (white space first), where the item there is
+    one: (its Decl, where its text begins, where its ';' ends); else None. Read without cutting
+    the item out of the text first: a model's tens of thousands of variables (magic square
+    200's 40,000) took most of its reading so. `types`: the variable types met so far, by
+    (base, lo, hi), shared between their Decls (ast.Type is frozen)."""
+    m = _VAR_AT.match(text, pos)
+    if m is None:
+        return None
+    lead, base, lo, hi, name, anns_text = m.groups()
+    anns = _annotations(anns_text) if anns_text else []
+    if anns is None or name in _KEYWORDS:
+        return None
+    key = (base, lo, hi)
+    t = types.get(key)
+    if t is None:
+        domain = None if base else ast.IntSet.range(int(lo), int(hi))
+        t = types[key] = ast.Type(is_var=True, base=base or "int", domain=domain)
+    return ast.Decl(t, name, anns, None), pos + len(lead), m.end()
 
 
 def _var_array(first, last, base, lo, hi, name, anns_text, elems) -> ast.Decl | None:
@@ -122,6 +147,10 @@ def _args(text: str, literals: list, placeholder: str) -> list | None:
 def _elements(text: str) -> list | None:
     if not text.strip():
         return []
+    if _NAMES.match(text):  # names alone (a big model's arrays of variables): one match for all
+        names = [part.strip() for part in text.split(",")]
+        if _KEYWORDS.isdisjoint(names):
+            return [ast.Ident(name) for name in names]
     out: list = []
     for part in text.split(","):
         m = _ELEM.match(part)

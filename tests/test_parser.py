@@ -195,13 +195,66 @@ def _bench_fzn() -> list[str]:
     return texts
 
 
-def test_quick_shapes_read_as_the_grammar_reads_them(monkeypatch):
-    texts = [FULL, ARRAYS, QUICK_EDGES] + _bench_fzn()
-    quick = [list(parse_items(t, "f.fzn")) for t in texts]
+def _grammar_only(monkeypatch) -> None:
+    """Every item read by the grammar: the quick readings off."""
     import fzn_gpu.parser as parser
 
     monkeypatch.setattr(parser, "quick_item", lambda *args: None)
+    monkeypatch.setattr(parser, "quick_var_at", lambda *args: None)
+
+
+def test_quick_shapes_read_as_the_grammar_reads_them(monkeypatch):
+    texts = [FULL, ARRAYS, QUICK_EDGES] + _bench_fzn()
+    quick = [list(parse_items(t, "f.fzn")) for t in texts]
+    _grammar_only(monkeypatch)
     assert quick == [list(parse_items(t, "f.fzn")) for t in texts]
+
+
+def _random_plain_vars(rng: random.Random, n: int) -> str:
+    """Plain variable declarations with random spacing, line breaks, comments between them,
+    base types, annotations and names, among other items (a constraint, a parameter), as
+    MiniZinc writes them and a little past that."""
+
+    def sp() -> str:
+        return rng.choice(["", " ", "  ", "\n", "\n\n  ", "\t"])
+
+    items = []
+    for k in range(n):
+        shape = rng.randrange(10)
+        if shape == 0:
+            items.append(f"{sp()}% a comment; with a semicolon\n")
+            continue
+        if shape == 1:
+            items.append(f"{sp()}int: p{k} = {rng.randint(-9, 9)};")
+            continue
+        if shape == 2 and k:
+            items.append(f"{sp()}constraint int_le(v{rng.randrange(k)},{sp()}{rng.randint(-3, 3)});")
+            continue
+        base = rng.choice(["int", "bool", f"{rng.randint(-9, 0)}{sp()}..{sp()}{rng.randint(0, 9)}"])
+        anns = "".join(
+            f"{sp()}::{sp()}{rng.choice(['output_var', 'is_defined_var', 'var_is_introduced', 'mention(v0)'])}"
+            for _ in range(rng.randint(0, 2))
+        )
+        items.append(f"{sp()}var{rng.choice([' ', '  ', chr(10)])}{base}{sp()}:{sp()}v{k}{anns}{sp()};")
+    return "".join(items) + "\nsolve satisfy;\n"
+
+
+def test_quick_plain_variables_read_as_the_grammar_reads_them(monkeypatch):
+    """Runs of plain variables read straight from the text (quick_var_at): the same items, on
+    the same lines, as the grammar reads; and most of them read so (else this would test the
+    grammar against itself)."""
+    import fzn_gpu.parser as parser
+
+    rng = random.Random(11)
+    texts = [_random_plain_vars(rng, 60) for _ in range(40)]
+    taken = []
+    quick_var_at = parser.quick_var_at
+    monkeypatch.setattr(parser, "quick_var_at", lambda *args: taken.append(quick_var_at(*args)) or taken[-1])
+    quick = [[(item, item.line) for item in parse_items(t, "f.fzn")] for t in texts]
+    read_quickly = sum(t is not None for t in taken)
+    _grammar_only(monkeypatch)
+    assert quick == [[(item, item.line) for item in parse_items(t, "f.fzn")] for t in texts]
+    assert read_quickly > 1000
 
 
 @pytest.mark.parametrize(
@@ -253,6 +306,6 @@ def test_quick_var_arrays_read_as_the_grammar_reads_them(monkeypatch):
     quick_item = parser.quick_item
     monkeypatch.setattr(parser, "quick_item", lambda *args: taken.append(quick_item(*args)) or taken[-1])
     quick = list(parse_items(decls, "f.fzn"))
-    monkeypatch.setattr(parser, "quick_item", lambda *args: None)
+    _grammar_only(monkeypatch)
     assert quick == list(parse_items(decls, "f.fzn"))
     assert sum(isinstance(t, ast.Decl) and t.type.dims is not None for t in taken) > 200
