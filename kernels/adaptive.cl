@@ -560,11 +560,27 @@ long swap_delta(const Net *n, const Walk *w, int i, int j, int v, int u, int a, 
 // terms apart. Each swap then reads from global memory only the partner's terms and the sums
 // and errors of the partner's other constraints: swap_delta re-reads both lists for every
 // constraint of every swap, 40,000 swaps an iteration on magic square 200.
+// A swap's sums and errors: 32 bits where the host found that every swap term is a LIN or an
+// all_different one on the decision variable itself and no sum or error of them leaves 31 bits
+// (LsNetwork.sums_32: the program built with -DLS_SUMS_32), else 64. On a GPU a 64-bit
+// operation takes several instructions, and scoring swaps is bound by its instructions.
+#ifdef LS_SUMS_32
+typedef int lsum;
+#else
+typedef long lsum;
+#endif
+
+inline lsum lin_error_s(int rel, lsum s, lsum rhs) {
+    if (rel == LS_REL_EQ) return s > rhs ? s - rhs : rhs - s;
+    if (rel == LS_REL_LE) return s > rhs ? s - rhs : 0;
+    return s == rhs ? 1 : 0;
+}
+
 typedef struct {
     int nq, nt;                                     // constraints; invariant terms
     int c[LS_SWAP_TERMS_MAX], kind[LS_SWAP_TERMS_MAX], weight[LS_SWAP_TERMS_MAX];
-    long rhs[LS_SWAP_TERMS_MAX], sum[LS_SWAP_TERMS_MAX], err[LS_SWAP_TERMS_MAX];
-    long direct[LS_SWAP_TERMS_MAX];                 // the sum of X's own coefficients on each
+    lsum rhs[LS_SWAP_TERMS_MAX], sum[LS_SWAP_TERMS_MAX], err[LS_SWAP_TERMS_MAX];
+    lsum direct[LS_SWAP_TERMS_MAX];                 // the sum of X's own coefficients on each
     int src[LS_SWAP_TERMS_MAX];                     // a DOMAIN's variable: -1 X, else its invariant term
     int t_q[LS_SWAP_TERMS_MAX], t_coef[LS_SWAP_TERMS_MAX], t_inv[LS_SWAP_TERMS_MAX];
     long t_old[LS_SWAP_TERMS_MAX];                  // an invariant term's value now
@@ -581,9 +597,9 @@ void gather_side(const Net *n, const Walk *w, __local XSide *xs, int i, int v) {
             xs->c[q] = c;
             xs->kind[q] = t[LSS_KIND];
             xs->weight[q] = t[LSS_WEIGHT];
-            xs->rhs[q] = t[LSS_KIND] == LS_SWAP_DOMAIN ? t[LSS_RHS] : wide(t + LSS_RHS);
-            xs->sum[q] = w->sum[c];
-            xs->err[q] = w->err[c];
+            xs->rhs[q] = t[LSS_KIND] == LS_SWAP_DOMAIN ? t[LSS_RHS] : (lsum)wide(t + LSS_RHS);
+            xs->sum[q] = (lsum)w->sum[c];
+            xs->err[q] = (lsum)w->err[c];
             xs->direct[q] = 0;
             xs->src[q] = -1;
             nq++;
@@ -604,6 +620,58 @@ void gather_side(const Net *n, const Walk *w, __local XSide *xs, int i, int v) {
     xs->nt = nt;
 }
 
+#ifdef LS_SUMS_32
+// What swap_delta gives the swap of X (xs: variable v, value a) with decision variable j
+// (variable u, value b), in 32 bits: every swap term is a LIN or an all_different one on the
+// decision variable itself (no invariant, no DOMAIN: LsNetwork.sums_32), so a term's change
+// is its coefficient times (a - b).
+long swap_delta_side(const Net *n, const Walk *w, __local const XSide *xs, int j, int v, int u, int a, int b,
+                     bool *null) {
+    if (!n->sw_ok[j]) return LONG_MAX;
+    int j0 = n->sw_off[j], j1 = n->sw_off[j + 1];
+    __global const int *sw = n->sw;
+    int td[LS_SWAP_TERMS_MAX];                      // the partner's part of each X constraint's change
+    uint shared = 0;                                // X constraints the partner reads too
+    for (int q = 0; q < xs->nq; ++q) td[q] = 0;
+    int delta = 0, ab = a - b;
+    bool nul = true;
+    for (int m = j0; m < j1; ++m) {
+        __global const int *t = sw + LSS_SIZE * m;
+        int c = t[LSS_C], q = 0;
+        while (q < xs->nq && xs->c[q] != c) ++q;
+        if (q < xs->nq) {                           // X's too: scored below
+            td[q] += t[LSS_COEF] * ab;
+            shared |= 1u << q;
+            continue;
+        }
+        bool seen = false;                          // the partner's alone: scored here, once
+        for (int k = j0; k < m && !seen; ++k) seen = sw[LSS_SIZE * k + LSS_C] == c;
+        if (seen) continue;
+        int kind = t[LSS_KIND];
+        if (kind == LS_SWAP_ALLDIFF) return LONG_MAX;   // X is not in it
+        int d = 0;
+        for (int k = m; k < j1; ++k)
+            if (sw[LSS_SIZE * k + LSS_C] == c) d += sw[LSS_SIZE * k + LSS_COEF] * ab;
+        int e = t[LSS_WEIGHT] * lin_error_s(kind, (int)w->sum[c] + d, t[LSS_RHS]);
+        nul &= d == 0;
+        delta += e - (int)w->err[c];
+    }
+    for (int q = 0; q < xs->nq; ++q) {
+        int kind = xs->kind[q];
+        if (kind == LS_SWAP_ALLDIFF) {
+            if (!(shared & (1u << q))) return LONG_MAX;
+            nul = false;                            // evaluate() counts a histogram as changed
+            continue;
+        }
+        int d = td[q] - xs->direct[q] * ab;
+        int e = xs->weight[q] * lin_error_s(kind, xs->sum[q] + d, xs->rhs[q]);
+        nul &= d == 0;
+        delta += e - xs->err[q];
+    }
+    *null = nul;
+    return delta;
+}
+#else
 // What swap_delta gives the swap of X (xs: variable v, value a) with decision variable j
 // (variable u, value b).
 long swap_delta_side(const Net *n, const Walk *w, __local const XSide *xs, int j, int v, int u, int a, int b,
@@ -672,6 +740,7 @@ long swap_delta_side(const Net *n, const Walk *w, __local const XSide *xs, int j
     *null = nul;
     return delta;
 }
+#endif
 
 // ---- moves of a decision variable
 // How many candidate moves decision variable i has (indices 0 .. count-1).

@@ -771,6 +771,58 @@ def test_swaps_scored_from_sums_follow_the_same_walk_where_invariants_and_other_
     assert tried >= 5
 
 
+def _weighted_sums(n: int, coef: int) -> str:
+    """A permutation of 1..n under two weighted sums of half of it each, every coefficient
+    `coef` but the last 1 (so that no common factor divides them out), the constant coef n."""
+    xs = [f"x{i}" for i in range(n)]
+    h = n // 2
+    L_ = [f"var 1..{n}: {x} :: output_var;" for x in xs]
+    L_.append(f"constraint fzn_all_different_int([{', '.join(xs)}]);")
+    coefs = ", ".join([str(coef)] * (h - 1) + ["1"])
+    for part in (xs[:h], xs[h:]):
+        L_.append(f"constraint int_lin_le([{coefs}], [{', '.join(part)}], {coef * n});")
+    L_.append("solve satisfy;")
+    return "\n".join(L_) + "\n"
+
+
+def test_swaps_are_scored_in_32_bits_exactly_where_every_score_fits():
+    """LsNetwork.sums_32: a magic square's swaps (sums of ones, all_different) are scored in
+    32-bit arithmetic; not where a swap reads an invariant (partition's squares), nor where a
+    weighted sum's bound times what a swap adds up could leave 31 bits (the bound's rule: 8 W B
+    T below 2^31), on either side of that line; nor outside swaps-only networks."""
+
+    def net(text: str):
+        return build(lower(parse_items(text, "s.fzn"), "s.fzn"))
+
+    assert net(_magic(4)).sums_32 and net(_magic(30)).sums_32
+    assert not net(_partition(16)).sums_32  # its squares are invariants
+    assert not net(_unary_mix(6)).sums_32  # not swaps-only
+    # n = 10: B = coef n (the constant) + (4 coef + 1) n, T = 2 x 1 term a variable (its sum;
+    # the all_different is the permutation itself): 8 B T < 2^31 up to coef = 2,684,354
+    assert 8 * (10 * 2_684_354 + (4 * 2_684_354 + 1) * 10) * 2 < 2**31
+    assert 8 * (10 * 2_684_355 + (4 * 2_684_355 + 1) * 10) * 2 >= 2**31
+    assert net(_weighted_sums(10, 2_684_354)).sums_32
+    assert not net(_weighted_sums(10, 2_684_355)).sums_32
+
+
+@pytest.mark.parametrize("n", [3, 5])
+def test_swaps_scored_in_32_bits_follow_the_same_walk_as_in_64(n, monkeypatch):
+    """The same network's walks with swaps scored in 32 bits and in 64 (the program built each
+    way), the same seed: equal in every part of their state after each launch."""
+    from dataclasses import replace
+
+    net = build(lower(parse_items(_magic(n), "m.fzn"), "m.fzn"))
+    assert net.sums_32
+    narrow, wide = _walker(net, 6), _walker(replace(net, sums_32=False), 6)
+    assert narrow.kernel is not wide.kernel
+    for k in range(5):
+        narrow.launch(7 + 5 * k)
+        wide.launch(7 + 5 * k)
+        a, b = narrow.state(), wide.state()
+        for part in a:
+            assert np.array_equal(a[part], b[part]), (part, k)
+
+
 def _partition(n: int) -> str:
     """Number partitioning as the paper models it (models/local/partition.mzn), flattened as
     MiniZinc does: each square an invariant of its variable alone."""
@@ -914,8 +966,8 @@ def _narrow_program(monkeypatch, most: int) -> None:
 
     real = adaptive._program
 
-    def program(device, cap=0):
-        ctx, kernel, rescorer = real(device, cap)
+    def program(device, cap=0, sums_32=False):
+        ctx, kernel, rescorer = real(device, cap, sums_32)
         return ctx, _NarrowKernel(kernel, most), rescorer
 
     monkeypatch.setattr(adaptive, "_program", program)
@@ -943,6 +995,10 @@ def test_the_adaptive_program_caps_an_nvidia_gpu_s_registers(monkeypatch):
     assert not any("maxrregcount" in o for o in adaptive.program_options(pocl, 0))
     monkeypatch.setenv("FZN_GPU_CL_OPTIONS", "-cl-nv-maxrregcount=48 -DX")
     assert adaptive.program_options(nvidia, 64) == ["-cl-std=CL1.2", "-cl-nv-maxrregcount=48", "-DX"]
+    assert "-DLS_SUMS_32" in adaptive.program_options(pocl, 0, sums_32=True)
+    assert adaptive.program_variant(nvidia, swaps[0]) == (adaptive.REGISTER_CAP_SWAPS, True)
+    assert adaptive.program_variant(nvidia, swaps[1]) == (adaptive.REGISTER_CAP_SWAPS, False)
+    assert adaptive.program_variant(nvidia, swaps[2]) == (adaptive.REGISTER_CAP, False)
 
 
 def test_a_width_beyond_the_kernel_s_group_limit_is_refused_or_narrowed(monkeypatch):

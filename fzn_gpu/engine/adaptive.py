@@ -51,7 +51,7 @@ ITEMS_PER_CU = 1024  # a GPU's work-items a compute unit (walks x width)
 REGISTER_CAP = 128
 REGISTER_CAP_SWAPS = 64
 
-_PROGRAMS: dict[tuple[int, int], tuple] = {}  # by id of the device's cl_device and register cap
+_PROGRAMS: dict[tuple[int, int, bool], tuple] = {}  # by id of the device's cl_device, and program_variant
 _LOCK = threading.Lock()
 
 
@@ -94,10 +94,20 @@ def walk_params(net: LsNetwork, width: int) -> np.ndarray:
 
 
 def build_program(device: Device) -> None:
-    """The Adaptive Search programs built on `device` (`fzn-gpu build-kernels`), both register
-    caps on NVIDIA, so that a run's first launch does not wait for the driver's compiler."""
-    for cap in sorted({register_cap(device, False), register_cap(device, True)}):
-        _program(device, cap)
+    """The Adaptive Search programs built on `device` (`fzn-gpu build-kernels`), every variant a
+    network may take (program_variant: both register caps on NVIDIA, the swaps-only one also
+    with 32-bit swap sums), so that a run's first launch does not wait for the driver's
+    compiler."""
+    swaps = register_cap(device, True)
+    for cap, sums_32 in sorted({(register_cap(device, False), False), (swaps, False), (swaps, True)}):
+        _program(device, cap, sums_32)
+
+
+def program_variant(device: Device, net: LsNetwork) -> tuple[int, bool]:
+    """(register cap, 32-bit swap sums) of the program that walks `net` on `device`: the cap
+    by register_cap, and swaps scored in 32 bits where the network's sums fit
+    (LsNetwork.sums_32, which only a swaps-only network has)."""
+    return register_cap(device, net.swaps_only), net.sums_32
 
 
 def register_cap(device: Device, swaps_only: bool) -> int:
@@ -108,35 +118,35 @@ def register_cap(device: Device, swaps_only: bool) -> int:
     return REGISTER_CAP_SWAPS if swaps_only else REGISTER_CAP
 
 
-def program_options(device: Device, cap: int) -> list[str]:
+def program_options(device: Device, cap: int, sums_32: bool = False) -> list[str]:
     """The adaptive program's build options: OpenCL 1.2, the register cap (`cap`, 0: none),
-    and FZN_GPU_CL_OPTIONS' for tuning runs, as for the search kernels (a cap of their own
-    replaces `cap`)."""
+    swaps scored in 32 bits (`sums_32`: LS_SUMS_32), and FZN_GPU_CL_OPTIONS' for tuning runs,
+    as for the search kernels (a cap of their own replaces `cap`)."""
     extra = os.environ.get("FZN_GPU_CL_OPTIONS", "").split()
     capped = [] if any("maxrregcount" in o for o in extra) or not cap else [f"-cl-nv-maxrregcount={cap}"]
-    return ["-cl-std=CL1.2", *capped, *extra]
+    return ["-cl-std=CL1.2", *capped, *(["-DLS_SUMS_32"] if sums_32 else []), *extra]
 
 
-def _program(device: Device, cap: int = 0):
+def _program(device: Device, cap: int = 0, sums_32: bool = False):
     """(context, search kernel, rescoring kernel) of the Adaptive Search program on `device`
-    with register cap `cap` (register_cap), built once a process (the compiled binary cached on
-    disk by pyopencl and the driver)."""
+    with register cap `cap` (register_cap) and 32-bit swap sums or not (program_variant),
+    built once a process (the compiled binary cached on disk by pyopencl and the driver)."""
     import pyopencl as cl
 
     from .. import opencl_start
 
-    key = (id(device.cl_device), cap)
+    key = (id(device.cl_device), cap, sums_32)
     with _LOCK:
         if key not in _PROGRAMS:
-            # one context a device, whichever cap its programs have
+            # one context a device, whichever variant its programs are
             ctx = (
-                next((built[0] for (d, _), built in _PROGRAMS.items() if d == key[0]), None)
+                next((built[0] for (d, *_), built in _PROGRAMS.items() if d == key[0]), None)
                 or opencl_start.take_context(device.cl_device)
                 or cl.Context([cast(Any, device.cl_device)])
             )
             source = header() + (kernels_dir() / "adaptive.cl").read_text()
             try:
-                prog = cl.Program(ctx, source).build(options=program_options(device, cap))
+                prog = cl.Program(ctx, source).build(options=program_options(device, cap, sums_32))
             except cl.RuntimeError as err:
                 raise FznError(
                     f"the adaptive search kernel did not build on {device.name}: {str(err)[-2000:]}",
@@ -225,7 +235,7 @@ class DeviceWalks:
         import pyopencl as cl
 
         t0 = time.monotonic()
-        ctx, self.kernel, self.rescorer = _program(self.device, register_cap(self.device, self.net.swaps_only))
+        ctx, self.kernel, self.rescorer = _program(self.device, *program_variant(self.device, self.net))
         self.stats.build_s = time.monotonic() - t0
         net = self.net
         auto = shape(net, self.device)

@@ -92,6 +92,11 @@ class LsNetwork:
     # undoing any (a magic square's within its balanced rows), and the walks follow such
     # plateaus more often (engine/adaptive.py, walk_params)
     linear_permutation: bool = False
+    # every swap term is a LIN or an all_different one on the decision variable itself, and no
+    # sum, error or change of them that a swap's score computes leaves 31 bits, so the kernel
+    # scores swaps in 32-bit arithmetic, whose 64-bit form takes several instructions an
+    # operation on a GPU (`_sums_fit_32`; kernels/adaptive.cl, LS_SUMS_32)
+    sums_32: bool = False
 
     def describe(self) -> str:
         g = ", ".join(f"{n} {k}" for k, n in self.groups.items() if n)
@@ -751,7 +756,35 @@ def _pack(
         bool(softs)
         and all(s.type in (Soft.LIN, Soft.DOMAIN) for s in softs)
         and all(v in dec_group and groups[dec_group[v][0]][0] == Group.PERM for v in dec_vars),
+        swaps_only and _sums_fit_32(arrays[H.SW_OFF], arrays[H.SW], softs, list(arrays[H.SOFT_WEIGHT]), b.lo, b.hi),
     )
+
+
+def _sums_fit_32(
+    off: list[int] | np.ndarray, terms: list[int] | np.ndarray, softs: list[_Soft], weights: list[int], lo, hi
+) -> bool:
+    """Whether a swap's score (kernels/adaptive.cl, swap_delta_side) fits 32-bit arithmetic:
+    every swap term is a LIN or an all_different one on the decision variable itself (no
+    invariant, no DOMAIN), and 8 W B T stays below 2^31 for the largest weighted bound W B of
+    a LIN constraint among them (B: its constant's size plus each term's coefficient times its
+    variable's largest size) and T the terms of a swap's two variables at most. A swap's score
+    adds at most T changes of error, each within 8 W B: a change of a sum within 4 B (the two
+    values' difference times a side's coefficients), the sum with it within 5 B, its distance
+    from the constant within 6 B, less the error now (within 2 W B)."""
+    rows = np.asarray(terms, dtype=np.int64).reshape(-1, int(SwapTerm.SIZE))
+    if not len(rows):
+        return False
+    if (rows[:, SwapTerm.INV] >= 0).any() or (rows[:, SwapTerm.KIND] == SWAP_DOMAIN).any():
+        return False
+    widest = 0
+    for c in np.unique(rows[rows[:, SwapTerm.KIND] != SWAP_ALLDIFF, SwapTerm.C]).tolist():
+        s = softs[c]
+        n = s.row[1]
+        rhs = (s.row[3 + 2 * n] << 32) | (s.row[2 + 2 * n] & 0xFFFFFFFF)  # network.wide's two ints
+        bound = abs(rhs) + sum(abs(k) * max(abs(int(lo[v])), abs(int(hi[v]))) for v, k in s.coefs.items())
+        widest = max(widest, weights[c] * bound)
+    per_variable = int(np.diff(np.asarray(off)).max())
+    return 8 * widest * 2 * per_variable < 2**31
 
 
 def _shares_error(carried: list[list[int]]) -> bool:
