@@ -553,13 +553,6 @@ long swap_delta(const Net *n, const Walk *w, int i, int j, int v, int u, int a, 
     return delta;
 }
 
-// ---- every swap of one variable X, X's side gathered once an iteration
-// X's swap terms as its group's work-items share them in local memory while they score X's
-// swaps: its constraints once each (their relation, constant, weight, and the walk's sum and
-// error now), the coefficients its own value carries on each (`direct`), and its invariant
-// terms apart. Each swap then reads from global memory only the partner's terms and the sums
-// and errors of the partner's other constraints: swap_delta re-reads both lists for every
-// constraint of every swap, 40,000 swaps an iteration on magic square 200.
 // A swap's sums and errors: 32 bits where the host found that every swap term is a LIN or an
 // all_different one on the decision variable itself and no sum or error of them leaves 31 bits
 // (LsNetwork.sums_32: the program built with -DLS_SUMS_32), else 64. On a GPU a 64-bit
@@ -576,6 +569,13 @@ inline lsum lin_error_s(int rel, lsum s, lsum rhs) {
     return s == rhs ? 1 : 0;
 }
 
+// ---- every swap of one variable X, X's side gathered once an iteration
+// X's swap terms as its group's work-items share them in local memory while they score X's
+// swaps: its constraints once each (their relation, constant, weight, and the walk's sum and
+// error now), the coefficients its own value carries on each (`direct`), and its invariant
+// terms apart. Each swap then reads from global memory only the partner's terms and the sums
+// and errors of the partner's other constraints: swap_delta re-reads both lists for every
+// constraint of every swap, 40,000 swaps an iteration on magic square 200.
 typedef struct {
     int nq, nt;                                     // constraints; invariant terms
     int c[LS_SWAP_TERMS_MAX], kind[LS_SWAP_TERMS_MAX], weight[LS_SWAP_TERMS_MAX];
@@ -620,77 +620,36 @@ void gather_side(const Net *n, const Walk *w, __local XSide *xs, int i, int v) {
     xs->nt = nt;
 }
 
+// The change of what swap term t of the partner reads once the partner (variable u, value b)
+// takes X's value a: in 32 bits every term is on the variable itself (LsNetwork.sums_32).
+inline lsum partner_change(const Net *n, const Walk *w, __global const int *t, int u, int a, int b) {
 #ifdef LS_SUMS_32
-// What swap_delta gives the swap of X (xs: variable v, value a) with decision variable j
-// (variable u, value b), in 32 bits: every swap term is a LIN or an all_different one on the
-// decision variable itself (no invariant, no DOMAIN: LsNetwork.sums_32), so a term's change
-// is its coefficient times (a - b).
-long swap_delta_side(const Net *n, const Walk *w, __local const XSide *xs, int j, int v, int u, int a, int b,
-                     bool *null) {
-    if (!n->sw_ok[j]) return LONG_MAX;
-    int j0 = n->sw_off[j], j1 = n->sw_off[j + 1];
-    __global const int *sw = n->sw;
-    int td[LS_SWAP_TERMS_MAX];                      // the partner's part of each X constraint's change
-    uint shared = 0;                                // X constraints the partner reads too
-    for (int q = 0; q < xs->nq; ++q) td[q] = 0;
-    int delta = 0, ab = a - b;
-    bool nul = true;
-    for (int m = j0; m < j1; ++m) {
-        __global const int *t = sw + LSS_SIZE * m;
-        int c = t[LSS_C], q = 0;
-        while (q < xs->nq && xs->c[q] != c) ++q;
-        if (q < xs->nq) {                           // X's too: scored below
-            td[q] += t[LSS_COEF] * ab;
-            shared |= 1u << q;
-            continue;
-        }
-        bool seen = false;                          // the partner's alone: scored here, once
-        for (int k = j0; k < m && !seen; ++k) seen = sw[LSS_SIZE * k + LSS_C] == c;
-        if (seen) continue;
-        int kind = t[LSS_KIND];
-        if (kind == LS_SWAP_ALLDIFF) return LONG_MAX;   // X is not in it
-        int d = 0;
-        for (int k = m; k < j1; ++k)
-            if (sw[LSS_SIZE * k + LSS_C] == c) d += sw[LSS_SIZE * k + LSS_COEF] * ab;
-        int e = t[LSS_WEIGHT] * lin_error_s(kind, (int)w->sum[c] + d, t[LSS_RHS]);
-        nul &= d == 0;
-        delta += e - (int)w->err[c];
-    }
-    for (int q = 0; q < xs->nq; ++q) {
-        int kind = xs->kind[q];
-        if (kind == LS_SWAP_ALLDIFF) {
-            if (!(shared & (1u << q))) return LONG_MAX;
-            nul = false;                            // evaluate() counts a histogram as changed
-            continue;
-        }
-        int d = td[q] - xs->direct[q] * ab;
-        int e = xs->weight[q] * lin_error_s(kind, xs->sum[q] + d, xs->rhs[q]);
-        nul &= d == 0;
-        delta += e - xs->err[q];
-    }
-    *null = nul;
-    return delta;
-}
+    return a - b;
 #else
+    long old;
+    long x = term_value(n, w, t, u, a, &old);
+    return x - old;
+#endif
+}
+
 // What swap_delta gives the swap of X (xs: variable v, value a) with decision variable j
-// (variable u, value b).
+// (variable u, value b), in lsum's width.
 long swap_delta_side(const Net *n, const Walk *w, __local const XSide *xs, int j, int v, int u, int a, int b,
                      bool *null) {
     if (!n->sw_ok[j]) return LONG_MAX;
     int j0 = n->sw_off[j], j1 = n->sw_off[j + 1];
     __global const int *sw = n->sw;
-    long td[LS_SWAP_TERMS_MAX];                     // the partner's part of each X constraint's change
+    lsum td[LS_SWAP_TERMS_MAX];                     // the partner's part of each X constraint's change
     uint shared = 0;                                // X constraints the partner reads too
     for (int q = 0; q < xs->nq; ++q) td[q] = 0;
-    long delta = 0, old;
+    lsum delta = 0;
     bool nul = true;
     for (int m = j0; m < j1; ++m) {
         __global const int *t = sw + LSS_SIZE * m;
         int c = t[LSS_C], q = 0;
         while (q < xs->nq && xs->c[q] != c) ++q;
         if (q < xs->nq) {                           // X's too: scored below
-            long x = term_value(n, w, t, u, a, &old);
-            td[q] += t[LSS_COEF] * (x - old);
+            td[q] += t[LSS_COEF] * partner_change(n, w, t, u, a, b);
             shared |= 1u << q;
             continue;
         }
@@ -698,41 +657,54 @@ long swap_delta_side(const Net *n, const Walk *w, __local const XSide *xs, int j
         for (int k = j0; k < m && !seen; ++k) seen = sw[LSS_SIZE * k + LSS_C] == c;
         if (seen) continue;
         int kind = t[LSS_KIND];
-        long e;
+        lsum e;
         if (kind == LS_SWAP_ALLDIFF) return LONG_MAX;   // X is not in it
+#ifndef LS_SUMS_32
         if (kind == LS_SWAP_DOMAIN) {
+            long old;
             long x = term_value(n, w, t, u, a, &old);
             __global const int *row = n->data + t[LSS_RHS];
             e = t[LSS_WEIGHT] * range_distance(row + 2, row[1], x);
             nul &= e == w->err[c];
-        } else {
-            long d = terms_change(n, w, m, j1, c, u, a);
-            e = t[LSS_WEIGHT] * lin_error(kind, w->sum[c] + d, wide(t + LSS_RHS));
+        } else
+#endif
+        {
+            lsum d = 0;                             // every term of the partner's on c
+            for (int k = m; k < j1; ++k) {
+                __global const int *tk = sw + LSS_SIZE * k;
+                if (tk[LSS_C] == c) d += tk[LSS_COEF] * partner_change(n, w, tk, u, a, b);
+            }
+            e = t[LSS_WEIGHT] * lin_error_s(kind, (lsum)w->sum[c] + d, (lsum)wide(t + LSS_RHS));
             nul &= d == 0;
         }
-        delta += e - w->err[c];
+        delta += e - (lsum)w->err[c];
     }
+#ifndef LS_SUMS_32
     for (int k = 0; k < xs->nt; ++k) {              // X's invariant terms at the value b
         int q = xs->t_q[k];
         td[q] += xs->t_coef[k] * (unary_value(n, w, xs->t_inv[k], v, b) - xs->t_old[k]);
     }
+#endif
     for (int q = 0; q < xs->nq; ++q) {
         int kind = xs->kind[q];
-        long e;
+        lsum e;
         if (kind == LS_SWAP_ALLDIFF) {
             if (!(shared & (1u << q))) return LONG_MAX;
             nul = false;                            // evaluate() counts a histogram as changed
             continue;
         }
+#ifndef LS_SUMS_32
         if (kind == LS_SWAP_DOMAIN) {               // X's own variable's, or its invariant's
             int k = xs->src[q];
             long x = k < 0 ? b : unary_value(n, w, xs->t_inv[k], v, b);
             __global const int *row = n->data + xs->rhs[q];
             e = xs->weight[q] * range_distance(row + 2, row[1], x);
             nul &= e == xs->err[q];
-        } else {
-            long d = td[q] + xs->direct[q] * ((long)b - a);
-            e = xs->weight[q] * lin_error(kind, xs->sum[q] + d, xs->rhs[q]);
+        } else
+#endif
+        {
+            lsum d = td[q] + xs->direct[q] * ((lsum)b - a);
+            e = xs->weight[q] * lin_error_s(kind, xs->sum[q] + d, xs->rhs[q]);
             nul &= d == 0;
         }
         delta += e - xs->err[q];
@@ -740,7 +712,6 @@ long swap_delta_side(const Net *n, const Walk *w, __local const XSide *xs, int j
     *null = nul;
     return delta;
 }
-#endif
 
 // ---- moves of a decision variable
 // How many candidate moves decision variable i has (indices 0 .. count-1).
