@@ -28,6 +28,7 @@ _VAR_ARRAY = re.compile(
     rf"\s*array\s*\[\s*({_INT})\s*\.\.\s*({_INT})\s*\]\s*of\s+var\s+(?:(bool|int)|({_INT})\s*\.\.\s*({_INT}))"
     rf"\s*:\s*({_NAME})((?:{_RANGES_ANN}|{_ANN_NAMED})*)\s*=\s*\[([^\[\]]*)\]\s*\Z"
 )
+_DIGITS = 40  # a bound longer than this is no int of any model: read the slow way, which says so
 # a plain variable's item where the text is, with the white space before it (group 1) and its ';'
 _VAR_AT = re.compile(rf"(\s*)var\s+(?:(bool|int)|({_INT})\s*\.\.\s*({_INT}))\s*:\s*({_NAME}){_ANNS}\s*;")
 _NAMES = re.compile(rf"\s*{_NAME}(?:\s*,\s*{_NAME})*\s*\Z")
@@ -77,8 +78,8 @@ def quick_var_at(text: str, pos: int, types: dict) -> tuple[ast.Decl, int, int] 
         return None
     lead, base, lo, hi, name, anns_text = m.groups()
     anns = _annotations(anns_text) if anns_text else []
-    if anns is None or name in _KEYWORDS:
-        return None
+    if anns is None or name in _KEYWORDS or (lo and max(len(lo), len(hi)) > _DIGITS):
+        return None  # an odd one: the item's own reading says what is wrong, and where
     key = (base, lo, hi)
     t = types.get(key)
     if t is None:

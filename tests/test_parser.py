@@ -271,6 +271,15 @@ def test_quick_shapes_leave_errors_to_the_grammar(text, col, words):
     assert err.value.line == 1 and err.value.column == col and words in err.value.message
 
 
+def test_a_plain_variable_with_a_bound_of_thousands_of_digits_is_one_located_error():
+    """Read among plain variables straight from the text or not, a bound too long for Python's
+    int() is the item's error, with its line: never a traceback."""
+    text = "var 1..3: a;\nvar 1..3: b;\nvar 1.." + "9" * 5000 + ": c;\nvar 1..3: d;\n"
+    with pytest.raises(FznError) as err:
+        list(parse_items(text, "long.fzn"))
+    assert err.value.line == 3 and "too long" in err.value.message
+
+
 def _random_var_array(rng: random.Random, k: int) -> str:
     """One array-of-variables declaration with random spacing, base type, annotations and
     elements (names, ints, booleans), as MiniZinc writes them and a little past that."""
