@@ -634,8 +634,13 @@ def _pack(
     for i, inv in enumerate(invs):
         for v in set(inv.reads):
             readers[v].append(i)
-    deps, infl = [], []
+    deps: list[list[int]] = []
+    infl: list[list[int]] = []
     for v in dec_vars:
+        if not readers[v]:  # wakes no invariant (every cell of a magic square): its own constraints
+            deps.append([])
+            infl.append([c for c, _ in memb[v]])  # in order, each once (memb's)
+            continue
         seen: set[int] = set()
         stack = list(readers[v])
         while stack:
