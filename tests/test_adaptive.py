@@ -613,6 +613,43 @@ def test_the_groups_of_the_papers_models():
     assert sorted(weights)[-1] > 10  # the plain sum scaled up to the sum of squares' terms
 
 
+def _domain_constraints(net) -> set[str]:
+    """The names of the variables that carry a DOMAIN soft constraint in `net`."""
+    from fzn_gpu.local_abi import Soft
+
+    b = net.buffer
+    types = b[b[H.SOFT_TYPE] :][: net.n_soft]
+    rows = b[b[H.SOFT_ROW] :][: net.n_soft]
+    data = b[b[H.DATA] :]
+    return {int(data[rows[c]]) for c in range(net.n_soft) if types[c] == Soft.DOMAIN}
+
+
+def test_an_invariant_s_domain_is_a_constraint_only_where_its_values_can_leave_it():
+    """An aux variable's declared domain is a soft constraint where the function defining it
+    can leave it, judged from the values its reads can take (a decision variable's domain, or
+    its sorted chain's span, wider); not where it cannot (partition's squares, within their
+    bounds), whose errors would always be 0."""
+    text = (
+        "var 1..9: x;\nvar 1..3: a;\nvar 2..6: b;\nvar 4..9: c;\n"
+        "var 1..81: sq;\nvar 1..40: narrow;\nvar 0..4: half;\nvar 2..6: twice_a;\nvar 0..1: r;\n"
+        "constraint int_times(x, x, sq) :: defines_var(sq);\n"  # 1..81: within
+        "constraint int_times(x, x, narrow) :: defines_var(narrow);\n"  # up to 81: leaves 1..40
+        "constraint int_div(x, 2, half) :: defines_var(half);\n"  # a division: kept
+        "constraint int_lin_eq([2, -1], [a, twice_a], 0) :: defines_var(twice_a);\n"  # a: its chain's 1..9
+        "constraint int_lt_reif(x, 5, r) :: defines_var(r);\n"  # 0..1: within
+        "constraint int_lt(a, b);\nconstraint int_lt(b, c);\n"
+        "constraint int_lin_le([1, 1, 1, 1, 1], [sq, narrow, half, twice_a, r], 200);\n"
+        "solve satisfy;\n"
+    )
+    net = build(lower(parse_items(text, "d.fzn"), "d.fzn"))
+    assert [kind for kind, _ in _groups(net)] == [Group.SORTED_STRICT]
+    names = lower(parse_items(text, "d.fzn"), "d.fzn").vars.names
+    assert {names[v] for v in _domain_constraints(net)} >= {"narrow", "half", "twice_a"}
+    assert not {names[v] for v in _domain_constraints(net)} & {"sq", "r"}
+    partition = build(lower(parse_items(_partition(16), "p.fzn"), "p.fzn"))
+    assert partition.n_soft == 2 and not _domain_constraints(partition)
+
+
 def test_a_decision_variable_without_bounds_is_refused_by_name():
     """The first decision variable without bounds is named (one that a constraint reads is
     refused earlier, for its unbounded sum)."""

@@ -6,7 +6,8 @@ one int32 buffer whose header (local_abi.H) says where each array lies.
   functional form here (a linear equation with the variable's coefficient +-1, arithmetic,
   element, extremum, reification, clause, parity, set membership, count) computes that
   variable from the others, in topological order; the walk never moves it. Its declared
-  domain becomes a DOMAIN soft constraint (a function's value may leave it).
+  domain becomes a DOMAIN soft constraint where the function's values can leave it
+  (`_domains_kept_by_construction`).
 - Groups (local_abi.Group): an all_different over decision variables sharing a domain of
   exactly as many values is a permutation (moves swap values, so it always holds); a chain
   x_1 < x_2 < ... (or <=) over decision variables is a sorted group (moves replace a value and
@@ -449,11 +450,13 @@ def build(model: Model) -> LsNetwork:
         raise NotLocal(
             f"its variable {V.names[int(unbounded[0])]} has no bounds (local search needs every decision variable's domain)"
         )
-    # aux variables: their declared domains as soft constraints (a function may leave them)
+    # aux variables: their declared domains as soft constraints (a function may leave them;
+    # those it cannot leave are dropped below, once the groups' spans are known)
+    domain_soft = {}
     for inv in invs:
         v = inv.out
         rs = ranges[v] or [(1, 0)]
-        b.soft(Soft.DOMAIN, [v, len(rs), *[x for r in rs for x in r]], [v])
+        domain_soft[v] = b.soft(Soft.DOMAIN, [v, len(rs), *[x for r in rs for x in r]], [v])
     # groups: permutations, then sorted chains
     dec_group: dict[int, tuple[int, int]] = {}  # model var -> (group, position)
     groups: list[tuple[Group, list[int], int, int]] = []
@@ -517,8 +520,78 @@ def build(model: Model) -> LsNetwork:
                     rs = ranges[v]
                     b.soft(Soft.DOMAIN, [v, len(rs), *[x for r in rs for x in r]], [v])
             dropped.update(souls)
+    dropped.update(_domains_kept_by_construction(invs, domain_soft, ranges, b, is_dec, groups))
     softs = [s for i, s in enumerate(b.softs) if i not in dropped]
     return _pack(b, model, invs, softs, groups, dec_group, is_dec, ranges)
+
+
+def _domains_kept_by_construction(invs: list[_Inv], domain_soft: dict[int, int], ranges, b: _Builder, is_dec, groups):
+    """The DOMAIN constraints of invariants (`domain_soft`: by variable) that no walk can
+    violate: every value the invariant computes from values its reads can take lies within one
+    range of its declared domain (`_image`, in topological order; a decision variable takes
+    values within its domain's bounds, or its sorted group's span). Their errors are always 0,
+    and each one carried cost every swap of its variable a second evaluation of the invariant
+    and a range test (number partitioning's squares, which MiniZinc declares within their
+    bounds, as it does most variables it defines)."""
+    bounds: dict[int, tuple[int, int] | None] = {}
+    for kind, members, lo, hi in groups:
+        if kind != Group.PERM:
+            for v in members:
+                bounds[v] = (lo, hi)
+    for v in range(len(is_dec)):
+        if v not in bounds and (is_dec[v] or b.lo[v] == b.hi[v]):
+            bounds[v] = (int(b.lo[v]), int(b.hi[v]))
+    kept = []
+    for inv in invs:  # topological order: an invariant's reads are bounded before it
+        image = _image(inv, bounds)
+        bounds[inv.out] = image
+        if image is not None and any(lo <= image[0] and image[1] <= hi for lo, hi in ranges[inv.out]):
+            kept.append(domain_soft[inv.out])
+    return kept
+
+
+def _image(inv: _Inv, bounds: dict[int, tuple[int, int] | None]) -> tuple[int, int] | None:
+    """An interval holding every value `inv` computes (kernels/adaptive.cl, inv_value) from
+    values of its reads within `bounds`; None where a value may be undefined (a division, a
+    power, an index out of range, beyond 31 bits) or a read is not bounded."""
+    found = [bounds.get(v) for v in inv.reads]
+    if any(r is None for r in found):
+        return None
+    reads = cast(list[tuple[int, int]], found)
+    row, t = inv.row, inv.type
+    out: tuple[int, int] | None
+    if t == Inv.LIN:
+        n = row[0]
+        lo_s = sum(min(c * x[0], c * x[1]) for c, x in zip(row[1 : 1 + n], reads))
+        hi_s = sum(max(c * x[0], c * x[1]) for c, x in zip(row[1 : 1 + n], reads))
+        rhs = (row[2 + 2 * n] << 32) | (row[1 + 2 * n] & 0xFFFFFFFF)  # network.wide's two ints
+        out = (rhs - hi_s, rhs - lo_s) if row[3 + 2 * n] == 1 else (lo_s - rhs, hi_s - rhs)
+    elif t == Inv.ARITH:
+        (alo, ahi), (blo, bhi) = reads[0], reads[1]
+        op = row[0]
+        if op == Arith.TIMES:
+            corners = [alo * blo, alo * bhi, ahi * blo, ahi * bhi]
+            out = (min(corners), max(corners))
+        elif op == Arith.MIN:
+            out = (min(alo, blo), min(ahi, bhi))
+        elif op == Arith.MAX:
+            out = (max(alo, blo), max(ahi, bhi))
+        elif op == Arith.ABS:
+            out = (alo, ahi) if alo >= 0 else (-ahi, -alo) if ahi <= 0 else (0, max(-alo, ahi))
+        else:  # DIV, MOD, POW: undefined at some inputs
+            return None
+    elif t == Inv.ELEM:
+        (ilo, ihi), n = reads[0], row[1]
+        if ilo < 1 or ihi > n:
+            return None
+        values = row[2 + ilo - 1 : 2 + ihi]
+        out = (min(values), max(values))
+    elif t in (Inv.LINREIF, Inv.CLAUSE, Inv.XOR, Inv.SETIN):
+        out = (0, 1)
+    else:  # VELEM, EXTREMUM, COUNT: left to their DOMAIN constraints
+        return None
+    limit = 2147483646  # kernels/adaptive.cl, fits()
+    return out if -limit <= out[0] and out[1] <= limit else None
 
 
 WEIGHT_MAX = 1 << 10
