@@ -49,3 +49,14 @@ class FznError(Exception):
 class Unsupported(FznError):
     """The input is valid FlatZinc, but this solver cannot run it (a constraint or type that
     no kernel implements). The status printed is UNKNOWN, never a guess."""
+
+
+# The fix for a number beyond what the solver reads (parser.py, lower.py)
+SCALE_DOWN = "fzn-gpu, like Gecode, works with 32-bit integers: scale the model's numbers down"
+
+
+def nested_too_deeply(file: str, line: int) -> FznError:
+    """An item nested past Python's recursion limit (its reading or its lowering)."""
+    return FznError(
+        "this item is nested too deeply to read", file=file, line=line, fix="regenerate the FlatZinc with `minizinc -c`"
+    )

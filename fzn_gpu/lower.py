@@ -16,7 +16,7 @@ import numpy as np
 
 from . import ast
 from .ast import Call, IntList, IntSet
-from .errors import FznError, Unsupported
+from .errors import SCALE_DOWN, FznError, Unsupported, nested_too_deeply
 from .kernel_abi import REGULAR_WORDS
 from .model import (
     LNS_STRATEGIES,
@@ -625,15 +625,10 @@ def lower(items: Iterable[ast.Item], filename: str = "<string>") -> Model:
                 "a number on this line is too large (beyond 64 bits)",
                 file=filename,
                 line=item.line,
-                fix="fzn-gpu, like Gecode, works with 32-bit integers: scale the model's numbers down",
+                fix=SCALE_DOWN,
             ) from None
         except RecursionError:
-            raise FznError(
-                "this item is nested too deeply to read",
-                file=filename,
-                line=item.line,
-                fix="regenerate the FlatZinc with `minizinc -c`",
-            ) from None
+            raise nested_too_deeply(filename, item.line) from None
     return low.finish()
 
 

@@ -17,7 +17,7 @@ from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
 
 from . import ast
-from .errors import FznError
+from .errors import SCALE_DOWN, FznError, nested_too_deeply
 from .quickparse import quick_item, quick_var_at, stashed
 from .resources import grammar_file
 
@@ -264,15 +264,10 @@ def _item_at(text: str, filename: str, start: int, end: int, line: int, line_sta
             "a number on this line is too long to read",
             file=filename,
             line=first_line,
-            fix="fzn-gpu, like Gecode, works with 32-bit integers: scale the model's numbers down",
+            fix=SCALE_DOWN,
         ) from None
     except RecursionError:
-        raise FznError(
-            "this item is nested too deeply to read",
-            file=filename,
-            line=first_line,
-            fix="regenerate the FlatZinc with `minizinc -c`",
-        ) from None
+        raise nested_too_deeply(filename, first_line) from None
     item.line = first_line
     return item
 

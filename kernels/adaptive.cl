@@ -460,6 +460,22 @@ long evaluate(const Net *n, const Walk *w, Move *mv) {
     return delta;
 }
 
+// A swap's sums and errors: 32 bits where the host found that every swap term is a LIN or an
+// all_different one on the decision variable itself and no sum or error of them leaves 31 bits
+// (LsNetwork.sums_32: the program built with -DLS_SUMS_32), else 64. On a GPU a 64-bit
+// operation takes several instructions, and scoring swaps is bound by its instructions.
+#ifdef LS_SUMS_32
+typedef int lsum;
+#else
+typedef long lsum;
+#endif
+
+inline lsum lin_error_s(int rel, lsum s, lsum rhs) {
+    if (rel == LS_REL_EQ) return s > rhs ? s - rhs : rhs - s;
+    if (rel == LS_REL_LE) return s > rhs ? s - rhs : 0;
+    return s == rhs ? 1 : 0;
+}
+
 // ---- a swap scored from the constraints' sums
 // Invariant k's value where x, the one variable it reads beside constants (network.py,
 // _swap_terms), takes the value nx: as inv_value computes it.
@@ -489,15 +505,25 @@ inline long term_value(const Net *n, const Walk *w, __global const int *t, int x
     return unary_value(n, w, k, x, nx);
 }
 
+// The change of what swap term t reads once decision variable x moves from its value `now`
+// to nx: in 32 bits (LS_SUMS_32) every term is on the variable itself.
+inline lsum term_change(const Net *n, const Walk *w, __global const int *t, int x, long now, long nx) {
+#ifdef LS_SUMS_32
+    return (lsum)(nx - now);
+#else
+    long old;
+    long value = term_value(n, w, t, x, nx, &old);
+    return value - old;
+#endif
+}
+
 // How much the sum of constraint c changes through swap terms from .. to - 1 of decision
-// variable x (all of them read x) once x takes the value nx.
-long terms_change(const Net *n, const Walk *w, int from, int to, int c, int x, long nx) {
-    long d = 0, old;
+// variable x (all of them read x) once x moves from `now` to nx.
+lsum terms_change(const Net *n, const Walk *w, int from, int to, int c, int x, long now, long nx) {
+    lsum d = 0;
     for (int k = from; k < to; ++k) {
         __global const int *t = n->sw + LSS_SIZE * k;
-        if (t[LSS_C] != c) continue;
-        long value = term_value(n, w, t, x, nx, &old);
-        d += t[LSS_COEF] * (value - old);
+        if (t[LSS_C] == c) d += t[LSS_COEF] * term_change(n, w, t, x, now, nx);
     }
     return d;
 }
@@ -542,7 +568,7 @@ long swap_delta(const Net *n, const Walk *w, int i, int j, int v, int u, int a, 
                 nul = false;                // evaluate() counts a histogram as changed
                 continue;
             } else {                        // LIN: every term of either on c
-                long td = terms_change(n, w, i0, i1, c, v, b) + terms_change(n, w, j0, j1, c, u, a);
+                long td = (long)terms_change(n, w, i0, i1, c, v, a, b) + terms_change(n, w, j0, j1, c, u, b, a);
                 e = t[LSS_WEIGHT] * lin_error(kind, w->sum[c] + td, wide(t + LSS_RHS));
                 nul &= td == 0;
             }
@@ -551,22 +577,6 @@ long swap_delta(const Net *n, const Walk *w, int i, int j, int v, int u, int a, 
     }
     *null = nul;
     return delta;
-}
-
-// A swap's sums and errors: 32 bits where the host found that every swap term is a LIN or an
-// all_different one on the decision variable itself and no sum or error of them leaves 31 bits
-// (LsNetwork.sums_32: the program built with -DLS_SUMS_32), else 64. On a GPU a 64-bit
-// operation takes several instructions, and scoring swaps is bound by its instructions.
-#ifdef LS_SUMS_32
-typedef int lsum;
-#else
-typedef long lsum;
-#endif
-
-inline lsum lin_error_s(int rel, lsum s, lsum rhs) {
-    if (rel == LS_REL_EQ) return s > rhs ? s - rhs : rhs - s;
-    if (rel == LS_REL_LE) return s > rhs ? s - rhs : 0;
-    return s == rhs ? 1 : 0;
 }
 
 // ---- every swap of one variable X, X's side gathered once an iteration
@@ -620,18 +630,6 @@ void gather_side(const Net *n, const Walk *w, __local XSide *xs, int i, int v) {
     xs->nt = nt;
 }
 
-// The change of what swap term t of the partner reads once the partner (variable u, value b)
-// takes X's value a: in 32 bits every term is on the variable itself (LsNetwork.sums_32).
-inline lsum partner_change(const Net *n, const Walk *w, __global const int *t, int u, int a, int b) {
-#ifdef LS_SUMS_32
-    return a - b;
-#else
-    long old;
-    long x = term_value(n, w, t, u, a, &old);
-    return x - old;
-#endif
-}
-
 // What swap_delta gives the swap of X (xs: variable v, value a) with decision variable j
 // (variable u, value b), in lsum's width.
 long swap_delta_side(const Net *n, const Walk *w, __local const XSide *xs, int j, int v, int u, int a, int b,
@@ -649,7 +647,7 @@ long swap_delta_side(const Net *n, const Walk *w, __local const XSide *xs, int j
         int c = t[LSS_C], q = 0;
         while (q < xs->nq && xs->c[q] != c) ++q;
         if (q < xs->nq) {                           // X's too: scored below
-            td[q] += t[LSS_COEF] * partner_change(n, w, t, u, a, b);
+            td[q] += t[LSS_COEF] * term_change(n, w, t, u, b, a);
             shared |= 1u << q;
             continue;
         }
@@ -669,11 +667,7 @@ long swap_delta_side(const Net *n, const Walk *w, __local const XSide *xs, int j
         } else
 #endif
         {
-            lsum d = 0;                             // every term of the partner's on c
-            for (int k = m; k < j1; ++k) {
-                __global const int *tk = sw + LSS_SIZE * k;
-                if (tk[LSS_C] == c) d += tk[LSS_COEF] * partner_change(n, w, tk, u, a, b);
-            }
+            lsum d = terms_change(n, w, m, j1, c, u, b, a);   // every term of the partner's on c
             e = t[LSS_WEIGHT] * lin_error_s(kind, (lsum)w->sum[c] + d, (lsum)wide(t + LSS_RHS));
             nul &= d == 0;
         }

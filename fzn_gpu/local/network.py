@@ -159,6 +159,17 @@ def wide(value: int) -> list[int]:
     return [low - (1 << 32) if low >= 1 << 31 else low, value >> 32]
 
 
+def unwide(low: int, high: int) -> int:
+    """The constant `wide` wrote as two int32 words."""
+    return (high << 32) | (low & 0xFFFFFFFF)
+
+
+def sum_bound(terms: dict[int, int], rhs: int, lo, hi) -> int:
+    """|rhs| plus each term's |coefficient| times its variable's largest size within lo..hi:
+    a bound of any linear sum's distance from rhs."""
+    return abs(rhs) + sum(abs(c) * max(abs(int(lo[x])), abs(int(hi[x]))) for x, c in terms.items())
+
+
 def _lin_row(rel: Rel, terms: dict[int, int], rhs: int) -> list[int]:
     xs = list(terms)
     return [int(rel), len(xs)] + [terms[x] for x in xs] + xs + wide(rhs)
@@ -303,8 +314,7 @@ class _Builder:
         return self.soft(Soft.LIN, _lin_row(rel, terms, rhs), list(terms), terms)
 
     def _check_sum(self, terms: dict[int, int], rhs: int) -> None:
-        bound = abs(rhs) + sum(abs(c) * max(abs(int(self.lo[x])), abs(int(self.hi[x]))) for x, c in terms.items())
-        if bound >= SUM_LIMIT:
+        if sum_bound(terms, rhs, self.lo, self.hi) >= SUM_LIMIT:
             raise NotLocal("a linear sum could leave 62 bits")
 
     def invariant(self, type_: Inv, out: int, row: list[int], line: int) -> bool:
@@ -564,7 +574,7 @@ def _image(inv: _Inv, bounds: dict[int, tuple[int, int] | None]) -> tuple[int, i
         n = row[0]
         lo_s = sum(min(c * x[0], c * x[1]) for c, x in zip(row[1 : 1 + n], reads))
         hi_s = sum(max(c * x[0], c * x[1]) for c, x in zip(row[1 : 1 + n], reads))
-        rhs = (row[2 + 2 * n] << 32) | (row[1 + 2 * n] & 0xFFFFFFFF)  # network.wide's two ints
+        rhs = unwide(row[1 + 2 * n], row[2 + 2 * n])
         out = (rhs - hi_s, rhs - lo_s) if row[3 + 2 * n] == 1 else (lo_s - rhs, hi_s - rhs)
     elif t == Inv.ARITH:
         (alo, ahi), (blo, bhi) = reads[0], reads[1]
@@ -858,9 +868,7 @@ def _sums_fit_32(
     for c in np.unique(rows[rows[:, SwapTerm.KIND] != SWAP_ALLDIFF, SwapTerm.C]).tolist():
         s = softs[c]
         n = s.row[1]
-        rhs = (s.row[3 + 2 * n] << 32) | (s.row[2 + 2 * n] & 0xFFFFFFFF)  # network.wide's two ints
-        bound = abs(rhs) + sum(abs(k) * max(abs(int(lo[v])), abs(int(hi[v]))) for v, k in s.coefs.items())
-        widest = max(widest, weights[c] * bound)
+        widest = max(widest, weights[c] * sum_bound(s.coefs, unwide(s.row[2 + 2 * n], s.row[3 + 2 * n]), lo, hi))
     per_variable = int(np.diff(np.asarray(off)).max())
     return 8 * widest * 2 * per_variable < 2**31
 
