@@ -1011,14 +1011,29 @@ __kernel void adaptive(WALK_ARGS, __global int *ctl, __global const int *params,
         uint best_tie = 0;
         int best_i = -1, nfrozen = 0, ties = 0;
         int moves = w.sw[LSW_MOVES];
-        for (int i = lid; i < n.ndec; i += W) {
-            if (w.frozen[i] > moves) { nfrozen++; continue; }
-            long e = 0;
-            for (int j = n.inf_off[i]; j < n.inf_off[i + 1]; ++j) e += w.err[n.inf[j]];
-            uint tie = mix32(salt ^ (uint)i);
-            if (e > best_e) ties = 0;
-            ties += e >= best_e;
-            if (e > best_e || (e == best_e && tie > best_tie)) { best_e = e; best_tie = tie; best_i = i; }
+        // two variables a pass, their loads interleaved: each variable's error is a chain of
+        // dependent loads (its list, the list's constraints, their errors), which one chain
+        // alone leaves waiting on memory
+        for (int i = lid; i < n.ndec; i += 2 * W) {
+            int i2 = i + W;
+            bool two = i2 < n.ndec;
+            int f1 = w.frozen[i], f2 = two ? w.frozen[i2] : 0;
+            int a1 = n.inf_off[i], b1 = n.inf_off[i + 1];
+            int a2 = two ? n.inf_off[i2] : 0, b2 = two ? n.inf_off[i2 + 1] : 0;
+            long e1 = 0, e2 = 0;
+            for (int k = 0; k < max(b1 - a1, b2 - a2); ++k) {
+                if (a1 + k < b1) e1 += w.err[n.inf[a1 + k]];
+                if (a2 + k < b2) e2 += w.err[n.inf[a2 + k]];
+            }
+            for (int h = 0; h < 1 + two; ++h) {
+                int v = h ? i2 : i;
+                if ((h ? f2 : f1) > moves) { nfrozen++; continue; }
+                long e = h ? e2 : e1;
+                uint tie = mix32(salt ^ (uint)v);
+                if (e > best_e) ties = 0;
+                ties += e >= best_e;
+                if (e > best_e || (e == best_e && tie > best_tie)) { best_e = e; best_tie = tie; best_i = v; }
+            }
         }
         red_key[lid] = best_e; red_tie[lid] = best_tie; red_idx[lid] = best_i;
         barrier(CLK_LOCAL_MEM_FENCE);

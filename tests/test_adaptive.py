@@ -493,6 +493,45 @@ def test_no_move_raises_the_error(monkeypatch):
     assert st["scalars"][:, W.RESETS].sum() == 0 and st["scalars"][:, W.RESTARTS].sum() == 0
 
 
+@pytest.mark.parametrize("width", [1, 3, 8])
+@pytest.mark.parametrize("model", ["magic5", "partition24"])
+def test_the_variable_moved_or_frozen_has_the_highest_error_of_those_not_frozen(model, width, monkeypatch):
+    """Each iteration's X (the variable moved, or frozen at a local minimum) has the highest
+    projected error (the errors of its constraints, H.INF's list) among the variables not
+    frozen, whatever the walk's width: its work-items share the variables out two at a time
+    (kernels/adaptive.cl), so widths that leave a pass one variable short are among them."""
+    text = {"magic5": _magic(5), "partition24": _partition(24)}[model]
+    net = build(lower(parse_items(text, "m.fzn"), "m.fzn"))
+    params = {"FREEZE_LOCAL_MIN": 10**6, "FREEZE_SWAP": 10**6, "LOCAL_MIN": 1000, "RESET_LIMIT": 10**6}
+    params |= {"RESTART_ITERS": 10**6, "EXHAUSTIVE": 0, "FAST_SWAP": 0}
+    monkeypatch.setenv("FZN_GPU_LS_PARAMS", ",".join(f"{k}={v}" for k, v in params.items()))
+    walker = DeviceWalks(select_devices("cpu")[0], net, seed=3)
+    walker.setup(walks=3, width=width)
+    walker.launch(0)
+    b = net.buffer
+    inf_off = b[b[H.INF_OFF] : b[H.INF_OFF] + net.ndec + 1]
+    inf = b[b[H.INF] : b[H.INF] + inf_off[-1]]
+    checked = 0
+    for _ in range(15):
+        before = walker.state()
+        walker.launch(1)
+        after = walker.state()
+        for k in range(3):
+            if before["scalars"][k, W.STATUS] == 2 or after["scalars"][k, W.STATUS] == 2:
+                continue
+            moves = before["scalars"][k, W.MOVES]
+            free = before["frozen"][k, : net.ndec] <= moves
+            newly = np.flatnonzero(after["frozen"][k, : net.ndec] != before["frozen"][k, : net.ndec])
+            if not len(newly) or after["scalars"][k, W.RESETS] != before["scalars"][k, W.RESETS]:
+                continue
+            err = before["errors"][k]
+            e = np.array([err[inf[inf_off[i] : inf_off[i + 1]]].sum() for i in range(net.ndec)])
+            top = e[free].max()
+            assert any(e[i] == top and free[i] for i in newly), (model, width, k)
+            checked += 1
+    assert checked >= 10
+
+
 def test_a_local_minimum_freezes_its_variable_and_enough_frozen_trigger_a_reset(monkeypatch):
     """Every iteration without a move freezes one variable for FREEZE_LOCAL_MIN moves; with a
     tenure no walk reaches, frozen variables add up one per such iteration until RESET_LIMIT
@@ -681,6 +720,29 @@ def test_the_cli_prints_a_checked_solution_and_unknown_at_the_limit(tmp_path):
     r = run("--engine", "adaptive", "-t", "1500", fzn(tmp_path, unsat, "u.fzn"))
     assert r.returncode == 0 and "----------" not in r.stdout and "=====UNKNOWN=====" in r.stdout, r.stdout
     assert "UNSATISFIABLE" not in r.stdout
+
+
+def test_an_empty_domain_under_the_flag_is_unsatisfiable_as_complete_search_says(tmp_path):
+    """`--engine adaptive` builds no complete-search tables for the run it serves, but a
+    variable declared with an empty domain still ends the run as the packed model does."""
+    text = "var 1..3: a :: output_var;\nvar 4..3: e :: output_var;\nsolve satisfy;\n"
+    r = run("--engine", "adaptive", fzn(tmp_path, text))
+    assert r.returncode == 0 and "=====UNSATISFIABLE=====" in r.stdout, (r.stdout, r.stderr)
+
+
+def test_a_sum_s_bound_is_exact_at_every_size():
+    """network.sum_bound (|rhs| plus each |coefficient| times its variable's largest size) the
+    same through numpy's int64 as through Python's integers, and beyond 64 bits."""
+    from fzn_gpu.local.network import sum_bound
+
+    rng = stable_rng(5)
+    # (terms, coefficients' scale, domains' scale): Python's sum, int64's, near its limit, beyond
+    for n, big, span in ((3, 10, 2**40), (40, 10, 2**20), (300, 2**10, 2**28), (40, 2**24, 2**21), (50, 2**70, 2**40)):
+        lo = np.array([rng.randint(-span, 0) for _ in range(n)], dtype=np.int64)
+        hi = lo + np.array([rng.randint(0, span) for _ in range(n)], dtype=np.int64)
+        terms = {x: rng.randint(-1000, 1000) * big + 1 for x in range(n)}
+        want = 7 + sum(abs(c) * max(abs(int(lo[x])), abs(int(hi[x]))) for x, c in terms.items())
+        assert sum_bound(terms, -7, lo, hi) == want
 
 
 def test_a_constant_beyond_32_bits_goes_to_adaptive_search_alone_where_it_can(tmp_path):
