@@ -651,9 +651,11 @@ long swap_delta_side(const Net *n, const Walk *w, __local const XSide *xs, int j
             shared |= 1u << q;
             continue;
         }
+#ifndef LS_SUMS_32
         bool seen = false;                          // the partner's alone: scored here, once
         for (int k = j0; k < m && !seen; ++k) seen = sw[LSS_SIZE * k + LSS_C] == c;
         if (seen) continue;
+#endif
         int kind = t[LSS_KIND];
         lsum e;
         if (kind == LS_SWAP_ALLDIFF) return LONG_MAX;   // X is not in it
@@ -667,7 +669,11 @@ long swap_delta_side(const Net *n, const Walk *w, __local const XSide *xs, int j
         } else
 #endif
         {
+#ifdef LS_SUMS_32
+            lsum d = t[LSS_COEF] * ((lsum)a - b);      // its one term on c (LsNetwork.sums_32)
+#else
             lsum d = terms_change(n, w, m, j1, c, u, b, a);   // every term of the partner's on c
+#endif
             e = t[LSS_WEIGHT] * lin_error_s(kind, (lsum)w->sum[c] + d, (lsum)wide(t + LSS_RHS));
             nul &= d == 0;
         }

@@ -902,6 +902,26 @@ def test_swaps_are_scored_in_32_bits_exactly_where_every_score_fits():
     assert 8 * (10 * 2_684_355 + (4 * 2_684_355 + 1) * 10) * 2 >= 2**31
     assert net(_weighted_sums(10, 2_684_354)).sums_32
     assert not net(_weighted_sums(10, 2_684_355)).sums_32
+    # and each variable's terms name each constraint once (the 32-bit program scores a
+    # partner's term alone): a list naming one twice is refused
+    from fzn_gpu.local.network import _sums_fit_32
+    from fzn_gpu.local_abi import SwapTerm
+
+    m = net(_magic(4))
+    b = m.buffer.astype(np.int64)
+    off = b[b[H.SW_OFF] : b[H.SW_OFF] + m.ndec + 1]
+    rows = b[b[H.SW] : b[H.SW] + off[-1] * SwapTerm.SIZE].reshape(-1, SwapTerm.SIZE)
+    model = lower(parse_items(_magic(4), "s.fzn"), "s.fzn")
+    from fzn_gpu.local.network import _Builder
+
+    builder = _Builder(model)
+    builder.constraints()
+    softs, lo, hi = builder.softs, builder.lo, builder.hi
+    weights = [1] * len(softs)
+    assert _sums_fit_32(off, rows.ravel(), softs, weights, lo, hi)
+    twice = rows.copy()
+    twice[1, SwapTerm.C] = twice[0, SwapTerm.C]  # variable 0's second term on its first's constraint
+    assert off[1] >= 2 and not _sums_fit_32(off, twice.ravel(), softs, weights, lo, hi)
 
 
 @pytest.mark.parametrize("n", [3, 5])
@@ -965,7 +985,8 @@ def _unary_mix(n: int) -> str:
 
 def _random_unary(seed: int) -> str:
     """A random permutation with random invariants of one of its variables each (every
-    arithmetic operation with a constant or the variable itself, a constant array's element
+    arithmetic operation with a constant, on either side, or the variable itself (SwapTerm's
+    inline form), a constant array's element
     that may end before the variable's values, a linear definition), declared domains that
     their values may leave, and random linear equations, inequalities and disequalities over
     the variables and the invariants'."""
@@ -980,10 +1001,12 @@ def _random_unary(seed: int) -> str:
         if form < 7:
             op = ["int_times", "int_div", "int_mod", "int_min", "int_max", "int_pow", "int_abs"][form]
             other = x if op == "int_times" and rng.random() < 0.5 else str(abs(c) if op == "int_pow" else c)
+            # the constant first now and then (its own stream: the models' others stay)
+            a, b = (other, x) if other != x and np.random.default_rng([seed, 18, k]).random() < 0.3 else (x, other)
             defs.append(
                 f"constraint {op}({x}, {y}) :: defines_var({y});"
                 if op == "int_abs"
-                else f"constraint {op}({x}, {other}, {y}) :: defines_var({y});"
+                else f"constraint {op}({a}, {b}, {y}) :: defines_var({y});"
             )
         elif form < 9:
             table = ", ".join(str(int(v)) for v in rng.integers(-2 * n, 2 * n, int(rng.integers(n - 2, n + 1))))

@@ -872,11 +872,18 @@ def _sums_fit_32(
     variable's largest size) and T the terms of a swap's two variables at most. A swap's score
     adds at most T changes of error, each within 8 W B: a change of a sum within 4 B (the two
     values' difference times a side's coefficients), the sum with it within 5 B, its distance
-    from the constant within 6 B, less the error now (within 2 W B)."""
+    from the constant within 6 B, less the error now (within 2 W B). Such a variable's terms
+    name each constraint once (the memberships hold a variable once per constraint, its
+    coefficients added up), which the 32-bit program relies on: it scores a partner's term
+    without looking for the constraint's other terms; checked here."""
     rows = np.asarray(terms, dtype=np.int64).reshape(-1, int(SwapTerm.SIZE))
     if not len(rows):
         return False
     if (rows[:, SwapTerm.INV] >= 0).any() or (rows[:, SwapTerm.KIND] == SWAP_DOMAIN).any():
+        return False
+    counts: np.ndarray = np.diff(np.asarray(off, dtype=np.int64)).astype(np.int64)
+    owner = np.repeat(np.arange(len(counts)), counts)
+    if len(np.unique(owner * (int(rows[:, SwapTerm.C].max()) + 1) + rows[:, SwapTerm.C])) < len(rows):
         return False
     widest = 0
     for c in np.unique(rows[rows[:, SwapTerm.KIND] != SWAP_ALLDIFF, SwapTerm.C]).tolist():
