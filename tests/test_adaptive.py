@@ -477,6 +477,17 @@ def _magic(n: int) -> str:
     return "\n".join(L_) + "\n"
 
 
+@pytest.mark.parametrize("walks", [1, 2, 7, 16])
+def test_every_walk_starts_from_the_declared_bounds_copied_on_the_device(walks):
+    """The walks' values before their first launch: each walk a copy of the variables' lower
+    bounds (the constants' values), made on the device by doubling copies whatever the count."""
+    net = build(lower(parse_items(Net(4).text, "n.fzn"), "n.fzn"))
+    walker = DeviceWalks(select_devices("cpu")[0], net, seed=1)
+    walker.setup(walks=walks, width=1)
+    lo = net.buffer[net.buffer[H.LO] :][: net.nv]
+    assert (walker.state(("values",))["values"] == np.tile(lo, (walks, 1))).all()
+
+
 def test_no_move_raises_the_error(monkeypatch):
     """Without resets and restarts, a walk's total error never grows from one iteration to the
     next: a move that would raise it is never taken."""

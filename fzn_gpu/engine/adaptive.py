@@ -266,13 +266,28 @@ class DeviceWalks:
             cl.enqueue_fill_buffer(self.queue, buf, value, 0, max(count, 1) * value.itemsize)
             return buf
 
+        def replicated(row: np.ndarray, copies: int) -> cl.Buffer:
+            """`copies` copies of `row` end to end, made on the device from one upload by
+            copies that double what is there: partition 9,600's 4,224 walks of 14,400 values
+            are 243 MB, which a host array would first build (np.tile) and then copy over."""
+            size = row.size * row.itemsize
+            buf = cl.Buffer(ctx, mf.READ_WRITE, size=max(size * copies, 1))
+            if size and copies:
+                cl.enqueue_copy(self.queue, buf, row, is_blocking=True)
+                done = 1
+                while done < copies:
+                    more = min(done, copies - done)
+                    cl.enqueue_copy(self.queue, buf, buf, byte_count=more * size, src_offset=0, dst_offset=done * size)
+                    done += more
+            return buf
+
         walks, width = self.walks, self.width
         scalars = np.zeros((walks, W.SIZE), dtype=np.int32)
         rng = np.random.default_rng([self.seed, self.device.index])
         scalars[:, W.RNG] = rng.integers(1, 2**31 - 1, size=walks, dtype=np.int64)
         self.bufs = [
             buffer(net.buffer, mf.READ_ONLY),
-            buffer(np.tile(net.buffer[net.buffer[H.LO] :][: net.nv], walks)),  # values: constants set
+            replicated(np.ascontiguousarray(net.buffer[net.buffer[H.LO] :][: net.nv]), walks),  # values: constants set
             filled(walks * net.ndec, np.int32(0)),  # frozen
             filled(walks * net.hist, np.int32(0)),  # histograms
             filled(walks * net.n_soft, np.int64(0)),  # sums
