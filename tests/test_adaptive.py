@@ -754,6 +754,9 @@ def test_a_sum_s_bound_is_exact_at_every_size():
         terms = {x: rng.randint(-1000, 1000) * big + 1 for x in range(n)}
         want = 7 + sum(abs(c) * max(abs(int(lo[x])), abs(int(hi[x]))) for x, c in terms.items())
         assert sum_bound(terms, -7, lo, hi) == want
+    # a coefficient beyond 64 bits on a variable fixed at 0 adds nothing, and breaks nothing
+    lo = hi = np.zeros(40, dtype=np.int64)
+    assert sum_bound({x: 2**70 for x in range(40)}, 3, lo, hi) == 3
 
 
 def test_a_constant_beyond_32_bits_goes_to_adaptive_search_alone_where_it_can(tmp_path):

@@ -174,7 +174,8 @@ def sum_bound(terms: dict[int, int], rhs: int, lo: np.ndarray, hi: np.ndarray) -
     xs = np.fromiter(terms.keys(), dtype=np.int64, count=len(terms))
     cs = np.fromiter(terms.values(), dtype=object, count=len(terms))
     size = np.maximum(np.abs(lo[xs]), np.abs(hi[xs]))
-    if float(np.abs(cs.astype(np.float64)) @ size.astype(np.float64)) < 2.0**60:
+    mags = np.abs(cs.astype(np.float64))
+    if mags.max() < 2.0**62 and float(mags @ size.astype(np.float64)) < 2.0**60:
         return abs(rhs) + int(np.abs(cs.astype(np.int64)) @ size)
     return abs(rhs) + sum(abs(c) * int(m) for c, m in zip(terms.values(), size.tolist()))
 
