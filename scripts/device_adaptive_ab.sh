@@ -7,8 +7,9 @@
 # partition 9,600 and the suite's partition 240 first builds its programs (both register caps,
 # 32-bit sums or not). Prints wall seconds of the solver, solutions, the walks' iterations and
 # kernel seconds (the same seed makes the same walks in every build that keeps them).
-# Each run in its own process (FZN_GPU_SERVER=off); SERVER=on hands each to a solver server, warm
-# after its build's first run (docs/ARCHITECTURE.md, start-up), as MiniZinc's calls find it.
+# Each run in its own process (FZN_GPU_SERVER=off, device_env.sh's default); SERVER=on hands each
+# to a solver server, warm after its build's first run (docs/ARCHITECTURE.md, start-up), as
+# MiniZinc's calls find it.
 # Usage there: [BUILDS="new old"] [SPECS="ms200:3 p9600:2"] [SERVER=on] bash scripts/device_adaptive_ab.sh
 set -uo pipefail
 source scripts/device_env.sh >/dev/null 2>&1
