@@ -610,8 +610,7 @@ def _image(inv: _Inv, bounds: dict[int, tuple[int, int] | None]) -> tuple[int, i
         out = (0, 1)
     else:  # VELEM, EXTREMUM, COUNT: left to their DOMAIN constraints
         return None
-    limit = 2147483646  # kernels/adaptive.cl, fits()
-    return out if -limit <= out[0] and out[1] <= limit else None
+    return out if -INT_LIMIT <= out[0] and out[1] <= INT_LIMIT else None  # the kernel's fits()
 
 
 WEIGHT_MAX = 1 << 10
