@@ -130,9 +130,10 @@ SHARED_BY_VARIABLE = frozenset({"fzn_all_different_int"})
 
 # Kinds whose long rows a work-group walks together (kernels/propagators_group.cl): each
 # work-item takes terms i = lid, lid + w, ... of the row, the group adds up their partial sums
-# (linear) or supports (element) in local memory, and each narrows its own terms, where one
-# work-item walking such a row kept the rest of its warp waiting (docs/BENCHMARKS.md). The value: the row position of the row's length (its number of terms),
-# which decides whether it is long enough (kernel_abi.GROUP_ROW_MIN).
+# (linear) or supports (element) in local memory, or gathers a circuit's fixed successors
+# there, and each narrows its own terms, where one work-item walking such a row kept the rest
+# of its warp waiting (docs/BENCHMARKS.md). The value: the row position of the row's length
+# (its number of terms), which decides whether it is long enough (kernel_abi.GROUP_ROW_MIN).
 SHARED_BY_GROUP = {
     "int_lin_eq": 0,
     "int_lin_le": 0,
@@ -140,6 +141,7 @@ SHARED_BY_GROUP = {
     "bool_lin_le": 0,
     "array_int_element": 1,
     "array_bool_element": 1,
+    "fzn_gpu_circuit": 1,
 }
 
 # The globals of kernels/globals.cl: rows whose arrays must fit together (lower.py checks

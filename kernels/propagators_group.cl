@@ -76,6 +76,93 @@ inline bool group_element(Ctx *x, __global const int *row, bool apply, Share *t,
     return s.first <= s.last;
 }
 
+// circuit (prop_circuit, globals.cl) walked by the whole group: the same deductions, each
+// work-item taking the nodes i = lid, lid + w, ... in three steps between barriers, where one
+// work-item walking every node was most of a TSP node's pass (docs/BENCHMARKS.md):
+//  - its nodes' domains to the nodes and off themselves, and its fixed successors set as bits
+//    of one bitmap in `red` (a bit already set: two nodes share a successor, a failure);
+//  - its open nodes lose every fixed successor a word at a time, and each fixed node of its
+//    own that no fixed successor names starts a chain, walked to its open end e, which loses
+//    the chain's start where closing it would make a sub-tour;
+//  - work-item 0 checks the cycles (every node fixed: one cycle through all; else every fixed
+//    node on some chain), unless this call fixed a node (it wakes the constraint again).
+// The bitmap and the counts live in `red`: ceil(n / 32) + 4 ints, at most 8 a work-item
+// (group_work sends longer circuits to one work-item).
+#define GC_FIXED 0      // the counts after the bitmap: fixed nodes, nodes on chains,
+#define GC_CHAINED 1    // a node fixed by this call, a failure met by some work-item
+#define GC_FIXED_HERE 2
+#define GC_FAILED 3
+#define GC_COUNTS 4
+
+inline bool group_circuit_fits(int n, int w) { return ((n + 31) >> 5) + GC_COUNTS <= 8 * w; }
+
+bool group_circuit(Ctx *x, __global const int *row, __local long *red, int lid, int w) {
+    long off = row[0];
+    int n = row[1];
+    __global const int *xs = row + 2;
+    int nw = (n + 31) >> 5;
+    __local uint *used = (__local uint *)red;
+    __local int *cnt = (__local int *)(used + nw);
+    for (int k = lid; k < nw + GC_COUNTS; k += w) used[k] = 0u;
+    sync_group();
+    bool ok = true;
+    for (int i = lid; ok && i < n; i += w) {
+        int v = xs[i];
+        ok = set_min(x, v, off) != FAILED && set_max(x, v, off + n - 1) != FAILED &&
+             (n == 1 || remove_value(x, v, off + i) != FAILED);
+        if (ok && is_fixed(x, v)) {
+            int k = (int)(val(x, v) - off);
+            uint bit = 1u << (k & 31);
+            ok = !(atomic_or(&used[k >> 5], bit) & bit);
+            atomic_inc(&cnt[GC_FIXED]);
+        }
+    }
+    if (!ok) cnt[GC_FAILED] = 1;
+    sync_group();
+    int nfixed = cnt[GC_FIXED];
+    bool go = !cnt[GC_FAILED] && nfixed > 0;
+    uint mask[ALLDIFF_WORDS];
+    for (int wb = 0; go && ok && wb < n; wb += CIRCUIT_VALUES) {
+        int mw = min(ALLDIFF_WORDS, (n - wb + 31) >> 5);
+        for (int k = 0; k < mw; ++k) mask[k] = used[(wb >> 5) + k];
+        for (int i = lid; ok && i < n; i += w) {
+            int v = xs[i];
+            if (is_fixed(x, v)) continue;
+            int r = remove_mask(x, v, mask, mw, off + wb);
+            ok = r != FAILED;
+            if (r == CHANGED && is_fixed(x, v)) cnt[GC_FIXED_HERE] = 1;
+        }
+    }
+    for (int s = lid; go && ok && s < n; s += w) {
+        if (!is_fixed(x, xs[s]) || (used[s >> 5] >> (s & 31)) & 1u) continue;    // no chain starts at s
+        int e = s, len = 0;
+        while (is_fixed(x, xs[e]) && len < n) {
+            e = (int)(val(x, xs[e]) - off);
+            len++;
+        }
+        atomic_add(&cnt[GC_CHAINED], len);
+        if (len + 1 < n) {
+            int r = remove_value(x, xs[e], off + s);
+            ok = r != FAILED;
+            if (r == CHANGED && is_fixed(x, xs[e])) cnt[GC_FIXED_HERE] = 1;
+        }
+    }
+    if (!ok) cnt[GC_FAILED] = 1;
+    sync_group();
+    ok = !cnt[GC_FAILED];
+    if (lid == 0 && ok && !cnt[GC_FIXED_HERE]) {
+        if (nfixed == n) {          // every successor fixed (and all different): one cycle through all?
+            int e = 0, len = 0;
+            do { e = (int)(val(x, xs[e]) - off); len++; } while (e != 0 && len < n);
+            ok = e == 0 && len == n;
+        } else {
+            ok = cnt[GC_CHAINED] == nfixed;     // else some fixed nodes close a cycle of fewer than n
+        }
+    }
+    sync_group();       // every work-item has read the counts before the next row writes `red`
+    return ok;
+}
+
 // The terms a walk of c's row would take now.
 int group_work(Ctx *x, int c) {
     __global const int *row = x->cd + x->coff[c];
@@ -83,6 +170,8 @@ int group_work(Ctx *x, int c) {
     USE_array_int_element(case KIND_array_int_element:)
     USE_array_bool_element(case KIND_array_bool_element:)
         return (int)min((long)dmax(x, row[0]) - dmin(x, row[0]) + 1, (long)INT_MAX);
+    USE_fzn_gpu_circuit(case KIND_fzn_gpu_circuit:)
+        return group_circuit_fits(row[1], (int)get_local_size(0)) ? row[1] : 0;
     default:
         return row[0];      // a linear row's length
     }
@@ -122,6 +211,7 @@ inline void share_combine(__local long *a, __local const long *b, bool add) {
 // every work-item meets: the rounds depend on w alone), so a wide group (a dive's, or a phase
 // of few searches: engine/runner.py) pays log w, not w, per row.
 bool propagate_group(Ctx *x, int c, __local long *red, int lid, int w) {
+    USE_fzn_gpu_circuit(if (x->ckind[c] == KIND_fzn_gpu_circuit) return group_circuit(x, x->cd + x->coff[c], red, lid, w);)
     Share mine;
     bool ok = group_step(x, c, false, &mine, lid, w);
     for (int k = 0; k < 4; ++k) red[4 * lid + k] = mine.v[k];

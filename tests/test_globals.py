@@ -18,7 +18,7 @@ from fzn_gpu.errors import FznError
 from fzn_gpu.kernel_abi import REGULAR_WORDS
 from fzn_gpu.lower import lower
 from fzn_gpu.parser import parse_items
-from fzn_gpu.registry import GLOBALS
+from fzn_gpu.registry import GLOBALS, SHARED_BY_GROUP
 
 from conftest import use_kernel
 from helpers import ROOT, as_tuples, brute_force, solve_stats, solve_text, stable_rng
@@ -246,10 +246,29 @@ def _instances(key: str, seed: object, count: int):
             yield inst, text
 
 
-@pytest.mark.parametrize("layout", ["item", "item-bounds", "group"])
-@pytest.mark.parametrize("key", sorted(GLOBALS))
-def test_global_matches_brute_force(key, layout, monkeypatch):
+def _global_layouts() -> list:
+    """Every global under the work-item kernel (with bitmaps and with bounds alone) and the
+    work-group kernel; those a group walks together (registry.SHARED_BY_GROUP) walked so
+    however short (group-rows) as well as by one work-item (group)."""
+    return [
+        pytest.param(key, layout, id=f"{layout}-{key}")
+        for key in sorted(GLOBALS)
+        for layout in ("item", "item-bounds", "group", "group-rows")
+        if layout != "group-rows" or key in SHARED_BY_GROUP
+    ]
+
+
+def use_layout(monkeypatch, layout: str) -> None:
+    """The kernel of `layout`; group-rows: a work-group walking every row of
+    registry.SHARED_BY_GROUP's kinds together, group: none (one work-item a row)."""
     use_kernel(monkeypatch, layout.split("-")[0])
+    if layout.startswith("group"):
+        monkeypatch.setenv("FZN_GPU_GROUP_ROW_MIN", "1" if layout == "group-rows" else "0")
+
+
+@pytest.mark.parametrize("key,layout", _global_layouts())
+def test_global_matches_brute_force(key, layout, monkeypatch):
+    use_layout(monkeypatch, layout)
     if layout.endswith("bounds"):
         monkeypatch.setattr(pack_module, "BITMAP_MAX_SPAN", 0)
     for inst, text in _instances(key, layout, 12):
@@ -321,14 +340,15 @@ def _big_circuit(rng: random.Random, n: int) -> tuple[dict[str, list[int]], str]
     return domains, f"{decls}\nconstraint fzn_gpu_circuit(1, {xs});\nsolve satisfy;\n"
 
 
-@pytest.mark.parametrize("layout", ["item", "group"])
+@pytest.mark.parametrize("layout", ["item", "group", "group-rows"])
 @pytest.mark.parametrize("n", [40, 300])
 def test_big_circuit_matches_brute_force(n, layout, monkeypatch):
     """Circuits past one word of successors (40 nodes) and past one window of the propagator's
     bits (300 nodes: kernels/globals.cl gathers CIRCUIT_VALUES at a time), nearly all fixed:
     the tours reported are exactly those the checker accepts over the open successors, and a
-    sub-tour closed by fixed nodes, or a node named twice, leaves none."""
-    use_kernel(monkeypatch, layout)
+    sub-tour closed by fixed nodes, or a node named twice, leaves none. group-rows: the whole
+    work-group walks the circuit (kernels/propagators_group.cl), group: one work-item."""
+    use_layout(monkeypatch, layout)
     rng = stable_rng("big circuit", n, layout)
     for _ in range(6):
         domains, text = _big_circuit(rng, n)
