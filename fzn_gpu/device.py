@@ -48,6 +48,7 @@ KERNEL_FILES = {
         "dispatch.cl",
         "branching.cl",
         "search.cl",
+        "lns_paths.cl",
     ),
     "group": (
         "profile.cl",
@@ -61,6 +62,7 @@ KERNEL_FILES = {
         "propagators_group.cl",
         "branching.cl",
         "search_group.cl",
+        "lns_paths.cl",
     ),
 }
 

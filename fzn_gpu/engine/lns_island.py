@@ -20,11 +20,11 @@ import numpy as np
 
 from .. import clock
 from ..errors import FznError
-from ..kernel_abi import DEC, Op
 from ..model import LNS_STRATEGIES, LnsSpec
 from .faults import injected_fault
 from .incumbent import Incumbent, Solution
 from .lns_graph import RelatedVariables
+from .lns_paths import DevicePaths, on_device
 from .paths import Paths
 from .runner import INT_MAX, Exploration, Runner
 
@@ -308,7 +308,7 @@ class Island:
         releases = self._neighbourhoods(self.pace.count)
         fixed = ~self._released_mask(releases)
         found = self._explore(
-            self._paths(np.tile(values[self.fd], (len(releases), 1)), fixed),
+            self._paths(values[self.fd], fixed),
             obj,
             deadline,
             Exploration(node_limit=self.pace.nodes, enough=ENOUGH),
@@ -325,7 +325,7 @@ class Island:
         fixed = np.repeat(~self._released_mask(releases), self.settings.starts, axis=0)
         k = releases.shape[1]
         return self._explore(
-            self._paths(np.tile(values[self.fd], (len(fixed), 1)), fixed),
+            self._paths(values[self.fd], fixed),
             obj,
             deadline,
             Exploration(node_limit=4 * k + 16, random_values=True, enough=ENOUGH),
@@ -351,7 +351,7 @@ class Island:
             r = rows[:, 0]
             assign[r, i], assign[r, j] = assign[r, j], assign[r, i].copy()
         return self._explore(
-            self._paths(assign, np.ones_like(assign, dtype=bool)),
+            self._paths(assign, None),
             obj,
             deadline,
             Exploration(node_limit=len(self.fd) + 16, enough=ENOUGH),
@@ -386,9 +386,7 @@ class Island:
             swapped[r, holders[r, c]] = old[r]
             assign = np.concatenate([changed, swapped])
             how = Exploration(node_limit=len(self.fd) + 16, prune=False, enough=ENOUGH)
-            found = self._explore(
-                self._paths(assign, np.ones_like(assign, dtype=bool)), obj, deadline, how, bound=INT_MAX
-            )
+            found = self._explore(self._paths(assign, None), obj, deadline, how, bound=INT_MAX)
             if found is not None and (best is None or found[0] < best[0]):
                 best = found
             plain, swap = how.results[:n], how.results[n:]
@@ -475,25 +473,15 @@ class Island:
             return np.arange(lo, hi + 1, dtype=np.int64)
         return np.unique(self.rng.integers(lo, hi + 1, MAX_VALUES))
 
-    def _paths(self, assign: np.ndarray, fixed: np.ndarray) -> Paths:
-        """One path per row: x = value for the fixed positions, in fd's order. Written into one
-        int32 array column by column: a GPU's batch of complete assignments of a big model
-        (4,224 of coins grid 31's 961 variables) took 0.9 s through index arrays and a stack of
-        int64 columns, 0.03 s so."""
-        counts = fixed.sum(axis=1)
-        ptr = np.zeros(len(assign) + 1, np.int64)
-        np.cumsum(DEC * counts, out=ptr[1:])
-        decisions = np.zeros((int(counts.sum()), DEC), np.int32)
-        if fixed.all():
-            decisions[:, 0] = np.tile(self.fd, len(assign))
-            decisions[:, 2] = assign.ravel()
-        else:
-            decisions[:, 0] = np.broadcast_to(self.fd, fixed.shape)[fixed]
-            decisions[:, 2] = assign[fixed]
-        decisions[:, 1] = Op.EQ
-        return Paths(ptr.astype(np.int32), decisions.ravel())
+    def _paths(self, values: np.ndarray, keep: np.ndarray | None) -> Paths | DevicePaths:
+        """One path per row of `keep` (or of `values`, a row a path, where keep is None: every
+        position): x = value for the kept positions, in fd's order, `values` one row for all
+        paths or a row each. Built on the device where the step is big enough (lns_paths.py)."""
+        n = len(values) if keep is None else len(keep)
+        paths = DevicePaths.make(self.fd, values, keep, n)
+        return paths if on_device(n * len(self.fd)) else paths.to_host()
 
-    def _explore(self, paths: Paths, obj: int, deadline, how: Exploration, bound: int | None = None):
+    def _explore(self, paths: Paths | DevicePaths, obj: int, deadline, how: Exploration, bound: int | None = None):
         """Run one batch; returns the best (objective, values) that beat `bound` (default: the
         incumbent's objective), or None. how.results holds each path's best objective."""
         self.runner.set_best(obj if bound is None else bound)
@@ -507,7 +495,7 @@ class Island:
 
 def run_batch(
     runner: Runner,
-    paths: Paths,
+    paths: Paths | DevicePaths,
     deadline: float | None,
     how: Exploration | None,
     offer,

@@ -29,6 +29,7 @@ from ..kernel_abi import DEC, Cnt, Ctrl, Div, Lv, St, Status
 from . import views
 from .floats import FLOAT_NONE, float_value, to_ord
 from .kernel_call import KernelCall
+from .lns_paths import DevicePaths
 from .pack import DeviceModel
 from .paths import Paths
 from .profile import cnt_row
@@ -201,10 +202,15 @@ class Stats:
     clock_seen_hz: float = 0.0
 
 
-def path_capacity(paths: Paths, cutoff: int) -> int:
+def path_capacity(paths: Paths | DevicePaths, cutoff: int) -> int:
     """Decisions an expansion pass's paths can reach: the longest input path, up to two per
     level of the cutoff (a right branch and the next left one), and slack."""
     return paths.max_decisions() + 2 * cutoff + 8
+
+
+def on_host(paths: Paths | DevicePaths) -> Paths:
+    """The paths as host arrays (a phase that grows its paths works on them there)."""
+    return paths if isinstance(paths, Paths) else paths.to_host()
 
 
 # The names of the search kernels' argument groups (kernels/search.cl, search_group.cl), as
@@ -271,6 +277,7 @@ class Runner:
         self.stats.build_s = time.perf_counter() - t_build
         self.kernel = self.cl.Kernel(self.prog, "search_group" if self.group else "search")
         self.launch = KernelCall(self.kernel)
+        self.paths_kernel = None  # kernels/lns_paths.cl's, made at its first use
         self.max_group_width = self.kernel.get_work_group_info(
             cl.kernel_work_group_info.WORK_GROUP_SIZE, device.cl_device
         )
@@ -499,7 +506,7 @@ class Runner:
     # ------------------------------------------------------------------ phases
     def run_phase(
         self,
-        paths: Paths,
+        paths: Paths | DevicePaths,
         cutoff: int,
         enqueue_all: bool,
         on_slice,
@@ -555,7 +562,11 @@ class Runner:
                 held = self._scratch[name] = zeros(nbytes)
             return held
 
-        def upload(part: Paths):
+        def upload(part: Paths | DevicePaths):
+            if isinstance(part, DevicePaths):  # built on the device (engine/lns_paths.py)
+                if self.paths_kernel is None:
+                    self.paths_kernel = cl.Kernel(self.prog, "lns_paths")
+                return part.to_device(cl, self.ctx, self.queue, self.paths_kernel, lambda n: scratch("paths", n))
             data = part.data if len(part.data) else np.zeros(1, np.int32)
             return (
                 cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=part.ptr),
@@ -783,7 +794,7 @@ class Runner:
                     rec = np.empty((n_donated, emit_stride), dtype=np.int32)
                     cl.enqueue_copy(self.queue, rec, EMIT)
                     self.queue.finish()
-                    kept = paths if n_sub == len(paths) else paths.block(0, n_sub)
+                    kept = on_host(paths) if n_sub == len(paths) else paths.block(0, n_sub)
                     paths = kept.extend(Paths.from_records(rec[:, :-1]))
                     n_sub = len(paths)
                     self.stats.donated += n_donated
@@ -793,7 +804,7 @@ class Runner:
                 # paths from its driver: cluster/worker.py), after its own unstarted ones
                 fed = resplit.more()
                 if fed is not None:
-                    kept = paths if n_sub == len(paths) else paths.block(0, n_sub)
+                    kept = on_host(paths) if n_sub == len(paths) else paths.block(0, n_sub)
                     paths = kept.extend(fed)
                     n_sub = len(paths)
                 if n_donated or fed is not None:  # the device now holds the unstarted paths only

@@ -1,0 +1,89 @@
+"""LNS paths built on the device (engine/lns_paths.py, kernels/lns_paths.cl): the same
+decisions as the host builds, under both execution models' programs, and LNS steps through
+them still print only improvements the checker accepts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_lns import objectives, solve
+
+from fzn_gpu.device import select_devices
+from fzn_gpu.engine.lns_paths import DEVICE_MIN, DevicePaths, on_device
+from fzn_gpu.engine.pack import pack
+from fzn_gpu.engine.runner import Runner
+from fzn_gpu.lower import lower
+from fzn_gpu.options import SolveOptions
+from fzn_gpu.parser import parse_items
+
+from helpers import have_minizinc, stable_rng
+
+TEXT = "var 1..9: x;\nvar 1..9: y;\nconstraint int_lt(x, y);\nsolve minimize y;\n"
+
+
+def _device_data(runner: Runner, paths: DevicePaths) -> tuple[np.ndarray, np.ndarray]:
+    """(ptr, data) as the search kernel would read them, read back from the device."""
+    cl = runner.cl
+    buffers: list = []
+
+    def data_buffer(nbytes: int):
+        buffers.append(cl.Buffer(runner.ctx, cl.mem_flags.READ_WRITE, size=nbytes))
+        cl.enqueue_fill_buffer(runner.queue, buffers[-1], np.int32(-7), 0, nbytes)  # unwritten shows
+        return buffers[-1]
+
+    kernel = cl.Kernel(runner.prog, "lns_paths")
+    ptr_buf, data_buf = paths.to_device(cl, runner.ctx, runner.queue, kernel, data_buffer)
+    ptr = np.empty(len(paths) + 1, np.int32)
+    data = np.empty(max(int(paths.ptr[-1]), 1), np.int32)
+    cl.enqueue_copy(runner.queue, ptr, ptr_buf)
+    cl.enqueue_copy(runner.queue, data, data_buf)
+    runner.queue.finish()
+    return ptr, data[: int(paths.ptr[-1])]
+
+
+@pytest.mark.parametrize("model", ["item", "group"])
+def test_device_paths_are_the_hosts(model, monkeypatch):
+    """Random variables, values (one row, or a row a path) and keep masks (rows keeping
+    nothing or everything among them): every decision the device writes is the host's, and
+    the device writes every one of them."""
+    monkeypatch.setenv("FZN_GPU_KERNEL", model)
+    dm = pack(lower(parse_items(TEXT, "t.fzn"), "t.fzn"), SolveOptions())
+    runner = Runner(select_devices("all")[0], dm, max_items=1)
+    rng = stable_rng("device paths", model)
+    np_rng = np.random.default_rng(rng.randrange(2**32))
+    for _ in range(12):
+        n, nfd = rng.randint(1, 70), rng.randint(1, 40)
+        fd = np_rng.permutation(200)[:nfd]
+        per_path = rng.random() < 0.4
+        values = np_rng.integers(-(2**31), 2**31 - 1, (n, nfd) if per_path else nfd)
+        keep = None if rng.random() < 0.3 else np_rng.random((n, nfd)) < rng.random()
+        if keep is not None:
+            keep[0] = False
+            keep[-1] = True
+        paths = DevicePaths.make(fd, values, keep, n)
+        host = paths.to_host()
+        ptr, data = _device_data(runner, paths)
+        assert np.array_equal(ptr, host.ptr)
+        assert np.array_equal(data, host.data)
+
+
+def test_paths_go_to_the_device_only_for_big_steps(monkeypatch):
+    monkeypatch.delenv("FZN_GPU_DEVICE_PATHS", raising=False)
+    assert on_device(DEVICE_MIN) and not on_device(DEVICE_MIN - 1)
+    monkeypatch.setenv("FZN_GPU_DEVICE_PATHS", "0")
+    assert not on_device(10 * DEVICE_MIN)
+    monkeypatch.setenv("FZN_GPU_DEVICE_PATHS", "1")
+    assert on_device(1)
+
+
+@pytest.mark.skipif(not have_minizinc(), reason="needs minizinc with gpu-fzn registered (README set-up)")
+@pytest.mark.parametrize("strategy", ["complete_exploration", "random_labeling", "two_exchange", "icm"])
+def test_every_strategy_improves_through_device_paths(strategy, kernel, monkeypatch):
+    """Every step's paths built on the device: each solution printed (--check) strictly better."""
+    monkeypatch.setenv("FZN_GPU_DEVICE_PATHS", "1")
+    r = solve("tsp_10", "--lns-strategy", strategy, "-a", "-s", "-t", "3000")
+    assert r.returncode == 0, r.stderr
+    found = objectives(r.stdout, "length")
+    assert len(found) >= 2, r.stdout[-2000:]
+    assert all(b < a for a, b in zip(found, found[1:]))
+    assert "==========" not in r.stdout
