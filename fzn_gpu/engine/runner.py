@@ -562,6 +562,15 @@ class Runner:
                 held = self._scratch[name] = zeros(nbytes)
             return held
 
+        def put(name: str, a: np.ndarray):
+            """A scratch buffer holding a copy of `a`, queued ahead of the launch: a phase's
+            inputs take the last phase's buffers instead of new ones (an LNS step is a phase,
+            and a buffer made with its data cost an allocation and a wait each)."""
+            a = np.ascontiguousarray(a) if a.size else np.zeros(1, a.dtype)
+            buf = scratch(name, a.nbytes)
+            cl.enqueue_copy(self.queue, buf, a, is_blocking=False)
+            return buf
+
         def upload(part: Paths | DevicePaths):
             if isinstance(part, DevicePaths):  # built on the device (engine/lns_paths.py)
                 if self.paths_kernel is None:
@@ -603,30 +612,32 @@ class Runner:
             st[:, St.DIV] = lns.div
             if lns.div & Div.TIES:  # the kernel draws each path's key from this and the path
                 st[:, St.TIE] = np.random.default_rng([self.seed, salt]).integers(1, 2**31 - 1, n_items)
-        ST = cl.Buffer(self.ctx, rw | mf.COPY_HOST_PTR, hostbuf=st)
+        ST = put("st", st)
         cnt = np.zeros((n_items, cnt_row(self.tuning.profile)), dtype=np.int64)
-        CNT = cl.Buffer(self.ctx, rw | mf.COPY_HOST_PTR, hostbuf=cnt)
+        CNT = scratch("cnt", cnt.nbytes)
+        cl.enqueue_fill_buffer(self.queue, CNT, np.int32(0), 0, cnt.nbytes)
         base = 0  # the device holds paths base..n_sub-1; Ctrl.NEXT counts from base
         SUBP, SUBD = upload(paths)
-        EMIT = zeros(4 * emit_cap * emit_stride)
+        EMIT = scratch("emit", 4 * emit_cap * emit_stride)
         node_limits = lns.limits if lns is not None else None
         limits = node_limits is not None
         if node_limits is not None:
             if len(node_limits) != n_sub:
                 raise ValueError("Exploration.limits needs one node limit per path")
-            LIMITS = cl.Buffer(
-                self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(node_limits, np.int32)
-            )
+            LIMITS = put("limits", np.ascontiguousarray(node_limits, np.int32))
         else:
-            LIMITS = zeros(4)
+            LIMITS = scratch("limits", 4)
         if lns is not None:
             lns.results = np.full(max(n_sub, 1), INT_MAX, dtype=np.int32)
-            RESULTS = cl.Buffer(self.ctx, rw | mf.COPY_HOST_PTR, hostbuf=lns.results)
+            RESULTS = put("results", lns.results)
         else:
-            RESULTS = zeros(4)
+            RESULTS = scratch("results", 4)
         root = [
-            cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a if a.size else np.zeros(1, a.dtype))
-            for a in (self.root_lb, self.root_ub, self.root_bits) + (() if self.group else (self.root_fb,))
+            put(name, a)
+            for name, a in zip(
+                ("root_lb", "root_ub", "root_bits", "root_fb"),
+                (self.root_lb, self.root_ub, self.root_bits) + (() if self.group else (self.root_fb,)),
+            )
         ]
         for k in (Ctrl.NEXT, Ctrl.SOLS, Ctrl.EMIT, Ctrl.OVERFLOW, Ctrl.DONATED):
             self.ctrl[k] = 0
