@@ -2,9 +2,8 @@
 // every position j it keeps, in fd's order, DEC ints a decision (variable, OP_EQ, value, 0), at
 // data[ptr[r]]. The host sends one row of values for every path (complete exploration and
 // random labelling: the incumbent's) or a row a path (complete assignments), and a keep mask of
-// a byte a position (none: every position kept), instead of every path's decisions: 4,224
-// neighbourhoods of TSP 60 were 810,000 decision ints built in numpy and uploaded each step.
-// One work-item a path.
+// a byte a position (none: every position kept), instead of every path's decisions built in
+// numpy and uploaded each step. One work-item a path.
 __kernel void lns_paths(__global const int *fd, int nfd, __global const int *values, int values_per_path,
                         __global const uchar *keep, int use_keep, __global const int *ptr, int n,
                         __global int *data) {

@@ -206,12 +206,11 @@ inline void share_combine(__local long *a, __local const long *b, bool add) {
     }
 }
 
-// Constraint c propagated by the whole group (every work-item calls it): false on a wipe-out
-// this work-item met. The shares meet by a tree in `red` (log2 w rounds, each behind a barrier
+// A row walked in two steps around its shares (group_step): false on a wipe-out this
+// work-item met. The shares meet by a tree in `red` (log2 w rounds, each behind a barrier
 // every work-item meets: the rounds depend on w alone), so a wide group (a dive's, or a phase
 // of few searches: engine/runner.py) pays log w, not w, per row.
-bool propagate_group(Ctx *x, int c, __local long *red, int lid, int w) {
-    USE_fzn_gpu_circuit(if (x->ckind[c] == KIND_fzn_gpu_circuit) return group_circuit(x, x->cd + x->coff[c], red, lid, w);)
+bool propagate_shares(Ctx *x, int c, __local long *red, int lid, int w) {
     Share mine;
     bool ok = group_step(x, c, false, &mine, lid, w);
     for (int k = 0; k < 4; ++k) red[4 * lid + k] = mine.v[k];
@@ -226,4 +225,15 @@ bool propagate_group(Ctx *x, int c, __local long *red, int lid, int w) {
     for (int k = 0; k < 4; ++k) t.v[k] = red[k];
     sync_group();
     return ok && group_step(x, c, true, &t, lid, w);
+}
+
+// Constraint c propagated by the whole group (every work-item calls it, all taking one case):
+// a circuit in its own steps, the other kinds by their shares.
+bool propagate_group(Ctx *x, int c, __local long *red, int lid, int w) {
+    __global const int *row = x->cd + x->coff[c];
+    switch (x->ckind[c]) {
+    PROPAGATOR(fzn_gpu_circuit, group_circuit(x, row, red, lid, w))
+    default:
+        return propagate_shares(x, c, red, lid, w);
+    }
 }

@@ -1,12 +1,11 @@
 """An LNS step's paths, built on the device from one row of values (or a row a path) and a keep
 mask (kernels/lns_paths.cl) instead of in numpy on the host and uploaded decision by decision.
 
-A GPU island's step of 4,224 neighbourhoods of TSP 60 spent 4.1 ms building 202,752
-decisions and 1.5 ms uploading them, against about 5 ms of kernel (docs/BENCHMARKS.md, LNS on
-every device); the mask is a byte a position, the values one row. A CPU island's step holds a
-few dozen paths, cheaper to build on the host than a launch of their own (PoCL), so the island
-asks for device paths only past DEVICE_MIN decisions (`FZN_GPU_DEVICE_PATHS`: 1 always, 0
-never, for tests and comparisons)."""
+A GPU island's step of thousands of neighbourhoods spent longer building and uploading its
+decisions than its kernel ran (docs/BENCHMARKS.md, LNS on every device); the mask is a byte a
+position, the values one row. A CPU island's step holds a few dozen paths, cheaper to build on
+the host than a launch of their own (PoCL), so the island asks for device paths only past
+DEVICE_MIN decisions (`FZN_GPU_DEVICE_PATHS`: 1 always, 0 never, for tests and comparisons)."""
 
 from __future__ import annotations
 
@@ -18,7 +17,8 @@ import numpy as np
 from ..kernel_abi import DEC, Op
 from .paths import Paths
 
-# decisions from which a step's paths are built on the device (about 0.4 ms of numpy here)
+# decisions from which a step's paths are built on the device (fewer: a fraction of a
+# millisecond of numpy, less than a launch)
 DEVICE_MIN = 20_000
 
 
@@ -65,7 +65,7 @@ class DevicePaths:
         """The same paths built here (the reference the device's are tested against)."""
         n, nfd = len(self), len(self.fd)
         decisions = np.zeros((int(self.ptr[-1]) // DEC, DEC), np.int32)
-        if self.keep is None:  # whole columns: coins grid's 4,224 x 961 took 0.9 s by masks
+        if self.keep is None:  # whole columns: far quicker than masks for big models
             decisions[:, 0] = np.tile(self.fd, n)
             decisions[:, 2] = np.broadcast_to(self.values, (n, nfd)).ravel()
         else:

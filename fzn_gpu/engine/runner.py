@@ -575,7 +575,10 @@ class Runner:
             if isinstance(part, DevicePaths):  # built on the device (engine/lns_paths.py)
                 if self.paths_kernel is None:
                     self.paths_kernel = cl.Kernel(self.prog, "lns_paths")
-                return part.to_device(cl, self.ctx, self.queue, self.paths_kernel, lambda n: scratch("paths", n))
+                with self.launch_lock:  # PoCL: one launch in flight at a time (device.launch_lock)
+                    buffers = part.to_device(cl, self.ctx, self.queue, self.paths_kernel, lambda n: scratch("paths", n))
+                    self.queue.finish()
+                return buffers
             data = part.data if len(part.data) else np.zeros(1, np.int32)
             return (
                 cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=part.ptr),
