@@ -83,6 +83,25 @@ inline bool circuit_window(Ctx *x, __global const int *xs, int n, long off, int 
     return true;
 }
 
+// Where the chain of fixed successors from node s ends (its first open node, or where n steps
+// went round a cycle), and its length in `len`.
+inline int circuit_chain_end(Ctx *x, __global const int *xs, int n, long off, int s, int *len) {
+    int e = s;
+    *len = 0;
+    while (is_fixed(x, xs[e]) && *len < n) {
+        e = (int)(val(x, xs[e]) - off);
+        ++*len;
+    }
+    return e;
+}
+
+// Every successor fixed (and all different): whether they make one cycle through all n nodes.
+inline bool circuit_one_cycle(Ctx *x, __global const int *xs, int n, long off) {
+    int e = 0, len = 0;
+    do { e = (int)(val(x, xs[e]) - off); len++; } while (e != 0 && len < n);
+    return e == 0 && len == n;
+}
+
 PROPAGATOR_FN bool prop_circuit(Ctx *x, __global const int *row) {
     long off = row[0];
     int n = row[1];
@@ -111,11 +130,8 @@ PROPAGATOR_FN bool prop_circuit(Ctx *x, __global const int *row) {
         for (int s = wb; s < min(n, wb + CIRCUIT_VALUES); ++s) {
             int k = s - wb;
             if (!is_fixed(x, xs[s]) || (used[k >> 5] >> (k & 31)) & 1u) continue;    // no chain starts at s
-            int e = s, len = 0;
-            while (is_fixed(x, xs[e]) && len < n) {
-                e = (int)(val(x, xs[e]) - off);
-                len++;
-            }
+            int len;
+            int e = circuit_chain_end(x, xs, n, off, s, &len);
             chained += len;
             if (len + 1 < n) {
                 int r = remove_value(x, xs[e], off + s);
@@ -125,11 +141,7 @@ PROPAGATOR_FN bool prop_circuit(Ctx *x, __global const int *row) {
         }
     }
     if (fixed_more) return true;
-    if (nfixed == n) {              // every successor fixed (and all different): one cycle through all?
-        int e = 0, len = 0;
-        do { e = (int)(val(x, xs[e]) - off); len++; } while (e != 0 && len < n);
-        return e == 0 && len == n;
-    }
+    if (nfixed == n) return circuit_one_cycle(x, xs, n, off);
     return chained == nfixed;       // else some fixed nodes close a cycle of fewer than n
 }
 

@@ -135,11 +135,8 @@ bool group_circuit(Ctx *x, __global const int *row, __local long *red, int lid, 
     }
     for (int s = lid; go && ok && s < n; s += w) {
         if (!is_fixed(x, xs[s]) || (used[s >> 5] >> (s & 31)) & 1u) continue;    // no chain starts at s
-        int e = s, len = 0;
-        while (is_fixed(x, xs[e]) && len < n) {
-            e = (int)(val(x, xs[e]) - off);
-            len++;
-        }
+        int len;
+        int e = circuit_chain_end(x, xs, n, off, s, &len);
         atomic_add(&cnt[GC_CHAINED], len);
         if (len + 1 < n) {
             int r = remove_value(x, xs[e], off + s);
@@ -151,13 +148,8 @@ bool group_circuit(Ctx *x, __global const int *row, __local long *red, int lid, 
     sync_group();
     ok = !cnt[GC_FAILED];
     if (lid == 0 && ok && !cnt[GC_FIXED_HERE]) {
-        if (nfixed == n) {          // every successor fixed (and all different): one cycle through all?
-            int e = 0, len = 0;
-            do { e = (int)(val(x, xs[e]) - off); len++; } while (e != 0 && len < n);
-            ok = e == 0 && len == n;
-        } else {
-            ok = cnt[GC_CHAINED] == nfixed;     // else some fixed nodes close a cycle of fewer than n
-        }
+        // every successor fixed: one cycle through all; else every fixed node on some chain
+        ok = nfixed == n ? circuit_one_cycle(x, xs, n, off) : cnt[GC_CHAINED] == nfixed;
     }
     sync_group();       // every work-item has read the counts before the next row writes `red`
     return ok;

@@ -31,8 +31,12 @@ def _device_data(runner: Runner, paths: DevicePaths) -> tuple[np.ndarray, np.nda
         cl.enqueue_fill_buffer(runner.queue, buffers[-1], np.int32(-7), 0, nbytes)  # unwritten shows
         return buffers[-1]
 
+    def put(name: str, a: np.ndarray):
+        buffers.append(cl.Buffer(runner.ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, hostbuf=a))
+        return buffers[-1]
+
     kernel = cl.Kernel(runner.prog, "lns_paths")
-    ptr_buf, data_buf = paths.to_device(cl, runner.ctx, runner.queue, kernel, data_buffer)
+    ptr_buf, data_buf = paths.to_device(cl, runner.queue, kernel, put, data_buffer)
     ptr = np.empty(len(paths) + 1, np.int32)
     data = np.empty(max(int(paths.ptr[-1]), 1), np.int32)
     cl.enqueue_copy(runner.queue, ptr, ptr_buf)

@@ -78,26 +78,23 @@ class DevicePaths:
     def block(self, start: int, stop: int) -> Paths:
         return self.to_host().block(start, stop)
 
-    def to_device(self, cl, ctx, queue, kernel, data_buffer) -> tuple:
-        """(ptr buffer, data buffer) as the search kernel reads them, the data written into
-        `data_buffer(nbytes)` (a buffer of at least that size) by kernels/lns_paths.cl,
+    def to_device(self, cl, queue, kernel, put, data_buffer) -> tuple:
+        """(ptr buffer, data buffer) as the search kernel reads them: the inputs go to the
+        device by `put(name, array)` (a buffer holding a copy of the array), the data is written
+        into `data_buffer(nbytes)` (a buffer of at least that size) by kernels/lns_paths.cl,
         enqueued on `queue` ahead of the search."""
-        mf = cl.mem_flags
-        ro = mf.READ_ONLY | mf.COPY_HOST_PTR
         n = len(self)
-        ptr = cl.Buffer(ctx, ro, hostbuf=self.ptr)
+        ptr = put("paths_ptr", self.ptr)
         data = data_buffer(4 * max(int(self.ptr[-1]), 1))
         if n == 0 or len(self.fd) == 0:
             return ptr, data
         keep = self.keep if self.keep is not None else np.zeros(1, np.uint8)
-        # the inputs held until the kernel is queued: a buffer freed before it would be gone
-        inputs = [cl.Buffer(ctx, ro, hostbuf=a) for a in (self.fd, self.values, keep)]
         kernel.set_args(
-            inputs[0],
+            put("paths_fd", self.fd),
             np.int32(len(self.fd)),
-            inputs[1],
+            put("paths_values", self.values),
             np.int32(1 if self.values.ndim == 2 else 0),
-            inputs[2],
+            put("paths_keep", keep),
             np.int32(0 if self.keep is None else 1),
             ptr,
             np.int32(n),

@@ -576,7 +576,7 @@ class Runner:
                 if self.paths_kernel is None:
                     self.paths_kernel = cl.Kernel(self.prog, "lns_paths")
                 with self.launch_lock:  # PoCL: one launch in flight at a time (device.launch_lock)
-                    buffers = part.to_device(cl, self.ctx, self.queue, self.paths_kernel, lambda n: scratch("paths", n))
+                    buffers = part.to_device(cl, self.queue, self.paths_kernel, put, lambda n: scratch("paths", n))
                     self.queue.finish()
                 return buffers
             data = part.data if len(part.data) else np.zeros(1, np.int32)
