@@ -131,6 +131,8 @@ def test_every_device_runs_its_own_steps_and_a_failed_one_leaves_the_rest(monkey
     steps = [int(re.search(rf"d{i}_lnsSteps=(\d+)", r.stdout).group(1)) for i in (0, 1)]
     improvements = [int(re.search(rf"d{i}_lnsImprovements=(\d+)", r.stdout).group(1)) for i in (0, 1)]
     assert len(found) == sum(improvements)  # each device's, the first solution its dive's
+    gains = [int(re.search(rf"d{i}_lnsGain=(\d+)", r.stdout).group(1)) for i in (0, 1)]
+    assert sum(gains) == found[0] - found[-1]  # every improvement's gain, the first solution's none
     if fault:
         assert steps[1] == 1 and steps[0] > 2 and "LNS goes on without" in r.stderr
     else:
@@ -306,8 +308,9 @@ def test_a_slow_step_is_cut_off_and_paced_down(monkeypatch):
     island.fd = np.arange(3)
     island.grow_release, island.extra_released, island.unimproved = False, 0, 0
     island.runner = SimpleNamespace(phase_explored=0, phase_cut=0)
+    monkeypatch.setattr(Island, "_release_size", lambda self: 1)
     monkeypatch.setattr(Island, "_neighbourhoods", lambda self, count: np.zeros((count or 4, 1), dtype=np.int64))
-    monkeypatch.setattr(Island, "_released_mask", lambda self, rel: np.zeros((len(rel), 3), dtype=bool))
+    monkeypatch.setattr(Island, "_released_paths", lambda self, values, count, k, repeat: None)
     monkeypatch.setattr(Island, "_paths", lambda self, assign, fixed: None)
     given = []
 

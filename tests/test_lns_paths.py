@@ -9,7 +9,7 @@ import pytest
 from test_lns import objectives, solve
 
 from fzn_gpu.device import select_devices
-from fzn_gpu.engine.lns_paths import DEVICE_MIN, DevicePaths, on_device
+from fzn_gpu.engine.lns_paths import DEVICE_MIN, DevicePaths, Draw, on_device
 from fzn_gpu.engine.pack import pack
 from fzn_gpu.engine.runner import Runner
 from fzn_gpu.lower import lower
@@ -26,7 +26,8 @@ def _device_data(runner: Runner, paths: DevicePaths) -> tuple[np.ndarray, np.nda
     cl = runner.cl
     buffers: list = []
 
-    def data_buffer(nbytes: int):
+    def data_buffer(nbytes: int, name: str):
+        nbytes = -(-nbytes // 4) * 4  # a byte mask's too: a fill's unit is an int
         buffers.append(cl.Buffer(runner.ctx, cl.mem_flags.READ_WRITE, size=nbytes))
         cl.enqueue_fill_buffer(runner.queue, buffers[-1], np.int32(-7), 0, nbytes)  # unwritten shows
         return buffers[-1]
@@ -69,6 +70,44 @@ def test_device_paths_are_the_hosts(model, monkeypatch):
         ptr, data = _device_data(runner, paths)
         assert np.array_equal(ptr, host.ptr)
         assert np.array_equal(data, host.data)
+
+
+@pytest.mark.parametrize("model", ["item", "group"])
+def test_drawn_releases_are_the_hosts(model, monkeypatch):
+    """Releases drawn on the device (every size from one position to all of them, neighbourhoods
+    of several starts): the device's paths are the host's draw, decision for decision."""
+    monkeypatch.setenv("FZN_GPU_KERNEL", model)
+    dm = pack(lower(parse_items(TEXT, "t.fzn"), "t.fzn"), SolveOptions())
+    runner = Runner(select_devices("all")[0], dm, max_items=1)
+    rng = stable_rng("drawn releases", model)
+    np_rng = np.random.default_rng(rng.randrange(2**32))
+    for case in range(12):
+        nfd = rng.randint(1, 40)
+        release = [1, nfd][case] if case < 2 else rng.randint(1, nfd)
+        repeat = rng.choice([1, 1, 3, 16])
+        n = repeat * rng.randint(1, 30)
+        fd = np_rng.permutation(200)[:nfd]
+        values = np_rng.integers(-(2**31), 2**31 - 1, nfd)
+        paths = DevicePaths.make(fd, values, None, n, Draw(release, rng.randrange(2**32), repeat))
+        host = paths.to_host()
+        ptr, data = _device_data(runner, paths)
+        assert np.array_equal(ptr, host.ptr)
+        assert np.array_equal(data, host.data)
+
+
+def test_a_drawn_release_is_uniform():
+    """Every row releases exactly k distinct positions, a neighbourhood's starts the same ones,
+    and each position about k/n of the time (the argsort draw's distribution: Floyd's sampling
+    is uniform over the k-subsets)."""
+    n, k, rows = 30, 7, 6000
+    keep = Draw(k, 12345, 3).mask(rows, n)
+    assert ((~keep).sum(axis=1) == k).all()
+    assert (keep[0::3] == keep[1::3]).all() and (keep[0::3] == keep[2::3]).all()
+    share = (~keep[0::3]).mean(axis=0)
+    assert np.abs(share - k / n).max() < 0.04, share
+    pairs = (~keep[0::3, 0] & ~keep[0::3, 1]).mean()  # two positions together: k(k-1)/(n(n-1))
+    assert abs(pairs - k * (k - 1) / (n * (n - 1))) < 0.015
+    assert not (Draw(k, 12346, 3).mask(rows, n) == keep).all()  # the seed decides the draw
 
 
 def test_paths_go_to_the_device_only_for_big_steps(monkeypatch):

@@ -64,21 +64,29 @@ class Incumbent:
     def offer(self, sols: np.ndarray, source: str = "lns") -> int:
         """Prints the improvements among `sols` (rows: objective, values); returns how many
         it printed."""
+        return self.offer_gain(sols, source)[0]
+
+    def offer_gain(self, sols: np.ndarray, source: str = "lns") -> tuple[int, int]:
+        """offer(), and how far (sense-adjusted) these improvements moved the best objective
+        (0 for the first solution): several searches' counts of improvements alone favour
+        the one taking many small steps, each printing its own."""
         with self._lock:
             before = self.outcome.solutions
+            best_before = self.best[0] if self.best is not None else None
             report_improvements(self.outcome, sols, self.obj_sense, self.report)
             i = int(np.argmin(sols[:, 0]))
             if self.best is None or sols[i, 0] < self.best[0]:
                 self.best = (int(sols[i, 0]), sols[i, 1:].copy())
                 self._stamp += 1
             printed = self.outcome.solutions - before
+            gain = best_before - self.best[0] if best_before is not None and self.best is not None else 0
             if printed:
                 with self._sources_lock:
                     if self.sources and self.sources[-1][0] == source:
                         self.sources[-1][1] += printed
                     else:
                         self.sources.append([source, printed])
-            return printed
+            return printed, gain
 
     def bound(self) -> int | None:
         """The best sense-adjusted objective so far (None: no solution yet)."""

@@ -360,6 +360,7 @@ class LnsSearch:
                 stats[f"d{i}_device"] = isl.runner.device.name
                 stats[f"d{i}_lnsSteps"] = isl.steps
                 stats[f"d{i}_lnsImprovements"] = isl.improvements
+                stats[f"d{i}_lnsGain"] = isl.gain
                 stats[f"d{i}_lnsNeighbourhoods"] = isl.settings.neighbourhoods
                 stats[f"d{i}_nodes"] = isl.runner.stats.nodes
         return stats

@@ -24,7 +24,7 @@ from ..model import LNS_STRATEGIES, LnsSpec
 from .faults import injected_fault
 from .incumbent import Incumbent, Solution
 from .lns_graph import RelatedVariables
-from .lns_paths import DevicePaths, on_device
+from .lns_paths import DevicePaths, Draw, on_device
 from .paths import Paths
 from .runner import INT_MAX, Exploration, Runner
 
@@ -221,6 +221,7 @@ class Island:
         self.steps = 0
         self.improving_steps = 0
         self.improvements = 0  # solutions this island printed (its device's dive's too)
+        self.gain = 0  # how far its improvements moved the best objective
         self.failed: FznError | None = None  # why this device stopped, if it failed
 
     # ------------------------------------------------------------------ the loop
@@ -305,27 +306,24 @@ class Island:
         """Complete exploration: the other variables fixed, branch and bound below each
         neighbourhood under the pace's node budget."""
         obj, values = current
-        releases = self._neighbourhoods(self.pace.count)
-        fixed = ~self._released_mask(releases)
+        k = self._release_size()
         found = self._explore(
-            self._paths(values[self.fd], fixed),
+            self._released_paths(values[self.fd], self.pace.count, k, 1),
             obj,
             deadline,
             Exploration(node_limit=self.pace.nodes, enough=ENOUGH),
         )
         searched = self.runner.phase_explored + self.runner.phase_cut
         self.pace.after_step(time.monotonic() - t0, self.runner.phase_cut / searched if searched else None)
-        self._after_exploring(self.runner.phase_explored, releases.shape[1], found is not None and found[0] < obj)
+        self._after_exploring(self.runner.phase_explored, k, found is not None and found[0] < obj)
         return found
 
     def _labeling_step(self, current: Solution, deadline: float, t0: float) -> Solution | None:
         """Random labelling: M labellings a neighbourhood, the kernel choosing values at random."""
         obj, values = current
-        releases = self._neighbourhoods(None)
-        fixed = np.repeat(~self._released_mask(releases), self.settings.starts, axis=0)
-        k = releases.shape[1]
+        k = self._release_size()
         return self._explore(
-            self._paths(values[self.fd], fixed),
+            self._released_paths(values[self.fd], None, k, self.settings.starts),
             obj,
             deadline,
             Exploration(node_limit=4 * k + 16, random_values=True, enough=ENOUGH),
@@ -445,16 +443,38 @@ class Island:
                 self.extra_released += 1
                 self.unimproved = 0
 
-    def _neighbourhoods(self, count: int | None = None) -> np.ndarray:
-        """`count` (default T) rows of k distinct positions in fd: the variables each
-        neighbourhood releases (the percent's, and extra_released)."""
+    def _release_size(self) -> int:
+        """How many variables each neighbourhood releases (the percent's, and extra_released)."""
         n = len(self.fd)
         k = min(n, max(1, math.ceil(self.settings.percent * n / 100)) + self.extra_released)
         self.most_released = max(self.most_released, k)
+        return k
+
+    def _grown(self, k: int) -> bool:
+        """Whether this step's neighbourhoods are grown through the constraint graph."""
+        return SHAPES[self.shape] == "related" and self.related is not None and k < len(self.fd)
+
+    def _neighbourhoods(self, count: int | None = None) -> np.ndarray:
+        """`count` (default T) rows of k distinct positions in fd: the variables each
+        neighbourhood releases."""
+        k = self._release_size()
         count = self.settings.neighbourhoods if count is None else min(count, self.settings.neighbourhoods)
-        if SHAPES[self.shape] == "related" and self.related is not None and k < n:
+        if self._grown(k) and self.related is not None:
             return self.related.grow(self.rng, count, k)
-        return np.argsort(self.rng.random((count, n)), axis=1)[:, :k]
+        return np.argsort(self.rng.random((count, len(self.fd))), axis=1)[:, :k]
+
+    def _released_paths(self, values: np.ndarray, count: int | None, k: int, repeat: int) -> Paths | DevicePaths:
+        """`count` (default T) neighbourhoods releasing k positions each, `repeat` paths a
+        neighbourhood, every other position fixed to `values`. Drawn at random on the device
+        where the paths are built there (lns_paths.Draw): the host's argsort and mask took
+        longer than the paths (docs/BENCHMARKS.md); grown ones, and small steps, here."""
+        count = self.settings.neighbourhoods if count is None else min(count, self.settings.neighbourhoods)
+        n = count * repeat
+        if not self._grown(k) and on_device(n * len(self.fd)):  # _paths' rule
+            draw = Draw(k, int(self.rng.integers(2**32)), repeat)
+            return DevicePaths.make(self.fd, values, None, n, draw)
+        keep = ~self._released_mask(self._neighbourhoods(count))
+        return self._paths(values, keep if repeat == 1 else np.repeat(keep, repeat, axis=0))
 
     def _released_mask(self, releases: np.ndarray) -> np.ndarray:
         mask = np.zeros((len(releases), len(self.fd)), dtype=bool)
@@ -490,7 +510,9 @@ class Island:
     def offer(self, sols: np.ndarray) -> None:
         """Solutions this island's device met (its steps', and its dive's for the first one):
         the improvements among them are printed and counted as this island's."""
-        self.improvements += self.incumbent.offer(sols)
+        printed, gain = self.incumbent.offer_gain(sols)
+        self.improvements += printed
+        self.gain += gain
 
 
 def run_batch(

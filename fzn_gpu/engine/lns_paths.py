@@ -1,5 +1,8 @@
 """An LNS step's paths, built on the device from one row of values (or a row a path) and a keep
 mask (kernels/lns_paths.cl) instead of in numpy on the host and uploaded decision by decision.
+A step of neighbourhoods drawn at random need not send its mask either: the kernel draws each
+neighbourhood's released positions itself from the step's seed (`Draw`), where the host's
+draw (an argsort of random keys, the mask built from it) took longer than the paths had.
 
 A GPU island's step of thousands of neighbourhoods spent longer building and uploading its
 decisions than its kernel ran (docs/BENCHMARKS.md, LNS on every device); the mask is a byte a
@@ -30,20 +33,64 @@ def on_device(decisions: int) -> bool:
     return decisions >= DEVICE_MIN
 
 
+@dataclass(frozen=True)
+class Draw:
+    """Each neighbourhood releases `release` positions drawn uniformly on the device from
+    `seed` and its row; `repeat` consecutive paths (a neighbourhood's starts) share a row."""
+
+    release: int
+    seed: int
+    repeat: int = 1
+
+    def mask(self, n: int, nfd: int) -> np.ndarray:
+        """The keep masks (n, nfd) the device draws, drawn here the same way (lns_release_draw
+        in kernels/lns_paths.cl: Floyd's sampling, lowbias32 in 32-bit arithmetic)."""
+        keep = np.ones((n, nfd), dtype=bool)
+        rows = np.arange(n)
+        state = _hash(np.uint32(self.seed) ^ _hash((rows // self.repeat).astype(np.uint32)))
+        for j in range(nfd - self.release, nfd):
+            state = _hash(state + np.uint32(0x9E3779B9))
+            t = ((state.astype(np.uint64) * np.uint64(j + 1)) >> np.uint64(32)).astype(np.int64)
+            free = keep[rows, t]
+            keep[rows[free], t[free]] = False
+            keep[rows[~free], j] = False
+        return keep
+
+
+def _hash(x: np.ndarray) -> np.ndarray:
+    """lowbias32 on uint32 arrays (kernels/lns_paths.cl's lns_hash)."""
+    x = np.asarray(x, dtype=np.uint32)
+    with np.errstate(over="ignore"):
+        x = x ^ (x >> np.uint32(16))
+        x = x * np.uint32(0x7FEB352D)
+        x = x ^ (x >> np.uint32(15))
+        x = x * np.uint32(0x846CA68B)
+        return x ^ (x >> np.uint32(16))
+
+
 @dataclass
 class DevicePaths:
     """Path r: fd[j] = values[j] (values[r, j] where values has a row a path) for every j with
-    keep[r, j] (every j without a mask), in fd's order. What the search kernel reads is made on
-    the device by `to_device`; `to_host` builds the same Paths in numpy."""
+    keep[r, j] (every j without a mask, or the positions `draw` keeps), in fd's order. What the
+    search kernel reads is made on the device by `to_device`; `to_host` builds the same Paths
+    in numpy."""
 
     fd: np.ndarray  # int32 (nfd,): the variables
     values: np.ndarray  # int32 (nfd,) for every path, or (n, nfd)
-    keep: np.ndarray | None  # bool (n, nfd), or None: every position
+    keep: np.ndarray | None  # bool (n, nfd), or None: every position (or the draw's)
     ptr: np.ndarray  # int32 (n + 1,): path r's decisions at data[ptr[r]:ptr[r + 1]]
+    draw: Draw | None = None  # released positions drawn on the device (keep is None)
 
     @staticmethod
-    def make(fd: np.ndarray, values: np.ndarray, keep: np.ndarray | None, n: int) -> DevicePaths:
-        counts = np.full(n, len(fd), np.int64) if keep is None else keep.sum(axis=1, dtype=np.int64)
+    def make(
+        fd: np.ndarray, values: np.ndarray, keep: np.ndarray | None, n: int, draw: Draw | None = None
+    ) -> DevicePaths:
+        if draw is not None:
+            if keep is not None or not 0 < draw.release <= len(fd):
+                raise ValueError("a drawn release takes no mask and 1..len(fd) positions")
+            counts = np.full(n, len(fd) - draw.release, np.int64)
+        else:
+            counts = np.full(n, len(fd), np.int64) if keep is None else keep.sum(axis=1, dtype=np.int64)
         ptr = np.zeros(n + 1, np.int64)
         np.cumsum(DEC * counts, out=ptr[1:])
         if ptr[-1] >= 2**31:
@@ -53,6 +100,7 @@ class DevicePaths:
             np.ascontiguousarray(values, np.int32),
             None if keep is None else np.ascontiguousarray(keep, np.uint8),
             ptr.astype(np.int32),
+            draw,
         )
 
     def __len__(self) -> int:
@@ -65,6 +113,8 @@ class DevicePaths:
         """The same paths built here (the reference the device's are tested against)."""
         n, nfd = len(self), len(self.fd)
         decisions = np.zeros((int(self.ptr[-1]) // DEC, DEC), np.int32)
+        if self.draw is not None:
+            return DevicePaths(self.fd, self.values, self.draw.mask(n, nfd), self.ptr).to_host()
         if self.keep is None:  # whole columns: far quicker than masks for big models
             decisions[:, 0] = np.tile(self.fd, n)
             decisions[:, 2] = np.broadcast_to(self.values, (n, nfd)).ravel()
@@ -81,21 +131,29 @@ class DevicePaths:
     def to_device(self, cl, queue, kernel, put, data_buffer) -> tuple:
         """(ptr buffer, data buffer) as the search kernel reads them: the inputs go to the
         device by `put(name, array)` (a buffer holding a copy of the array), the data is written
-        into `data_buffer(nbytes)` (a buffer of at least that size) by kernels/lns_paths.cl,
-        enqueued on `queue` ahead of the search."""
+        into `data_buffer(nbytes, name)` (a buffer of at least that size, kept under that name)
+        by kernels/lns_paths.cl, enqueued on `queue` ahead of the search; so is a drawn release's
+        mask."""
         n = len(self)
         ptr = put("paths_ptr", self.ptr)
-        data = data_buffer(4 * max(int(self.ptr[-1]), 1))
+        data = data_buffer(4 * max(int(self.ptr[-1]), 1), "paths")
         if n == 0 or len(self.fd) == 0:
             return ptr, data
-        keep = self.keep if self.keep is not None else np.zeros(1, np.uint8)
+        draw = self.draw
+        if draw is not None:  # the kernel writes each path's mask into the buffer, then reads it
+            keep = data_buffer(n * len(self.fd), "paths_drawn")
+        else:
+            keep = put("paths_keep", self.keep if self.keep is not None else np.zeros(1, np.uint8))
         kernel.set_args(
             put("paths_fd", self.fd),
             np.int32(len(self.fd)),
             put("paths_values", self.values),
             np.int32(1 if self.values.ndim == 2 else 0),
-            put("paths_keep", keep),
-            np.int32(0 if self.keep is None else 1),
+            keep,
+            np.int32(0 if self.keep is None and draw is None else 1),
+            np.int32(draw.release if draw else 0),
+            np.uint32(draw.seed if draw else 0),
+            np.int32(draw.repeat if draw else 1),
             ptr,
             np.int32(n),
             data,

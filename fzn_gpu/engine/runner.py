@@ -547,9 +547,10 @@ class Runner:
         rw = mf.READ_WRITE
 
         def zeros(nbytes):
-            buf = cl.Buffer(self.ctx, rw, size=max(int(nbytes), 4))
+            nbytes = -(-max(int(nbytes), 4) // 4) * 4  # whole ints (a byte mask's too): a fill's unit
+            buf = cl.Buffer(self.ctx, rw, size=nbytes)
             if POISON:  # debugging: what a kernel reads before writing shows up
-                cl.enqueue_fill_buffer(self.queue, buf, np.int32(0x5A5A5A5A), 0, max(int(nbytes), 4))
+                cl.enqueue_fill_buffer(self.queue, buf, np.int32(0x5A5A5A5A), 0, nbytes)
             return buf
 
         def scratch(name: str, nbytes: int):
@@ -576,7 +577,7 @@ class Runner:
                 if self.paths_kernel is None:
                     self.paths_kernel = cl.Kernel(self.prog, "lns_paths")
                 with self.launch_lock:  # PoCL: one launch in flight at a time (device.launch_lock)
-                    buffers = part.to_device(cl, self.queue, self.paths_kernel, put, lambda n: scratch("paths", n))
+                    buffers = part.to_device(cl, self.queue, self.paths_kernel, put, lambda n, name: scratch(name, n))
                     self.queue.finish()
                 return buffers
             data = part.data if len(part.data) else np.zeros(1, np.int32)
