@@ -163,14 +163,15 @@ class _NodeIncumbent(Incumbent):
         super().__init__(Outcome(), obj_sense, report=lambda values, objective: None)
         self.outbox: list[np.ndarray] = []
 
-    def offer(self, sols: np.ndarray, source: str = "lns") -> int:
+    def offer_gain(self, sols: np.ndarray, source: str = "lns") -> tuple[int, int]:
+        """Incumbent.offer_gain (offer() goes through it too), the improvements into the outbox."""
         before = self.bound()
-        printed = super().offer(sols, source)
+        printed, gain = super().offer_gain(sols, source)
         if printed and source != "driver":
             better = sols if before is None else sols[sols[:, 0] < before]
             with self._sources_lock:
                 self.outbox.append(better.copy())
-        return printed
+        return printed, gain
 
     def take(self) -> np.ndarray | None:
         with self._sources_lock:
