@@ -95,6 +95,61 @@ def test_drawn_releases_are_the_hosts(model, monkeypatch):
         assert np.array_equal(data, host.data)
 
 
+def _random_graph(rng: np.random.Generator, n: int, density: float) -> tuple[np.ndarray, np.ndarray]:
+    """A symmetric relation over n positions (CSR), some positions without relatives."""
+    edges = np.triu(rng.random((n, n)) < density, 1)
+    edges = edges | edges.T
+    ptr = np.concatenate([[0], np.cumsum(edges.sum(axis=1))])
+    return ptr, np.nonzero(edges)[1]
+
+
+@pytest.mark.parametrize("model", ["item", "group"])
+def test_grown_releases_are_the_hosts(model, monkeypatch):
+    """Releases grown through a graph on the device (sparse graphs whose components run out,
+    dense ones, a neighbourhood's starts sharing a growth): the device's paths are the host
+    reference's, decision for decision."""
+    monkeypatch.setenv("FZN_GPU_KERNEL", model)
+    dm = pack(lower(parse_items(TEXT, "t.fzn"), "t.fzn"), SolveOptions())
+    runner = Runner(select_devices("all")[0], dm, max_items=1)
+    rng = stable_rng("grown releases", model)
+    np_rng = np.random.default_rng(rng.randrange(2**32))
+    for case in range(10):
+        nfd = rng.randint(3, 40)
+        graph = _random_graph(np_rng, nfd, [0.02, 0.1, 0.5][case % 3])
+        release = rng.randint(1, nfd)
+        repeat = rng.choice([1, 4])
+        n = repeat * rng.randint(1, 12)
+        fd = np_rng.permutation(200)[:nfd]
+        values = np_rng.integers(-(2**31), 2**31 - 1, nfd)
+        paths = DevicePaths.make(fd, values, None, n, Draw(release, rng.randrange(2**32), repeat, graph))
+        host = paths.to_host()
+        ptr, data = _device_data(runner, paths)
+        assert np.array_equal(ptr, host.ptr)
+        assert np.array_equal(data, host.data)
+
+
+def test_a_grown_release_follows_the_graph_as_the_hosts_growth_does():
+    """The device's growth (its numpy reference) and RelatedVariables.grow: k distinct positions
+    a row; on a path graph (each position related to its neighbours) every neighbourhood is one
+    run of consecutive positions while relatives are left; the share of rows holding each
+    position matches the host growth's within sampling noise."""
+    from fzn_gpu.engine.lns_graph import RelatedVariables
+
+    n, k, rows = 30, 6, 3000
+    idx = np.arange(n)
+    adj = [[j for j in (i - 1, i + 1) if 0 <= j < n] for i in idx]
+    ptr = np.concatenate([[0], np.cumsum([len(a) for a in adj])])
+    flat = np.concatenate(adj)
+    keep = Draw(k, 99, 1, (ptr, flat)).mask(rows, n)
+    released = ~keep
+    assert (released.sum(axis=1) == k).all()
+    starts = np.diff(released.astype(int), axis=1, prepend=0) == 1
+    assert (starts.sum(axis=1) == 1).all()  # one run a row
+    host = RelatedVariables(ptr, flat).grow(np.random.default_rng(3), rows, k)
+    host_share = np.bincount(host.ravel(), minlength=n) / rows
+    assert np.abs(released.mean(axis=0) - host_share).max() < 0.05
+
+
 def test_a_drawn_release_is_uniform():
     """Every row releases exactly k distinct positions, a neighbourhood's starts the same ones,
     and each position about k/n of the time (the argsort draw's distribution: Floyd's sampling

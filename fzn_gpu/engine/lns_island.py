@@ -465,13 +465,15 @@ class Island:
 
     def _released_paths(self, values: np.ndarray, count: int | None, k: int, repeat: int) -> Paths | DevicePaths:
         """`count` (default T) neighbourhoods releasing k positions each, `repeat` paths a
-        neighbourhood, every other position fixed to `values`. Drawn at random on the device
-        where the paths are built there (lns_paths.Draw): the host's argsort and mask took
-        longer than the paths (docs/BENCHMARKS.md); grown ones, and small steps, here."""
+        neighbourhood, every other position fixed to `values`. Drawn on the device (at random
+        or grown through the graph) where the paths are built there (lns_paths.Draw): the
+        host's draws and masks took longer than the paths (docs/BENCHMARKS.md); small steps'
+        here."""
         count = self.settings.neighbourhoods if count is None else min(count, self.settings.neighbourhoods)
         n = count * repeat
-        if not self._grown(k) and on_device(n * len(self.fd)):  # _paths' rule
-            draw = Draw(k, int(self.rng.integers(2**32)), repeat)
+        if on_device(n * len(self.fd)):  # _paths' rule
+            graph = (self.related.ptr, self.related.adj) if self._grown(k) and self.related is not None else None
+            draw = Draw(k, int(self.rng.integers(2**32)), repeat, graph)
             return DevicePaths.make(self.fd, values, None, n, draw)
         keep = ~self._released_mask(self._neighbourhoods(count))
         return self._paths(values, keep if repeat == 1 else np.repeat(keep, repeat, axis=0))

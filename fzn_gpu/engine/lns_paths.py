@@ -1,8 +1,9 @@
 """An LNS step's paths, built on the device from one row of values (or a row a path) and a keep
 mask (kernels/lns_paths.cl) instead of in numpy on the host and uploaded decision by decision.
-A step of neighbourhoods drawn at random need not send its mask either: the kernel draws each
-neighbourhood's released positions itself from the step's seed (`Draw`), where the host's
-draw (an argsort of random keys, the mask built from it) took longer than the paths had.
+A step's neighbourhoods need not be sent either: the kernel draws each one's released
+positions itself from the step's seed (`Draw`), at random or grown through the constraint
+graph, where the host's draws (an argsort of random keys, or lns_graph's growth, and the mask
+built from them) took longer than the paths had.
 
 A GPU island's step of thousands of neighbourhoods spent longer building and uploading its
 decisions than its kernel ran (docs/BENCHMARKS.md, LNS on every device); the mask is a byte a
@@ -16,8 +17,10 @@ import os
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from ..kernel_abi import DEC, Op
+from .lns_graph import GROW_TRIES
 from .paths import Paths
 
 # decisions from which a step's paths are built on the device (fewer: a fraction of a
@@ -33,18 +36,23 @@ def on_device(decisions: int) -> bool:
     return decisions >= DEVICE_MIN
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Draw:
-    """Each neighbourhood releases `release` positions drawn uniformly on the device from
-    `seed` and its row; `repeat` consecutive paths (a neighbourhood's starts) share a row."""
+    """Each neighbourhood releases `release` positions drawn on the device from `seed` and its
+    row, uniformly, or grown through `graph` (lns_graph.RelatedVariables' CSR arrays, ptr and
+    adj over fd's positions) as RelatedVariables.grow grows them; `repeat` consecutive paths (a
+    neighbourhood's starts) share a row."""
 
     release: int
     seed: int
     repeat: int = 1
+    graph: tuple[np.ndarray, np.ndarray] | None = None
 
     def mask(self, n: int, nfd: int) -> np.ndarray:
         """The keep masks (n, nfd) the device draws, drawn here the same way (lns_release_draw
-        in kernels/lns_paths.cl: Floyd's sampling, lowbias32 in 32-bit arithmetic)."""
+        and lns_release_grow in kernels/lns_paths.cl, lowbias32 in 32-bit arithmetic)."""
+        if self.graph is not None:
+            return self._grown_mask(n, nfd)
         keep = np.ones((n, nfd), dtype=bool)
         rows = np.arange(n)
         state = _hash(np.uint32(self.seed) ^ _hash((rows // self.repeat).astype(np.uint32)))
@@ -56,10 +64,49 @@ class Draw:
             keep[rows[~free], j] = False
         return keep
 
+    def _grown_mask(self, n: int, nfd: int) -> np.ndarray:
+        """lns_release_grow, a row at a time (the reference the device is tested against)."""
+        assert self.graph is not None
+        gptr, gadj = (a.tolist() for a in self.graph)
+        keep = np.ones((n, nfd), dtype=bool)
+        for r in range(n):
+            state = int(_hash(np.uint32(self.seed) ^ _hash(np.uint32(r // self.repeat))))
 
-def _hash(x: np.ndarray) -> np.ndarray:
+            def below(m: int) -> int:
+                nonlocal state
+                state = int(_hash(np.uint32((state + 0x9E3779B9) & 0xFFFFFFFF)))
+                return (state * m) >> 32
+
+            row = keep[r]
+            members = [below(nfd)]
+            row[members[0]] = False
+            for j in range(1, self.release):
+                pick = -1
+                for _ in range(GROW_TRIES):
+                    m = members[below(j)]
+                    deg = gptr[m + 1] - gptr[m]
+                    c = below(max(deg, 1))
+                    if deg > 0 and row[gadj[gptr[m] + c]]:
+                        pick = gadj[gptr[m] + c]
+                        break
+                if pick < 0:
+                    seen = 0
+                    for m in members:
+                        for e in range(gptr[m], gptr[m + 1]):
+                            if row[gadj[e]]:
+                                seen += 1
+                                if below(seen) == 0:
+                                    pick = gadj[e]
+                if pick < 0:
+                    pick = int(np.flatnonzero(row)[below(nfd - j)])
+                members.append(pick)
+                row[pick] = False
+        return keep
+
+
+def _hash(value: npt.ArrayLike) -> np.ndarray:
     """lowbias32 on uint32 arrays (kernels/lns_paths.cl's lns_hash)."""
-    x = np.asarray(x, dtype=np.uint32)
+    x: np.ndarray = np.asarray(value, dtype=np.uint32)
     with np.errstate(over="ignore"):
         x = x ^ (x >> np.uint32(16))
         x = x * np.uint32(0x7FEB352D)
@@ -144,6 +191,13 @@ class DevicePaths:
             keep = data_buffer(n * len(self.fd), "paths_drawn")
         else:
             keep = put("paths_keep", self.keep if self.keep is not None else np.zeros(1, np.uint8))
+        graph = draw.graph if draw is not None else None
+        if graph is not None:
+            adj = graph[1].astype(np.int32) if len(graph[1]) else np.zeros(1, np.int32)  # no relatives at all
+            gptr, gadj = put("paths_gptr", graph[0].astype(np.int32)), put("paths_gadj", adj)
+            members = data_buffer(4 * n * draw.release, "paths_members")  # type: ignore[union-attr]
+        else:
+            gptr = gadj = members = ptr  # not read
         kernel.set_args(
             put("paths_fd", self.fd),
             np.int32(len(self.fd)),
@@ -154,6 +208,10 @@ class DevicePaths:
             np.int32(draw.release if draw else 0),
             np.uint32(draw.seed if draw else 0),
             np.int32(draw.repeat if draw else 1),
+            gptr,
+            gadj,
+            np.int32(GROW_TRIES if graph is not None else 0),
+            members,
             ptr,
             np.int32(n),
             data,
