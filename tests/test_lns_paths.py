@@ -46,16 +46,29 @@ def _device_data(runner: Runner, paths: DevicePaths) -> tuple[np.ndarray, np.nda
     return ptr, data[: int(paths.ptr[-1])]
 
 
+def _setup(model: str, monkeypatch, name: str):
+    """A one-work-item runner under `model`'s program, and the test's two random sources."""
+    monkeypatch.setenv("FZN_GPU_KERNEL", model)
+    dm = pack(lower(parse_items(TEXT, "t.fzn"), "t.fzn"), SolveOptions())
+    runner = Runner(select_devices("all")[0], dm, max_items=1)
+    rng = stable_rng(name, model)
+    return runner, rng, np.random.default_rng(rng.randrange(2**32))
+
+
+def _assert_device_is_host(runner: Runner, paths: DevicePaths) -> None:
+    """Every decision the device writes is the host's, and it writes every one of them."""
+    host = paths.to_host()
+    ptr, data = _device_data(runner, paths)
+    assert np.array_equal(ptr, host.ptr)
+    assert np.array_equal(data, host.data)
+
+
 @pytest.mark.parametrize("model", ["item", "group"])
 def test_device_paths_are_the_hosts(model, monkeypatch):
     """Random variables, values (one row, or a row a path) and keep masks (rows keeping
     nothing or everything among them): every decision the device writes is the host's, and
     the device writes every one of them."""
-    monkeypatch.setenv("FZN_GPU_KERNEL", model)
-    dm = pack(lower(parse_items(TEXT, "t.fzn"), "t.fzn"), SolveOptions())
-    runner = Runner(select_devices("all")[0], dm, max_items=1)
-    rng = stable_rng("device paths", model)
-    np_rng = np.random.default_rng(rng.randrange(2**32))
+    runner, rng, np_rng = _setup(model, monkeypatch, "device paths")
     for _ in range(12):
         n, nfd = rng.randint(1, 70), rng.randint(1, 40)
         fd = np_rng.permutation(200)[:nfd]
@@ -66,21 +79,14 @@ def test_device_paths_are_the_hosts(model, monkeypatch):
             keep[0] = False
             keep[-1] = True
         paths = DevicePaths.make(fd, values, keep, n)
-        host = paths.to_host()
-        ptr, data = _device_data(runner, paths)
-        assert np.array_equal(ptr, host.ptr)
-        assert np.array_equal(data, host.data)
+        _assert_device_is_host(runner, paths)
 
 
 @pytest.mark.parametrize("model", ["item", "group"])
 def test_drawn_releases_are_the_hosts(model, monkeypatch):
     """Releases drawn on the device (every size from one position to all of them, neighbourhoods
     of several starts): the device's paths are the host's draw, decision for decision."""
-    monkeypatch.setenv("FZN_GPU_KERNEL", model)
-    dm = pack(lower(parse_items(TEXT, "t.fzn"), "t.fzn"), SolveOptions())
-    runner = Runner(select_devices("all")[0], dm, max_items=1)
-    rng = stable_rng("drawn releases", model)
-    np_rng = np.random.default_rng(rng.randrange(2**32))
+    runner, rng, np_rng = _setup(model, monkeypatch, "drawn releases")
     for case in range(12):
         nfd = rng.randint(1, 40)
         release = [1, nfd][case] if case < 2 else rng.randint(1, nfd)
@@ -89,10 +95,7 @@ def test_drawn_releases_are_the_hosts(model, monkeypatch):
         fd = np_rng.permutation(200)[:nfd]
         values = np_rng.integers(-(2**31), 2**31 - 1, nfd)
         paths = DevicePaths.make(fd, values, None, n, Draw(release, rng.randrange(2**32), repeat))
-        host = paths.to_host()
-        ptr, data = _device_data(runner, paths)
-        assert np.array_equal(ptr, host.ptr)
-        assert np.array_equal(data, host.data)
+        _assert_device_is_host(runner, paths)
 
 
 def _random_graph(rng: np.random.Generator, n: int, density: float) -> tuple[np.ndarray, np.ndarray]:
@@ -108,11 +111,7 @@ def test_grown_releases_are_the_hosts(model, monkeypatch):
     """Releases grown through a graph on the device (sparse graphs whose components run out,
     dense ones, a neighbourhood's starts sharing a growth): the device's paths are the host
     reference's, decision for decision."""
-    monkeypatch.setenv("FZN_GPU_KERNEL", model)
-    dm = pack(lower(parse_items(TEXT, "t.fzn"), "t.fzn"), SolveOptions())
-    runner = Runner(select_devices("all")[0], dm, max_items=1)
-    rng = stable_rng("grown releases", model)
-    np_rng = np.random.default_rng(rng.randrange(2**32))
+    runner, rng, np_rng = _setup(model, monkeypatch, "grown releases")
     for case in range(10):
         nfd = rng.randint(3, 40)
         graph = _random_graph(np_rng, nfd, [0.02, 0.1, 0.5][case % 3])
@@ -122,10 +121,7 @@ def test_grown_releases_are_the_hosts(model, monkeypatch):
         fd = np_rng.permutation(200)[:nfd]
         values = np_rng.integers(-(2**31), 2**31 - 1, nfd)
         paths = DevicePaths.make(fd, values, None, n, Draw(release, rng.randrange(2**32), repeat, graph))
-        host = paths.to_host()
-        ptr, data = _device_data(runner, paths)
-        assert np.array_equal(ptr, host.ptr)
-        assert np.array_equal(data, host.data)
+        _assert_device_is_host(runner, paths)
 
 
 def test_a_grown_release_follows_the_graph_as_the_hosts_growth_does():
