@@ -103,7 +103,7 @@ def _random_graph(rng: np.random.Generator, n: int, density: float) -> tuple[np.
     edges = np.triu(rng.random((n, n)) < density, 1)
     edges = edges | edges.T
     ptr = np.concatenate([[0], np.cumsum(edges.sum(axis=1))])
-    return ptr, np.nonzero(edges)[1]
+    return ptr.astype(np.int32), np.nonzero(edges)[1].astype(np.int32)
 
 
 @pytest.mark.parametrize("model", ["item", "group"])

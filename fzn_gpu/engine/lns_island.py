@@ -197,6 +197,8 @@ class Island:
         all at random."""
         self.index = index
         self.related = related
+        # the graph as the device's growth reads it (lns_paths.Draw), converted once
+        self.graph = (related.ptr.astype(np.int32), related.adj.astype(np.int32)) if related else None
         self.shapes = StrategyBandit(len(SHAPES), np.random.default_rng([seed, index, 1])) if related else None
         self.shape = 0
         self.runner = runner
@@ -467,13 +469,12 @@ class Island:
         """`count` (default T) neighbourhoods releasing k positions each, `repeat` paths a
         neighbourhood, every other position fixed to `values`. Drawn on the device (at random
         or grown through the graph) where the paths are built there (lns_paths.Draw): the
-        host's draws and masks took longer than the paths (docs/BENCHMARKS.md); small steps'
-        here."""
+        host's draws and masks took longer than the paths (docs/BENCHMARKS.md); a small step's
+        are drawn on the host."""
         count = self.settings.neighbourhoods if count is None else min(count, self.settings.neighbourhoods)
         n = count * repeat
         if on_device(n * len(self.fd)):  # _paths' rule
-            graph = (self.related.ptr, self.related.adj) if self._grown(k) and self.related is not None else None
-            draw = Draw(k, int(self.rng.integers(2**32)), repeat, graph)
+            draw = Draw(k, int(self.rng.integers(2**32)), repeat, self.graph if self._grown(k) else None)
             return DevicePaths.make(self.fd, values, None, n, draw)
         keep = ~self._released_mask(self._neighbourhoods(count))
         return self._paths(values, keep if repeat == 1 else np.repeat(keep, repeat, axis=0))

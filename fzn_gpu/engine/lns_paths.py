@@ -40,7 +40,7 @@ def on_device(decisions: int) -> bool:
 class Draw:
     """Each neighbourhood releases `release` positions drawn on the device from `seed` and its
     row, uniformly, or grown through `graph` (lns_graph.RelatedVariables' CSR arrays, ptr and
-    adj over fd's positions) as RelatedVariables.grow grows them; `repeat` consecutive paths (a
+    adj over fd's positions, int32) as RelatedVariables.grow grows them; `repeat` consecutive paths (a
     neighbourhood's starts) share a row."""
 
     release: int
@@ -193,8 +193,8 @@ class DevicePaths:
             keep = put("paths_keep", self.keep if self.keep is not None else np.zeros(1, np.uint8))
         graph = draw.graph if draw is not None else None
         if graph is not None:
-            adj = graph[1].astype(np.int32) if len(graph[1]) else np.zeros(1, np.int32)  # no relatives at all
-            gptr, gadj = put("paths_gptr", graph[0].astype(np.int32)), put("paths_gadj", adj)
+            adj = graph[1] if len(graph[1]) else np.zeros(1, np.int32)  # no relatives at all
+            gptr, gadj = put("paths_gptr", graph[0]), put("paths_gadj", adj)
             members = data_buffer(4 * n * draw.release, "paths_members")  # type: ignore[union-attr]
         else:
             gptr = gadj = members = ptr  # not read
