@@ -103,7 +103,9 @@ def _parser() -> argparse.ArgumentParser:
     lns.add_argument("--lns-percent", type=int, metavar="P", help="percent of the FD variables released")
     lns.add_argument("--lns-neighbourhoods", type=int, metavar="T", help="neighbourhoods explored at once")
     lns.add_argument("--lns-starts", type=int, metavar="M", help="starting points per neighbourhood")
-    lns.add_argument("--lns-steps", type=int, metavar="H", help="improving steps per restart")
+    lns.add_argument(
+        "--lns-steps", type=int, metavar="H", help="steps per restart (default: until 10 in a row improve nothing)"
+    )
     lns.add_argument("--lns-restarts", type=int, metavar="S", help="restarts from the first solution")
     lns.add_argument("--lns-timeout", type=float, metavar="SECONDS", help="time-out of the LNS")
     p.add_argument(

@@ -77,7 +77,7 @@ EXTRA_FLAGS = [
     ["--lns-percent", "LNS: percent of the FD variables released per neighbourhood (0: 20)", "int", "0"],
     ["--lns-neighbourhoods", "LNS: neighbourhoods explored at once (0: fill the device)", "int", "0"],
     ["--lns-starts", "LNS: starting points per neighbourhood (0: 16)", "int", "0"],
-    ["--lns-steps", "LNS: improving steps per restart (0: 50)", "int", "0"],
+    ["--lns-steps", "LNS: steps per restart (0: until 10 in a row improve nothing)", "int", "0"],
     ["--lns-restarts", "LNS: restarts from the first solution (0: until the time limit)", "int", "0"],
     ["--lns-timeout", "LNS: time-out in seconds (0: the time limit)", "float", "0"],
 ]

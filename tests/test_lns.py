@@ -93,6 +93,23 @@ def test_time_limit_and_lns_time_out_are_honoured(tmp_path):
     init = float(re.search(r"initTime=([\d.]+)", r.stdout).group(1))
     assert r.returncode == 0 and time.monotonic() - t0 < init + 1.0 + SLACK_S
     assert "objective=" in r.stdout and "==========" not in r.stdout
+    # S descents done before the time limit: the run ends and says why, claiming nothing
+    r = run(
+        "-s",
+        "--check",
+        "--engine",
+        "lns",
+        "--lns-restarts",
+        "2",
+        "--lns-steps",
+        "3",
+        "-t",
+        "60000",
+        str(tmp_path / "k.fzn"),
+    )
+    assert r.returncode == 0 and "==========" not in r.stdout, r.stderr
+    assert "after its 2 descents from the first solution" in r.stderr
+    assert re.search(r"lnsRestarts=1\b", r.stdout) and re.search(r"lnsSteps=6\b", r.stdout)
 
 
 def test_a_satisfaction_model_with_lns_is_solved_completely(tmp_path):
@@ -176,6 +193,45 @@ def test_a_stalled_strategy_gives_way():
         picks.append(arm)
         bandit.update(arm, 1000, 1000 if arm == 0 else 999, 0.05)  # arm 0 has stalled
     assert picks[-50:].count(1) > 40
+
+
+def descents(stall: int | None, steps: int, restarts: int, other_at: int | None = None) -> list[tuple[int, int]]:
+    """Island.run over a fake step that improves the objective by one down to 7 (from the first
+    solution's 10) and then nothing: the (objective the step began from, step) of every step.
+    `other_at`: at that step another island offers 5 (the incumbent's best from then on)."""
+    from types import SimpleNamespace
+
+    from fzn_gpu.engine.incumbent import Incumbent, Outcome
+
+    island = Island.__new__(Island)
+    island.index, island.stall, island.bandit, island.shapes = 0, stall, None, None
+    island.arms = [SimpleNamespace(restarts=restarts, steps=steps)]
+    island.incumbent = Incumbent(Outcome(), 1, lambda values, objective: None)
+    island.runner = SimpleNamespace(verbose=False)
+    island.steps = island.improvements = island.improving_steps = island.restarts = 0
+    seen: list[tuple[int, int]] = []
+
+    def step(current, deadline):
+        seen.append((current[0], len(seen) + 1))
+        if len(seen) == other_at:
+            island.incumbent.offer(np.array([[5, 0]]))
+        return (current[0] - 1, current[1]) if current[0] > 7 else None
+
+    island.step = step
+    island.run((10, np.zeros(1, dtype=np.int64)), None)
+    return seen
+
+
+def test_a_default_descent_restarts_once_it_stalls_and_a_given_h_after_h_steps():
+    """Without the user's H, a descent restarts from the first solution after `stall` steps
+    in a row improve nothing (3 improving steps from 10 to 7, then 2 that fail); with H, after
+    H steps whatever they did. An improvement another island found counts as the descent's."""
+    stalled = descents(stall=2, steps=50, restarts=3)
+    assert [obj for obj, _ in stalled] == [10, 9, 8, 7, 7] * 3
+    fixed = descents(stall=None, steps=4, restarts=2)
+    assert [obj for obj, _ in fixed] == [10, 9, 8, 7] * 2
+    shared = descents(stall=2, steps=50, restarts=1, other_at=4)  # 5 arrives in step 4's stall
+    assert [obj for obj, _ in shared] == [10, 9, 8, 7, 5, 5]
 
 
 def test_step_pace_keeps_steps_near_the_target():

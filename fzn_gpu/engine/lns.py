@@ -6,7 +6,8 @@ every candidate assignment a strategy builds from it, is one path of decisions t
 kernel replays with propagation (which computes the Aux variables and the objective) and,
 for the searching strategies, searches below under a node budget. The kernel keeps the best
 objective met below each path (the paper's K1) and writes improving solutions, of which the
-host takes the best (K2). H steps per restart, S restarts from the first solution, a time-out.
+host takes the best (K2). H steps per restart (by default: until STALL_STEPS steps in a row
+have not improved), S restarts from the first solution, a time-out.
 The strategies are in lns_island.py.
 
 On several devices, each runs its own steps (an island, lns_island.py) at its own pace, and
@@ -41,6 +42,11 @@ from .runner import CapacityError, Runner
 from .threads import run_threads
 
 DEFAULTS: dict[str, int | None] = {"percent": 20, "steps": 50, "restarts": 1 << 30, "timeout": None}
+# Where the user gives no H, a descent restarts from the first solution once this many of its
+# steps in a row have not improved it, not after a fixed H, which restarts descents whether
+# they still improve or stalled long before (docs/BENCHMARKS.md, LNS descents restarted when
+# they stall)
+STALL_STEPS = 10
 
 
 ADAPTIVE = "adaptive"  # no strategy named: each step's is chosen by lns_island.StrategyBandit
@@ -234,7 +240,8 @@ class LnsSearch:
                 self.incumbent.note_error(f"LNS reached its time-out of {s.timeout_s:g} s (LNS proves no optimum)")
             else:
                 self.incumbent.note_error(
-                    f"LNS ended after {s.restarts} restarts of {s.steps} steps (LNS proves no optimum)"
+                    f"LNS ended after its {s.restarts} descents from the first solution (S, "
+                    "--lns-restarts; LNS proves no optimum)"
                 )
         return self.outcome
 
@@ -301,6 +308,7 @@ class LnsSearch:
             steer_count="neighbourhoods" not in given,
             grow_release="percent" not in given,
             related=self.related,
+            stall=None if "steps" in given else STALL_STEPS,
         )
 
     def _stop_islands(self) -> None:
@@ -339,6 +347,7 @@ class LnsSearch:
             "lnsStrategy": s.strategy,
             "lnsSteps": sum(isl.steps for isl in islands),
             "lnsImprovingSteps": sum(isl.improving_steps for isl in islands),
+            "lnsRestarts": sum(isl.restarts for isl in islands),
             "lnsNeighbourhoods": sum(isl.settings.neighbourhoods for isl in islands) or s.neighbourhoods,
             "lnsStarts": s.starts,
             "lnsPercent": s.percent,

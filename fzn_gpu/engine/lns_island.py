@@ -181,6 +181,7 @@ class Island:
         steer_count: bool = False,
         grow_release: bool = False,
         related: RelatedVariables | None = None,
+        stall: int | None = None,
     ):
         """`arms`: the settings of each strategy this island may use (lns.lns_arms); with more
         than one, a StrategyBandit picks each step's. `steer_count`: complete exploration's
@@ -194,8 +195,11 @@ class Island:
         each step's neighbourhoods are all drawn at random or all grown through the graph, as a
         second bandit chooses by the gains of each shape's steps (neither is best everywhere: a
         grid's weighted CSP gains from patches, a covering model from scattered cells). None:
-        all at random."""
+        all at random. `stall` (H is LNS's default, not the user's): a descent restarts from the
+        first solution once this many of its steps in a row have not improved it, instead of
+        after H steps."""
         self.index = index
+        self.stall = stall
         self.related = related
         # the graph as the device's growth reads it (lns_paths.Draw), converted once
         self.graph = (related.ptr.astype(np.int32), related.adj.astype(np.int32)) if related else None
@@ -221,6 +225,7 @@ class Island:
         self.most_released = 0  # the most a neighbourhood released (for -s)
         self.unimproved = 0  # neighbourhoods explored since the last improvement
         self.steps = 0
+        self.restarts = 0  # descents begun again from the first solution
         self.improving_steps = 0
         self.improvements = 0  # solutions this island printed (its device's dive's too)
         self.gain = 0  # how far its improvements moved the best objective
@@ -228,17 +233,23 @@ class Island:
 
     # ------------------------------------------------------------------ the loop
     def run(self, first: Solution, deadline: float | None) -> None:
-        """H steps per restart, S restarts from the first solution. Each step starts from the
-        best of this island's own and what any island found since its restart."""
+        """S restarts from the first solution, each a descent of H steps, or (with `stall`) one
+        that goes on until that many steps in a row have not improved it. Each step starts from
+        the best of this island's own and what any island found since its restart."""
         s = self.arms[0]
-        for _ in range(s.restarts):
+        for restart in range(s.restarts):
+            self.restarts = restart
             current = first
             self.extra_released = self.unimproved = 0
             mark = self.incumbent.stamp()
-            for _ in range(s.steps):
+            step, stalled = 0, 0
+            while step < s.steps if self.stall is None else stalled < self.stall:
+                step += 1
                 if self.incumbent.stopped or deadline is not None and time.monotonic() >= deadline:
                     return
-                current = self.incumbent.better_since(mark, current)
+                begun = self.incumbent.better_since(mark, current)
+                stalled = 0 if begun[0] < current[0] else stalled
+                current = begun
                 if injected_fault(self.index, self.steps + 1):
                     raise FznError(f"fault injected by FZN_GPU_FAIL_DEVICE in step {self.steps + 1}")
                 arm = self.bandit.pick() if self.bandit else 0
@@ -258,6 +269,9 @@ class Island:
                 if better is not None and improved:
                     current = better
                     self.improving_steps += 1
+                    stalled = 0
+                else:
+                    stalled += 1
 
     def _trace(self, t0: float, seconds: float, before: int, after: int, printed: int) -> None:
         """One step on stderr (-v): which island, when, what it tried, how long it took, the
