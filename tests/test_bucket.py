@@ -268,6 +268,31 @@ def test_elimination_with_tables_kept_on_the_device_equals_numpys(seed):
     assert joiner.launches > 0
 
 
+def test_no_table_is_built_before_every_constraint_is_known_to_fit(monkeypatch):
+    """A grid's many small tables and, last, one constraint too big for a table: extract says
+    no before it evaluates any table (a model's thousands of tables were built, and held,
+    before its last row refused); and tables that together pass the entries allowed are
+    refused at the one that passes them."""
+    from fzn_gpu.bucket import network
+
+    text = grid(3, 3, 3, 0)
+    wide = "".join(f"var 1..12: q{i};\n" for i in range(12))
+    wide += "constraint fzn_all_different_int([" + ", ".join(f"q{i}" for i in range(12)) + "]);\n"
+    at = text.index("solve")
+    model = lower(parse_items(text[:at] + wide + text[at:], "t.fzn"), "t.fzn")
+    evaluated: list[int] = []
+    allowed = network._allowed
+    monkeypatch.setattr(network, "_allowed", lambda row, scope, doms: evaluated.append(1) or allowed(row, scope, doms))
+    with pytest.raises(NotDecomposable, match=r"fzn_all_different_int .* spans 12 variables"):
+        extract(model)
+    assert not evaluated
+    small = lower(parse_items(text, "t.fzn"), "t.fzn")
+    whole = sum(f.table.size for f in extract(small).factors if len(f.scope) > 1)
+    assert extract(small, whole).factors
+    with pytest.raises(NotDecomposable, match=r"tables hold over [\d,]+ entries .* more than the memory at hand"):
+        extract(small, whole - 1)
+
+
 def test_a_grid_plans_to_its_width_and_defined_costs_shrink():
     """A 6x6 grid of domain 3: the plan's width is the grid's 6 (min-fill and min-degree alone
     reach more on grids; the model's order is among the orders tried), and the costs, declared

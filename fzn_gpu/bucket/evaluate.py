@@ -52,14 +52,14 @@ def decode(kind: ConstraintKind, row: np.ndarray) -> list:
             i += 1
         elif f == "var[]":
             n = int(row[i])
-            out.append(VarArray(tuple(int(v) for v in row[i + 1 : i + 1 + n])))
+            out.append(VarArray(tuple(row[i + 1 : i + 1 + n].tolist())))
             i += 1 + n
         elif f == "int":
             out.append(int(row[i]))
             i += 1
         elif f == "int[]":
             n = int(row[i])
-            out.append(tuple(int(v) for v in row[i + 1 : i + 1 + n]))
+            out.append(tuple(row[i + 1 : i + 1 + n].tolist()))
             i += 1 + n
         elif f == "set":
             k = int(row[i])

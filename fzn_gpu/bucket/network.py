@@ -64,6 +64,12 @@ class _Row:
     defines: int
 
 
+def _values(domain: IntSet) -> np.ndarray:
+    """A domain's values, sorted, int64 (ranges made by numpy, not value by value)."""
+    parts = [np.arange(lo, hi + 1, dtype=np.int64) for lo, hi in domain.ranges]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+
 class _Domains:
     """Each variable's values: an array where it has at most DOMAIN_MAX, else its declared set
     (`wide`), until a definition narrows it."""
@@ -78,7 +84,7 @@ class _Domains:
             if sum(hi - lo + 1 for lo, hi in declared.ranges) > DOMAIN_MAX:  # len() of 2^63 overflows
                 self.wide[v] = declared
             else:
-                self.set(v, np.array(declared.values(), dtype=np.int64))
+                self.set(v, _values(declared))
 
     def set(self, v: int, values: np.ndarray) -> None:
         self.wide.pop(v, None)
@@ -199,8 +205,14 @@ def _narrow(row: _Row, doms: _Domains) -> bool:
     return y in doms.fixed or y in doms.wide or len(doms.values[y]) > 0
 
 
-def extract(model: Model) -> CostNetwork:
-    """The model's cost-function network, or NotDecomposable saying why there is none."""
+def extract(model: Model, entries_max: int | None = None) -> CostNetwork:
+    """The model's cost-function network, or NotDecomposable saying why there is none.
+    `entries_max`: the most entries its constraints' tables may hold together (the memory at
+    hand). Every constraint's scope is checked before any table is built (those of the rows that
+    name no defined variable before the definitions narrow any domain, which they cannot
+    change there): otherwise a model's
+    thousands of tables were built, gigabytes and seconds of them, before a last constraint
+    too big said no (QAP 64: docs/BENCHMARKS.md, bucket elimination)."""
     V = model.vars
     if {VarKind(int(k)) for k in V.kind} & {VarKind.FLOAT, VarKind.SET}:
         raise NotDecomposable("it has float or set variables")
@@ -211,30 +223,25 @@ def extract(model: Model) -> CostNetwork:
         {objective} if objective is not None else set()
     )
     doms = _Domains(model, named)
+    defined = {row.defines for row in rows if row.defines >= 0}
+    _scopes(model, [row for row in rows if not defined.intersection(evaluate.variables(row.args))], definition, doms)
     for row in _definition_order(rows):
         if row is not definition and not _narrow(row, doms):
             return _infeasible(doms, sense, objective)
     factors: list[Factor] = []
-    for row in rows:
-        if row is definition:
-            continue
-        scope = [v for v in dict.fromkeys(evaluate.variables(row.args)) if v not in doms.fixed]
-        wide = [V.names[v] for v in scope if v in doms.wide]
-        if wide:
-            raise NotDecomposable(
-                f"its constraint {row.kind.name} (line {row.line}) names {wide[0]}, of over {DOMAIN_MAX:,} values"
-            )
-        size = doms.size(scope)
-        if size > FACTOR_MAX:
-            raise NotDecomposable(
-                f"its constraint {row.kind.name} (line {row.line}) spans {len(scope)} "
-                f"variables, a table of {size:,} entries"
-            )
+    kept = 0  # entries of the constraints' tables so far
+    for row, scope in _scopes(model, rows, definition, doms):
         ok = _allowed(row, scope, doms)
         if ok.all():
             continue
         if not ok.any():
             return _infeasible(doms, sense, objective)
+        kept += ok.size
+        if entries_max is not None and kept > entries_max:
+            raise NotDecomposable(
+                f"its constraints' tables hold over {entries_max:,} entries (at {row.kind.name}, line "
+                f"{row.line}), more than the memory at hand"
+            )
         factors.append(Factor(tuple(scope), np.where(ok, np.int64(0), INF)))
     # the objective: sense * o, or sense * the linear terms that define o
     coefs: dict[int, int] = {}
@@ -272,6 +279,31 @@ def extract(model: Model) -> CostNetwork:
         objective=objective,
         loose=loose,
     )
+
+
+def _scopes(model: Model, rows: list[_Row], definition: _Row | None, doms: _Domains) -> list[tuple[_Row, list[int]]]:
+    """Each constraint row (but the objective's definition) with its scope, the variables it
+    names that are not fixed; NotDecomposable at the first whose table could not be built (a
+    variable of too many values, or too many entries)."""
+    names = model.vars.names
+    out = []
+    for row in rows:
+        if row is definition:
+            continue
+        scope = [v for v in dict.fromkeys(evaluate.variables(row.args)) if v not in doms.fixed]
+        wide = [names[v] for v in scope if v in doms.wide]
+        if wide:
+            raise NotDecomposable(
+                f"its constraint {row.kind.name} (line {row.line}) names {wide[0]}, of over {DOMAIN_MAX:,} values"
+            )
+        size = doms.size(scope)
+        if size > FACTOR_MAX:
+            raise NotDecomposable(
+                f"its constraint {row.kind.name} (line {row.line}) spans {len(scope)} "
+                f"variables, a table of {size:,} entries"
+            )
+        out.append((row, scope))
+    return out
 
 
 def _infeasible(doms: _Domains, sense: int, objective: int | None) -> CostNetwork:

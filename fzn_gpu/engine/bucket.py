@@ -54,9 +54,8 @@ class Prepared:
     seconds: float
 
 
-def _memory_budget(device: Device | None) -> int:
-    """Bytes the largest bucket table and the tables kept for the backward pass may take: a
-    third of the host's available memory, and on a GPU the most one allocation may take."""
+def _host_budget() -> int:
+    """A third of the host's available memory, in bytes."""
     avail = 8 << 30
     try:
         with open("/proc/meminfo") as f:
@@ -65,7 +64,13 @@ def _memory_budget(device: Device | None) -> int:
                     avail = int(line.split()[1]) * 1024
     except OSError:
         pass
-    budget = avail // 3
+    return avail // 3
+
+
+def _memory_budget(device: Device | None) -> int:
+    """Bytes the largest bucket table and the tables kept for the backward pass may take: a
+    third of the host's available memory, and on a GPU the most one allocation may take."""
+    budget = _host_budget()
     if device is not None and device.is_gpu:
         budget = min(budget, int(device.max_alloc))
     given = os.environ.get("FZN_GPU_BUCKET_MEMORY", "")  # bytes, for tests
@@ -81,7 +86,7 @@ def prepare(model: Model, device: Device | None, counting: bool = False) -> Prep
         raise NotDecomposable("it has no objective (bucket elimination solves optimisation models)")
     if model.n_constraints() > CONSTRAINTS_MAX:
         raise NotDecomposable(f"it has {model.n_constraints():,} constraints (at most {CONSTRAINTS_MAX:,} are tabled)")
-    net = extract(model)
+    net = extract(model, _host_budget() // 8)  # the constraints' tables, int64 on the host
     plan = best_plan(net)
     if plan is None:
         raise NotDecomposable(f"its {len(net.domains):,} variables are too many to plan")
