@@ -88,6 +88,29 @@ def test_the_portfolio_proves_the_brute_force_optimum(seed):
     assert all(sense * b < sense * a for a, b in zip(objs, objs[1:]))
 
 
+def test_bucket_elimination_plans_beside_the_engines_and_stops_with_them(monkeypatch):
+    """Bucket elimination's plan is made in its own thread while the other engines search: a
+    plan that never ends (a stand-in for a model whose network takes seconds to make) neither
+    delays their first solution nor outlives their proof, since it sees the run end."""
+    from fzn_gpu.bucket.network import NotDecomposable
+    from fzn_gpu.engine import bucket
+
+    saw_stop: list[float] = []
+    began = time.monotonic()
+
+    def endless(model, device, counting=False, stop=None):
+        while not (stop is not None and stop()) and time.monotonic() - began < 40:
+            time.sleep(0.01)
+        saw_stop.append(time.monotonic() - began)
+        raise NotDecomposable("stopped")
+
+    monkeypatch.setattr(bucket, "prepare", endless)
+    weights, values, limit, cover = instance(3)
+    found, outcome = solve_text(knapsack(weights, values, limit, cover), portfolio=True, time_limit_ms=60000)
+    assert outcome.complete and found[-1]["obj"] == optimum(weights, values, limit, cover)
+    assert len(saw_stop) == 1 and saw_stop[0] < 30  # the proof, long before the time limit
+
+
 def knapsack_model(seed: int):
     """(model, packed model, options, optimum, checker) of instance(seed), lowered in-process."""
     weights, values, limit, cover = instance(seed)

@@ -16,6 +16,7 @@ Variables fixed to one value are substituted, never part of a scope."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -205,14 +206,15 @@ def _narrow(row: _Row, doms: _Domains) -> bool:
     return y in doms.fixed or y in doms.wide or len(doms.values[y]) > 0
 
 
-def extract(model: Model, entries_max: int | None = None) -> CostNetwork:
+def extract(model: Model, entries_max: int | None = None, stop: Callable[[], bool] | None = None) -> CostNetwork:
     """The model's cost-function network, or NotDecomposable saying why there is none.
     `entries_max`: the most entries its constraints' tables may hold together (the memory at
-    hand). Every constraint's scope is checked before any table is built (those of the rows that
-    name no defined variable before the definitions narrow any domain, which they cannot
-    change there): otherwise a model's
-    thousands of tables were built, gigabytes and seconds of them, before a last constraint
-    too big said no (QAP 64: docs/BENCHMARKS.md, bucket elimination)."""
+    hand); `stop()`, asked at every constraint, ends the work early (NotDecomposable: the run
+    ended, another engine having answered). Every constraint's scope is checked before any table is built, those of the rows
+    that name no defined variable even before the definitions narrow the domains (which they
+    cannot change there): otherwise a model's thousands of tables were built, gigabytes and
+    seconds of them, before a last constraint too big said no (QAP 64: docs/BENCHMARKS.md,
+    bucket elimination)."""
     V = model.vars
     if {VarKind(int(k)) for k in V.kind} & {VarKind.FLOAT, VarKind.SET}:
         raise NotDecomposable("it has float or set variables")
@@ -226,11 +228,13 @@ def extract(model: Model, entries_max: int | None = None) -> CostNetwork:
     defined = {row.defines for row in rows if row.defines >= 0}
     _scopes(model, [row for row in rows if not defined.intersection(evaluate.variables(row.args))], definition, doms)
     for row in _definition_order(rows):
+        _stopped(stop)
         if row is not definition and not _narrow(row, doms):
             return _infeasible(doms, sense, objective)
     factors: list[Factor] = []
     kept = 0  # entries of the constraints' tables so far
     for row, scope in _scopes(model, rows, definition, doms):
+        _stopped(stop)
         ok = _allowed(row, scope, doms)
         if ok.all():
             continue
@@ -279,6 +283,11 @@ def extract(model: Model, entries_max: int | None = None) -> CostNetwork:
         objective=objective,
         loose=loose,
     )
+
+
+def _stopped(stop: Callable[[], bool] | None) -> None:
+    if stop is not None and stop():
+        raise NotDecomposable("the run ended before its network was made")
 
 
 def _scopes(model: Model, rows: list[_Row], definition: _Row | None, doms: _Domains) -> list[tuple[_Row, list[int]]]:

@@ -77,16 +77,19 @@ def _memory_budget(device: Device | None) -> int:
     return int(given) if given.isdigit() else budget
 
 
-def prepare(model: Model, device: Device | None, counting: bool = False) -> Prepared:
+def prepare(model: Model, device: Device | None, counting: bool = False, stop=None) -> Prepared:
     """The network and its plan, or NotDecomposable saying why this model is not one for it
     (including a plan whose tables do not fit: its width and size named). `counting`: for
-    counting a satisfaction model's solutions (count_prepared)."""
+    counting a satisfaction model's solutions (count_prepared). `stop()`: the run has ended
+    (another engine answered), checked as the network is made and before the plan."""
     t0 = time.perf_counter()
     if model.solve.kind == "satisfy" and not counting:
         raise NotDecomposable("it has no objective (bucket elimination solves optimisation models)")
     if model.n_constraints() > CONSTRAINTS_MAX:
         raise NotDecomposable(f"it has {model.n_constraints():,} constraints (at most {CONSTRAINTS_MAX:,} are tabled)")
-    net = extract(model, _host_budget() // 8)  # the constraints' tables, int64 on the host
+    net = extract(model, _host_budget() // 8, stop)  # the constraints' tables, int64 on the host
+    if stop is not None and stop():
+        raise NotDecomposable("the run ended before its plan was made")
     plan = best_plan(net)
     if plan is None:
         raise NotDecomposable(f"its {len(net.domains):,} variables are too many to plan")

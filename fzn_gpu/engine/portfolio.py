@@ -11,6 +11,8 @@ comes from whichever engine finds one first (LNS's dive stops once the incumbent
 Branch and bound's proof ends the run with `==========` (it stops every island); so does
 LNS's dive where it explored the whole tree. An LNS that ends on its own (its restarts or
 time-out) leaves branch and bound running: without a time limit, the run still ends.
+Bucket elimination joins them where the model is a cost-function network of low width
+(`_PlannedBucket`, planned in its own thread while the two search).
 
 Devices: one device runs both engines, each with its own runner and command queue. Where
 GPUs and CPUs are both present, each engine gets the kind of device it does best on
@@ -21,7 +23,9 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from ..device import Device
 from ..errors import FznError
@@ -34,6 +38,9 @@ from .lns import LnsSearch
 from .pack import DeviceModel
 from .restart import RestartSearch
 from .threads import run_engines
+
+if TYPE_CHECKING:  # imported where bucket elimination runs
+    from .bucket import BucketSearch
 
 KINDS = ("all", "gpu", "cpu")
 DEFAULT_SPLIT = {"bnb": "gpu", "lns": "cpu"}  # on a machine with both kinds (docs/BENCHMARKS.md)
@@ -108,29 +115,14 @@ class PortfolioSearch:
         self.shared_gpus = any(d.is_gpu and d in lns_devices for d in bnb_devices)
         if self.shared_gpus:
             self.bnb.share_gpus(shared_gpu_share())
-        self.bucket = self._bucket(model, dm, devices, opts, report)
+        self.bucket: _PlannedBucket | None = self._bucket(model, dm, devices, opts, report)
 
     def _bucket(self, model: Model, dm: DeviceModel, devices: list[Device], opts: SolveOptions, report):
-        """Bucket elimination beside the two, where the model is a cost-function network whose
-        plan fits and is worth a run (engine/bucket.py); its optimum ends the run. Any failure
-        to plan it only leaves it out (said with -v)."""
-        self.bucket_device = None
+        """Bucket elimination beside the two, planned in its own thread while they search
+        (`_PlannedBucket`), where bucket elimination is on."""
         if opts.bucket == "off" or opts.deterministic:
             return None
-        from ..bucket.network import NotDecomposable
-        from .bucket import BucketSearch, prepare, say_why_not
-
-        gpu = next((d for d in devices if d.is_gpu), None)
-        try:
-            prep = prepare(model, gpu)
-        except NotDecomposable as why:
-            say_why_not(why, opts.verbose)
-            return None
-        except (MemoryError, ValueError, ArithmeticError) as err:
-            say_why_not(NotDecomposable(f"planning failed ({err})"), opts.verbose)
-            return None
-        self.bucket_device = gpu
-        return BucketSearch(model, dm, devices, opts, report, prep, incumbent=self.incumbent)
+        return _PlannedBucket(model, dm, devices, opts, report, self.incumbent)
 
     @property
     def runners(self) -> list:
@@ -143,21 +135,7 @@ class PortfolioSearch:
     def run(self, deadline: float | None) -> Outcome:
         engines: dict[str, Engine] = {"bnb": self.bnb, "lns": _ThenWhole(self.lns, self.bnb)}
         if self.bucket is not None:
-            from ..bucket.network import NotDecomposable
-            from .bucket import say_why_not, worth_running
-
-            plan = self.bucket.prepared.plan
-            if worth_running(self.bucket.prepared, self.bucket_device, deadline):
-                engines["bucket"] = self.bucket
-            else:
-                say_why_not(
-                    NotDecomposable(
-                        f"its {plan.describe()} are {plan.total:.3g} entries of work, more "
-                        "than the run's time is likely to allow"
-                    ),
-                    self.opts.verbose,
-                )
-                self.bucket = None
+            engines["bucket"] = self.bucket
         results = run_engines(engines, deadline, self._stop_all)
         proved = self.outcome.complete or ("bucket" in results and results["bucket"].complete)
         return self._merged(results["bnb"], proved)
@@ -193,7 +171,7 @@ class PortfolioSearch:
         stats["bnbDevices"] = "; ".join(r.device.name for r in self.bnb.runners)
         stats["lnsDevices"] = "; ".join(r.device.name for r in self.lns.runners)
         stats.update(self.bnb.extra_stats())  # branch and bound's workers on a cluster (--cluster)
-        if self.bucket is not None:
+        if self.bucket is not None and self.bucket.search is not None:
             stats["bucketImprovements"] = by.get("bucket", 0)
             stats.update(self.bucket.extra_stats())
         return stats
@@ -225,3 +203,65 @@ class _ThenWhole:
 
     def extra_stats(self) -> dict[str, object]:
         return self.lns.extra_stats()
+
+
+def _past(deadline: float | None) -> bool:
+    return deadline is not None and time.monotonic() >= deadline
+
+
+class _PlannedBucket:
+    """Bucket elimination as the portfolio's third engine: its plan is made in the engine's
+    own thread, while branch and bound and LNS already search (a plan takes seconds on some
+    models: the network's definitions narrowed, its width found), then it runs where the
+    model is a cost-function network whose plan fits and is worth the time left
+    (engine/bucket.py); its optimum ends the run. A model that is none, or a plan that failed,
+    only leaves it out (said with -v)."""
+
+    def __init__(self, model: Model, dm: DeviceModel, devices: list[Device], opts: SolveOptions, report, incumbent):
+        self.model, self.dm, self.devices, self.opts, self.report = model, dm, devices, opts, report
+        self.incumbent = incumbent
+        self.search: BucketSearch | None = None  # once planned and worth running
+
+    @property
+    def runners(self) -> list:
+        return self.search.runners if self.search is not None else []
+
+    @property
+    def shares(self) -> list:
+        return []
+
+    def run(self, deadline: float | None) -> Outcome:
+        from ..bucket.network import NotDecomposable
+        from .bucket import BucketSearch, prepare, say_why_not, worth_running
+
+        gpu = next((d for d in self.devices if d.is_gpu), None)
+        try:
+            prep = prepare(self.model, gpu, stop=lambda: self.incumbent.stopped or _past(deadline))
+        except NotDecomposable as why:
+            say_why_not(why, self.opts.verbose)
+            return Outcome()
+        except (MemoryError, ValueError, ArithmeticError) as err:
+            say_why_not(NotDecomposable(f"planning failed ({err})"), self.opts.verbose)
+            return Outcome()
+        if self.incumbent.stopped:  # another engine proved the answer while this one planned
+            return Outcome()
+        if not worth_running(prep, gpu, deadline):
+            plan = prep.plan
+            say_why_not(
+                NotDecomposable(
+                    f"its {plan.describe()} are {plan.total:.3g} entries of work, more than the "
+                    "run's time is likely to allow"
+                ),
+                self.opts.verbose,
+            )
+            return Outcome()
+        search = self.search = BucketSearch(
+            self.model, self.dm, self.devices, self.opts, self.report, prep, incumbent=self.incumbent
+        )
+        return search.run(deadline)
+
+    def progress(self) -> Outcome:
+        return self.search.progress() if self.search is not None else Outcome()
+
+    def extra_stats(self) -> dict[str, object]:
+        return self.search.extra_stats() if self.search is not None else {}
