@@ -116,3 +116,39 @@ def test_a_launch_sets_only_the_arguments_that_changed():
     kernel.set.clear()
     call(CL, None, (64,), (32,), (other, np.int64(3), np.int32(8)))
     assert kernel.set == [0, 1, 2] and CL.launches == 4
+
+
+def test_the_buffers_of_the_launch_before_live_until_the_launch_has_settled():
+    """engine/kernel_call.py: a launch with new buffers does not free the old ones (freeing
+    device memory waits for the device's kernels, holding the interpreter lock): they go at
+    settle(), which the runner calls once the slice has finished. Dropped in the call, the
+    old buffer would be gone before settle()."""
+    import gc
+    import weakref
+
+    from fzn_gpu.engine.kernel_call import KernelCall
+
+    class Buffer:
+        pass
+
+    class Kernel:
+        def set_arg(self, i, value):
+            pass
+
+    class CL:
+        @staticmethod
+        def enqueue_nd_range_kernel(queue, kernel, global_size, local_size):
+            pass
+
+    call = KernelCall(Kernel())
+    old = Buffer()
+    gone = weakref.ref(old)
+    call(CL, None, (64,), (32,), (old,))
+    call.settle()
+    del old
+    call(CL, None, (64,), (32,), (Buffer(),))
+    gc.collect()
+    assert gone() is not None, "the launch before's buffer was freed while the new launch ran"
+    call.settle()
+    gc.collect()
+    assert gone() is None

@@ -181,3 +181,43 @@ def test_every_strategy_improves_through_device_paths(strategy, kernel, monkeypa
     assert len(found) >= 2, r.stdout[-2000:]
     assert all(b < a for a, b in zip(found, found[1:]))
     assert "==========" not in r.stdout
+
+
+@pytest.mark.parametrize("model", ["item", "group"])
+def test_a_phase_drops_no_copy_before_it_is_done_and_settles_its_launches(model, monkeypatch):
+    """engine/runner.py: pyopencl's event of a queued copy waits for the copy when dropped,
+    holding the interpreter lock (on PoCL, behind any kernel the device runs, another queue's
+    too), so a phase keeps the events of the copies it queues until its slice has finished;
+    and it lets its kernel's old buffers go (KernelCall.settle) only once the slice is done.
+    An event dropped at put() (as before) is met here not yet complete, or never checked."""
+    from fzn_gpu.engine.paths import Paths
+
+    runner, rng, np_rng = _setup(model, monkeypatch, "phase copies")
+    cl = runner.cl
+    dropped: list[bool] = []
+
+    class Watched:
+        """A queued copy's event that notes, when dropped, whether the copy was done."""
+
+        def __init__(self, event):
+            self.event = event
+
+        def __del__(self):
+            dropped.append(self.event.command_execution_status == cl.command_execution_status.COMPLETE)
+
+    class Proxy:
+        def __getattr__(self, name):
+            return getattr(cl, name)
+
+        @staticmethod
+        def enqueue_copy(queue, dest, src, **kwargs):
+            event = cl.enqueue_copy(queue, dest, src, **kwargs)
+            return Watched(event) if kwargs.get("is_blocking") is False else event
+
+    runner.cl = Proxy()
+    fd = np.arange(2)
+    values = np.array([3, 7])
+    for paths in (Paths.root(), DevicePaths.make(fd, values, np.array([[False, True]] * 3), 3)):
+        runner.run_phase(paths, 0, False, lambda sols: True, None)
+        assert runner.launch.retired == ()
+    assert dropped and all(dropped)

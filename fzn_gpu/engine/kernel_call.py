@@ -15,6 +15,7 @@ class KernelCall:
     def __init__(self, kernel) -> None:
         self.kernel = kernel
         self.last: tuple = ()  # the arguments as set for the last launch
+        self.retired: tuple = ()  # the launch before's, kept until settle()
 
     def __call__(self, cl, queue, global_size: tuple, local_size: tuple, args: tuple) -> None:
         last, self.last = self.last, ()  # unknown until every argument is set and the launch queued
@@ -23,6 +24,16 @@ class KernelCall:
                 self.kernel.set_arg(i, value)
         cl.enqueue_nd_range_kernel(queue, self.kernel, global_size, local_size)
         self.last = args
+        # the buffers only the launch before held are freed at settle(), not here: freeing
+        # device memory waits for the device's kernels to end (NVIDIA's, as CUDA's cuMemFree
+        # does), and pyopencl frees a buffer holding the interpreter lock, so a buffer dropped
+        # just after this launch stopped every thread of the process for the whole slice
+        # (docs/BENCHMARKS.md, Time limits and the interpreter's lock)
+        self.retired = last
+
+    def settle(self) -> None:
+        """After the launch has finished: the buffers only the launch before used may go."""
+        self.retired = ()
 
 
 def same(a, b) -> bool:

@@ -563,13 +563,21 @@ class Runner:
                 held = self._scratch[name] = zeros(nbytes)
             return held
 
+        # the events of the copies put() queued: pyopencl's event of a copy that is not done
+        # waits for it when dropped, holding the interpreter lock, and PoCL's copy waits for
+        # whatever the device runs, another queue's slice too: every thread of the process,
+        # the watchdog's among them, stood still until that slice ended (docs/BENCHMARKS.md,
+        # Time limits and the interpreter's lock). So they are kept until the phase's first slice has
+        # finished, and dropped once done.
+        uploads: list = []
+
         def put(name: str, a: np.ndarray):
             """A scratch buffer holding a copy of `a`, queued ahead of the launch: a phase's
             inputs take the last phase's buffers instead of new ones (an LNS step is a phase,
             and a buffer made with its data cost an allocation and a wait each)."""
             a = np.ascontiguousarray(a) if a.size else np.zeros(1, a.dtype)
             buf = scratch(name, a.nbytes)
-            cl.enqueue_copy(self.queue, buf, a, is_blocking=False)
+            uploads.append(cl.enqueue_copy(self.queue, buf, a, is_blocking=False))
             return buf
 
         def upload(part: Paths | DevicePaths):
@@ -760,12 +768,14 @@ class Runner:
                     self.launch(cl, self.queue, (global_size,), (local,), args)
                     cl.enqueue_copy(self.queue, self.ctrl, self.ctrl_buf)
                     self.queue.finish()
+                    self.launch.settle()
             except cl.Error as err:
                 raise FznError(
                     f"the search kernel failed on {self.device.name} with {n_items} work-items: {err}",
                     fix="fewer work-items (FZN_GPU_ITEMS_PER_CU), another device (--devices), or a smaller model",
                 ) from None
             slice_end = time.perf_counter()
+            uploads.clear()  # done: the queue has finished
             dt = slice_end - t0
             self.stats.kernel_s += dt
             phase_kernel_s += dt
