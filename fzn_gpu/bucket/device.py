@@ -150,6 +150,11 @@ class DeviceJoiner:
         with _LOCK:  # one kernel object: its arguments are set, then it is launched
             join.set_args(tables, *meta, np.int32(len(factors)), np.int32(m), np.int64(n_out), out)
             cl.enqueue_nd_range_kernel(self.queue, join, (n_out,), None)
+        # waited for here, without the interpreter's lock: `tables` and `meta` go at the return,
+        # and the inputs' device tables once the caller drops them, and pyopencl frees a buffer
+        # holding that lock while NVIDIA's driver waits for the device's kernels, which would
+        # stop every thread of the run, the watchdog's too (docs/ARCHITECTURE.md, the watchdog)
+        self.queue.finish()
         self.launches += 1
         table = DeviceTable(self, out, tuple(int(d) for d in dims[1:]), dtype, inf)
         # a table kept on the device stands in for its array: only this device's joins read it
