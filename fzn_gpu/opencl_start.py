@@ -34,7 +34,7 @@ _contexts: dict[int, int] = {}  # cl_device_id -> cl_context, made by the thread
 _lock = threading.Lock()
 
 
-def _loader_path() -> str | None:
+def loader_path() -> str | None:
     """The ICD loader pyopencl's extension is linked against (its wheel bundles one, a name
     with a hash, under pyopencl/.libs), else the system's; found without importing pyopencl.
     The bundled loader finds the drivers pip installed beside pyopencl through PYOPENCL_HOME,
@@ -103,7 +103,7 @@ def begin(devices: str = "all", every_type: bool = False) -> None:
     if _thread is not None or os.environ.get("FZN_GPU_EARLY_OPENCL", "1") == "0":
         return
 
-    path = _loader_path()
+    path = loader_path()
     if not path:
         return
 

@@ -101,7 +101,7 @@ def test_a_launch_sets_only_the_arguments_that_changed():
             cls.launches += 1
 
     kernel = Kernel()
-    call = KernelCall(kernel)
+    call = KernelCall(kernel, launch=lambda cl, queue, k, g, lo: cl.enqueue_nd_range_kernel(queue, k, g, lo))
     buf, other = object(), object()
     call(CL, None, (64,), (32,), (buf, np.int32(3), np.int32(7)))
     assert kernel.set == [0, 1, 2] and CL.launches == 1
@@ -140,7 +140,7 @@ def test_the_buffers_of_the_launch_before_live_until_the_launch_has_settled():
         def enqueue_nd_range_kernel(queue, kernel, global_size, local_size):
             pass
 
-    call = KernelCall(Kernel())
+    call = KernelCall(Kernel(), launch=lambda cl, queue, k, g, lo: cl.enqueue_nd_range_kernel(queue, k, g, lo))
     old = Buffer()
     gone = weakref.ref(old)
     call(CL, None, (64,), (32,), (old,))
@@ -152,3 +152,29 @@ def test_the_buffers_of_the_launch_before_live_until_the_launch_has_settled():
     call.settle()
     gc.collect()
     assert gone() is None
+
+
+def test_a_launch_through_ctypes_runs_the_kernel_and_reports_failures():
+    """kernel_launch.py: the search kernel's launches go through the ICD loader by ctypes (the
+    interpreter's lock released while a driver waits in the call); the kernel runs over the
+    sizes given, and a launch the driver refuses raises cl.Error as pyopencl's would."""
+    import numpy as np
+    import pyopencl as cl
+    import pytest
+
+    from fzn_gpu.device import select_devices
+    from fzn_gpu.kernel_launch import _native, enqueue
+
+    assert _native() is not None, "no ICD loader found: launches would hold the interpreter's lock"
+    ctx = cl.Context([select_devices("all")[0].cl_device])
+    queue = cl.CommandQueue(ctx)
+    prog = cl.Program(ctx, "__kernel void twice(__global int *a) { int i = get_global_id(0); a[i] = 2 * i; }")
+    kernel = cl.Kernel(prog.build(), "twice")
+    out = np.zeros(64, np.int32)
+    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=out)
+    kernel.set_arg(0, buf)
+    enqueue(cl, queue, kernel, (np.int64(48),), (np.int32(16),))
+    cl.enqueue_copy(queue, out, buf)
+    assert out.tolist() == [2 * i for i in range(48)] + [0] * 16
+    with pytest.raises(cl.Error, match="INVALID_WORK_GROUP_SIZE"):
+        enqueue(cl, queue, kernel, (48,), (7,))

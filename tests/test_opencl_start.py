@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 EARLY = r"""
 import numpy as np
 from fzn_gpu import opencl_start as o
-path = o._loader_path()
+path = o.loader_path()
 assert path, "no OpenCL loader found"
 o._start(path, o.CL_DEVICE_TYPE_ALL)
 made = len(o._contexts)

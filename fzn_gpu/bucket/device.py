@@ -15,6 +15,7 @@ from typing import cast
 
 import numpy as np
 
+from ..kernel_launch import enqueue
 from ..resources import kernels_dir
 from .network import Factor
 
@@ -149,7 +150,7 @@ class DeviceJoiner:
         join, _ = _program(self.ctx, dtype, inf)
         with _LOCK:  # one kernel object: its arguments are set, then it is launched
             join.set_args(tables, *meta, np.int32(len(factors)), np.int32(m), np.int64(n_out), out)
-            cl.enqueue_nd_range_kernel(self.queue, join, (n_out,), None)
+            enqueue(cl, self.queue, join, (n_out,), None)
         # waited for here, without the interpreter's lock: `tables` and `meta` go at the return,
         # and the inputs' device tables once the caller drops them, and pyopencl frees a buffer
         # holding that lock while NVIDIA's driver waits for the device's kernels, which would
@@ -173,6 +174,6 @@ class DeviceJoiner:
         _, gather = _program(self.ctx, table.dtype, table.inf)
         with _LOCK:
             gather.set_args(table.buf, idx, np.int64(len(at)), res)
-            cl.enqueue_nd_range_kernel(self.queue, gather, (len(at),), None)
+            enqueue(cl, self.queue, gather, (len(at),), None)
         cl.enqueue_copy(self.queue, out, res)
         return out

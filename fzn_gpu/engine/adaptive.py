@@ -24,6 +24,7 @@ import numpy as np
 
 from ..device import Device, is_nvidia, launch_lock
 from ..errors import FznError
+from ..kernel_launch import enqueue
 from ..local.network import LsNetwork, NotLocal, build
 from ..local.verify import violations
 from ..local_abi import C, H, L, Param, W, header
@@ -318,7 +319,7 @@ class DeviceWalks:
             cl.LocalMemory(4 * w),
         )
         with launch_lock(self.device):
-            cl.enqueue_nd_range_kernel(self.queue, self.kernel, (self.walks * w,), (w,))
+            enqueue(cl, self.queue, self.kernel, (self.walks * w,), (w,))
             cl.enqueue_copy(self.queue, self.ctl_host, self.ctl)
         self.stats.launches += 1
         return bool(self.ctl_host[C.FOUND])
@@ -330,7 +331,7 @@ class DeviceWalks:
         w = self.width
         self.rescorer.set_args(*self.bufs, cl.LocalMemory(8 * w))
         with launch_lock(self.device):
-            cl.enqueue_nd_range_kernel(self.queue, self.rescorer, (self.walks * w,), (w,))
+            enqueue(cl, self.queue, self.rescorer, (self.walks * w,), (w,))
             self.queue.finish()
 
     def state(self, parts=("values", "frozen", "sums", "errors", "scalars", "lscalars")) -> dict[str, np.ndarray]:

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..kernel_launch import enqueue
+
 
 class KernelCall:
     """Launches of one cl.Kernel object, owned by one thread (a Runner's)."""
 
-    def __init__(self, kernel) -> None:
+    def __init__(self, kernel, launch=enqueue) -> None:
         self.kernel = kernel
+        self.enqueue = launch  # kernel_launch.enqueue: the interpreter's lock released
         self.last: tuple = ()  # the arguments as set for the last launch
         self.retired: tuple = ()  # the launch before's, kept until settle()
 
@@ -22,7 +25,7 @@ class KernelCall:
         for i, value in enumerate(args):
             if i >= len(last) or not same(last[i], value):
                 self.kernel.set_arg(i, value)
-        cl.enqueue_nd_range_kernel(queue, self.kernel, global_size, local_size)
+        self.enqueue(cl, queue, self.kernel, global_size, local_size)
         self.last = args
         # the buffers only the launch before held are freed at settle(), not here: freeing
         # device memory waits for the device's kernels to end (NVIDIA's, as CUDA's cuMemFree

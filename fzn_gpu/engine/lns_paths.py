@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..kernel_abi import DEC, Op
+from ..kernel_launch import enqueue
 from .lns_graph import GROW_TRIES
 from .paths import Paths
 
@@ -216,5 +217,5 @@ class DevicePaths:
             np.int32(n),
             data,
         )
-        cl.enqueue_nd_range_kernel(queue, kernel, (n,), None)
+        enqueue(cl, queue, kernel, (n,), None)
         return ptr, data
