@@ -33,5 +33,10 @@ def deadline(time_limit_ms: int | None) -> float | None:
     return STARTED + time_limit_ms / 1000.0 if time_limit_ms else None
 
 
+def past(moment: float | None) -> bool:
+    """Whether a deadline (time.monotonic(); None: none) has come."""
+    return moment is not None and time.monotonic() >= moment
+
+
 def elapsed() -> float:
     return time.monotonic() - STARTED

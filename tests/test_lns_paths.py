@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from test_lns import objectives, solve
 
+from fzn_gpu.check import Checker
 from fzn_gpu.device import select_devices
 from fzn_gpu.engine.lns_paths import DEVICE_MIN, DevicePaths, Draw, on_device
 from fzn_gpu.engine.pack import pack
@@ -214,10 +215,23 @@ def test_a_phase_drops_no_copy_before_it_is_done_and_settles_its_launches(model,
             event = cl.enqueue_copy(queue, dest, src, **kwargs)
             return Watched(event) if kwargs.get("is_blocking") is False else event
 
+    names = lower(parse_items(TEXT, "t.fzn"), "t.fzn").vars.names
+    checker = Checker(parse_items(TEXT, "t.fzn"))
+    found: list[dict] = []
+
+    def checked(sols) -> bool:
+        """Every solution the phase met satisfies the model (values after the objective)."""
+        for row in sols if sols is not None else []:
+            assignment = {n: int(row[1 + v]) for v, n in enumerate(names) if n in ("x", "y")}
+            assert not checker.check(assignment), assignment
+            found.append(assignment)
+        return True
+
     runner.cl = Proxy()
     fd = np.arange(2)
     values = np.array([3, 7])
     for paths in (Paths.root(), DevicePaths.make(fd, values, np.array([[False, True]] * 3), 3)):
-        runner.run_phase(paths, 0, False, lambda sols: True, None)
+        runner.run_phase(paths, 0, False, checked, None)
         assert runner.launch.retired == ()
     assert dropped and all(dropped)
+    assert found

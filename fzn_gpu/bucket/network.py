@@ -210,11 +210,11 @@ def extract(model: Model, entries_max: int | None = None, stop: Callable[[], boo
     """The model's cost-function network, or NotDecomposable saying why there is none.
     `entries_max`: the most entries its constraints' tables may hold together (the memory at
     hand); `stop()`, asked at every constraint, ends the work early (NotDecomposable: the run
-    ended, another engine having answered). Every constraint's scope is checked before any table is built, those of the rows
-    that name no defined variable even before the definitions narrow the domains (which they
-    cannot change there): otherwise a model's thousands of tables were built, gigabytes and
-    seconds of them, before a last constraint too big said no (QAP 64: docs/BENCHMARKS.md,
-    bucket elimination)."""
+    ended, another engine having answered). Every constraint's scope is checked before any
+    table is built, those of the rows that name no defined variable even before the
+    definitions narrow the domains (which they cannot change there): otherwise a model's
+    thousands of tables were built, gigabytes and seconds of them, before a last constraint
+    too big said no (QAP 64: docs/BENCHMARKS.md, bucket elimination)."""
     V = model.vars
     if {VarKind(int(k)) for k in V.kind} & {VarKind.FLOAT, VarKind.SET}:
         raise NotDecomposable("it has float or set variables")

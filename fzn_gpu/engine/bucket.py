@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import clock
 from ..bucket import evaluate
 from ..bucket.eliminate import eliminate
 from ..bucket.network import DOMAIN_MAX, CostNetwork, NotDecomposable, extract
@@ -167,7 +168,7 @@ class BucketSearch:
     def _run(self, deadline: float | None) -> bool:
         prep = self.prepared
         t0 = time.perf_counter()
-        stop = lambda: self.incumbent.stopped or (deadline is not None and time.monotonic() >= deadline)  # noqa: E731
+        stop = lambda: self.incumbent.stopped or clock.past(deadline)  # noqa: E731
         result = eliminate(prep.network, prep.plan, join=self._joiner(), stop=stop)
         self.elimination_s = time.perf_counter() - t0
         if result is None:
@@ -371,7 +372,7 @@ class BucketCount:
         from ..bucket.eliminate import count
 
         t0 = time.perf_counter()
-        stop = lambda: deadline is not None and time.monotonic() >= deadline  # noqa: E731
+        stop = lambda: clock.past(deadline)  # noqa: E731
         n = count(self.prepared.network, self.prepared.plan, stop)
         self.seconds = time.perf_counter() - t0
         if n is None:

@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import os
 import re
-import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from .. import clock
 from ..device import Device
 from ..errors import FznError
 from ..model import LnsSpec, Model, RestartSpec
@@ -205,10 +205,6 @@ class _ThenWhole:
         return self.lns.extra_stats()
 
 
-def _past(deadline: float | None) -> bool:
-    return deadline is not None and time.monotonic() >= deadline
-
-
 class _PlannedBucket:
     """Bucket elimination as the portfolio's third engine: its plan is made in the engine's
     own thread, while branch and bound and LNS already search (a plan takes seconds on some
@@ -236,7 +232,7 @@ class _PlannedBucket:
 
         gpu = next((d for d in self.devices if d.is_gpu), None)
         try:
-            prep = prepare(self.model, gpu, stop=lambda: self.incumbent.stopped or _past(deadline))
+            prep = prepare(self.model, gpu, stop=lambda: self.incumbent.stopped or clock.past(deadline))
         except NotDecomposable as why:
             say_why_not(why, self.opts.verbose)
             return Outcome()
