@@ -23,10 +23,10 @@ def use_kernel(monkeypatch, name: str) -> None:
     monkeypatch.setenv("FZN_GPU_KERNEL", name.split("-")[0])
     if name.startswith("group"):
         # PoCL's optimiser spends tens of seconds on each variant of the work-group kernel, a
-        # tenth of that without it (docs/BENCHMARKS.md, the tests' time on a fresh machine):
-        # on a fresh machine's empty cache that doubled the tests' time and ate the time limits
-        # of the first runs of each variant. Users run this kernel on GPUs, built by their own
-        # compilers; here the tests check what it computes.
+        # tenth of that without it (docs/BENCHMARKS.md, the tests on a fresh machine): with an
+        # empty cache a timed test that was the first to run its variant spent its whole limit
+        # in the compile. Users run this kernel on GPUs, built by their own compilers; here the
+        # tests check what it computes.
         monkeypatch.setenv("FZN_GPU_CL_OPTIONS", "-cl-opt-disable")
     monkeypatch.setenv("FZN_GPU_SLICE_CLOCK", "1" if name.endswith("-clock") else "0")
 
