@@ -28,6 +28,8 @@ def use_kernel(monkeypatch, name: str) -> None:
         # in the compile. Users run this kernel on GPUs, built by their own compilers; here the
         # tests check what it computes.
         monkeypatch.setenv("FZN_GPU_CL_OPTIONS", "-cl-opt-disable")
+    else:  # a test that switches kernels builds the work-item kernel as users get it
+        monkeypatch.delenv("FZN_GPU_CL_OPTIONS", raising=False)
     monkeypatch.setenv("FZN_GPU_SLICE_CLOCK", "1" if name.endswith("-clock") else "0")
 
 
