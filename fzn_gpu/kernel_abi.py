@@ -48,6 +48,17 @@ class Div(IntEnum):
     WDEG = 4  # int groups of the plan select by dom_w_deg, whatever the plan says
 
 
+class Results(IntEnum):
+    """What an LNS phase's searches record and prune by (the kernel's use_results): the
+    Exploration (engine/runner.py) a phase runs under."""
+
+    NONE = 0  # not an LNS phase
+    PRUNE = 1  # each path's best recorded; every search bounded by the phase's best (C_BEST)
+    EVALUATE = 2  # no bound: each candidate's own objective (ICM, Gibbs, merges)
+    OWN = 3  # each path bounded by its own best, which starts at the phase's bound: every
+    # neighbourhood that improves on the incumbent reports its best (merging, lns_merge.py)
+
+
 ST_FRESH = 1  # the node is a sub-search space's root (its fixpoint is the root's)
 ST_PENDING = 2  # its propagation was interrupted by the slice's budget: resumed, not a new node
 
@@ -184,6 +195,7 @@ def defines() -> list[str]:
         (Op, "OP_", None),
         (Lv, "LV_", "NLV"),
         (Div, "DIV_", None),
+        (Results, "RES_", None),
     ):
         lines += [f"#define {prefix}{m.name} {m.value}" for m in enum]
         if size:

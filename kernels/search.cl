@@ -331,8 +331,8 @@ __kernel void search(
 #ifdef FZN_FLOATS
             if (obj_float) ok = float_bound(x, obj_var, obj_sense, *fbest) != FAILED; else
 #endif
-            if (obj_var >= 0 && use_results != 2) {   // 2: LNS evaluation, every candidate's own objective
-                int best = ctrl[C_BEST];
+            if (obj_var >= 0 && use_results != RES_EVALUATE) {   // every candidate's own objective
+                int best = use_results == RES_OWN ? results[st[ST_SUB]] : ctrl[C_BEST];
                 if (best != INT_MAX) {
                     if (obj_sense > 0) ok = set_max(x, obj_var, (long)best - 1) != FAILED;
                     else ok = set_min(x, obj_var, -(long)best + 1) != FAILED;
@@ -391,9 +391,9 @@ __kernel void search(
 #endif
                 if (obj_var >= 0) {
                     int o = obj_sense * val(x, obj_var);
-                    if (use_results) atomic_min(&results[st[ST_SUB]], o);   // LNS: each candidate's best
+                    int mine = use_results ? atomic_min(&results[st[ST_SUB]], o) : INT_MAX;   // LNS: each path's best
                     int old = atomic_min(&ctrl[C_BEST], o);
-                    status = (o < old) ? S_SOLUTION : S_BACKTRACK;
+                    status = (o < (use_results == RES_OWN ? mine : old)) ? S_SOLUTION : S_BACKTRACK;
                 } else {
                     status = count_only ? S_BACKTRACK : S_SOLUTION;
                 }

@@ -531,8 +531,8 @@ __kernel void search_group(
                 sub_nodes += 1;
                 nodes += 1;
             }
-            if (lid == 0 && obj_var >= 0 && use_results != 2) {   // 2: LNS evaluation, every candidate's own objective
-                int best = ctrl[C_BEST];
+            if (lid == 0 && obj_var >= 0 && use_results != RES_EVALUATE) {   // every candidate's own objective
+                int best = use_results == RES_OWN ? results[st[ST_SUB]] : ctrl[C_BEST];
                 if (best != INT_MAX) {
                     if (obj_sense > 0) set_max(x, obj_var, (long)best - 1);
                     else set_min(x, obj_var, -(long)best + 1);
@@ -593,8 +593,9 @@ __kernel void search_group(
                 if (obj_var >= 0) {
                     int o = obj_sense * val(x, obj_var), better = 0;
                     if (lid == 0) {
-                        if (use_results) atomic_min(&results[st[ST_SUB]], o);   // LNS: each candidate's best
-                        better = o < atomic_min(&ctrl[C_BEST], o);
+                        int mine = use_results ? atomic_min(&results[st[ST_SUB]], o) : INT_MAX;   // LNS: each path's best
+                        int old = atomic_min(&ctrl[C_BEST], o);
+                        better = o < (use_results == RES_OWN ? mine : old);
                     }
                     status = share(ctl, L_BCAST, better, lid) ? S_SOLUTION : S_BACKTRACK;
                 } else {

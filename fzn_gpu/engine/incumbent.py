@@ -32,13 +32,14 @@ def report_improvements(
     of improvements. A row's sense-adjusted objective is its first int, or keys[i] (a float
     objective's, floats.objective_keys)."""
     keys = sols[:, 0] if keys is None else keys
-    order = np.argsort(-keys, kind="stable")
-    for i in order:
-        obj = keys[i].item()
-        if outcome.best is None or obj < outcome.best:
-            outcome.best = obj
-            outcome.solutions += 1
-            report(sols[i, 1:], obj * obj_sense)
+    better = np.flatnonzero(keys < outcome.best) if outcome.best is not None else np.arange(len(keys))
+    # each distinct objective below the best once (its first row), worst first: a slice's
+    # rows can be thousands (every LNS neighbourhood's own improvements), its prints few
+    distinct, first = np.unique(keys[better], return_index=True)
+    for obj, i in zip(distinct[::-1].tolist(), better[first[::-1]].tolist()):
+        outcome.best = obj
+        outcome.solutions += 1
+        report(sols[i, 1:], obj * obj_sense)
 
 
 class Incumbent:

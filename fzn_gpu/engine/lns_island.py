@@ -24,14 +24,17 @@ from ..model import LNS_STRATEGIES, LnsSpec
 from .faults import injected_fault
 from .incumbent import Incumbent, Solution
 from .lns_graph import RelatedVariables
+from .lns_merge import accepted_prefix, disjoint_chain, prefix_merges
 from .lns_paths import DevicePaths, Draw, on_device
 from .paths import Paths
-from .runner import INT_MAX, Exploration, Runner
+from .runner import INT_MAX, Exploration, Runner, _env_int
 
 MAX_VALUES = 64  # ICM / Gibbs: values tried per variable and step (sampled beyond)
 CE_NODES = 2000  # complete exploration: the most nodes per neighbourhood and step
 ENOUGH = 0.9  # a step ends when this share of its work-items is done (runner.Exploration)
 SHAPES = ("random", "related")  # how a step's neighbourhoods are drawn (lns_graph.py), chosen by a bandit
+# a step's improving neighbourhoods merged (lns_merge.py) in up to this many launches; 0: off
+MERGE_ROUNDS = _env_int("FZN_GPU_LNS_MERGE_ROUNDS", 3, minimum=0)
 
 
 class StepPace:
@@ -228,6 +231,7 @@ class Island:
         self.restarts = 0  # descents begun again from the first solution
         self.improving_steps = 0
         self.improvements = 0  # solutions this island printed (its device's dive's too)
+        self.merged_steps = 0  # steps whose merged improvements beat their best single one
         self.gain = 0  # how far its improvements moved the best objective
         self.failed: FznError | None = None  # why this device stopped, if it failed
 
@@ -323,9 +327,9 @@ class Island:
         neighbourhood under the pace's node budget."""
         obj, values = current
         k = self._release_size()
-        found = self._explore(
+        found = self._explore_and_merge(
+            current,
             self._released_paths(values[self.fd], self.pace.count, k, 1),
-            obj,
             deadline,
             Exploration(node_limit=self.pace.nodes, enough=ENOUGH),
         )
@@ -338,9 +342,9 @@ class Island:
         """Random labelling: M labellings a neighbourhood, the kernel choosing values at random."""
         obj, values = current
         k = self._release_size()
-        return self._explore(
+        return self._explore_and_merge(
+            current,
             self._released_paths(values[self.fd], None, k, self.settings.starts),
-            obj,
             deadline,
             Exploration(node_limit=4 * k + 16, random_values=True, enough=ENOUGH),
         )
@@ -364,9 +368,9 @@ class Island:
             i, j = rel[rows[:, 0], pick[:, 0]], rel[rows[:, 0], pick[:, 1]]
             r = rows[:, 0]
             assign[r, i], assign[r, j] = assign[r, j], assign[r, i].copy()
-        return self._explore(
+        return self._explore_and_merge(
+            current,
             self._paths(assign, None),
-            obj,
             deadline,
             Exploration(node_limit=len(self.fd) + 16, enough=ENOUGH),
         )
@@ -518,11 +522,72 @@ class Island:
         paths = DevicePaths.make(self.fd, values, keep, n)
         return paths if on_device(n * len(self.fd)) else paths.to_host()
 
-    def _explore(self, paths: Paths | DevicePaths, obj: int, deadline, how: Exploration, bound: int | None = None):
+    def _explore(
+        self,
+        paths: Paths | DevicePaths,
+        obj: int,
+        deadline,
+        how: Exploration,
+        bound: int | None = None,
+        rows: list[np.ndarray] | None = None,
+    ):
         """Run one batch; returns the best (objective, values) that beat `bound` (default: the
-        incumbent's objective), or None. how.results holds each path's best objective."""
+        incumbent's objective), or None. how.results holds each path's best objective; `rows`,
+        where given, collects every solution row the batch met."""
         self.runner.set_best(obj if bound is None else bound)
-        return run_batch(self.runner, paths, deadline, how, self.offer, stop=lambda: self.incumbent.stopped)[1]
+        stopped = self.incumbent
+        return run_batch(self.runner, paths, deadline, how, self.offer, stop=lambda: stopped.stopped, rows=rows)[1]
+
+    def _merges(self) -> bool:
+        """Whether a step's improving neighbourhoods are merged (lns_merge.py): on, except for a
+        float objective, whose rows the kernel does not bound path by path."""
+        return MERGE_ROUNDS > 0 and not self.runner.float_objective
+
+    def _explore_and_merge(
+        self, current: Solution, paths: Paths | DevicePaths, deadline, how: Exploration
+    ) -> Solution | None:
+        """One batch of neighbourhoods (or candidates) from `current`, each bounded by its own
+        best so that every one that improves on `current` reports it; then those improvements
+        merged (_merge). The best solution met, or None."""
+        if not self._merges():
+            return self._explore(paths, current[0], deadline, how)
+        how.own_bound = True
+        rows: list[np.ndarray] = []
+        found = self._explore(paths, current[0], deadline, how, rows=rows)
+        if found is None or self.incumbent.stopped:
+            return found
+        merged = self._merge(current, np.concatenate(rows), deadline)
+        return merged if merged is not None and merged[0] < found[0] else found
+
+    def _merge(self, current: Solution, rows: np.ndarray, deadline) -> Solution | None:
+        """The step's improvements (`rows`, solution rows better than `current`) merged greedily,
+        best first, those that change disjoint decision variables (lns_merge.py): each round
+        evaluates the prefixes of the chain on top of what the rounds before kept, in one
+        launch, keeps the longest prefix whose every addition improved, and drops the
+        addition that did not. The best merge met (printed as it was found), or None."""
+        obj, values = current
+        base = values[self.fd]
+        found = rows[:, 1:][:, self.fd]
+        chain = disjoint_chain(base, found, rows[:, 0])
+        if len(chain) < 2:
+            return None
+        kept_obj, kept = int(rows[chain[0], 0]), found[chain[0]]
+        rest, best = chain[1:], None
+        for _ in range(MERGE_ROUNDS):
+            if not len(rest) or time.monotonic() >= deadline or self.incumbent.stopped:
+                break
+            candidates = prefix_merges(kept, base, found, rest)
+            how = Exploration(node_limit=len(self.fd) + 16, prune=False)
+            met = self._explore(self._paths(candidates, None), obj, deadline, how, bound=INT_MAX)
+            if met is not None and (best is None or met[0] < best[0]):
+                best = met
+            scores = how.results[: len(rest)]
+            taken = accepted_prefix(kept_obj, scores)
+            if taken:
+                kept_obj, kept = int(scores[taken - 1]), candidates[taken - 1]
+            rest = rest[taken + 1 :]
+        self.merged_steps += best is not None and best[0] < int(rows[chain[0], 0])
+        return best
 
     def offer(self, sols: np.ndarray) -> None:
         """Solutions this island's device met (its steps', and its dive's for the first one):
@@ -540,11 +605,13 @@ def run_batch(
     offer,
     first_only: bool = False,
     stop=None,
+    rows: list[np.ndarray] | None = None,
 ) -> tuple[bool, Solution | None]:
     """(finished, best (objective, values) among the solutions met, or None); every solution
-    a slice meets goes to offer() at once (which prints the improvements). `stop()`, checked
-    after every slice, ends the batch early when it says so (another engine's news)."""
-    rows: list[np.ndarray] = []
+    a slice meets goes to offer() at once (which prints the improvements), and its rows to
+    `rows` where given. `stop()`, checked after every slice, ends the batch early when it says
+    so (another engine's news)."""
+    rows = [] if rows is None else rows
 
     def on_slice(sols) -> bool:
         if sols is not None and len(sols):

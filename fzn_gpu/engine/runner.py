@@ -25,7 +25,7 @@ from ..device import (
     launch_lock,
 )
 from ..errors import FznError
-from ..kernel_abi import DEC, Cnt, Ctrl, Div, Lv, St, Status
+from ..kernel_abi import DEC, Cnt, Ctrl, Div, Lv, Results, St, Status
 from . import views
 from .floats import FLOAT_NONE, float_value, to_ord
 from .kernel_call import KernelCall
@@ -640,7 +640,9 @@ class Runner:
         else:
             LIMITS = scratch("limits", 4)
         if lns is not None:
-            lns.results = np.full(max(n_sub, 1), INT_MAX, dtype=np.int32)
+            # each path's own bound starts at the phase's (Results.OWN), else INT_MAX: none met
+            start = int(self.ctrl[Ctrl.BEST]) if lns.mode == Results.OWN else INT_MAX
+            lns.results = np.full(max(n_sub, 1), start, dtype=np.int32)
             RESULTS = put("results", lns.results)
         else:
             RESULTS = scratch("results", 4)
@@ -711,7 +713,7 @@ class Runner:
                 ("use_limits", np.int32(1 if limits else 0)),
                 ("random_values", np.int32(1 if lns and lns.random_values else 0)),
                 ("results", RESULTS),
-                ("use_results", np.int32(0 if lns is None else 1 if lns.prune else 2)),
+                ("use_results", np.int32(Results.NONE if lns is None else lns.mode)),
             ]
             settings = [
                 ("use_weights", np.int32(1 if use_weights else 0)),
@@ -992,7 +994,9 @@ class Exploration:
     """How an LNS phase searches its paths (neighbourhoods or candidate assignments): at most
     node_limit nodes below each (0: no limit), values at random (random labelling) or by the
     search plan; results[i] is filled with the best objective (sense-adjusted) met below path
-    i, INT_MAX where none (with prune, only those better than the bound show). With it, every
+    i, INT_MAX where none (with prune, only those better than the bound show; with own_bound,
+    each path is bounded by its own best alone, from the bound down, and results[i] stays at
+    the bound where it met nothing better). With it, every
     path starts from all constraints queued, and the root fixpoint the kernel writes is not
     kept (a path's first node is not the root). `enough` < 1 ends the batch when that share of
     the work-items has finished and no path is left to start: a GPU thread is slow, and a
@@ -1002,12 +1006,20 @@ class Exploration:
     node_limit: int = 0
     random_values: bool = False
     prune: bool = True  # False: no bound below the paths, each one's own objective
+    own_bound: bool = False  # with prune: each path bounded by its own best, not the phase's
     enough: float = 1.0  # end the batch once this share of work-items is done
     limits: np.ndarray | None = None  # a node limit per path (restarts), over node_limit
     div: int = 0  # Div bits for every search but the first (restarts)
     salt: int = 0  # varies the searches' random choices from one phase to the next
     keep_weights: bool = False  # dom_w_deg's counts go on from the last such phase
     results: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+
+    @property
+    def mode(self) -> Results:
+        """What the kernel records and prunes by (kernel_abi.Results)."""
+        if not self.prune:
+            return Results.EVALUATE
+        return Results.OWN if self.own_bound else Results.PRUNE
 
 
 class SliceBudget:

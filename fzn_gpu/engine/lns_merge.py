@@ -1,0 +1,64 @@
+"""Merging a step's improving neighbourhoods into one solution.
+
+Every neighbourhood of an LNS step starts from the same incumbent, and a step used to keep only
+its best: a GPU step that found hundreds of improving neighbourhoods moved the objective no
+further than a CPU step that found one. Where two improvements change disjoint sets of
+decision variables, both can often be applied at once: a grid's cost functions, two swaps of a
+permutation, two far parts of a tour. Often, not always (a capacity both spend, two tour
+changes that split the circuit in two), so every merge is checked and scored by the device's
+kernel like any candidate assignment (the island's evaluation).
+
+The merge is greedy, best improvement first: `disjoint_chain` orders the improvements so that
+each changes none of the variables the ones before it change, and `prefix_merges` builds the
+incumbent with the first 1, 2, ... of them applied, one candidate each, evaluated in one
+launch. The longest prefix whose every addition improved is kept, the addition that did not
+is dropped, and the rest is tried again on top of what was kept (`accepted_prefix`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+MOST = 64  # improvements a merge considers, the best first
+
+
+def disjoint_chain(base: np.ndarray, found: np.ndarray, objectives: np.ndarray, most: int = MOST) -> np.ndarray:
+    """Indices into `found` (rows of decision values; `objectives` theirs, sense-adjusted,
+    lower better): the best row, then greedily each next-best one whose changes against
+    `base` touch none of the positions the rows chosen before it change. Identical rows count
+    once, rows equal to `base` never; the best `most` distinct rows are looked at."""
+    changed = found != base[None, :]
+    useful = np.flatnonzero(changed.any(axis=1))
+    if len(useful) == 0:
+        return np.zeros(0, dtype=np.int64)
+    useful = useful[np.argsort(objectives[useful], kind="stable")]
+    _, first = np.unique(found[useful], axis=0, return_index=True)
+    useful = useful[np.sort(first)][:most]
+    taken = np.zeros(len(base), dtype=bool)
+    chain = []
+    for i in useful:  # at most `most` rows: the step's improvements, not its work-items
+        if not (changed[i] & taken).any():
+            taken |= changed[i]
+            chain.append(i)
+    return np.asarray(chain, dtype=np.int64)
+
+
+def prefix_merges(start: np.ndarray, base: np.ndarray, found: np.ndarray, chain: np.ndarray) -> np.ndarray:
+    """(len(chain), n) assignments: row p is `start` with the changes (against `base`, the
+    step's incumbent) of found[chain[0..p]] applied. The chain's changes are disjoint from
+    each other and from those `start` holds (disjoint_chain)."""
+    n = len(base)
+    owner = np.full(n, len(chain), dtype=np.int64)  # which chain entry changes each position
+    for p, i in enumerate(chain):  # the chain: at most MOST rows
+        owner[found[i] != base] = p
+    source = found[chain[np.minimum(owner, len(chain) - 1)], np.arange(n)]
+    applied = owner[None, :] <= np.arange(len(chain))[:, None]
+    return np.where(applied, source[None, :], start[None, :])
+
+
+def accepted_prefix(start: int, scores: np.ndarray) -> int:
+    """How many of the prefix merges to keep: `scores` are their objectives (lower better,
+    infeasible ones at or above INT_MAX), `start` the objective they build on. The count of
+    leading entries each better than the one before it (0: the first already failed)."""
+    previous = np.concatenate([[start], scores[:-1]]).astype(np.int64)
+    worse = np.flatnonzero(scores.astype(np.int64) >= previous)
+    return int(worse[0]) if len(worse) else len(scores)
