@@ -364,6 +364,7 @@ def test_a_slow_step_is_cut_off_and_paced_down(monkeypatch):
     island.fd = np.arange(3)
     island.grow_release, island.extra_released, island.unimproved = False, 0, 0
     island.runner = SimpleNamespace(phase_explored=0, phase_cut=0)
+    island.merging = None  # every step bounded by its best: the fake _explore below
     monkeypatch.setattr(Island, "_release_size", lambda self: 1)
     monkeypatch.setattr(Island, "_neighbourhoods", lambda self, count: np.zeros((count or 4, 1), dtype=np.int64))
     monkeypatch.setattr(Island, "_released_paths", lambda self, values, count, k, repeat: None)

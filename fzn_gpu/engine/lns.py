@@ -348,6 +348,7 @@ class LnsSearch:
             "lnsSteps": sum(isl.steps for isl in islands),
             "lnsImprovingSteps": sum(isl.improving_steps for isl in islands),
             "lnsRestarts": sum(isl.restarts for isl in islands),
+            "lnsMergingSteps": sum(isl.merging_steps for isl in islands),
             "lnsMergedSteps": sum(isl.merged_steps for isl in islands),
             "lnsNeighbourhoods": sum(isl.settings.neighbourhoods for isl in islands) or s.neighbourhoods,
             "lnsStarts": s.starts,

@@ -208,6 +208,12 @@ class Island:
         self.graph = (related.ptr.astype(np.int32), related.adj.astype(np.int32)) if related else None
         self.shapes = StrategyBandit(len(SHAPES), np.random.default_rng([seed, index, 1])) if related else None
         self.shape = 0
+        # whether a step's improving neighbourhoods are merged (lns_merge.py), by the gains of
+        # the steps with and without: merges pay on a grid's cost functions and on QAP's
+        # permutations, and cost a tour's steps their pace (docs/BENCHMARKS.md)
+        merges = MERGE_ROUNDS > 0 and not runner.float_objective  # a float's rows are not bounded path by path
+        self.merging = StrategyBandit(2, np.random.default_rng([seed, index, 2])) if merges else None
+        self.merging_steps = 0  # steps that merged
         self.runner = runner
         self.arms = arms
         self.settings = arms[0]
@@ -530,34 +536,41 @@ class Island:
         how: Exploration,
         bound: int | None = None,
         rows: list[np.ndarray] | None = None,
+        offer=None,
     ):
         """Run one batch; returns the best (objective, values) that beat `bound` (default: the
         incumbent's objective), or None. how.results holds each path's best objective; `rows`,
-        where given, collects every solution row the batch met."""
+        where given, collects every solution row the batch met; `offer` (default self.offer)
+        takes each slice's."""
         self.runner.set_best(obj if bound is None else bound)
-        stopped = self.incumbent
-        return run_batch(self.runner, paths, deadline, how, self.offer, stop=lambda: stopped.stopped, rows=rows)[1]
-
-    def _merges(self) -> bool:
-        """Whether a step's improving neighbourhoods are merged (lns_merge.py): on, except for a
-        float objective, whose rows the kernel does not bound path by path."""
-        return MERGE_ROUNDS > 0 and not self.runner.float_objective
+        incumbent = self.incumbent
+        return run_batch(
+            self.runner, paths, deadline, how, offer or self.offer, stop=lambda: incumbent.stopped, rows=rows
+        )[1]
 
     def _explore_and_merge(
         self, current: Solution, paths: Paths | DevicePaths, deadline, how: Exploration
     ) -> Solution | None:
-        """One batch of neighbourhoods (or candidates) from `current`, each bounded by its own
-        best so that every one that improves on `current` reports it; then those improvements
-        merged (_merge). The best solution met, or None."""
-        if not self._merges():
-            return self._explore(paths, current[0], deadline, how)
-        how.own_bound = True
-        rows: list[np.ndarray] = []
-        found = self._explore(paths, current[0], deadline, how, rows=rows)
-        if found is None or self.incumbent.stopped:
-            return found
-        merged = self._merge(current, np.concatenate(rows), deadline)
-        return merged if merged is not None and merged[0] < found[0] else found
+        """One batch of neighbourhoods (or candidates) from `current`. Where the merging bandit
+        says so, each is bounded by its own best, so that every one that improves on `current`
+        reports it, and those improvements are merged (_merge); else all by the step's best.
+        The best solution met, or None."""
+        t0 = time.monotonic()
+        merge = bool(self.merging.pick()) if self.merging else False
+        if not merge:
+            found = self._explore(paths, current[0], deadline, how)
+        else:
+            self.merging_steps += 1
+            how.own_bound = True
+            rows: list[np.ndarray] = []
+            found = self._explore(paths, current[0], deadline, how, rows=rows, offer=self._offer_best)
+            if found is not None and not self.incumbent.stopped:
+                merged = self._merge(current, np.concatenate(rows), deadline)
+                found = merged if merged is not None and merged[0] < found[0] else found
+        if self.merging:
+            after = found[0] if found is not None and found[0] < current[0] else current[0]
+            self.merging.update(int(merge), current[0], after, time.monotonic() - t0)
+        return found
 
     def _merge(self, current: Solution, rows: np.ndarray, deadline) -> Solution | None:
         """The step's improvements (`rows`, solution rows better than `current`) merged greedily,
@@ -588,6 +601,12 @@ class Island:
             rest = rest[taken + 1 :]
         self.merged_steps += best is not None and best[0] < int(rows[chain[0], 0])
         return best
+
+    def _offer_best(self, sols: np.ndarray) -> None:
+        """offer() of a slice's best row alone: under own bounds a slice holds every
+        neighbourhood's improvements, and printing each of them that beats the last (worst
+        first) would print a string of unrelated near-equal solutions, where one will do."""
+        self.offer(sols[[int(np.argmin(sols[:, 0]))]])
 
     def offer(self, sols: np.ndarray) -> None:
         """Solutions this island's device met (its steps', and its dive's for the first one):
