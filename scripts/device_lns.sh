@@ -23,7 +23,7 @@ case $strategy in
   auto) how=() ;;
   *) how=(--lns-strategy "$strategy") ;;
 esac
-stat() { grep -oE "(objective|nodes|kernelTime|hostTime|genericKernel|lnsSteps|lnsImprovingSteps|lnsMergedSteps|bnbImprovements|lnsImprovements|d[0-9]_lnsSteps|d[0-9]_lnsImprovements|d[0-9]_lnsGain)=[0-9.e+-]+|lnsNodeBudget=\"?[0-9 ;]+|lnsMostReleased=\"?[0-9 ;]+|lnsPacedNeighbourhoods=\"?[0-9 ;]+|lnsModesNeighbourhoods=\"?[0-9 ;-]+|lnsStrategySteps=\"[a-z_:0-9/ ;]+" | tr '\n' ' '; }
+stat() { grep -oE "(objective|nodes|kernelTime|hostTime|genericKernel|lnsSteps|lnsImprovingSteps|lnsMergedSteps|lnsMergingSteps|bnbImprovements|lnsImprovements|d[0-9]_lnsSteps|d[0-9]_lnsImprovements|d[0-9]_lnsGain)=[0-9.e+-]+|lnsNodeBudget=\"?[0-9 ;]+|lnsMostReleased=\"?[0-9 ;]+|lnsPacedNeighbourhoods=\"?[0-9 ;]+|lnsModesNeighbourhoods=\"?[0-9 ;-]+|lnsStrategySteps=\"[a-z_:0-9/ ;]+" | tr '\n' ' '; }
 # fzn-gpu from the checkout at $1 (python -m puts the working folder first on the path), under
 # `timeout` (which runs programs, not shell functions)
 from=(bash -c 'cd "$0" && PYTHONPATH=$0:/tmp/site exec python3 -m fzn_gpu "$@"')
