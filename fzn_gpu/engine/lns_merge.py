@@ -1,8 +1,8 @@
 """Merging a step's improving neighbourhoods into one solution.
 
-Every neighbourhood of an LNS step starts from the same incumbent, and a step used to keep only
-its best: a GPU step that found hundreds of improving neighbourhoods moved the objective no
-further than a CPU step that found one. Where two improvements change disjoint sets of
+Every neighbourhood of an LNS step starts from the same incumbent, and under the step's one
+bound only its best counts: a GPU step that finds hundreds of improving neighbourhoods moves
+the objective no further than a CPU step that finds one. Where two improvements change disjoint sets of
 decision variables, both can often be applied at once: a grid's cost functions, two swaps of a
 permutation, two far parts of a tour. Often, not always (a capacity both spend, two tour
 changes that split the circuit in two), so every merge is checked and scored by the device's
