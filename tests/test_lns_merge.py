@@ -16,7 +16,7 @@ import pytest
 
 from fzn_gpu.device import select_devices
 from fzn_gpu.engine.lns import lns_variables
-from fzn_gpu.engine.lns_island import run_batch
+from fzn_gpu.engine.lns_island import Island, run_batch
 from fzn_gpu.engine.lns_merge import MOST, accepted_prefix, disjoint_chain, prefix_merges
 from fzn_gpu.engine.lns_paths import DevicePaths
 from fzn_gpu.engine.pack import pack
@@ -197,3 +197,15 @@ def test_merged_steps_print_only_solutions_the_checker_accepts(tmp_path, kernel,
     assert found[-1] <= (200 if coupled else 180)
     merged = int(re.search(r"lnsMergedSteps=(\d+)", r.stdout).group(1))
     assert coupled or merged > 0
+
+
+def test_a_merging_step_offers_the_rows_that_beat_every_row_before_them():
+    """Under own bounds a slice holds every neighbourhood's improvements; the island offers
+    those that beat all rows written before them, in order, as the step's one bound would have
+    let through, and not each distinct improvement."""
+    island = Island.__new__(Island)
+    offered: list[list[int]] = []
+    island.offer = lambda sols: offered.append(sols[:, 0].tolist())
+    sols = np.array([[5, 0], [7, 1], [3, 2], [3, 3], [4, 4], [2, 5], [6, 6]], dtype=np.int32)
+    island._offer_records(sols)
+    assert offered == [[5, 3, 2]]

@@ -563,7 +563,7 @@ class Island:
             self.merging_steps += 1
             how.own_bound = True
             rows: list[np.ndarray] = []
-            found = self._explore(paths, current[0], deadline, how, rows=rows, offer=self._offer_best)
+            found = self._explore(paths, current[0], deadline, how, rows=rows, offer=self._offer_records)
             if found is not None and not self.incumbent.stopped:
                 merged = self._merge(current, np.concatenate(rows), deadline)
                 found = merged if merged is not None and merged[0] < found[0] else found
@@ -602,11 +602,14 @@ class Island:
         self.merged_steps += best is not None and best[0] < int(rows[chain[0], 0])
         return best
 
-    def _offer_best(self, sols: np.ndarray) -> None:
-        """offer() of a slice's best row alone: under own bounds a slice holds every
-        neighbourhood's improvements, and printing each of them that beats the last (worst
-        first) would print a string of unrelated near-equal solutions, where one will do."""
-        self.offer(sols[[int(np.argmin(sols[:, 0]))]])
+    def _offer_records(self, sols: np.ndarray) -> None:
+        """offer() of the rows of a slice that beat every row before them, in the order the
+        searches wrote them: what the step's one bound would have let through. Under own bounds
+        a slice holds every neighbourhood's improvements, and printing each that beats the last
+        (worst first) printed strings of unrelated near-equal solutions."""
+        keys = sols[:, 0].astype(np.int64)
+        before = np.minimum.accumulate(np.concatenate([[np.iinfo(np.int64).max], keys[:-1]]))
+        self.offer(sols[keys < before])
 
     def offer(self, sols: np.ndarray) -> None:
         """Solutions this island's device met (its steps', and its dive's for the first one):
