@@ -285,8 +285,11 @@ def use_segments(monkeypatch, on: bool) -> None:
     """Build the group kernel's segment code (kernels/mutate_group.cl: the parts of one
     constraint that a warp runs side by side share one reading of its row) with every lane a
     segment of its own (FZN_SOLO_SEGMENTS), as PoCL has no warp; NVIDIA builds take it with
-    warp reductions (FZN_WARP_PTX), which these tests exercise when run on such a GPU."""
-    monkeypatch.setenv("FZN_GPU_CL_OPTIONS", "-DFZN_SOLO_SEGMENTS" if on else "")
+    warp reductions (FZN_WARP_PTX), which these tests exercise when run on such a GPU. The
+    options go beside use_kernel's (PoCL's optimiser off), which replacing them had undone:
+    each of these tests' variants then took PoCL up to a minute to build on a fresh machine."""
+    given = os.environ.get("FZN_GPU_CL_OPTIONS", "")
+    monkeypatch.setenv("FZN_GPU_CL_OPTIONS", f"{given} -DFZN_SOLO_SEGMENTS".strip() if on else given)
 
 
 @pytest.mark.parametrize(
