@@ -33,6 +33,13 @@ def use_kernel(monkeypatch, name: str) -> None:
     monkeypatch.setenv("FZN_GPU_SLICE_CLOCK", "1" if name.endswith("-clock") else "0")
 
 
+def add_cl_options(monkeypatch, options: str) -> None:
+    """Compiler options for a test's kernel beside those use_kernel set (PoCL's optimiser off
+    for the work-group kernel), which replacing them would undo."""
+    given = os.environ.get("FZN_GPU_CL_OPTIONS", "")
+    monkeypatch.setenv("FZN_GPU_CL_OPTIONS", f"{given} {options}".strip())
+
+
 @pytest.fixture(params=KERNELS)
 def kernel(request, monkeypatch):
     """Run the test under each execution model (use_kernel), all on PoCL here."""

@@ -10,7 +10,7 @@ import pytest
 
 from fzn_gpu.codegen import VAR_SELECT
 
-from conftest import use_kernel
+from conftest import add_cl_options, use_kernel
 from helpers import solve_text
 
 N = 45
@@ -40,8 +40,8 @@ def test_a_group_picks_the_variable_a_work_item_picks(selection, keyed, monkeypa
     first = {}
     for kernel in ("item", "group"):
         use_kernel(monkeypatch, kernel)
-        if keyed and kernel == "group":  # beside use_kernel's options for the group kernel
-            monkeypatch.setenv("FZN_GPU_CL_OPTIONS", "-DFZN_KEYED_CHOICE -cl-opt-disable")
+        if keyed and kernel == "group":
+            add_cl_options(monkeypatch, "-DFZN_KEYED_CHOICE")
         for value in ("indomain_min", "indomain_max"):
             found, outcome = solve_text(model(selection, value), num_solutions=1)
             assert len(found) == 1, (kernel, selection, value)

@@ -14,6 +14,7 @@ import subprocess
 import numpy as np
 import pytest
 
+from fzn_gpu.check import Checker
 from fzn_gpu.device import select_devices
 from fzn_gpu.engine.lns import lns_variables
 from fzn_gpu.engine.lns_island import Island, run_batch
@@ -148,17 +149,29 @@ def test_each_path_bounded_by_its_own_best_reports_that_best(model, monkeypatch)
     bound = 50
     keep = np_rng.random((24, 6)) < 0.5
     expected = [min(brute_best(values, k), bound) for k in keep]
+    checker, names = Checker(parse_items(PAIRS, "pairs.fzn")), model_.vars.names
+    seen: list[int] = []
+
+    def checked(sols: np.ndarray) -> None:
+        """Every solution row the phase met satisfies the model and beats the bound."""
+        for row in sols:
+            assignment = {n: int(row[1 + v]) for v, n in enumerate(names) if n == "total" or n.startswith("x")}
+            assert not checker.check(assignment), assignment
+            assert int(row[0]) == assignment["total"] < bound
+            seen.append(int(row[0]))
+
     results = {}
     for own in (True, False):
         how = Exploration(own_bound=own)
         runner.set_best(bound)
         paths = DevicePaths.make(fd, values, keep, len(keep)).to_host()
-        run_batch(runner, paths, None, how, lambda sols: None)
+        run_batch(runner, paths, None, how, checked)
         results[own] = how.results[: len(keep)].astype(np.int64)
     assert results[True].tolist() == expected
     pruned = np.where(results[False] == INT_MAX, bound, results[False])
     assert (pruned >= np.array(expected)).all()
     assert pruned.min() == min(expected)
+    assert seen and min(seen) == min(expected)
 
 
 def lns_run(text: str, tmp_path, *args: str) -> subprocess.CompletedProcess:

@@ -15,7 +15,7 @@ import pytest
 from fzn_gpu.engine import pack as pack_module
 from fzn_gpu.registry import GLOBALS, KINDS
 
-from conftest import use_kernel
+from conftest import add_cl_options, use_kernel
 from helpers import as_tuples, brute_force, brute_force_offsets, solve_stats, solve_text, stable_rng
 
 INT_KINDS = [k for k in KINDS if k.domain == "int" and k.key not in GLOBALS]  # globals: test_globals.py
@@ -285,11 +285,9 @@ def use_segments(monkeypatch, on: bool) -> None:
     """Build the group kernel's segment code (kernels/mutate_group.cl: the parts of one
     constraint that a warp runs side by side share one reading of its row) with every lane a
     segment of its own (FZN_SOLO_SEGMENTS), as PoCL has no warp; NVIDIA builds take it with
-    warp reductions (FZN_WARP_PTX), which these tests exercise when run on such a GPU. The
-    options go beside use_kernel's (PoCL's optimiser off), which replacing them had undone:
-    each of these tests' variants then took PoCL up to a minute to build on a fresh machine."""
-    given = os.environ.get("FZN_GPU_CL_OPTIONS", "")
-    monkeypatch.setenv("FZN_GPU_CL_OPTIONS", f"{given} -DFZN_SOLO_SEGMENTS".strip() if on else given)
+    warp reductions (FZN_WARP_PTX), which these tests exercise when run on such a GPU."""
+    if on:
+        add_cl_options(monkeypatch, "-DFZN_SOLO_SEGMENTS")
 
 
 @pytest.mark.parametrize(
