@@ -12,7 +12,8 @@
 # With GENERIC=1, each build's generic kernel is built once (`fzn-gpu build-kernels`, as the
 # set-up does) instead of a specialised one per run, and every run takes it, as a model's first
 # run on a GPU does: one build per checkout rather than one per instance and checkout.
-# Usage there: [DEVS="gpu cpu all"] [OLD=DIR OLD_DEVS=gpu] [VARIANTS=... VAR_DEVS=gpu] [GENERIC=1] bash scripts/device_lns.sh OUT LIMIT_S [STRATEGY] [DATA_REGEX]
+# With SEEDS ("1 2 3"), each run is repeated with each seed (-r), labelled build/rSEED.
+# Usage there: [DEVS="gpu cpu all"] [SEEDS="1 2 3"] [OLD=DIR OLD_DEVS=gpu] [VARIANTS=... VAR_DEVS=gpu] [GENERIC=1] bash scripts/device_lns.sh OUT LIMIT_S [STRATEGY] [DATA_REGEX]
 set -uo pipefail
 out=${1:?usage: $0 OUT LIMIT_S [STRATEGY] [REGEX]}; limit=${2:?}; strategy=${3:-complete_exploration}
 source scripts/device_env.sh >/dev/null 2>&1
@@ -43,8 +44,12 @@ for c in "${cases[@]}"; do
     case $build in new|old) ;; -) devs=${VAR_DEVS:-gpu} ;; *) devs=${VAR_DEVS:-gpu}; setting=("FZN_GPU_$build") ;; esac
     for d in $devs; do
       [ -n "${GENERIC:-}" ] || env "${setting[@]}" "${from[@]}" "$path" --devices "$d" --build-only "$f" >/dev/null 2>&1
-      timed timeout $((limit + 30)) env "${setting[@]}" "${from[@]}" "$path" --devices "$d" -a "${how[@]}" -s -t $((limit * 1000)) "$f"
-      echo "| $name | $build | $d | $(best) | $(first) | $(last) | $(cut -d' ' -f2- "$work/run.txt" | stat) |" | tee -a "$out/lns.md"
+      for seed in ${SEEDS:--}; do
+        seeded=(); label=$build
+        [ "$seed" = - ] || { seeded=(-r "$seed"); label="$build/r$seed"; }
+        timed timeout $((limit + 30)) env "${setting[@]}" "${from[@]}" "$path" --devices "$d" -a "${how[@]}" "${seeded[@]}" -s -t $((limit * 1000)) "$f"
+        echo "| $name | $label | $d | $(best) | $(first) | $(last) | $(cut -d' ' -f2- "$work/run.txt" | stat) |" | tee -a "$out/lns.md"
+      done
     done
   done
 done

@@ -181,6 +181,25 @@ def test_the_bandit_prefers_the_most_gain_per_second():
     assert steps[1] > 0.8 * steps.sum()
 
 
+def test_exploring_gives_each_arm_about_the_same_time():
+    """Exploring steps draw an arm in inverse proportion to its recent seconds a step: two arms
+    that gain nothing, one of 20 times the other's steps, each take about the same share of
+    the exploring time, and the slow one far fewer steps than a uniform draw would give it
+    (about a third of the exploring steps)."""
+    bandit = StrategyBandit(3, np.random.default_rng(3))
+    costs = (0.05, 0.05, 1.0)  # arm 0 gains, arms 1 and 2 never do
+    objective, explored = 10**9, np.zeros(3)
+    for _ in range(2000):
+        arm = bandit.pick()
+        after = objective - objective // 100 if arm == 0 else objective
+        bandit.update(arm, objective, after, costs[arm])
+        objective, explored[arm] = after, explored[arm] + costs[arm]
+    slow_steps = bandit.steps[2] - 1  # beside its first try
+    assert 0 < slow_steps < 0.15 * (bandit.steps[1] + bandit.steps[2])
+    assert 0.3 < explored[2] / explored[1] < 3
+    assert bandit.steps[0] > 0.85 * bandit.steps.sum()
+
+
 def test_a_stalled_strategy_gives_way():
     """An arm that stops gaining loses its lead to one that still gains, however slowly."""
     bandit = StrategyBandit(2, np.random.default_rng(2))

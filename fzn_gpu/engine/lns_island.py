@@ -142,7 +142,14 @@ class StrategyBandit:
     of that strategy, so a strategy that has stalled gives way, and is tried again once the
     others stall too. Counting improving steps instead favoured quick strategies with small
     gains: on a GPU alone, two-exchange's many 1 % steps over complete exploration's fewer,
-    far larger ones (docs/BENCHMARKS.md, the default engines on a GPU alone)."""
+    far larger ones (docs/BENCHMARKS.md, the default engines on a GPU alone).
+
+    The arm explored at random is drawn in inverse proportion to its recent seconds a step,
+    so that exploring gives each arm about the same time, not the same steps: a strategy
+    whose steps run to the cut-off (ICM walking a big model's hundreds of released positions
+    on a GPU, a launch each) drawn as often as one of a single short launch took a third of a
+    GPU island's run on coins grid 31 for no gain (docs/BENCHMARKS.md, LNS exploration
+    weighed by time)."""
 
     DECAY = 0.8
     EXPLORE = 0.1
@@ -154,20 +161,28 @@ class StrategyBandit:
         self.seconds = np.zeros(arms)
         self.steps = np.zeros(arms, dtype=np.int64)
         self.improving = np.zeros(arms, dtype=np.int64)
+        self.recent = np.zeros(arms)  # steps, decaying as the gains and the seconds do
 
     def pick(self) -> int:
         untried = np.flatnonzero(self.steps == 0)
         if len(untried):
             return int(untried[0])
         if self.rng.random() < self.EXPLORE:
-            return int(self.rng.integers(len(self.steps)))
+            return self._explore()
         return int(np.argmax((self.gains + self.PRIOR) / np.maximum(self.seconds, 1e-4)))
+
+    def _explore(self) -> int:
+        """An arm drawn with a weight of one over its recent mean seconds a step."""
+        mean = self.seconds / np.maximum(self.recent, 1e-9)
+        weight = 1.0 / np.maximum(mean, 1e-4)
+        return int(self.rng.choice(len(weight), p=weight / weight.sum()))
 
     def update(self, arm: int, before: int, after: int, seconds: float) -> None:
         """A step of `arm` from objective `before` (minimised) to `after` in `seconds`."""
         gain = max(0, before - after) / max(1, abs(before))
         self.gains[arm] = self.DECAY * self.gains[arm] + gain
         self.seconds[arm] = self.DECAY * self.seconds[arm] + seconds
+        self.recent[arm] = self.DECAY * self.recent[arm] + 1
         self.steps[arm] += 1
         self.improving[arm] += gain > 0
 
