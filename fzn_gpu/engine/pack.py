@@ -407,7 +407,8 @@ def max_levels(sg_ptr, sg_var, sg_sel, span, has_bits, random_possible: bool, de
 
 def search_plan(model: Model, opts: SolveOptions):
     """Groups of (variables, var selection, value selection, precision) in order: the
-    annotations (unless -f), then every other FD variable (first_fail, indomain_min), then an
+    annotations (unless -f), then every other FD variable (first_fail; indomain_min where its
+    domain has a bitmap, then the wide ones by indomain_split), then an
     objective that none of these names, towards better values (as Gecode does): a maximised
     variable that nothing bounds is labelled with its largest value at once, not raised one
     solution at a time; then the Aux variables that propagation left open (input_order;
@@ -461,7 +462,14 @@ def search_plan(model: Model, opts: SolveOptions):
     last = obj >= 0 and searchable[obj] and not seen[obj]
     if last:
         seen[obj] = True
-    add(np.nonzero(searchable & ~seen & ~V.is_aux)[0], "first_fail", val_select_code("indomain_min"))
+    # decision variables: by value where their domain has a bitmap, by halves where it is
+    # bounds only: labelled by value from its lower bound, a wide variable that only a few
+    # values fit (whatever propagation leaves of a -10^9..10^9 that an element's index ties
+    # to a narrow result) took a node a value, billions, where halves find them in 31 levels
+    small = (V.ub - V.lb) < BITMAP_MAX_SPAN
+    decision = searchable & ~seen & ~V.is_aux
+    add(np.nonzero(decision & small)[0], "first_fail", val_select_code("indomain_min"))
+    add(np.nonzero(decision & ~small)[0], "first_fail", val_select_code("indomain_split"))
     # set variables: the smallest undecided element in
     add(np.nonzero(sets_open & ~seen)[0], "input_order", set_val_select_code("indomain_min"))
     if last:
@@ -469,7 +477,6 @@ def search_plan(model: Model, opts: SolveOptions):
         add([obj], "input_order", val_select_code(better))
     # Aux variables left open by propagation: by value on small domains, by halves on large ones
     aux = searchable & ~seen & V.is_aux
-    small = (V.ub - V.lb) < BITMAP_MAX_SPAN
     add(np.nonzero(aux & small)[0], "input_order", val_select_code("indomain_min"))
     add(np.nonzero(aux & ~small)[0], "input_order", val_select_code("indomain_split"))
     # float variables: an objective towards better values, the decision ones, then the Aux ones
