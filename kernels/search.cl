@@ -51,11 +51,14 @@ inline void put_path(__global int *rec, int emit_stride, __global const int *pat
 // A path at the emission frontier becomes a sub-search space of its own.
 // A frontier path, with the phase's index of the path it extends last (a search emits its
 // frontier left to right: the host puts the records back in tree order by source and index).
-inline void emit_path(__global volatile int *ctrl, __global int *emit, int emit_cap, int emit_stride,
+// False where the frontier overflowed: the host drops such a pass whole (it widens the
+// frontier or searches the pass's paths as they are), so the work-item stops there.
+inline bool emit_path(__global volatile int *ctrl, __global int *emit, int emit_cap, int emit_stride,
                       __global const int *path, int plen, int source) {
     int idx = atomic_inc(&ctrl[C_EMIT]);
-    if (idx >= emit_cap) { atomic_or(&ctrl[C_OVERFLOW], 1); return; }
+    if (idx >= emit_cap) { atomic_or(&ctrl[C_OVERFLOW], 1); return false; }
     put_path(emit + (long)idx * emit_stride, emit_stride, path, plen, source);
+    return true;
 }
 
 // A level's right branch given away as record `rec` (a donation, or part of a hand-over): the
@@ -368,7 +371,7 @@ __kernel void search(
         }
         if (status == S_BRANCH) {
             if (emitting && (depth >= cutoff || plen + 2 > pcap)) {
-                emit_path(ctrl, emit, emit_cap, emit_stride, path, plen, st[ST_SUB]);
+                if (!emit_path(ctrl, emit, emit_cap, emit_stride, path, plen, st[ST_SUB])) { status = S_DONE; break; }
                 status = S_BACKTRACK;
                 continue;
             }
@@ -401,7 +404,7 @@ __kernel void search(
             }
 #ifdef FZN_FLOATS
             if (emitting && op == OP_FPOINT) {       // a point and its box stay in one sub-search space
-                emit_path(ctrl, emit, emit_cap, emit_stride, path, plen, st[ST_SUB]);
+                if (!emit_path(ctrl, emit, emit_cap, emit_stride, path, plen, st[ST_SUB])) { status = S_DONE; break; }
                 status = S_BACKTRACK;
                 continue;
             }

@@ -568,9 +568,10 @@ __kernel void search_group(
         }
         if (status == S_BRANCH) {
             if (emitting && (depth >= cutoff || plen + 2 > rcap)) {
+                int full = 0;
                 if (lid == 0) {
                     int idx = atomic_inc(&ctrl[C_EMIT]);
-                    if (idx >= emit_cap) atomic_or(&ctrl[C_OVERFLOW], 1);
+                    if (idx >= emit_cap) { atomic_or(&ctrl[C_OVERFLOW], 1); full = 1; }
                     else {
                         __global int *rec = emit + (long)idx * emit_stride;
                         rec[0] = plen;
@@ -578,6 +579,11 @@ __kernel void search_group(
                         rec[emit_stride - 1] = st[ST_SUB];     // its source: the host sorts by it
                     }
                 }
+                // A pass whose frontier overflowed is dropped whole (the host widens it or
+                // searches its paths as they are), so the group stops: going on walked the rest
+                // of the pass for nothing, and where right branches are compacted a bounds-only
+                // domain labelled by value was walked one value at a time to its end.
+                if (share(ctl, L_BCAST, full, lid)) { status = S_DONE; break; }
                 status = S_BACKTRACK;
                 continue;
             }
