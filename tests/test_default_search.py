@@ -59,3 +59,22 @@ def test_a_wide_variable_that_few_values_fit_is_found_and_the_search_ends():
     assert {(s["x0"], s["x4"]) for s in found} == {(3, 3), (4, 4)}
     found, outcome = solve_text(WIDE.replace("SOLVE", "maximize x4"), time_limit_ms=30000)
     assert outcome.complete and found[-1]["x4"] == 4
+
+
+# x in 1..3 by two reified bounds (b <-> x >= 1, b <-> x <= 3), which bound nothing until b is
+# decided: labelled by value from its better end, the objective crept through 10^9 failing
+# values (a fuzzer's model of this shape: seed 32529)
+TIED = """var -1000000000..1000000000: x :: output_var;
+var bool: b :: output_var :: is_defined_var;
+constraint int_lin_le_reif([-1], [x], -1, b) :: defines_var(b);
+constraint int_lin_le_reif([1], [x], 3, b);
+solve SOLVE x;
+"""
+
+
+def test_a_wide_objective_is_split_towards_better_values(kernel):
+    for sense, halves, best in (("minimize", "indomain_split", 1), ("maximize", "indomain_reverse_split", 3)):
+        text = TIED.replace("SOLVE", sense)
+        assert (["x"], var_select_code("input_order"), val_select_code(halves)) in plan_of(text)
+        found, outcome = solve_text(text, time_limit_ms=30000)
+        assert outcome.complete and found[-1]["x"] == best, (sense, outcome)

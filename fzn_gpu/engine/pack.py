@@ -409,9 +409,9 @@ def search_plan(model: Model, opts: SolveOptions):
     """Groups of (variables, var selection, value selection, precision) in order: the
     annotations (unless -f), then every other FD variable (first_fail; indomain_min where its
     domain has a bitmap, then the wide ones by indomain_split), then an
-    objective that none of these names, towards better values (as Gecode does): a maximised
-    variable that nothing bounds is labelled with its largest value at once, not raised one
-    solution at a time; then the Aux variables that propagation left open (input_order;
+    objective that none of these names, towards better values (as Gecode does; by halves, the
+    better first, on a bounds-only domain): a maximised variable that nothing bounds is
+    labelled with its largest value at once, not raised one solution at a time; then the Aux variables that propagation left open (input_order;
     indomain_min on small domains, indomain_split on large ones); last the float variables no
     float_search names (split to floats.DEFAULT_PRECISION of their magnitude): a float objective first, towards
     better values, so that branch and bound halves the objective's range rather than creeping
@@ -473,8 +473,15 @@ def search_plan(model: Model, opts: SolveOptions):
     # set variables: the smallest undecided element in
     add(np.nonzero(sets_open & ~seen)[0], "input_order", set_val_select_code("indomain_min"))
     if last:
+        # towards better values: on a bounds-only domain by halves, the better half first, as
+        # its best values one at a time crept on for as long as they failed (a minimised
+        # -10^9..10^9 that reified bounds tie to -3..-1: a billion values from -10^9)
         seen[obj] = False
-        add([obj], "input_order", val_select_code(better))
+        if small[obj]:
+            add([obj], "input_order", val_select_code(better))
+        else:
+            halves = "indomain_split" if better == "indomain_min" else "indomain_reverse_split"
+            add([obj], "input_order", val_select_code(halves))
     # Aux variables left open by propagation: by value on small domains, by halves on large ones
     aux = searchable & ~seen & V.is_aux
     add(np.nonzero(aux & small)[0], "input_order", val_select_code("indomain_min"))
