@@ -408,10 +408,11 @@ def max_levels(sg_ptr, sg_var, sg_sel, span, has_bits, random_possible: bool, de
 def search_plan(model: Model, opts: SolveOptions):
     """Groups of (variables, var selection, value selection, precision) in order: the
     annotations (unless -f), then every other FD variable (first_fail; indomain_min where its
-    domain has a bitmap, then the wide ones by indomain_split), then an
-    objective that none of these names, towards better values (as Gecode does; by halves, the
-    better first, on a bounds-only domain): a maximised variable that nothing bounds is
-    labelled with its largest value at once, not raised one solution at a time; then the Aux variables that propagation left open (input_order;
+    domain has a bitmap, then the wide ones by indomain_split), then an objective that none
+    of these names, towards better values (as Gecode does; by halves, the better first, on a
+    bounds-only domain): a maximised variable that nothing bounds is labelled with its
+    largest value at once, not raised one solution at a time; then the Aux variables that
+    propagation left open (input_order;
     indomain_min on small domains, indomain_split on large ones); last the float variables no
     float_search names (split to floats.DEFAULT_PRECISION of their magnitude): a float objective first, towards
     better values, so that branch and bound halves the objective's range rather than creeping
