@@ -463,30 +463,25 @@ def search_plan(model: Model, opts: SolveOptions):
     last = obj >= 0 and searchable[obj] and not seen[obj]
     if last:
         seen[obj] = True
-    # decision variables: by value where their domain has a bitmap, by halves where it is
-    # bounds only: labelled by value from its lower bound, a wide variable that only a few
-    # values fit (whatever propagation leaves of a -10^9..10^9 that an element's index ties
-    # to a narrow result) took a node a value, billions, where halves find them in 31 levels
     small = (V.ub - V.lb) < BITMAP_MAX_SPAN
-    decision = searchable & ~seen & ~V.is_aux
-    add(np.nonzero(decision & small)[0], "first_fail", val_select_code("indomain_min"))
-    add(np.nonzero(decision & ~small)[0], "first_fail", val_select_code("indomain_split"))
+
+    def add_by_width(mask: np.ndarray, var_select: str, by_value: str, by_halves: str) -> None:
+        """The variables of `mask` whose domain has a bitmap, labelled by value, then the
+        bounds-only ones, by halves: labelled by value from a bound, a wide variable that only
+        a few values fit took a node a value, billions (a -10^9..10^9 that an element's index
+        or reified bounds tie to a few values)."""
+        add(np.nonzero(mask & small)[0], var_select, val_select_code(by_value))
+        add(np.nonzero(mask & ~small)[0], var_select, val_select_code(by_halves))
+
+    add_by_width(searchable & ~seen & ~V.is_aux, "first_fail", "indomain_min", "indomain_split")
     # set variables: the smallest undecided element in
     add(np.nonzero(sets_open & ~seen)[0], "input_order", set_val_select_code("indomain_min"))
-    if last:
-        # towards better values: on a bounds-only domain by halves, the better half first, as
-        # its best values one at a time crept on for as long as they failed (a minimised
-        # -10^9..10^9 that reified bounds tie to -3..-1: a billion values from -10^9)
+    if last:  # towards better values: by halves, the better half first, on a bounds-only domain
         seen[obj] = False
-        if small[obj]:
-            add([obj], "input_order", val_select_code(better))
-        else:
-            halves = "indomain_split" if better == "indomain_min" else "indomain_reverse_split"
-            add([obj], "input_order", val_select_code(halves))
-    # Aux variables left open by propagation: by value on small domains, by halves on large ones
-    aux = searchable & ~seen & V.is_aux
-    add(np.nonzero(aux & small)[0], "input_order", val_select_code("indomain_min"))
-    add(np.nonzero(aux & ~small)[0], "input_order", val_select_code("indomain_split"))
+        halves = "indomain_split" if better == "indomain_min" else "indomain_reverse_split"
+        add_by_width(np.arange(len(V)) == obj, "input_order", better, halves)
+    # Aux variables left open by propagation
+    add_by_width(searchable & ~seen & V.is_aux, "input_order", "indomain_min", "indomain_split")
     # float variables: an objective towards better values, the decision ones, then the Aux ones
     # (each a function of the others, so settled to a coarser width: the checker's need)
     if obj >= 0 and floats_open[obj] and not seen[obj]:
