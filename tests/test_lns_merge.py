@@ -55,9 +55,11 @@ def test_the_chain_is_the_greedy_disjoint_one_best_first():
     rng = stable_rng("merge chain")
     np_rng = np.random.default_rng(rng.randrange(2**32))
     for _ in range(300):
-        n, m = rng.randint(1, 12), rng.randint(0, 30)
+        n, m = rng.randint(1, 12), rng.choice([rng.randint(0, 30), rng.randint(100, 600)])
         base = np_rng.integers(0, 3, n)
         found = np.where(np_rng.random((m, n)) < rng.random(), np_rng.integers(0, 3, (m, n)), base[None, :])
+        if m and rng.random() < 0.5:  # many repeats of a few rows, as a GPU step's neighbourhoods meet
+            found = found[np_rng.integers(0, min(m, rng.randint(1, 8)), m)]
         if m and rng.random() < 0.3:
             found[rng.randrange(m)] = base  # a row that changes nothing
         objectives = np_rng.integers(-5, 5, m)

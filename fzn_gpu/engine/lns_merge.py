@@ -26,20 +26,46 @@ def disjoint_chain(base: np.ndarray, found: np.ndarray, objectives: np.ndarray, 
     lower better): the best row, then greedily each next-best one whose changes against
     `base` touch none of the positions the rows chosen before it change. Identical rows count
     once, rows equal to `base` never; the best `most` distinct rows are looked at."""
-    changed = found != base[None, :]
-    useful = np.flatnonzero(changed.any(axis=1))
-    if len(useful) == 0:
+    order = np.argsort(objectives, kind="stable")
+    useful: list[int] = []
+    seen: set[bytes] = set()
+    # in objective order, a chunk at a time until `most` are found: a GPU step's rows are every
+    # neighbourhood's improvements (tens of thousands), and comparing and deduplicating them
+    # all (np.unique over rows) took longer than the step's kernel (docs/BENCHMARKS.md, the
+    # host's part of a GPU island's merges)
+    start, size = 0, 2 * most
+    while start < len(order) and len(useful) < most:
+        chunk = order[start : start + size]
+        moved = chunk[(found[chunk] != base[None, :]).any(axis=1)]
+        # the first row of each distinct hash in the chunk (rows equal to one before it share
+        # its hash), then the rows themselves compared: the loop takes distinct rows only
+        _, first = np.unique(_row_hashes(found[moved]), return_index=True)
+        for i in moved[np.sort(first)].tolist():
+            key = found[i].tobytes()
+            if key not in seen:
+                seen.add(key)
+                useful.append(i)
+                if len(useful) == most:
+                    break
+        start, size = start + size, 2 * size
+    if not useful:
         return np.zeros(0, dtype=np.int64)
-    useful = useful[np.argsort(objectives[useful], kind="stable")]
-    _, first = np.unique(found[useful], axis=0, return_index=True)
-    useful = useful[np.sort(first)][:most]
+    changed = found[useful] != base[None, :]
     taken = np.zeros(len(base), dtype=bool)
     chain = []
-    for i in useful:  # at most `most` rows: the step's improvements, not its work-items
-        if not (changed[i] & taken).any():
-            taken |= changed[i]
+    for row, i in enumerate(useful):  # at most `most` rows: the step's improvements, not its work-items
+        if not (changed[row] & taken).any():
+            taken |= changed[row]
             chain.append(i)
     return np.asarray(chain, dtype=np.int64)
+
+
+def _row_hashes(rows: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each row (equal rows, equal hashes): the values times fixed odd
+    multipliers, summed with wrap-around."""
+    mult = np.random.default_rng(0).integers(1, 2**62, rows.shape[1], dtype=np.int64) | 1
+    with np.errstate(over="ignore"):
+        return (rows.astype(np.int64) * mult[None, :]).sum(axis=1)
 
 
 def prefix_merges(start: np.ndarray, base: np.ndarray, found: np.ndarray, chain: np.ndarray) -> np.ndarray:
