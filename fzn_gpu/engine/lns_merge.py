@@ -63,8 +63,7 @@ def disjoint_chain(base: np.ndarray, found: np.ndarray, objectives: np.ndarray, 
 def _row_hashes(rows: np.ndarray) -> np.ndarray:
     """A 64-bit hash of each row (equal rows, equal hashes): the values times fixed odd
     multipliers, summed with wrap-around."""
-    mult: np.ndarray = np.random.default_rng(0).integers(1, 2**62, rows.shape[1], dtype=np.int64)
-    mult |= 1
+    mult = np.asarray(np.random.default_rng(0).integers(1, 2**62, size=rows.shape[1]), dtype=np.int64) | 1
     with np.errstate(over="ignore"):
         return (rows.astype(np.int64) * mult[None, :]).sum(axis=1)
 
