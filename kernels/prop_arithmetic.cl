@@ -113,6 +113,26 @@ PROPAGATOR_FN bool prop_div(Ctx *x, int a, int b, int c) {
     return true;
 }
 
+// The least v >= lo whose truncated remainder by a divisor of magnitude dd >= 1 lies in
+// [cl, cu] (LONG_MAX: none). A remainder has its dividend's sign or is 0 and repeats with
+// period dd on either side of 0, so the answer is found from lo's own remainder: where the
+// remainders of one sign all miss [cl, cu], the bound jumps the whole side at once (a bound
+// moved one value at a time took billions of passes over a 32-bit domain).
+inline long mod_next_support(long lo, long dd, long cl, long cu) {
+    if (lo < 0) {   // v = -w, w >= 1: its remainder is -(w % dd); the least v is the largest w <= -lo
+        long sl = -min(cu, 0L), su = -max(cl, -(dd - 1));
+        if (sl <= su) {
+            long big = -lo, q = big / dd, s0 = big % dd;
+            long w = (s0 >= sl && s0 <= su) ? big : (s0 > su ? q * dd + su : (q - 1) * dd + su);
+            if (w >= 1) return -w;
+        }
+    }
+    long v0 = max(lo, 0L), rl = max(cl, 0L), ru = min(cu, dd - 1);
+    if (rl > ru) return LONG_MAX;
+    long q = v0 / dd, r0 = v0 % dd;
+    return r0 < rl ? q * dd + rl : (r0 <= ru ? v0 : (q + 1) * dd + rl);
+}
+
 PROPAGATOR_FN bool prop_mod(Ctx *x, int a, int b, int c) {
     TRY(remove_value(x, b, 0));
     long m = max(abs((long)dmin(x, b)), abs((long)dmax(x, b)));
@@ -128,6 +148,15 @@ PROPAGATOR_FN bool prop_mod(Ctx *x, int a, int b, int c) {
             for (int v = dmin(x, a); v <= dmax(x, a); ++v)
                 if (contains(x, a, v) && !contains(x, c, (long)v % d)) TRY(remove_value(x, a, v));
         } else {
+            // the bounds first to values whose remainder lies within c's bounds; then value by
+            // value past remainders in c's holes
+            long dd = d < 0 ? -d : d, cl = dmin(x, c), cu = dmax(x, c);
+            long lo = mod_next_support(dmin(x, a), dd, cl, cu);
+            if (lo == LONG_MAX) return false;
+            TRY(set_min(x, a, lo));
+            long hi = mod_next_support(-(long)dmax(x, a), dd, -cu, -cl);   // (-v) % d == -(v % d)
+            if (hi == LONG_MAX) return false;
+            TRY(set_max(x, a, -hi));
             for (int k = 0; k < 1024 && !contains(x, c, (long)dmin(x, a) % d); ++k) TRY(set_min(x, a, (long)dmin(x, a) + 1));
             for (int k = 0; k < 1024 && !contains(x, c, (long)dmax(x, a) % d); ++k) TRY(set_max(x, a, (long)dmax(x, a) - 1));
         }
