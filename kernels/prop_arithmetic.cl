@@ -200,6 +200,9 @@ PROPAGATOR_FN bool prop_minmax(Ctx *x, int a, int b, int c, int is_max) {
         TRY(set_max(x, c, max(dmax(x, a), dmax(x, b))));
         TRY(set_max(x, a, dmax(x, c)));
         TRY(set_max(x, b, dmax(x, c)));
+        // c above what one side can reach: the other is c
+        if (dmax(x, b) < dmin(x, c)) TRY(set_min(x, a, dmin(x, c)));
+        if (dmax(x, a) < dmin(x, c)) TRY(set_min(x, b, dmin(x, c)));
         if (dmax(x, b) < dmin(x, a)) return post_eq(x, a, c);
         if (dmax(x, a) < dmin(x, b)) return post_eq(x, b, c);
     } else {
@@ -207,6 +210,8 @@ PROPAGATOR_FN bool prop_minmax(Ctx *x, int a, int b, int c, int is_max) {
         TRY(set_min(x, c, min(dmin(x, a), dmin(x, b))));
         TRY(set_min(x, a, dmin(x, c)));
         TRY(set_min(x, b, dmin(x, c)));
+        if (dmin(x, b) > dmax(x, c)) TRY(set_max(x, a, dmax(x, c)));
+        if (dmin(x, a) > dmax(x, c)) TRY(set_max(x, b, dmax(x, c)));
         if (dmin(x, b) > dmax(x, a)) return post_eq(x, a, c);
         if (dmin(x, a) > dmax(x, b)) return post_eq(x, b, c);
     }

@@ -171,3 +171,30 @@ def test_a_wide_dividends_bounds_are_supported_by_its_remainder(seed, kernel):
         a = model.vars.names.index("a")
         assert (int(runner.root_lb[a]), int(runner.root_ub[a])) == (least, greatest), text
         assert runner.stats.props < 5000, f"{runner.stats.props} propagations\n{text}"
+
+
+@pytest.mark.parametrize("name", ["int_max", "int_min"])
+def test_min_and_max_of_two_are_bounds_consistent(name, kernel):
+    """int_max(a, b, c) / int_min(a, b, c) over intervals: the root leaves each variable's
+    bounds at the least and greatest values some solution gives it (fails where none exists).
+    c's lower bound above b's upper one makes a at least c's lower bound: without that rule a
+    wide a went unbounded and was labelled value by value (fuzz seed 41018)."""
+    rng = stable_rng(name, "bounds")
+    for _ in range(3 * INSTANCES):
+        domains = {}
+        for v in "abc":
+            lo = rng.randint(-6, 5)
+            domains[v] = list(range(lo, rng.randint(lo, 6) + 1))
+        text = "\n".join(_decl(v, vals) for v, vals in domains.items())
+        text += f"\nconstraint {name}(a, b, c);\nsolve satisfy;\n"
+        solutions = brute_force(text, domains)
+        model, dm, runner = root_propagated(text)
+        if not solutions:
+            assert runner.root_failed, text
+            continue
+        assert not runner.root_failed, text
+        for i, v in enumerate("abc"):
+            k = model.vars.names.index(v)
+            values = [s[i] for s in solutions]
+            got = (int(runner.root_lb[k]), int(runner.root_ub[k]))
+            assert got == (min(values), max(values)), f"{v}: {got}\n{text}"
