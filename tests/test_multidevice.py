@@ -3,12 +3,15 @@ OpenCL sub-devices (FZN_GPU_CPU_SUBDEVICES=2), which must give the same counts a
 one device, and a device that fails (FZN_GPU_FAIL_DEVICE) must lose nothing."""
 
 import re
+import sys
+import threading
 
 import numpy as np
 import pytest
 
 from fzn_gpu.engine.balance import DeviceShare, RunningBlock, WorkPool
 from fzn_gpu.engine.paths import Paths
+from fzn_gpu.engine.threads import SWITCH_INTERVAL_S, run_threads
 from fzn_gpu.kernel_abi import DEC, Op
 
 from test_cli import fzn, queens_by_pairs, run
@@ -267,3 +270,26 @@ def test_a_device_failing_in_the_dive_or_the_root_split_loses_nothing(tmp_path, 
     monkeypatch.setenv("FZN_GPU_FAIL_DEVICE", "0:0")
     r = run("-a", "--check", "--bucket", "off", fzn(tmp_path, QUEENS10))
     assert r.returncode == 0 and r.stdout.count("----------") == 724 and "==========" in r.stdout  # none twice
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"), [(None, SWITCH_INTERVAL_S), ("0.0001", 0.0001), ("soon", SWITCH_INTERVAL_S)]
+)
+def test_device_threads_hand_the_gil_over_quickly_then_the_interval_is_restored(monkeypatch, given, expected):
+    """While device threads run side by side the GIL changes hands within the short interval
+    (FZN_GPU_SWITCH_INTERVAL where it is a number), and the interpreter's own comes back after,
+    also when the run ends in an error."""
+    if given is not None:
+        monkeypatch.setenv("FZN_GPU_SWITCH_INTERVAL", given)
+    before = sys.getswitchinterval()
+    seen: list[float] = []
+    run_threads([threading.Thread(target=lambda: seen.append(sys.getswitchinterval()))], lambda: None)
+    assert seen == [pytest.approx(min(before, expected))]
+    assert sys.getswitchinterval() == before
+
+    def stop() -> None:
+        raise RuntimeError("stopping failed")
+
+    with pytest.raises(RuntimeError):
+        run_threads([threading.Thread(target=lambda: None)], stop)
+    assert sys.getswitchinterval() == before

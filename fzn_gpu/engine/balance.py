@@ -37,6 +37,7 @@ from .faults import DeviceFault, injected_fault
 from .paths import Paths
 from .resplit import DONATE_EACH, idle_wish
 from .runner import _env_int
+from .threads import quick_gil_handover
 
 ALL_AT_ONCE_S = 1.0
 # an idle device this many times faster takes all a busy one has left (FZN_GPU_HAND_OVER_SPEEDUP
@@ -373,10 +374,11 @@ def balance(paths: Paths, shares: list[DeviceShare], search_block, lead_all: boo
             threading.Thread(target=worker, args=(s,), name=f"fzn-gpu device {s.index}", daemon=True) for s in live
         ]
         before = pool.remaining()
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        with quick_gil_handover():
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
         if errors:
             raise errors[0]
         if pool.remaining() and pool.remaining() == before:

@@ -3,8 +3,11 @@ the main thread stays able to take an interrupt."""
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the engines import this module
@@ -12,20 +15,53 @@ if TYPE_CHECKING:  # the engines import this module
     from .interface import Engine
 
 
+# How long a thread that wants the GIL waits before the one running Python must hand it over,
+# while device threads run side by side. A device's thread gives the GIL up at every kernel wait
+# and wants it back the moment its kernel ends; at CPython's 5 ms it then waited for the other
+# island's Python work, up to 5 ms each time, while its device idled (docs/BENCHMARKS.md, the
+# GIL's hand-over beside the CPU island). FZN_GPU_SWITCH_INTERVAL (seconds) sets another.
+SWITCH_INTERVAL_S = 0.0005
+
+
+def switch_interval() -> float:
+    """The GIL hand-over interval while device threads run: FZN_GPU_SWITCH_INTERVAL, else
+    SWITCH_INTERVAL_S."""
+    text = os.environ.get("FZN_GPU_SWITCH_INTERVAL", "").strip()
+    try:
+        value = float(text) if text else SWITCH_INTERVAL_S
+    except ValueError:
+        return SWITCH_INTERVAL_S
+    return value if value > 0 else SWITCH_INTERVAL_S
+
+
+@contextmanager
+def quick_gil_handover() -> Iterator[None]:
+    """While device threads run side by side: the GIL changes hands within switch_interval(),
+    the interpreter's own interval restored after."""
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(min(before, switch_interval()))
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(before)
+
+
 def run_threads(threads: list[threading.Thread], stop: Callable[[], None]) -> None:
     """Start the threads and wait for them all, in short waits so that the main thread takes
     an interrupt (KeyboardInterrupt, raised again after); at the end, and at an interrupt,
-    stop() tells every thread to end at its next slice or step."""
-    for t in threads:
-        t.start()
-    try:
-        while any(t.is_alive() for t in threads):
-            for t in threads:
-                t.join(0.05)
-    finally:
-        stop()
+    stop() tells every thread to end at its next slice or step. While they run, the GIL
+    changes hands quickly (quick_gil_handover)."""
+    with quick_gil_handover():
         for t in threads:
-            t.join()
+            t.start()
+        try:
+            while any(t.is_alive() for t in threads):
+                for t in threads:
+                    t.join(0.05)
+        finally:
+            stop()
+            for t in threads:
+                t.join()
 
 
 def run_engines(engines: dict[str, Engine], deadline: float | None, stop: Callable[[], None]) -> dict[str, Outcome]:
