@@ -17,9 +17,10 @@ if TYPE_CHECKING:  # the engines import this module
 
 # How long a thread that wants the GIL waits before the one running Python must hand it over,
 # while device threads run side by side. A device's thread gives the GIL up at every kernel wait
-# and wants it back the moment its kernel ends; at CPython's 5 ms it then waited for the other
-# island's Python work, up to 5 ms each time, while its device idled (docs/BENCHMARKS.md, the
-# GIL's hand-over beside the CPU island). FZN_GPU_SWITCH_INTERVAL (seconds) sets another.
+# and wants it back as its kernel ends; at CPython's 5 ms it could wait that long each time for
+# the other threads' Python work before it could take the slice's results or launch the next
+# (docs/BENCHMARKS.md, LNS on every device: the interpreter's lock handed over within 0.5 ms).
+# FZN_GPU_SWITCH_INTERVAL (seconds) sets another.
 SWITCH_INTERVAL_S = 0.0005
 
 
