@@ -19,6 +19,7 @@ from .ast import Call, IntList, IntSet
 from .errors import SCALE_DOWN, FznError, Unsupported, nested_too_deeply
 from .kernel_abi import REGULAR_WORDS
 from .model import (
+    INT_LIMIT,
     LNS_STRATEGIES,
     RESTART_KINDS,
     UNBOUNDED,
@@ -447,6 +448,8 @@ class Lowering:
         shape = _global_shape(kind.key, args)
         if shape:
             raise self._error(f"{c.name}: {shape}", fix="regenerate the FlatZinc with `minizinc -c`")
+        if kind.key.startswith(("int_lin_", "bool_lin_")):
+            args[0], args[1] = _repeats_merged(args[0], args[1])
         table = self.tables.get(kind.key)
         if table is None:
             table = self.tables[kind.key] = _TableBuilder(kind)
@@ -606,6 +609,35 @@ def _global_shape(key: str, args: list) -> str | None:
         if not len(args[0]) == len(args[1]) == len(args[2]):
             return "the starts, durations and resource usages differ in length"
     return None
+
+
+def _repeats_merged(coefs, xs: list) -> tuple:
+    """A linear row's terms with each variable once, its coefficients summed (-900*x + -1*x:
+    -901*x), as Gecode posts them. Bounds reasoning takes each term apart, so a variable twice
+    limits itself only through the other term's bound: x >= 0 from -900*x - x <= 1 was
+    x >= -2,386,092, and labelling from there took seconds. The row as given where no variable
+    repeats, or where a sum leaves ±INT_LIMIT (beyond the device's 32-bit values)."""
+    seen: dict[int, int] = {}
+    for x in xs:
+        if isinstance(x, VarRef):
+            seen[x.idx] = seen.get(x.idx, 0) + 1
+    if all(n == 1 for n in seen.values()):
+        return coefs, xs
+    merged: dict[int, int] = {}  # variable -> position of its term in the merged row
+    out_coefs: list[int] = []
+    out_xs: list = []
+    for a, x in zip(coefs, xs):
+        at = merged.get(x.idx) if isinstance(x, VarRef) else None
+        if at is None:
+            if isinstance(x, VarRef):
+                merged[x.idx] = len(out_xs)
+            out_coefs.append(int(a))
+            out_xs.append(x)
+        else:
+            out_coefs[at] += int(a)
+            if abs(out_coefs[at]) > INT_LIMIT:
+                return coefs, xs
+    return out_coefs, out_xs
 
 
 def _word(e) -> str:

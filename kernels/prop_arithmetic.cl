@@ -140,6 +140,14 @@ PROPAGATOR_FN bool prop_mod(Ctx *x, int a, int b, int c) {
     TRY(set_max(x, c, m - 1));
     if (dmin(x, a) >= 0) { TRY(set_min(x, c, 0)); TRY(set_max(x, c, dmax(x, a))); }
     if (dmax(x, a) <= 0) { TRY(set_max(x, c, 0)); TRY(set_min(x, c, dmin(x, a))); }
+    // every divisor larger in magnitude than every dividend: the remainder is the dividend
+    long least_b = dmin(x, b) > 0 ? (long)dmin(x, b) : (dmax(x, b) < 0 ? -(long)dmax(x, b) : 1L);
+    if (least_b > max(abs((long)dmin(x, a)), abs((long)dmax(x, a)))) {
+        TRY(set_min(x, c, dmin(x, a)));
+        TRY(set_max(x, c, dmax(x, a)));
+        TRY(set_min(x, a, dmin(x, c)));
+        TRY(set_max(x, a, dmax(x, c)));
+    }
     if (is_fixed(x, a) && is_fixed(x, b)) TRY(fix(x, c, (long)val(x, a) % (long)val(x, b)));
     if (is_fixed(x, b) && !is_fixed(x, a)) {
         // a keeps only values whose remainder c can take (C's % truncates, as MiniZinc's mod)
