@@ -617,11 +617,8 @@ def _repeats_merged(coefs, xs: list) -> tuple:
     limits itself only through the other term's bound: x >= 0 from -900*x - x <= 1 was
     x >= -2,386,092, and labelling from there took seconds. The row as given where no variable
     repeats, or where a sum leaves ±INT_LIMIT (beyond the device's 32-bit values)."""
-    seen: dict[int, int] = {}
-    for x in xs:
-        if isinstance(x, VarRef):
-            seen[x.idx] = seen.get(x.idx, 0) + 1
-    if all(n == 1 for n in seen.values()):
+    refs = [x.idx for x in xs if isinstance(x, VarRef)]
+    if len(set(refs)) == len(refs):
         return coefs, xs
     merged: dict[int, int] = {}  # variable -> position of its term in the merged row
     out_coefs: list[int] = []

@@ -45,6 +45,25 @@ def root_propagated(text: str):
     return model, dm, runner
 
 
+def assert_root_bounds_are_the_solutions(text: str, domains: dict[str, list[int]], names: str | tuple[str, ...]):
+    """Bounds consistency at the root in the named variables: the root fails exactly where the
+    checker accepts no assignment of `domains`, and otherwise leaves each named variable's
+    bounds at its least and greatest value in some solution. Returns the lowered model."""
+    solutions = brute_force(text, domains)
+    model, dm, runner = root_propagated(text)
+    if not solutions:
+        assert runner.root_failed, text
+        return model
+    assert not runner.root_failed, text
+    order = list(domains)
+    for v in names:
+        k = model.vars.names.index(v)
+        values = [s[order.index(v)] for s in solutions]
+        got = (int(runner.root_lb[k]), int(runner.root_ub[k]))
+        assert got == (min(values), max(values)), f"{v}: {got}\n{text}"
+    return model
+
+
 def root_domains(text: str, names: list[str]) -> dict[str, set[int]] | None:
     """The named variables' domains after the root's propagation (bounds and bitmaps), or None
     where the root fails."""
@@ -187,17 +206,7 @@ def test_min_and_max_of_two_are_bounds_consistent(name, kernel):
             domains[v] = list(range(lo, rng.randint(lo, 6) + 1))
         text = "\n".join(_decl(v, vals) for v, vals in domains.items())
         text += f"\nconstraint {name}(a, b, c);\nsolve satisfy;\n"
-        solutions = brute_force(text, domains)
-        model, dm, runner = root_propagated(text)
-        if not solutions:
-            assert runner.root_failed, text
-            continue
-        assert not runner.root_failed, text
-        for i, v in enumerate("abc"):
-            k = model.vars.names.index(v)
-            values = [s[i] for s in solutions]
-            got = (int(runner.root_lb[k]), int(runner.root_ub[k]))
-            assert got == (min(values), max(values)), f"{v}: {got}\n{text}"
+        assert_root_bounds_are_the_solutions(text, domains, "abc")
 
 
 @pytest.mark.parametrize("name", ["int_lin_le", "int_lin_eq"])
@@ -216,16 +225,8 @@ def test_a_linear_row_naming_a_variable_twice_is_bounds_consistent_in_it(name, k
         text = (
             f"{_decl('x', domain)}\nconstraint {name}({coefs}, [{', '.join('x' * len(coefs))}], {c});\nsolve satisfy;\n"
         )
-        solutions = brute_force(text, {"x": domain})
-        model, dm, runner = root_propagated(text)
+        model = assert_root_bounds_are_the_solutions(text, {"x": domain}, "x")
         assert model.tables[name].row(0)[0] == 1, "the row keeps one term of x"  # [terms, coefs..., ...]
-        if not solutions:
-            assert runner.root_failed, text
-            continue
-        assert not runner.root_failed, text
-        k = model.vars.names.index("x")
-        values = [s[0] for s in solutions]
-        assert (int(runner.root_lb[k]), int(runner.root_ub[k])) == (min(values), max(values)), text
 
 
 @pytest.mark.parametrize("sign", [1, -1])
@@ -245,13 +246,4 @@ def test_a_remainder_by_divisors_larger_than_the_dividend_is_the_dividend(sign, 
         domains = {"a": a, "b": sorted(b), "c": c}
         text = "\n".join(_decl(v, vals) for v, vals in domains.items())
         text += "\nconstraint int_mod(a, b, c);\nsolve satisfy;\n"
-        solutions = brute_force(text, domains)
-        model, dm, runner = root_propagated(text)
-        if not solutions:
-            assert runner.root_failed, text
-            continue
-        assert not runner.root_failed, text
-        for i, v in ((0, "a"), (2, "c")):
-            k = model.vars.names.index(v)
-            values = [s[i] for s in solutions]
-            assert (int(runner.root_lb[k]), int(runner.root_ub[k])) == (min(values), max(values)), f"{v}\n{text}"
+        assert_root_bounds_are_the_solutions(text, domains, "ac")
