@@ -133,6 +133,112 @@ inline long mod_next_support(long lo, long dd, long cl, long cu) {
     return r0 < rl ? q * dd + rl : (r0 <= ru ? v0 : (q + 1) * dd + rl);
 }
 
+// Whether [p, q] (p >= 0) holds a value whose remainder by dd >= 1 is s (0 <= s < dd).
+inline bool mod_range_has(long p, long q, long dd, long s) {
+    return p <= q && p + ((s - p % dd) % dd + dd) % dd <= q;
+}
+
+// Whether some v in [lo, hi] has v % dd == r under C's truncating %, as MiniZinc's mod: a
+// positive remainder comes from a positive v, a negative one from a negative v, 0 from either.
+inline bool mod_interval_supports(long lo, long hi, long dd, long r) {
+    return (r >= 0 && mod_range_has(max(lo, 0L), hi, dd, r)) || (r <= 0 && mod_range_has(max(-hi, 0L), -lo, dd, -r));
+}
+
+// The values of a that a divisor of magnitude dd can leave as remainders lie in
+// [*rmin, *rmax]: all of each sign a has, or, where a's bounds lie in one period of one sign,
+// those of its bounds.
+inline void mod_remainder_range(long lo, long hi, long dd, long *rmin, long *rmax) {
+    *rmin = lo >= 0 ? 0 : -min(dd - 1, -lo);
+    *rmax = hi <= 0 ? 0 : min(dd - 1, hi);
+    if ((lo >= 0 || hi <= 0) && lo / dd == hi / dd) { *rmin = lo % dd; *rmax = hi % dd; }
+}
+
+// Removes from a (within [lo, hi]) every value whose remainder by dd is r.
+inline bool mod_remove_remainder(Ctx *x, int a, long lo, long hi, long dd, long r) {
+    if (r >= 0) {   // v >= 0 (v >= 1 for r > 0)
+        long p = max(lo, r == 0 ? 0L : 1L);
+        for (long v = p + ((r - p % dd) % dd + dd) % dd; v <= hi; v += dd)
+            if (contains(x, a, v)) TRY(remove_value(x, a, (int)v));
+    }
+    if (r <= 0) {   // v = -w <= 0 with w % dd == -r
+        long p = max(-hi, r == 0 ? 0L : 1L);
+        for (long w = p + ((-r - p % dd) % dd + dd) % dd; w <= -lo; w += dd)
+            if (contains(x, a, -w)) TRY(remove_value(x, a, (int)-w));
+    }
+    return true;
+}
+
+// a (a bitmap) keeps only values whose remainder by d lies in c. Where c is an interval the
+// remainders it lacks are few or none: nothing to do when it holds every remainder a can
+// leave, else each lacking remainder's values are removed, a period apart, when that is
+// shorter than a walk over a's values. The walk, at every wake-up of each of hundreds of
+// int_mod rows sharing a dividend of 1..1000, was most of a model's search
+// (divisors_ending_in_0_to_9).
+inline bool mod_prune_dividend(Ctx *x, int a, long d, int c) {
+    long dd = d < 0 ? -d : d, lo = dmin(x, a), hi = dmax(x, a), rmin, rmax;
+    mod_remainder_range(lo, hi, dd, &rmin, &rmax);
+    long cl = dmin(x, c), cu = dmax(x, c);
+    if (dsize(x, c) == cu - cl + 1) {
+        long lacking = max(0L, min(cl, rmax + 1) - rmin) + max(0L, rmax - max(cu, rmin - 1));
+        if (lacking * ((hi - lo) / dd + 1) < hi - lo + 1) {
+            for (long r = rmin; r <= rmax && r < cl; ++r) TRY(mod_remove_remainder(x, a, lo, hi, dd, r));
+            for (long r = max(cu + 1, rmin); r <= rmax; ++r) TRY(mod_remove_remainder(x, a, lo, hi, dd, r));
+            return true;
+        }
+    }
+    for (int v = lo; v <= hi; ++v)
+        if (contains(x, a, v) && !contains(x, c, (long)v % d)) TRY(remove_value(x, a, v));
+    return true;
+}
+
+// Whether a holds, within [lo, hi], a value whose remainder by dd is r: its candidates lie a
+// period apart.
+inline bool mod_has_support(Ctx *x, int a, long lo, long hi, long dd, long r) {
+    if (r >= 0) {
+        long p = max(lo, r == 0 ? 0L : 1L);
+        for (long v = p + ((r - p % dd) % dd + dd) % dd; v <= hi; v += dd)
+            if (contains(x, a, v)) return true;
+    }
+    if (r <= 0) {
+        long p = max(-hi, r == 0 ? 0L : 1L);
+        for (long w = p + ((-r - p % dd) % dd + dd) % dd; w <= -lo; w += dd)
+            if (contains(x, a, -w)) return true;
+    }
+    return false;
+}
+
+// c (a bitmap) keeps only remainders by d that a value of a leaves. An interval a answers by
+// arithmetic: each sign's part a period wide or empty leaves every remainder c's bounds allow;
+// under a period of one sign the remainders run from lo's to hi's, wrapping once where hi's
+// is the smaller, and the values between lack support; else a test per value of c. Otherwise
+// each value of c looks for a support a period apart, where that (or the walk it replaces,
+// every value of a for each of c) stays under 65,536 steps.
+inline bool mod_prune_remainder(Ctx *x, int a, long d, int c) {
+    if (!has_bits(x, c)) return true;
+    long dd = d < 0 ? -d : d, lo = dmin(x, a), hi = dmax(x, a), cl = dmin(x, c), cu = dmax(x, c);
+    if (dsize(x, a) == hi - lo + 1) {
+        if ((hi < 0 || hi - max(lo, 0L) + 1 >= dd) && (lo > 0 || min(hi, 0L) - lo + 1 >= dd)) return true;
+        if ((lo >= 0 || hi <= 0) && hi - lo + 1 < dd) {
+            long r1 = lo % dd, r2 = hi % dd;
+            if (r1 <= r2) {
+                TRY(set_min(x, c, r1));
+                return set_max(x, c, r2);
+            }
+            for (long r = max(r2 + 1, cl); r < r1 && r <= cu; ++r)
+                if (contains(x, c, r)) TRY(remove_value(x, c, (int)r));
+            return true;
+        }
+        if (cu - cl > 65536) return true;
+        for (long r = cl; r <= cu; ++r)
+            if (contains(x, c, r) && !mod_interval_supports(lo, hi, dd, r)) TRY(remove_value(x, c, (int)r));
+        return true;
+    }
+    if ((cu - cl) * ((hi - lo) / dd + 1) > 65536 && (cu - cl) * (hi - lo) > 65536) return true;
+    for (long r = cl; r <= cu; ++r)
+        if (contains(x, c, r) && !mod_has_support(x, a, lo, hi, dd, r)) TRY(remove_value(x, c, (int)r));
+    return true;
+}
+
 PROPAGATOR_FN bool prop_mod(Ctx *x, int a, int b, int c) {
     TRY(remove_value(x, b, 0));
     long m = max(abs((long)dmin(x, b)), abs((long)dmax(x, b)));
@@ -153,8 +259,7 @@ PROPAGATOR_FN bool prop_mod(Ctx *x, int a, int b, int c) {
         // a keeps only values whose remainder c can take (C's % truncates, as MiniZinc's mod)
         long d = val(x, b);
         if (has_bits(x, a)) {
-            for (int v = dmin(x, a); v <= dmax(x, a); ++v)
-                if (contains(x, a, v) && !contains(x, c, (long)v % d)) TRY(remove_value(x, a, v));
+            TRY(mod_prune_dividend(x, a, d, c));
         } else {
             // the bounds first to values whose remainder lies within c's bounds; then value by
             // value past remainders in c's holes
@@ -168,14 +273,7 @@ PROPAGATOR_FN bool prop_mod(Ctx *x, int a, int b, int c) {
             for (int k = 0; k < 1024 && !contains(x, c, (long)dmin(x, a) % d); ++k) TRY(set_min(x, a, (long)dmin(x, a) + 1));
             for (int k = 0; k < 1024 && !contains(x, c, (long)dmax(x, a) % d); ++k) TRY(set_max(x, a, (long)dmax(x, a) - 1));
         }
-        if (has_bits(x, a) && has_bits(x, c) && (long)(dmax(x, a) - dmin(x, a)) * (dmax(x, c) - dmin(x, c)) <= 65536) {
-            for (int r = dmin(x, c); r <= dmax(x, c); ++r) {
-                if (!contains(x, c, r)) continue;
-                bool support = false;
-                for (int v = dmin(x, a); v <= dmax(x, a) && !support; ++v) support = contains(x, a, v) && (long)v % d == r;
-                if (!support) TRY(remove_value(x, c, r));
-            }
-        }
+        TRY(mod_prune_remainder(x, a, d, c));
     }
     return true;
 }

@@ -144,3 +144,16 @@ def test_bool_constants_are_fixed():
             assert V.lb[v] == V.ub[v]
     t = V.names.index("t")
     assert V.lb[t] == V.ub[t] == 1
+
+
+@pytest.mark.parametrize("xs", ["[x, y, x]", "[y, 3, x, 3]"])
+def test_all_different_naming_a_variable_or_constant_twice_is_the_empty_clause(xs):
+    m = low(f"var 1..3: x;\nvar -2147483646..2147483646: y;\nconstraint fzn_all_different_int({xs});\nsolve satisfy;\n")
+    assert "fzn_all_different_int" not in m.tables
+    assert m.tables["bool_clause"].row(0).tolist() == [0, 0]  # no positive, no negative literal
+
+
+def test_all_different_of_distinct_variables_stays():
+    m = low("var 1..3: x;\nvar 1..3: y;\nconstraint fzn_all_different_int([x, y, 2]);\nsolve satisfy;\n")
+    assert "bool_clause" not in m.tables
+    assert m.tables["fzn_all_different_int"].row(0)[0] == 3
