@@ -233,7 +233,7 @@ inline bool mod_prune_remainder(Ctx *x, int a, long d, int c) {
             if (contains(x, c, r) && !mod_interval_supports(lo, hi, dd, r)) TRY(remove_value(x, c, (int)r));
         return true;
     }
-    if ((cu - cl) * ((hi - lo) / dd + 1) > 65536 && (cu - cl) * (hi - lo) > 65536) return true;
+    if (cu - cl > 65536 || ((cu - cl) * ((hi - lo) / dd + 1) > 65536 && (cu - cl) * (hi - lo) > 65536)) return true;
     for (long r = cl; r <= cu; ++r)
         if (contains(x, c, r) && !mod_has_support(x, a, lo, hi, dd, r)) TRY(remove_value(x, c, (int)r));
     return true;
