@@ -618,6 +618,8 @@ def _repeats(xs: list) -> bool:
     for no assignment, yet a propagator that takes its places apart fails only once that
     variable is fixed: fuzz seed 51452 (all_different([x1, x2, x2, x2]), x1 over 32 bits
     labelled first) ran out of time where Gecode fails at once."""
+    if not all(isinstance(x, (VarRef, int)) for x in xs):  # malformed: said where it is encoded
+        return False
     keys = [("v", x.idx) if isinstance(x, VarRef) else ("c", x) for x in xs]
     return len(set(keys)) < len(keys)
 
