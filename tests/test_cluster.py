@@ -357,9 +357,11 @@ def test_lns_islands_run_on_every_worker_and_share_the_incumbent(tmp_path, clust
 
     from test_cli import LIMIT_SLACK_S
 
+    # 15 s: each worker builds its kernel at its first launch, seconds on two busy cores with
+    # PoCL's cache empty (a fresh CI machine), before its dive can find a first solution
     t = time.monotonic()
-    r = run("--cluster", cluster, "--engine", "lns", "-t", "6000", "-s", "--check", fzn(tmp_path, KNAPSACK, "k.fzn"))
-    assert time.monotonic() - t < 6.0 + LIMIT_SLACK_S
+    r = run("--cluster", cluster, "--engine", "lns", "-t", "15000", "-s", "--check", fzn(tmp_path, KNAPSACK, "k.fzn"))
+    assert time.monotonic() - t < 15.0 + LIMIT_SLACK_S
     assert r.returncode == 0 and "==========" not in r.stdout, r.stderr
     assert stat(r.stdout, "objective") is not None and int(stat(r.stdout, "objective")) <= 41
     steps = [int(stat(r.stdout, f"w{i}_lnsSteps") or 0) for i in (0, 1)]
