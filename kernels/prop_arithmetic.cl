@@ -133,10 +133,11 @@ inline long mod_next_support(long lo, long dd, long cl, long cu) {
     return r0 < rl ? q * dd + rl : (r0 <= ru ? v0 : (q + 1) * dd + rl);
 }
 
+// The least v >= p (p >= 0) whose remainder by dd >= 1 is s (0 <= s < dd).
+inline long mod_first_from(long p, long dd, long s) { return p + ((s - p % dd) % dd + dd) % dd; }
+
 // Whether [p, q] (p >= 0) holds a value whose remainder by dd >= 1 is s (0 <= s < dd).
-inline bool mod_range_has(long p, long q, long dd, long s) {
-    return p <= q && p + ((s - p % dd) % dd + dd) % dd <= q;
-}
+inline bool mod_range_has(long p, long q, long dd, long s) { return p <= q && mod_first_from(p, dd, s) <= q; }
 
 // Whether some v in [lo, hi] has v % dd == r under C's truncating %, as MiniZinc's mod: a
 // positive remainder comes from a positive v, a negative one from a negative v, 0 from either.
@@ -157,12 +158,12 @@ inline void mod_remainder_range(long lo, long hi, long dd, long *rmin, long *rma
 inline bool mod_remove_remainder(Ctx *x, int a, long lo, long hi, long dd, long r) {
     if (r >= 0) {   // v >= 0 (v >= 1 for r > 0)
         long p = max(lo, r == 0 ? 0L : 1L);
-        for (long v = p + ((r - p % dd) % dd + dd) % dd; v <= hi; v += dd)
+        for (long v = mod_first_from(p, dd, r); v <= hi; v += dd)
             if (contains(x, a, v)) TRY(remove_value(x, a, (int)v));
     }
     if (r <= 0) {   // v = -w <= 0 with w % dd == -r
         long p = max(-hi, r == 0 ? 0L : 1L);
-        for (long w = p + ((-r - p % dd) % dd + dd) % dd; w <= -lo; w += dd)
+        for (long w = mod_first_from(p, dd, -r); w <= -lo; w += dd)
             if (contains(x, a, -w)) TRY(remove_value(x, a, (int)-w));
     }
     return true;
@@ -196,12 +197,12 @@ inline bool mod_prune_dividend(Ctx *x, int a, long d, int c) {
 inline bool mod_has_support(Ctx *x, int a, long lo, long hi, long dd, long r) {
     if (r >= 0) {
         long p = max(lo, r == 0 ? 0L : 1L);
-        for (long v = p + ((r - p % dd) % dd + dd) % dd; v <= hi; v += dd)
+        for (long v = mod_first_from(p, dd, r); v <= hi; v += dd)
             if (contains(x, a, v)) return true;
     }
     if (r <= 0) {
         long p = max(-hi, r == 0 ? 0L : 1L);
-        for (long w = p + ((-r - p % dd) % dd + dd) % dd; w <= -lo; w += dd)
+        for (long w = mod_first_from(p, dd, -r); w <= -lo; w += dd)
             if (contains(x, a, -w)) return true;
     }
     return false;
