@@ -150,7 +150,8 @@ class H(IntEnum):
     SW_OK = 39  # [ndec] 1: a swap of the decision variable may be scored from its swap terms
     SW_OFF = 40  # [ndec + 1] its swap terms in SW (SwapTerm.SIZE ints each)
     SW = 41
-    SIZE = 42  # ints of the header
+    SW_CLASS = 42  # [ndec] its swap class (network._swap_classes): a swap within one is null; -1 none
+    SIZE = 43  # ints of the header
 
 
 class SwapTerm(IntEnum):

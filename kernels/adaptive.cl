@@ -30,7 +30,7 @@ typedef struct {
     __global const int *g_type, *g_off, *g_mem, *g_lo, *g_hi;
     __global const int *inv_type, *inv_out, *inv_row, *soft_type, *soft_row, *soft_weight;
     __global const int *memb_off, *memb_c, *memb_coef, *dep_off, *dep, *inf_off, *inf, *data;
-    __global const int *sw_ok, *sw_off, *sw;
+    __global const int *sw_ok, *sw_off, *sw, *sw_class;
 } Net;
 
 inline Net net_of(__global const int *M) {
@@ -50,6 +50,7 @@ inline Net net_of(__global const int *M) {
     n.dep_off = M + M[LSH_DEP_OFF]; n.dep = M + M[LSH_DEP]; n.inf_off = M + M[LSH_INF_OFF]; n.inf = M + M[LSH_INF];
     n.data = M + M[LSH_DATA];
     n.sw_ok = M + M[LSH_SW_OK]; n.sw_off = M + M[LSH_SW_OFF]; n.sw = M + M[LSH_SW];
+    n.sw_class = M + M[LSH_SW_CLASS];
     return n;
 }
 
@@ -1084,6 +1085,7 @@ __kernel void adaptive(WALK_ARGS, __global int *ctl, __global const int *params,
         int my_cand = -1, skipped = 0;
         int per = max_candidates(&n);
         long ncand = X < 0 ? 0 : whole ? (long)n.ndec * per : candidates(&n, X);
+        int cx = X >= 0 ? n.sw_class[X] : -1;
         uint csalt = mix32(salt + 0x632be5abU);
         // a whole neighbourhood larger than SAMPLE: every step-th move from a random start
         long step = 1, start = 0, count = ncand;
@@ -1101,6 +1103,8 @@ __kernel void adaptive(WALK_ARGS, __global int *ctl, __global const int *params,
             int g = n.dec_group[y];
             if (fast_swap && g >= 0 && n.g_type[g] == LS_GROUP_PERM) {     // as candidate() refuses
                 int partner = n.g_mem[n.g_off[g] + k];
+                int cy = whole ? n.sw_class[y] : cx;
+                if (cy >= 0 && n.sw_class[partner] == cy) continue;      // a null swap (SW_CLASS)
                 int v = n.dec_var[y], u = n.dec_var[partner], a = w.val[v], b = w.val[u];
                 if (u == v || a == b || w.frozen[partner] > moves) continue;
                 d = sided ? swap_delta_side(&n, &w, &xside, partner, v, u, a, b, &null)

@@ -1187,3 +1187,147 @@ def test_walks_are_narrowest_where_most_variables_share_their_error():
     assert not _shares_error([[0, 1, 5], [0, 2, 6], [2], []])
     assert not _shares_error([[5], [6], [7]])
     assert not _shares_error([[0]])
+
+
+def _random_symmetric(seed: int) -> str:
+    """A random permutation whose variables fall in blocks that the constraints treat alike:
+    each block's variables carry the same coefficients on two random sums and the same
+    invariant (a product, division, remainder or square with the block's constant, declared
+    wide enough that its domain is dropped, or narrow enough that it stays). Near misses
+    beside: a block may have one member whose invariant reads another constant, and two blocks
+    may differ only in one coefficient."""
+    rng = np.random.default_rng([seed, 23])
+    n = int(rng.integers(6, 11))
+    nb = int(rng.integers(2, 5))
+    block = rng.integers(0, nb, n)
+    block[:3] = 0  # one block of three at least
+    c1 = rng.integers(-2, 3, nb)
+    c2 = rng.integers(-2, 3, nb)
+    if nb > 2 and rng.random() < 0.5:  # blocks 1 and 2 apart by one coefficient alone
+        c1[2], c2[2] = c1[1] + 1, c2[1]
+    forms = [None, "int_times", "int_div", "int_mod", "square"]
+    form = [forms[int(rng.integers(len(forms)))] for _ in range(nb)]
+    if form[0] in ("int_div", "int_mod"):  # forms whose images the network bounds, so that
+        form[0] = (None, "int_times", "square")[int(rng.integers(3))]  # no DOMAIN stays on block 0
+    const = rng.integers(2, 5, nb)
+    narrow = rng.random(nb) < 0.25
+    narrow[0] = False  # so that a class remains whatever the near miss
+    odd = int(rng.integers(n)) if rng.random() < 0.5 else -1  # its constant is another
+    xs = [f"x{i}" for i in range(n)]
+    L_ = [f"var 1..{n}: {x} :: output_var;" for x in xs]
+    L_.append(f"constraint fzn_all_different_int([{', '.join(xs)}]);")
+    t1, t2 = [], []
+    for i in range(n):
+        b = int(block[i])
+        if c1[b]:
+            t1.append((int(c1[b]), xs[i]))
+        if form[b] is None:
+            continue
+        k = int(const[b]) + (1 if i == odd else 0)
+        L_.append(f"var {'0..2' if narrow[b] else f'-{4 * n * n}..{4 * n * n}'}: y{i};")
+        call = f"int_times(x{i}, x{i}, y{i})" if form[b] == "square" else f"{form[b]}(x{i}, {k}, y{i})"
+        L_.append(f"constraint {call} :: defines_var(y{i});")
+        if c2[b]:
+            t2.append((int(c2[b]), f"y{i}"))
+    for terms, kind in ((t1, "int_lin_eq"), (t2, "int_lin_le")):
+        if terms:
+            coefs, names = zip(*terms)
+            rhs = int(rng.integers(-n, 2 * n))
+            L_.append(f"constraint {kind}([{', '.join(map(str, coefs))}], [{', '.join(names)}], {rhs});")
+    L_.append("solve satisfy;")
+    return "\n".join(L_) + "\n"
+
+
+def _swap_classes(net) -> np.ndarray:
+    b = net.buffer
+    return b[b[H.SW_CLASS] :][: net.ndec].astype(np.int64)
+
+
+def _same_terms(net, model) -> list[set[int]]:
+    """The decision variables whose swap terms match, found the plain way: each term's
+    constraint and coefficient and, through an invariant, the invariant's kind and row read
+    with the variable blanked and its constants by value; no DOMAIN or all_different term."""
+    from fzn_gpu.local.network import _read_slots
+    from fzn_gpu.local_abi import SWAP_ALLDIFF, SWAP_DOMAIN, Inv, SwapTerm
+
+    b = net.buffer.astype(np.int64)
+    lo = b[b[H.LO] :][: net.nv]
+    off = b[b[H.SW_OFF] :][: net.ndec + 1]
+    rows = b[b[H.SW] :][: off[-1] * SwapTerm.SIZE].reshape(-1, SwapTerm.SIZE)
+    ok = b[b[H.SW_OK] :][: net.ndec]
+    dec = _decision_vars(net)
+    keys: dict[tuple, set[int]] = {}
+    for i in range(net.ndec):
+        terms = rows[off[i] : off[i + 1]]
+        if not ok[i] or any(t[SwapTerm.KIND] in (SWAP_ALLDIFF, SWAP_DOMAIN) for t in terms):
+            continue
+        key = []
+        for t in terms:
+            f: tuple = ()
+            k = int(t[SwapTerm.INV])
+            if k >= 0:
+                assert b[b[H.INV_TYPE] + k] == Inv.ARITH  # the generator's invariants: [op, a, b]
+                row = [int(x) for x in b[b[H.DATA] + b[b[H.INV_ROW] + k] :][:3]]
+                slots = _read_slots(Inv.ARITH, row)
+                f = tuple(
+                    "v" if p in slots and x == dec[i] else ("c", lo[x]) if p in slots else x for p, x in enumerate(row)
+                )
+            key.append((int(t[SwapTerm.C]), int(t[SwapTerm.COEF]), f))
+        keys.setdefault(tuple(sorted(key, key=repr)), set()).add(i)
+    return [s for s in keys.values() if len(s) > 1]
+
+
+def test_swap_classes_are_the_variables_whose_terms_match():
+    """SW_CLASS (network._swap_classes): number partitioning's halves are a class each, a magic
+    square's cells none; on random permutations whose blocks the constraints treat alike, the
+    classes are exactly the sets of variables whose swap terms match read the plain way, and
+    the near misses (another constant, another coefficient, a domain that stays) fall out."""
+    part = build(lower(parse_items(_partition(16), "p.fzn"), "p.fzn"))
+    cls = _swap_classes(part)
+    assert len(set(cls[:8].tolist())) == 1 and len(set(cls[8:].tolist())) == 1 and cls[0] != cls[8] >= 0
+    assert (_swap_classes(build(lower(parse_items(_magic(5), "m.fzn"), "m.fzn"))) == -1).all()
+    shared = 0
+    for seed in range(40):
+        model = lower(parse_items(_random_symmetric(seed), "s.fzn"), "s.fzn")
+        net = build(model)
+        cls = _swap_classes(net)
+        found = [set(np.flatnonzero(cls == c).tolist()) for c in set(cls.tolist()) - {-1}]
+        assert sorted(map(sorted, found)) == sorted(map(sorted, _same_terms(net, model))), seed
+        shared += len(found)
+    assert shared >= 40
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_swap_within_a_class_changes_no_constraint(seed):
+    """Every swap of two variables of one class, from random permutations, rescored by the
+    kernel (invariants computed again): every soft constraint's sum and error as before, so
+    the kernel's passing over such partners skips only null moves."""
+    text = _random_symmetric(seed)
+    net = build(lower(parse_items(text, "s.fzn"), "s.fzn"))
+    cls = _swap_classes(net)
+    dec = _decision_vars(net)
+    pairs = [(i, j) for i in range(net.ndec) for j in range(i + 1, net.ndec) if cls[i] >= 0 and cls[i] == cls[j]]
+    assert pairs, text
+    rng = np.random.default_rng([seed, 29])
+    walker = _walker(net, 1 + len(pairs))
+    walker.launch(0)
+    rows = walker.state()["values"].copy()
+    for start in range(3):
+        base = rows[0].copy()
+        base[dec] = rng.permutation(net.ndec) + 1
+        rows[:] = base
+        for r, (i, j) in enumerate(pairs, 1):
+            rows[r, dec[i]], rows[r, dec[j]] = base[dec[j]], base[dec[i]]
+        _load(walker, rows)
+        st = walker.state()
+        for part in ("errors", "sums"):
+            assert (st[part][1 : 1 + len(pairs)] == st[part][0]).all(), (part, start, text)
+
+
+def test_walks_passing_over_a_class_s_swaps_follow_the_general_evaluation(monkeypatch):
+    """On random permutations with classes, the walks scoring swaps from their terms (passing
+    over partners of X's class) and those evaluating every move the general way, the same
+    seed: equal in every part of their state after each launch."""
+    for seed in range(10):
+        net = build(lower(parse_items(_random_symmetric(seed), "s.fzn"), "s.fzn"))
+        _same_walks(net, monkeypatch, launches=3, walks=4)

@@ -263,33 +263,36 @@ def _implication(key: str, args: list) -> tuple[int, Inv, list[int]] | None:
     return None if rel is None else (args[-1].index, rel[0], rel[1])
 
 
-def _row_reads(inv_type: Inv, row: list[int]) -> list[int]:
-    """The variables an invariant row reads."""
+def _read_slots(inv_type: Inv, row: list[int]) -> list[int]:
+    """The positions in an invariant row that name the variables it reads."""
     if inv_type == Inv.LIN:
         n = row[0]
-        return row[1 + n : 1 + 2 * n]
+        return list(range(1 + n, 1 + 2 * n))
     if inv_type == Inv.LINREIF:
         n = row[1]
-        return row[2 + n : 2 + 2 * n]
+        return list(range(2 + n, 2 + 2 * n))
     if inv_type == Inv.ARITH:
-        return [row[1], row[2]]
-    if inv_type in (Inv.ELEM,):
-        return [row[0]]
+        return [1, 2]
+    if inv_type in (Inv.ELEM, Inv.SETIN):
+        return [0]
     if inv_type == Inv.VELEM:
-        return [row[0], *row[2 : 2 + row[1]]]
+        return [0, *range(2, 2 + row[1])]
     if inv_type == Inv.EXTREMUM:
-        return row[2 : 2 + row[1]]
+        return list(range(2, 2 + row[1]))
     if inv_type == Inv.CLAUSE:
         npos = row[1]
-        return row[2 : 2 + npos] + row[3 + npos : 3 + npos + row[2 + npos]]
+        return [*range(2, 2 + npos), *range(3 + npos, 3 + npos + row[2 + npos])]
     if inv_type == Inv.XOR:
-        return row[1 : 1 + row[0]]
-    if inv_type == Inv.SETIN:
-        return [row[0]]
+        return list(range(1, 1 + row[0]))
     if inv_type == Inv.COUNT:
         n = row[0]
-        return row[1 : 1 + n] + ([row[1 + n]] if row[1 + n] >= 0 else [])
+        return [*range(1, 1 + n), *([1 + n] if row[1 + n] >= 0 else [])]
     raise AssertionError(inv_type)
+
+
+def _row_reads(inv_type: Inv, row: list[int]) -> list[int]:
+    """The variables an invariant row reads."""
+    return [row[p] for p in _read_slots(inv_type, row)]
 
 
 class _Builder:
@@ -650,8 +653,9 @@ def _swap_terms(
     is_dec: np.ndarray,
     perms: list[list[int]],
     caps: tuple[int, int, int],
-) -> tuple[list[int], list[int], list[int]]:
-    """(SW_OK, SW_OFF, SW): the swap terms (local_abi.SwapTerm) of each decision variable of a
+    lo: np.ndarray,
+) -> tuple[list[int], list[int], list[int], np.ndarray]:
+    """(SW_OK, SW_OFF, SW, SW_CLASS): the swap terms (local_abi.SwapTerm) of each decision variable of a
     permutation (`perms`: each one's decision indices) whose swaps can be scored from them:
     every invariant it wakes computes a function of it and constants alone (UNARY_INVARIANTS;
     number partitioning's squares) and is read only by LIN and DOMAIN constraints, and every
@@ -705,7 +709,98 @@ def _swap_terms(
         ok.append(int(i in found))
         terms += found.get(i, [])
         off.append(len(terms) // SwapTerm.SIZE)
-    return ok, off, terms
+    return ok, off, terms, _swap_classes(ok, off, terms, invs, lo, perms)
+
+
+def _row_ids(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's number among the distinct rows of a 2-D integer array, and how many rows
+    have each number: np.unique(axis=0)'s inverse and counts, by a lexical sort of the
+    columns, several times faster than np.unique(axis=0) on long arrays."""
+    if not rows.shape[1]:  # rows of nothing: all alike
+        return np.zeros(len(rows), dtype=np.int64), np.array([len(rows)] if len(rows) else [], dtype=np.int64)
+    order = np.lexsort(rows.T[::-1])
+    ranked = rows[order]
+    new = np.ones(len(rows), dtype=bool)
+    new[1:] = (ranked[1:] != ranked[:-1]).any(axis=1)
+    ids = np.empty(len(rows), dtype=np.int64)
+    ids[order] = np.cumsum(new) - 1
+    return ids, np.bincount(ids)
+
+
+def _swap_classes(
+    ok: list[int], off: list[int], terms: list[int], invs: list[_Inv], lo: np.ndarray, perms: list[list[int]]
+) -> np.ndarray:
+    """SW_CLASS: decision variables of one permutation whose swap terms are equal but for the
+    variable they are on (the same constraints and coefficients, each invariant the same
+    function of its variable: its kind and row with the variable's slots blanked and each
+    constant read by its value) share a class, so that a swap of two of them changes no
+    constraint's sum, which swap_delta and evaluate() call a null move: number partitioning's
+    first half, its second half. The kernel passes over such a partner without reading it. A
+    variable with a DOMAIN term (its invariant's domain: the errors trade places and each
+    changes) or an all_different one (evaluate() counts a histogram as changed), or whose terms
+    no other variable shares, is in none (-1). Variables are first told apart by a fingerprint
+    of their terms in numpy (a magic square's cells all differ there); only those sharing one
+    are compared term by term."""
+    ndec = len(ok)
+    classes = np.full(ndec, -1, dtype=np.int64)
+    group = np.full(ndec, -1, dtype=np.int64)
+    for g, members in enumerate(perms):
+        group[members] = g
+    size = int(SwapTerm.SIZE)
+    rows = np.asarray(terms, dtype=np.int64).reshape(-1, size)
+    counts: np.ndarray = np.diff(np.asarray(off, dtype=np.int64)).astype(np.int64)
+    owner = np.repeat(np.arange(ndec), counts)
+    eligible = (np.asarray(ok, dtype=bool)) & (group >= 0)
+    odd = np.isin(rows[:, SwapTerm.KIND], (SWAP_ALLDIFF, SWAP_DOMAIN))
+    eligible[owner[odd]] = False
+
+    def function(k: int, v: int) -> tuple[int, ...]:
+        inv = invs[k]
+        slots = set(_read_slots(inv.type, inv.row))
+        entries = [(0, x) if p not in slots else (1, 0) if x == v else (2, int(lo[x])) for p, x in enumerate(inv.row)]
+        return (int(inv.type), *chain.from_iterable(entries))
+
+    # each term as (constraint, coefficient, function): the constraint fixes its relation,
+    # constant and weight
+    fid = np.full(len(rows), -1, dtype=np.int64)
+    functions: dict[tuple[int, ...], int] = {}
+    on_inv = np.flatnonzero((rows[:, SwapTerm.INV] >= 0) & eligible[owner])
+    for t, k, v in zip(on_inv.tolist(), rows[on_inv, SwapTerm.INV].tolist(), owner[on_inv].tolist()):
+        fid[t] = functions.setdefault(function(k, v), len(functions))
+    tid = np.zeros(len(rows), dtype=np.int64)
+    if len(rows):
+        keys = np.stack([rows[:, SwapTerm.C], rows[:, SwapTerm.COEF], fid], axis=1)
+        tid = _row_ids(keys)[0]
+    order = np.lexsort((tid, owner))
+    sorted_tid = tid[order]
+    f = tid.astype(np.float64)
+    finger = np.stack(
+        [
+            group,
+            counts,
+            np.bincount(owner, f, ndec).astype(np.int64),
+            np.bincount(owner, f * f, ndec).astype(np.int64),
+            np.where(eligible, 0, np.arange(ndec) + 1),  # the ineligible each alone
+        ],
+        axis=1,
+    )
+    which, sharing = _row_ids(finger)
+    count = 0
+    candidates = np.flatnonzero(sharing[which] > 1)
+    for same in np.split(
+        candidates[np.argsort(which[candidates], kind="stable")],
+        np.flatnonzero(np.diff(np.sort(which[candidates]))) + 1,
+    ):
+        if len(same) < 2:
+            continue
+        m = int(counts[same[0]])
+        starts = np.asarray(off, dtype=np.int64)[same]
+        seqs = sorted_tid[starts[:, None] + np.arange(m)]
+        sub, n_sub = _row_ids(seqs)
+        for s_ in np.flatnonzero(n_sub > 1).tolist():
+            classes[same[sub == s_]] = count
+            count += 1
+    return classes
 
 
 def _pack(
@@ -753,20 +848,22 @@ def _pack(
             touched.update(c for c, _ in memb[invs[i].out])
         infl.append(sorted(touched))
 
-    # capacities: the changes, touched constraints and woken invariants of the largest move
-    def move_size(members: list[int]) -> tuple[int, int, int]:
-        k = len(members) + sum(len(deps[dec_of[v]]) for v in members)
-        t = sum(len(memb[v]) for v in members) + sum(len(memb[invs[i].out]) for v in members for i in deps[dec_of[v]])
-        return k, t, sum(len(deps[dec_of[v]]) for v in members)
-
-    kmax = tmax = dmax = 1
-    moves = [[v] for v in dec_vars if v not in dec_group]
-    for kind, members, _, _ in groups:  # a swap's two largest members, or a whole sorted group
-        weight = lambda u: (len(deps[dec_of[u]]), len(memb[u]))  # noqa: E731
-        moves.append(sorted(members, key=weight)[-2:] if kind == Group.PERM else members)
-    for move in moves:
-        sizes = move_size(move)
-        kmax, tmax, dmax = max(kmax, sizes[0]), max(tmax, sizes[1]), max(dmax, sizes[2])
+    # capacities: the changes, touched constraints and woken invariants of the largest move,
+    # each measure a sum over the move's decision variables (one's: `single`)
+    n_deps = np.array([len(d) for d in deps], dtype=np.int64)
+    inv_memb = np.array([len(memb[inv.out]) for inv in invs], dtype=np.int64)
+    flat_deps = np.fromiter(chain.from_iterable(deps), dtype=np.int64, count=int(n_deps.sum()))
+    through = np.bincount(np.repeat(np.arange(ndec), n_deps), inv_memb[flat_deps], ndec).astype(np.int64)
+    own = np.array([len(memb[v]) for v in dec_vars], dtype=np.int64)
+    single = np.stack([1 + n_deps, own + through, n_deps], axis=1).reshape(-1, 3)
+    sizes = [single[[int(dec_of[v]) for v in dec_vars if v not in dec_group]]]
+    for kind, members, _, _ in groups:
+        each = single[[int(dec_of[v]) for v in members]]
+        if kind == Group.PERM:  # a swap: each measure's two largest members, which may differ
+            sizes.append(np.sort(each, axis=0)[-2:].sum(axis=0, keepdims=True))
+        else:  # a whole sorted group
+            sizes.append(each.sum(axis=0, keepdims=True))
+    kmax, tmax, dmax = (int(x) for x in np.vstack([np.ones((1, 3), dtype=np.int64), *sizes]).max(axis=0))
     kmax, tmax, dmax = (min(x, CHANGE_CAP) for x in (kmax, tmax, dmax))
     # the buffer
     arrays: dict[H, list[int] | np.ndarray] = {}
@@ -804,8 +901,18 @@ def _pack(
     arrays[H.SOFT_TYPE] = [int(s.type) for s in softs]
     arrays[H.SOFT_ROW] = soft_row
     perms = [[int(dec_of[v]) for v in g[1]] for g in groups if g[0] == Group.PERM]
-    arrays[H.SW_OK], arrays[H.SW_OFF], arrays[H.SW] = _swap_terms(
-        dec_vars, deps, memb, invs, softs, soft_row, list(arrays[H.SOFT_WEIGHT]), is_dec, perms, (kmax, tmax, dmax)
+    arrays[H.SW_OK], arrays[H.SW_OFF], arrays[H.SW], arrays[H.SW_CLASS] = _swap_terms(
+        dec_vars,
+        deps,
+        memb,
+        invs,
+        softs,
+        soft_row,
+        list(arrays[H.SOFT_WEIGHT]),
+        is_dec,
+        perms,
+        (kmax, tmax, dmax),
+        b.lo,
     )
     pairs = list(chain.from_iterable(memb))
     arrays[H.MEMB_OFF] = np.concatenate([[0], np.cumsum([len(m) for m in memb])])
