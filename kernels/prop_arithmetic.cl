@@ -72,6 +72,7 @@ inline long trunc_div(long a, long b) { return a / b; }   // C99 / OpenCL divisi
 
 PROPAGATOR_FN bool prop_div(Ctx *x, int a, int b, int c) {
     TRY(remove_value(x, b, 0));
+    if (a == b) return fix(x, c, 1) != FAILED;     // a div a, a nonzero: no walk of a's values
     long la = dmin(x, a), ua = dmax(x, a);
     long lo = LONG_MAX, hi = LONG_MIN;
     long lb = dmin(x, b), ub = dmax(x, b);
@@ -182,8 +183,8 @@ inline bool mod_prune_dividend(Ctx *x, int a, long d, int c) {
     if (dsize(x, c) == cu - cl + 1) {
         long lacking = max(0L, min(cl, rmax + 1) - rmin) + max(0L, rmax - max(cu, rmin - 1));
         if (lacking * ((hi - lo) / dd + 1) < hi - lo + 1) {
-            for (long r = rmin; r <= rmax && r < cl; ++r) TRY(mod_remove_remainder(x, a, lo, hi, dd, r));
-            for (long r = max(cu + 1, rmin); r <= rmax; ++r) TRY(mod_remove_remainder(x, a, lo, hi, dd, r));
+            for (long r = rmin; r <= rmax && r < cl; ++r) if (!mod_remove_remainder(x, a, lo, hi, dd, r)) return false;
+            for (long r = max(cu + 1, rmin); r <= rmax; ++r) if (!mod_remove_remainder(x, a, lo, hi, dd, r)) return false;
             return true;
         }
     }
@@ -223,7 +224,7 @@ inline bool mod_prune_remainder(Ctx *x, int a, long d, int c) {
             long r1 = lo % dd, r2 = hi % dd;
             if (r1 <= r2) {
                 TRY(set_min(x, c, r1));
-                return set_max(x, c, r2);
+                return set_max(x, c, r2) != FAILED;
             }
             for (long r = max(r2 + 1, cl); r < r1 && r <= cu; ++r)
                 if (contains(x, c, r)) TRY(remove_value(x, c, (int)r));
@@ -242,6 +243,7 @@ inline bool mod_prune_remainder(Ctx *x, int a, long d, int c) {
 
 PROPAGATOR_FN bool prop_mod(Ctx *x, int a, int b, int c) {
     TRY(remove_value(x, b, 0));
+    if (a == b) return fix(x, c, 0) != FAILED;     // a mod a, a nonzero (fuzz seed 54109: a over 10^8 values)
     long m = max(abs((long)dmin(x, b)), abs((long)dmax(x, b)));
     TRY(set_min(x, c, -(m - 1)));
     TRY(set_max(x, c, m - 1));
@@ -260,7 +262,7 @@ PROPAGATOR_FN bool prop_mod(Ctx *x, int a, int b, int c) {
         // a keeps only values whose remainder c can take (C's % truncates, as MiniZinc's mod)
         long d = val(x, b);
         if (has_bits(x, a)) {
-            TRY(mod_prune_dividend(x, a, d, c));
+            if (!mod_prune_dividend(x, a, d, c)) return false;
         } else {
             // the bounds first to values whose remainder lies within c's bounds; then value by
             // value past remainders in c's holes
@@ -274,7 +276,7 @@ PROPAGATOR_FN bool prop_mod(Ctx *x, int a, int b, int c) {
             for (int k = 0; k < 1024 && !contains(x, c, (long)dmin(x, a) % d); ++k) TRY(set_min(x, a, (long)dmin(x, a) + 1));
             for (int k = 0; k < 1024 && !contains(x, c, (long)dmax(x, a) % d); ++k) TRY(set_max(x, a, (long)dmax(x, a) - 1));
         }
-        TRY(mod_prune_remainder(x, a, d, c));
+        if (!mod_prune_remainder(x, a, d, c)) return false;
     }
     return true;
 }

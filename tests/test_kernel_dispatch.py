@@ -178,3 +178,49 @@ def test_a_launch_through_ctypes_runs_the_kernel_and_reports_failures():
     assert out.tolist() == [2 * i for i in range(48)] + [0] * 16
     with pytest.raises(cl.Error, match="INVALID_WORK_GROUP_SIZE"):
         enqueue(cl, queue, kernel, (48,), (7,))
+
+
+MUTATORS = ("set_min", "set_max", "fix", "remove_value")  # int: FAILED (-1), UNCHANGED (0), CHANGED (1)
+
+
+def _kernel_sources() -> dict[str, str]:
+    return {p.name: p.read_text() for p in sorted(kernels_dir().glob("*.cl"))}
+
+
+def test_results_are_read_by_their_own_convention():
+    """A mutator answers an int whose failure is FAILED (-1), a propagator or helper a bool whose
+    failure is false. TRY(e) fails on e == FAILED, so a bool helper inside TRY never fails (its
+    false, a failure, was passed over), and a bool function returning a mutator's int as it is
+    fails where nothing changed (UNCHANGED is 0) and goes on where it failed (FAILED is true).
+    Each is caught here by file and line."""
+    sources = _kernel_sources()
+    everything = "\n".join(sources.values())
+    bools = set(re.findall(r"\bbool\s+(\w+)\s*\(", everything))
+    wrong = []
+    for name, text in sources.items():
+        for m in re.finditer(r"TRY\(\s*(\w+)\s*\(", text):
+            if m.group(1) in bools:
+                wrong.append(f"{name}:{text[: m.start()].count(chr(10)) + 1}: TRY({m.group(1)}(...)) of a bool")
+        # each function body, by its signature, and the mutators it returns as they are
+        for sig in re.finditer(r"^[^\n;]*?\bbool\s+(\w+)\s*\([^;{]*\)\s*\{", text, re.M):
+            end = text.find("\n}\n", sig.end())
+            body = text[sig.end() : end]
+            for r in re.finditer(rf"return\s+({'|'.join(MUTATORS)})\s*\((?:[^();]|\([^();]*\))*\)\s*;", body):
+                line = text[: sig.end() + r.start()].count("\n") + 1
+                wrong.append(f"{name}:{line}: {sig.group(1)} returns {r.group(1)}'s int as a bool")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_convention_check_sees_both_mistakes(tmp_path, monkeypatch):
+    """The check above on a source with each mistake once finds both."""
+    (tmp_path / "bad.cl").write_text(
+        "inline bool helper(Ctx *x, int v) {\n    return set_max(x, v, 3);\n}\n"
+        "PROPAGATOR_FN bool prop(Ctx *x, int v) {\n    TRY(helper(x, v));\n    return true;\n}\n"
+    )
+    monkeypatch.setattr(__import__(__name__), "kernels_dir", lambda: tmp_path)
+    try:
+        test_results_are_read_by_their_own_convention()
+    except AssertionError as e:
+        assert "bad.cl:2: helper returns set_max" in str(e) and "bad.cl:5: TRY(helper" in str(e), str(e)
+    else:
+        raise AssertionError("neither mistake was seen")
