@@ -681,23 +681,72 @@ def test_an_invariant_s_domain_is_a_constraint_only_where_its_values_can_leave_i
     bounds), whose errors would always be 0."""
     text = (
         "var 1..9: x;\nvar 1..3: a;\nvar 2..6: b;\nvar 4..9: c;\n"
-        "var 1..81: sq;\nvar 1..40: narrow;\nvar 0..4: half;\nvar 2..6: twice_a;\nvar 0..1: r;\n"
+        "var 1..81: sq;\nvar 1..40: narrow;\nvar 0..3: half;\nvar 2..6: twice_a;\nvar 0..1: r;\n"
+        "var 0..4: halved;\nvar 0..3: rest;\nvar 0..2: rest2;\nvar -9..9: by_b;\nvar 0..9: by_any;\nvar -1..5: z;\n"
         "constraint int_times(x, x, sq) :: defines_var(sq);\n"  # 1..81: within
         "constraint int_times(x, x, narrow) :: defines_var(narrow);\n"  # up to 81: leaves 1..40
-        "constraint int_div(x, 2, half) :: defines_var(half);\n"  # a division: kept
+        "constraint int_div(x, 2, half) :: defines_var(half);\n"  # up to 4: leaves 0..3
+        "constraint int_div(x, 2, halved) :: defines_var(halved);\n"  # 0..4: within
+        "constraint int_mod(x, 4, rest) :: defines_var(rest);\n"  # 0..3: within
+        "constraint int_mod(x, 4, rest2) :: defines_var(rest2);\n"  # up to 3: leaves 0..2
+        "constraint int_div(x, b, by_b) :: defines_var(by_b);\n"  # b in 2..6 (its chain's 1..9): within
+        "constraint int_div(x, z, by_any) :: defines_var(by_any);\n"  # z may be 0: kept
         "constraint int_lin_eq([2, -1], [a, twice_a], 0) :: defines_var(twice_a);\n"  # a: its chain's 1..9
         "constraint int_lt_reif(x, 5, r) :: defines_var(r);\n"  # 0..1: within
         "constraint int_lt(a, b);\nconstraint int_lt(b, c);\n"
-        "constraint int_lin_le([1, 1, 1, 1, 1], [sq, narrow, half, twice_a, r], 200);\n"
+        "constraint int_lin_le([1, 1, 1, 1, 1, 1, 1, 1, 1, 1], "
+        "[sq, narrow, half, twice_a, r, halved, rest, rest2, by_b, by_any], 200);\n"
         "solve satisfy;\n"
     )
     net = build(lower(parse_items(text, "d.fzn"), "d.fzn"))
     assert [kind for kind, _ in _groups(net)] == [Group.SORTED_STRICT]
     names = lower(parse_items(text, "d.fzn"), "d.fzn").vars.names
-    assert {names[v] for v in _domain_constraints(net)} >= {"narrow", "half", "twice_a"}
-    assert not {names[v] for v in _domain_constraints(net)} & {"sq", "r"}
+    assert {names[v] for v in _domain_constraints(net)} >= {"narrow", "half", "twice_a", "rest2", "by_any"}
+    assert not {names[v] for v in _domain_constraints(net)} & {"sq", "r", "halved", "rest", "by_b"}
     partition = build(lower(parse_items(_partition(16), "p.fzn"), "p.fzn"))
     assert partition.n_soft == 2 and not _domain_constraints(partition)
+
+
+@pytest.mark.parametrize("op", ["DIV", "MOD"])
+def test_a_division_s_image_holds_every_value_it_computes(op):
+    """network._image of int_div and int_mod over intervals whose divisor excludes 0 (either
+    sign, dividends of either sign or both): every value the kernel's truncated division
+    computes lies within it, and a division's bounds are attained; a divisor's interval
+    holding 0 gives none (undefined there)."""
+    from fzn_gpu.local.network import _image, _Inv
+    from fzn_gpu.local_abi import Arith, Inv
+
+    rng = stable_rng("image", op)
+    for _ in range(300):
+        alo = rng.randint(-30, 30)
+        ahi = alo + rng.randint(0, 25)
+        blo = rng.choice([rng.randint(1, 9), rng.randint(-9, -1)])
+        bhi = blo + rng.randint(0, 6) if blo > 0 else min(-1, blo + rng.randint(0, 6))
+        inv = _Inv(Inv.ARITH, 2, [int(Arith[op]), 0, 1], [0, 1])
+        got = _image(inv, {0: (alo, ahi), 1: (blo, bhi)})
+        values = set()
+        for a in range(alo, ahi + 1):
+            for b in range(blo, bhi + 1):
+                q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
+                values.add(q if op == "DIV" else a - b * q)
+        assert got is not None and got[0] <= min(values) and max(values) <= got[1], (alo, ahi, blo, bhi, got)
+        if op == "DIV":
+            assert got == (min(values), max(values)), (alo, ahi, blo, bhi, got)
+    inv = _Inv(Inv.ARITH, 2, [int(Arith[op]), 0, 1], [0, 1])
+    assert _image(inv, {0: (1, 9), 1: (-2, 3)}) is None
+
+
+def test_divisions_whose_domains_are_dropped_score_as_the_verdict_says():
+    """Divisions and remainders by a divisor that excludes 0, their declared domains dropped
+    where the image stays within them and kept where it does not, beside one whose divisor
+    may be 0: every assignment scores 0 exactly on solutions."""
+    _error_is_zero_exactly_on_solutions(
+        "var -4..6: x :: output_var;\nvar 2..3: d :: output_var;\nvar -1..1: e :: output_var;\n"
+        "var -3..3: q;\nvar -2..2: r;\nvar 0..2: h;\nvar -9..9: u;\n"
+        "constraint int_div(x, d, q) :: defines_var(q);\nconstraint int_mod(x, d, r) :: defines_var(r);\n"
+        "constraint int_div(x, 2, h) :: defines_var(h);\nconstraint int_div(x, e, u) :: defines_var(u);\n"
+        "constraint int_lin_le([1, 1, 1, -1], [q, r, h, u], 3);\nsolve satisfy;\n"
+    )
 
 
 def test_a_decision_variable_without_bounds_is_refused_by_name():

@@ -573,10 +573,17 @@ def _domains_kept_by_construction(invs: list[_Inv], domain_soft: dict[int, int],
     return kept
 
 
+def _trunc_div(a: int, b: int) -> int:
+    """a / b truncated towards 0, as C and FlatZinc's int_div divide."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
 def _image(inv: _Inv, bounds: dict[int, tuple[int, int] | None]) -> tuple[int, int] | None:
     """An interval holding every value `inv` computes (kernels/adaptive.cl, inv_value) from
-    values of its reads within `bounds`; None where a value may be undefined (a division, a
-    power, an index out of range, beyond 31 bits) or a read is not bounded."""
+    values of its reads within `bounds`; None where a value may be undefined (a division by a
+    divisor that may be 0, a power, an index out of range, beyond 31 bits) or a read is not
+    bounded."""
     found = [bounds.get(v) for v in inv.reads]
     if any(r is None for r in found):
         return None
@@ -601,7 +608,14 @@ def _image(inv: _Inv, bounds: dict[int, tuple[int, int] | None]) -> tuple[int, i
             out = (max(alo, blo), max(ahi, bhi))
         elif op == Arith.ABS:
             out = (alo, ahi) if alo >= 0 else (-ahi, -alo) if ahi <= 0 else (0, max(-alo, ahi))
-        else:  # DIV, MOD, POW: undefined at some inputs
+        elif op in (Arith.DIV, Arith.MOD) and (blo > 0 or bhi < 0):  # a divisor never 0
+            if op == Arith.DIV:  # truncated, monotone in each read: its corners
+                corners = [_trunc_div(a, b) for a in (alo, ahi) for b in (blo, bhi)]
+                out = (min(corners), max(corners))
+            else:  # the dividend's sign, below the largest divisor's size, within the dividend
+                m = max(-blo, bhi) - 1
+                out = (0 if alo >= 0 else max(alo, -m), 0 if ahi <= 0 else min(ahi, m))
+        else:  # POW, and DIV or MOD by a divisor that may be 0: undefined at some inputs
             return None
     elif t == Inv.ELEM:
         (ilo, ihi), n = reads[0], row[1]
