@@ -121,6 +121,7 @@ class Lowering:
                 lo, hi = 1, 0
             else:
                 lo, hi = domain.lo, domain.hi
+                self._representable(name, lo, hi, const)
                 if len(domain.ranges) > 1:
                     self.holes[idx] = domain
         elif kind == VarKind.FLOAT:
@@ -180,6 +181,15 @@ class Lowering:
         self.decl_lines.append(self.line)
         return idx
 
+    def _representable(self, name: str, lo: int, hi: int, const: bool = False) -> None:
+        """Refuse a declared bound at or past ±UNBOUNDED, the value that stands for "no bound":
+        kept, it would read as an undeclared one and be narrowed to the device's 32 bits without
+        a word (a declared 1..2^62 maximised to 2^31 - 2 and called optimal)."""
+        if max(abs(lo), abs(hi)) >= UNBOUNDED:
+            wide = lo if abs(lo) >= UNBOUNDED else hi
+            what = f"the constant {wide} is" if const else f"variable {name} has the bound {wide},"
+            raise Unsupported(f"{what} beyond ±{INT_LIMIT}", file=self.filename, line=self.line, fix=SCALE_DOWN)
+
     def _narrow(self, idx: int, domain) -> None:
         """Intersect variable idx's domain with a declared domain (aliases, array elements)."""
         if domain is not None and self.kind[idx] == VarKind.FLOAT and isinstance(domain, ast.FloatRange):
@@ -193,6 +203,8 @@ class Lowering:
             max(self.lb[idx], domain.lo if domain.ranges else 1),
             min(self.ub[idx], domain.hi if domain.ranges else 0),
         )
+        if domain.ranges:  # a bound left at "no bound" that the declaration reaches or passes
+            self._representable(self.names[idx], domain.lo if lo <= -UNBOUNDED else 0, domain.hi if hi >= UNBOUNDED else 0)
         self.lb[idx], self.ub[idx] = lo, hi
         old = self.holes.get(idx)
         if len(domain.ranges) > 1 or old is not None:
