@@ -204,7 +204,9 @@ class Lowering:
             min(self.ub[idx], domain.hi if domain.ranges else 0),
         )
         if domain.ranges:  # a bound left at "no bound" that the declaration reaches or passes
-            self._representable(self.names[idx], domain.lo if lo <= -UNBOUNDED else 0, domain.hi if hi >= UNBOUNDED else 0)
+            self._representable(
+                self.names[idx], domain.lo if lo <= -UNBOUNDED else 0, domain.hi if hi >= UNBOUNDED else 0
+            )
         self.lb[idx], self.ub[idx] = lo, hi
         old = self.holes.get(idx)
         if len(domain.ranges) > 1 or old is not None:
