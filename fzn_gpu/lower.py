@@ -387,13 +387,31 @@ class Lowering:
         self.scope_kind[d.name] = kind
         out = ast.annotation(d.annotations, "output_array")
         if out is not None:
-            dims = out.args[0] if out.args else []
-            dims = [self.resolve(x) for x in dims] if isinstance(dims, list) else []
+            dims = self._output_dims(d.name, out.args, len(elems))
             self.outputs.append(
                 OutputItem(
                     d.name, kind, dims, [("var", e.idx) if isinstance(e, VarRef) else ("const", e) for e in elems]
                 )
             )
+
+    def _output_dims(self, name: str, args: list, n: int) -> list[IntSet]:
+        """output_array's index sets: one to six ranges whose sizes multiply to the array's
+        length, as MiniZinc writes them. Anything else is refused: printed, a billion indices
+        on a one-element array (or `array0d(, ...)`) reads back as another array or not at all."""
+        fix = (
+            "give output_array a list of index ranges, e.g. output_array([1..3, 1..4]) (regenerate with `minizinc -c`)"
+        )
+        if len(args) != 1 or not isinstance(args[0], list) or not 1 <= len(args[0]) <= 6:
+            raise self._error(f"array {name}'s output_array needs a list of one to six index sets", fix=fix)
+        dims = [self.resolve(x) for x in args[0]]
+        size = 1
+        for dim in dims:
+            if not isinstance(dim, IntSet) or len(dim.ranges) > 1:
+                raise self._error(f"array {name}'s output_array has an index set that is not a range: {dim!r}", fix=fix)
+            size *= 0 if dim.is_empty() else dim.hi - dim.lo + 1
+        if size != n:
+            raise self._error(f"array {name} has {n} elements but its output_array's index sets give {size}", fix=fix)
+        return dims
 
     def _check_array(self, d: ast.Decl, kind: VarKind, elems: list) -> None:
         """An array literal holds as many elements as its index sets say, each of its type."""

@@ -7,11 +7,13 @@ its whole parse tree in memory."""
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
+from typing import BinaryIO
 
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
@@ -308,16 +310,58 @@ def parse_items(text: str, filename: str = "<string>") -> Iterator[ast.Item]:
         )
 
 
+# The largest FlatZinc file read, in bytes: the MiniZinc Challenge's biggest flatten to a few
+# hundred megabytes, and lowering one takes about five times its size in memory. A larger file
+# (or an endless stream such as /dev/zero) is refused before it fills the machine's memory.
+MAX_INPUT_MB_DEFAULT = 2048
+_CHUNK = 1 << 24
+
+
+def max_input_bytes() -> int:
+    """FZN_GPU_MAX_INPUT_MB, else MAX_INPUT_MB_DEFAULT, in bytes."""
+    text = os.environ.get("FZN_GPU_MAX_INPUT_MB", "")
+    mb = int(text) if text.isdigit() and int(text) > 0 else MAX_INPUT_MB_DEFAULT
+    return mb << 20
+
+
+def _read_bounded(stream: BinaryIO, name: str) -> str:
+    """The stream's text, read in chunks: refused past max_input_bytes() or at a NUL byte
+    (no FlatZinc text holds one; a binary file or a device such as /dev/zero does)."""
+    limit = max_input_bytes()
+    chunks: list[bytes] = []
+    size = 0
+    while chunk := stream.read(_CHUNK):
+        nul = chunk.find(b"\0")
+        if nul >= 0:
+            raise FznError(
+                f"{name} is not FlatZinc text (a NUL byte at offset {size + nul})",
+                fix="pass a FlatZinc (.fzn) text file",
+            )
+        size += len(chunk)
+        if size > limit:
+            raise FznError(
+                f"{name} is larger than {limit >> 20} MiB",
+                fix="check that it is the FlatZinc file; FZN_GPU_MAX_INPUT_MB=N raises the limit to N MiB",
+            )
+        chunks.append(chunk)
+    data = b"".join(chunks)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise FznError(f"{name} is not UTF-8 text (byte {err.start})", fix="pass a FlatZinc (.fzn) text file") from None
+
+
 def read_text(path: str) -> tuple[str, str]:
     """The FlatZinc text and a display name; '-' reads standard input."""
     if path == "-":
-        return sys.stdin.read(), "<stdin>"
+        return _read_bounded(sys.stdin.buffer, "standard input"), "<stdin>"
     p = Path(path)
     if not p.exists():
         raise FznError(f"no such file: {path}", fix="check the path, or pass '-' to read FlatZinc from standard input")
     if p.is_dir():
         raise FznError(f"{path} is a folder, not a FlatZinc file", fix="pass the .fzn file itself")
     try:
-        return p.read_text(encoding="utf-8"), str(path)
-    except UnicodeDecodeError as err:
-        raise FznError(f"{path} is not UTF-8 text (byte {err.start})", fix="pass a FlatZinc (.fzn) text file") from None
+        with p.open("rb") as f:
+            return _read_bounded(f, str(path)), str(path)
+    except OSError as err:
+        raise FznError(f"{path} cannot be read: {err.strerror}", fix="check the file's permissions") from None

@@ -2,6 +2,7 @@
 clear message with a non-zero exit and never a traceback."""
 
 import json
+import os
 import shlex
 import signal
 import subprocess
@@ -169,6 +170,28 @@ def test_bad_input_is_one_clear_message(tmp_path, args, text, words):
     assert r.returncode != 0
     assert words in r.stderr and "fix:" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_input_that_is_no_text_or_too_large_is_refused_before_it_fills_memory(tmp_path):
+    """/dev/zero once read until memory ran out and ended in a MemoryError traceback."""
+    r = run("/dev/zero")
+    assert r.returncode != 0 and "/dev/zero is not FlatZinc text (a NUL byte at offset 0)" in r.stderr, r.stderr
+    big = tmp_path / "big.fzn"
+    big.write_text(("% a comment line of a large file\n" * 40_000) + "var 1..3: x :: output_var;\nsolve satisfy;\n")
+    r = subprocess.run(
+        [sys.executable, "-m", "fzn_gpu", str(big)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        env={**os.environ, "FZN_GPU_MAX_INPUT_MB": "1"},
+    )
+    assert r.returncode != 0 and "is larger than 1 MiB" in r.stderr and "FZN_GPU_MAX_INPUT_MB" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and r.stdout == ""
+    r = run("-", stdin="var 1..3: x :: output_var;\n\0solve satisfy;\n")
+    assert r.returncode != 0 and "standard input is not FlatZinc text (a NUL byte at offset 27)" in r.stderr
+    r = run(str(big))  # under the default limit, the same file solves
+    assert r.returncode == 0 and r.stdout.startswith("x = "), r.stderr
 
 
 def test_float_model_prints_shortest_decimals(tmp_path):

@@ -4,6 +4,7 @@ lns annotations, constraint rows encoded by signature, and errors on bad input."
 import numpy as np
 import pytest
 
+from fzn_gpu.ast import IntSet
 from fzn_gpu.errors import FznError, Unsupported
 from fzn_gpu.lower import lower
 from fzn_gpu.model import VarKind
@@ -82,6 +83,9 @@ def test_float_and_set_variables_lower():
     assert m.domains_used() == {"float", "set"}
 
 
+OUT = "var 1..3: x;\narray [1..1] of var int: a :: output_array({}) = [x];\nsolve satisfy;\n"
+
+
 @pytest.mark.parametrize(
     "text, words, line",
     [
@@ -92,7 +96,11 @@ def test_float_and_set_variables_lower():
         ("var 1..3: x;\nvar 1..3: x;\nsolve satisfy;\n", "declared twice", 2),
         # malformed input that MiniZinc never writes and Gecode rejects: a clear error, never a
         # traceback nor a silent reading
-        ("var 1..3: x;\nconstraint int_le(x, 99999999999999999999);\nsolve satisfy;\n", "beyond 64 bits", 2),
+        (
+            "var 1..3: x;\nconstraint int_le(x, 99999999999999999999);\nsolve satisfy;\n",
+            "the constant 99999999999999999999 is beyond",
+            2,
+        ),
         ("var 1..3: x;\nconstraint int_le(x, " + "9" * 5000 + ");\nsolve satisfy;\n", "too long to read", 2),
         (
             "var 1..3: x;\nconstraint int_le(x, " + "[" * 20000 + "1" + "]" * 20000 + ");\nsolve satisfy;\n",
@@ -109,6 +117,15 @@ def test_float_and_set_variables_lower():
         ("var 1..3: x = {1, 2};\nsolve satisfy;\n", "variable x is given a set", 1),
         ("var int: x = [1, 2];\nsolve satisfy;\n", "variable x is given an array", 1),
         ("var int: x;\nconstraint int_lin_eq([1, 2]3, [x, x], 1);\nsolve satisfy;\n", "syntax error", 2),
+        # output_array's index sets must describe the array: printed otherwise, a billion indices
+        # on one element, or `array0d(, [1])`, which MiniZinc cannot read back
+        (OUT.format("[1..1000000000]"), "has 1 elements but its output_array's index sets give 1000000000", 2),
+        (OUT.format("[1..1, 1..2]"), "has 1 elements but its output_array's index sets give 2", 2),
+        (OUT.format("[]"), "needs a list of one to six index sets", 2),
+        (OUT.format("b"), "needs a list of one to six index sets", 2),
+        (OUT.format("[{1, 3}]"), "an index set that is not a range", 2),
+        (OUT.format("[1..1], [1..1]"), "needs a list of one to six index sets", 2),
+        (OUT.format("[s]"), "'s' is used before it is declared", 2),
     ],
 )
 def test_bad_models_say_where_and_why(text, words, line):
@@ -157,3 +174,12 @@ def test_all_different_of_distinct_variables_stays():
     m = low("var 1..3: x;\nvar 1..3: y;\nconstraint fzn_all_different_int([x, y, 2]);\nsolve satisfy;\n")
     assert "bool_clause" not in m.tables
     assert m.tables["fzn_all_different_int"].row(0)[0] == 3
+
+
+def test_output_array_over_a_named_range_or_no_element_is_read():
+    m = low(
+        "set of int: s = 1..2;\nvar 1..3: x;\narray [1..2] of var int: a :: output_array([s]) = [x, x];\nsolve satisfy;\n"
+    )
+    assert m.outputs[0].dims == [IntSet.range(1, 2)]
+    m = low("array [1..0] of var int: a :: output_array([1..0]) = [];\nsolve satisfy;\n")
+    assert m.outputs[0].dims == [IntSet.range(1, 0)] and m.outputs[0].elems == []
