@@ -23,7 +23,8 @@ def _parser() -> argparse.ArgumentParser:
         description="Solve a FlatZinc model with search running as OpenCL kernels on GPUs and CPUs.",
         epilog="Subcommands: `fzn-gpu install-solver-config [--dir DIR]` registers fzn-gpu with MiniZinc "
         "(then `minizinc --solver gpu-fzn model.mzn`); `fzn-gpu build-kernels` builds the generic GPU "
-        "kernel ahead (set-up: no model then waits for a build); `fzn-gpu --list-devices` lists OpenCL devices.",
+        "kernel ahead (set-up: no model then waits for a build); `fzn-gpu check-devices` builds a small program "
+        "on every OpenCL device and says which work; `fzn-gpu --list-devices` lists the devices a run uses.",
     )
     p.add_argument("file", nargs="?", help="the FlatZinc file, or - for standard input")
     p.add_argument(
@@ -157,6 +158,10 @@ def _restart_option(args) -> RestartSpec | None:
 def run(argv: list[str]) -> int:
     if argv and argv[0] == "install-solver-config":
         return _install_solver_config(argv[1:])
+    if argv and argv[0] == "check-devices":
+        from .device import check_devices
+
+        return check_devices()
     if argv and argv[0] == "build-kernels":
         from .engine import build_generic
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import sys
 import threading
 import time
 import warnings
@@ -15,7 +16,7 @@ from dataclasses import dataclass, replace
 from functools import cache, lru_cache
 from typing import Any
 
-from . import build_record
+from . import build_record, device_check
 from .codegen import header
 from .errors import FznError
 from .resources import kernels_dir
@@ -137,6 +138,7 @@ def all_devices() -> tuple[Device, ...]:
         platforms = []
     found: list[Device] = []
     seen_cpus: set[str] = set()
+    failed: dict[str, LeftOut] = {}  # by CPU brand (a GPU: by its place), what failed the check
     for p in platforms:
         try:
             devs = p.get_devices()
@@ -144,11 +146,14 @@ def all_devices() -> tuple[Device, ...]:
             continue
         for d in devs:
             is_gpu = bool(d.type & cl.device_type.GPU)
-            if not is_gpu:
-                key = cpu_brand(d.name)
-                if key in seen_cpus:  # the same CPU behind a second platform
-                    continue
-                seen_cpus.add(key)
+            key = cpu_brand(d.name) if not is_gpu else f"gpu {len(failed)} {len(found)}"
+            if key in seen_cpus:  # the same CPU behind a second platform, which builds for it
+                continue
+            why = device_check.probe(d)
+            if why is not None:  # another platform may still serve this CPU
+                failed.setdefault(key, LeftOut(d.name.strip(), p.name.strip(), why))
+                continue
+            seen_cpus.add(key)
             for part, cl_dev in enumerate(_cpu_parts(d, is_gpu)):
                 name = d.name.strip() + (f" [part {part + 1}]" if cl_dev is not d else "")
                 found.append(
@@ -167,13 +172,48 @@ def all_devices() -> tuple[Device, ...]:
                 )
     # GPUs first: they are the reason to run fzn-gpu
     found.sort(key=lambda dv: (not dv.is_gpu, dv.index))
+    _LEFT_OUT[:] = [why for key, why in failed.items() if key not in seen_cpus]
     return tuple(replace(d, index=i) for i, d in enumerate(found))
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """A device that failed device_check's probe, and no other platform serves."""
+
+    name: str
+    platform: str
+    why: str
+
+    def describe(self) -> str:
+        return f"{self.name} ({self.platform}) left out: its programs do not build: {self.why}"
+
+
+_LEFT_OUT: list[LeftOut] = []
+
+
+def left_out() -> list[LeftOut]:
+    """The devices all_devices() left out, each with why."""
+    all_devices()
+    return list(_LEFT_OUT)
+
+
+def _say_left_out() -> None:
+    """One line on stderr for each device left out, with the fix: a run goes on without it."""
+    for gone in left_out():
+        print(f"fzn-gpu: {gone.describe()}\n  fix: {device_check.fix_for(gone.platform)}", file=sys.stderr)
 
 
 def select_devices(spec: str = "all", limit: int | None = None) -> list[Device]:
     devices = list(all_devices())
+    gone = left_out()
+    if not devices and gone:
+        raise FznError(
+            "no OpenCL device here builds programs: " + "; ".join(g.describe() for g in gone),
+            fix=device_check.fix_for(gone[0].platform),
+        )
     if not devices:
         raise FznError("no OpenCL device found", fix=NO_DEVICE_FIX)
+    _say_left_out()
     spec = (spec or "all").strip().lower()
     if spec == "gpu":
         chosen = [d for d in devices if d.is_gpu]
@@ -226,10 +266,37 @@ def _leave_cores_for_gpus(chosen: list[Device]) -> list[Device]:
 
 
 def describe_devices() -> str:
+    """--list-devices: each device that passed the build check (device_check), then each that
+    did not, with the fix."""
     devices = all_devices()
-    if not devices:
+    lines = [d.describe() + ", builds programs" for d in devices]
+    lines += [f"-: {g.describe()}\n   fix: {device_check.fix_for(g.platform)}" for g in left_out()]
+    if not lines:
         return "no OpenCL device found; " + NO_DEVICE_FIX
-    return "\n".join(d.describe() for d in devices)
+    return "\n".join(lines)
+
+
+def check_devices() -> int:
+    """`fzn-gpu check-devices` (set-up): the probe afresh on every device of every platform,
+    a line for each; exit status 1 where none passes."""
+    import pyopencl as cl
+
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error:
+        platforms = []
+    passed = 0
+    for p in platforms:
+        for d in p.get_devices():
+            why = device_check.probe(d, fresh=True)
+            passed += why is None
+            verdict = "builds and runs programs" if why is None else f"does not build programs: {why}"
+            print(f"fzn-gpu: {d.name.strip()} ({p.name.strip()}, {d.driver_version}): {verdict}", file=sys.stderr)
+            if why is not None:
+                print(f"  fix: {device_check.fix_for(p.name)}", file=sys.stderr)
+    if not passed:
+        print(f"fzn-gpu: no OpenCL device here builds programs; {NO_DEVICE_FIX}", file=sys.stderr)
+    return 0 if passed else 1
 
 
 def kernel_source(kinds: frozenset[int] | None = None, model: str = "item") -> str:

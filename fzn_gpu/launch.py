@@ -49,7 +49,7 @@ KEY_ENV_PREFIXES = (
     "MKL_",
 )
 # subcommands that change or inspect the installation run here, never in a server
-IN_PROCESS = {"install-solver-config", "build-kernels"}
+IN_PROCESS = {"install-solver-config", "build-kernels", "check-devices"}
 PROTOCOL = 1
 PARENT_POLL_S = 0.5  # how often a client checks that its launcher is still there (watchdog.POLL_S)
 FIRST_REPLY_S = 10.0
