@@ -56,7 +56,9 @@ def fix_for(platform: str) -> str:
 def _key(cl_device: Any) -> str:
     d = cl_device
     ident = f"{d.name}|{d.platform.name}|{d.platform.version}|{d.driver_version}"
-    return "probe-" + build_record.build_key(ident, PROBE_SOURCE, PROBE_OPTIONS + [os.environ.get("POCL_EXTRA_BUILD_FLAGS", "")])
+    return "probe-" + build_record.build_key(
+        ident, PROBE_SOURCE, PROBE_OPTIONS + [os.environ.get("POCL_EXTRA_BUILD_FLAGS", "")]
+    )
 
 
 def run_probe(cl_device: Any) -> str | None:

@@ -394,7 +394,7 @@ class Lowering:
                 )
             )
 
-    def _output_dims(self, name: str, args: list, n: int) -> list[IntSet]:
+    def _output_dims(self, name: str, args: tuple | list, n: int) -> list[IntSet]:
         """output_array's index sets: one to six ranges whose sizes multiply to the array's
         length, as MiniZinc writes them. Anything else is refused: printed, a billion indices
         on a one-element array (or `array0d(, ...)`) reads back as another array or not at all."""

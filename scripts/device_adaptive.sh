@@ -5,7 +5,7 @@
 # together) on every device, and fzn-gecode -p 16, each with the same limit on the FlatZinc;
 # wall seconds of the solver (compilation apart; MiniZinc's compile time in its own column).
 # INSTANCES: "file.mzn:n ..." for models/local/ (the paper's formulations), "suite/file.mzn:n"
-# for ../shared/bench's (carried as .carry/bench). With DEFAULT=1 the default engine runs too.
+# for the suite's (models/bench). With DEFAULT=1 the default engine runs too.
 # GECODE_LIMIT_S 0: no Gecode run.
 # Usage there: [CPU=1] [DEFAULT=1] bash scripts/device_adaptive.sh OUT LIMIT_S "INSTANCES" [GECODE_LIMIT_S]
 set -uo pipefail
@@ -26,7 +26,7 @@ table_start "$out/adaptive.md" instance solver "wall s" answer statistics
 for item in $instances; do
   IFS=: read -r file n <<< "$item"
   src=models/local/$file where=paper
-  [ "${file#suite/}" != "$file" ] && { src=.carry/bench/${file#suite/}; where=suite; }
+  [ "${file#suite/}" != "$file" ] && { src=models/bench/${file#suite/}; where=suite; }
   name="$(basename "$file" .mzn) $n ($where)"
   f=$work/a.fzn g=$work/g.fzn
   t0=$EPOCHREALTIME

@@ -35,9 +35,9 @@ for c in "${cases[@]}"; do
     row "$name" "$label" "$t0" "$work/o.txt"
   done
   t0=$EPOCHREALTIME
-  timeout $((limit + 30)) minizinc --solver gpu-fzn --output-objective -s -t $((limit * 1000)) ".carry/bench/$model" ".carry/bench/data/$data" > "$work/o.txt" 2>&1
+  timeout $((limit + 30)) minizinc --solver gpu-fzn --output-objective -s -t $((limit * 1000)) "models/bench/$model" "models/bench/data/$data" > "$work/o.txt" 2>&1
   row "$name" "fzn-gpu default (MiniZinc)" "$t0" "$work/o.txt"
   t0=$EPOCHREALTIME
-  timeout $((limit + 30)) minizinc --solver gecode --output-objective -p 16 -t $((limit * 1000)) ".carry/bench/$model" ".carry/bench/data/$data" > "$work/o.txt" 2>&1
+  timeout $((limit + 30)) minizinc --solver gecode --output-objective -p 16 -t $((limit * 1000)) "models/bench/$model" "models/bench/data/$data" > "$work/o.txt" 2>&1
   row "$name" "Gecode -p 16 (MiniZinc)" "$t0" "$work/o.txt"
 done

@@ -5,7 +5,7 @@
 # with SPEED=1, the specialised kernel (the model's kinds only, the default) beside the generic
 # one (every kind, FZN_GPU_SPECIALISE=0) in counts and branch and bound: wall, kernel time, nodes.
 # Usage there: [SPEED=1] bash scripts/device_builds.sh OUT CASE...   (CASE: MODEL:DATA of
-# .carry/bench, e.g. tsp.mzn:tsp_60.dzn, or nqueens.mzn:n=15 for a model taking -D)
+# models/bench, e.g. tsp.mzn:tsp_60.dzn, or nqueens.mzn:n=15 for a model taking -D)
 set -uo pipefail
 out=${1:?usage: $0 OUT CASE...}; shift
 source scripts/device_env.sh >/dev/null 2>&1
@@ -14,9 +14,9 @@ opt_setup "$out"
 fzn_of() {  # MODEL:DATA -> path of its FlatZinc
   local model=${1%%:*} data=${1##*:} f="$work/$(echo "${1##*:}" | tr -c 'a-zA-Z0-9_\n' _).fzn"
   if [[ $data == *=* ]]; then
-    minizinc -c --solver gpu-fzn ".carry/bench/$model" -D "$data;" --fzn "$f" --ozn "$work/x.ozn" >/dev/null
+    minizinc -c --solver gpu-fzn "models/bench/$model" -D "$data;" --fzn "$f" --ozn "$work/x.ozn" >/dev/null
   else
-    minizinc -c --solver gpu-fzn ".carry/bench/$model" ".carry/bench/data/$data" --fzn "$f" --ozn "$work/x.ozn" >/dev/null
+    minizinc -c --solver gpu-fzn "models/bench/$model" "models/bench/data/$data" --fzn "$f" --ozn "$work/x.ozn" >/dev/null
   fi
   echo "$f"
 }

@@ -4,12 +4,12 @@
 # --cluster starts one worker per GPU, against `fzn-gpu --devices gpu` (one process, PHACT
 # between its two GPUs) and one GPU alone, counting all solutions of the FlatZinc files in
 # .carry/fzn (compiled beforehand with `minizinc --solver gpu-fzn -c`: n-queens 16-18 of
-# ../shared/bench/nqueens.mzn, Costas 14 of costas.mzn). Needs .whl/ with the device's Python
+# models/bench/nqueens.mzn, Costas 14 of costas.mzn). Needs .whl/ with the device's Python
 # (3.12) wheels of lark, pyopencl, pytools, platformdirs, siphash24, msgpack, click, jsonschema
 # (and its referencing, rpds-py, attrs, jsonschema-specifications) and ray, ray's repacked
 # without ray/jars and ray/dashboard/client (79 MB as it comes, over the 64 MiB a call carries).
 # The generic kernels are built first (`fzn-gpu build-kernels`), untimed. LNS=1: LNS instead
-# (`--engine lns -t 10000`, TSP 60, QAP 32 and WCSP 10x10 of ../shared/bench, compiled to
+# (`--engine lns -t 10000`, TSP 60, QAP 32 and WCSP 10x10 of models/bench, compiled to
 # .carry/fzn/tsp_60.fzn, qap_32.fzn, wcsp_10x10.fzn), each instance twice in turn.
 cd "$(dirname "$0")/.."
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1

@@ -18,8 +18,8 @@ table_start "$out/counts.md" instance solver "wall s" solutions statistics
 for c in $counts; do
   IFS=: read -r m n <<< "$c"
   f=$work/${m}_$n.fzn g=$work/${m}_${n}_gecode.fzn
-  minizinc -c --solver gpu-fzn ".carry/bench/$m.mzn" -D "n=$n;" --fzn "$f" --ozn "$work/x.ozn" >/dev/null || continue
-  minizinc -c --solver gecode ".carry/bench/$m.mzn" -D "n=$n;" --fzn "$g" --ozn "$work/y.ozn" >/dev/null || continue
+  minizinc -c --solver gpu-fzn "models/bench/$m.mzn" -D "n=$n;" --fzn "$f" --ozn "$work/x.ozn" >/dev/null || continue
+  minizinc -c --solver gecode "models/bench/$m.mzn" -D "n=$n;" --fzn "$g" --ozn "$work/y.ozn" >/dev/null || continue
   python3 -m fzn_gpu --devices gpu --build-only "$f" >/dev/null 2>&1
   t0=$EPOCHREALTIME
   timeout "$limit" python3 -m fzn_gpu --devices gpu -a --count-only -s "$f" > "$work/o.txt" 2>&1

@@ -12,7 +12,7 @@ echo "|---|---|---|" | tee -a "$out/deterministic.md"
 for c in knapsack:knapsack_100 tsp:tsp_20 qap:qap_15 mkcp:mkcp_67; do
   IFS=: read -r m d <<< "$c"
   f=$work/$d.fzn
-  minizinc -c --solver gpu-fzn ".carry/bench/$m.mzn" ".carry/bench/data/$d.dzn" --fzn "$f" --ozn "$work/x.ozn" >/dev/null 2>&1
+  minizinc -c --solver gpu-fzn "models/bench/$m.mzn" "models/bench/data/$d.dzn" --fzn "$f" --ozn "$work/x.ozn" >/dev/null 2>&1
   row="| $d"
   for flags in "" "--deterministic"; do
     timeout $((limit + 30)) python3 -m fzn_gpu -a -s -t $((limit * 1000)) $flags "$f" > "$work/o.txt" 2>&1

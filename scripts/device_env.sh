@@ -22,4 +22,6 @@ mkdir -p /etc/OpenCL/vendors
 mkdir -p /tmp/fzn-bin
 printf '#!/bin/sh\nexec python3 -m fzn_gpu "$@"\n' > /tmp/fzn-bin/fzn-gpu && chmod +x /tmp/fzn-bin/fzn-gpu
 python3 -m fzn_gpu install-solver-config >/dev/null
+# the benchmark suite's data files (models/bench/data), written from fixed seeds
+python3 models/bench/instances.py >/dev/null
 python3 -m fzn_gpu --list-devices

@@ -18,8 +18,8 @@ echo "|---|---|---|---|" | tee -a "$out/first.md"
 for c in magic_square:6 magic_square:10 partition:64 partition:240 langford:23; do
   IFS=: read -r m n <<< "$c"
   f=$work/${m}_$n.fzn; g=$work/${m}_$n.gecode.fzn
-  minizinc -c --solver gpu-fzn ".carry/bench/$m.mzn" -D "n=$n;" --fzn "$f" --ozn "$work/x.ozn" >/dev/null 2>&1
-  minizinc -c --solver gecode ".carry/bench/$m.mzn" -D "n=$n;" --fzn "$g" --ozn "$work/y.ozn" >/dev/null 2>&1
+  minizinc -c --solver gpu-fzn "models/bench/$m.mzn" -D "n=$n;" --fzn "$f" --ozn "$work/x.ozn" >/dev/null 2>&1
+  minizinc -c --solver gecode "models/bench/$m.mzn" -D "n=$n;" --fzn "$g" --ozn "$work/y.ozn" >/dev/null 2>&1
   row="| $m $n"
   for flags in "" "--restart luby"; do
     t0=$EPOCHREALTIME
@@ -32,6 +32,6 @@ for c in magic_square:6 magic_square:10 partition:64 partition:240 langford:23; 
 done
 echo | tee -a "$out/first.md"
 for i in 1 2 3 4 5; do
-  echo "nqueens_io run $i: $(minizinc --solver gpu-fzn .carry/bench/nqueens_io.mzn 2>/dev/null | head -1)" | tee -a "$out/first.md"
+  echo "nqueens_io run $i: $(minizinc --solver gpu-fzn models/nqueens.mzn 2>/dev/null | head -1)" | tee -a "$out/first.md"
 done
-echo "Gecode: $(minizinc --solver gecode .carry/bench/nqueens_io.mzn 2>/dev/null | head -1)" | tee -a "$out/first.md"
+echo "Gecode: $(minizinc --solver gecode models/nqueens.mzn 2>/dev/null | head -1)" | tee -a "$out/first.md"

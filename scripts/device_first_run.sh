@@ -11,8 +11,8 @@ source scripts/opt_instances.sh
 opt_setup "$out"
 fzn_of() {
   local model=${1%%:*} data=${1##*:} f="$work/$(echo "${1##*:}" | tr -c 'a-zA-Z0-9_\n' _).fzn"
-  if [[ $data == *=* ]]; then d=(-D "$data;"); else d=(".carry/bench/data/$data"); fi
-  minizinc -c --solver gpu-fzn ".carry/bench/$model" "${d[@]}" --fzn "$f" --ozn "$work/x.ozn" >/dev/null
+  if [[ $data == *=* ]]; then d=(-D "$data;"); else d=("models/bench/data/$data"); fi
+  minizinc -c --solver gpu-fzn "models/bench/$model" "${d[@]}" --fzn "$f" --ozn "$work/x.ozn" >/dev/null
   echo "$f"
 }
 wall() { local t0=$EPOCHREALTIME; "$@" > "$work/out.txt" 2>&1; awk "BEGIN{printf \"%.2f\", $EPOCHREALTIME - $t0}"; }

@@ -16,7 +16,7 @@ for c in "${cases[@]}"; do
   t0=$EPOCHREALTIME
   # MiniZinc's warnings (stderr) would run into its separators' lines
   timed timeout $((limit + 60)) sh -c 'exec "$@" 2>/dev/null' _ minizinc --solver gecode -p "${THREADS:-16}" -a -t $((limit * 1000)) \
-    --output-objective ".carry/bench/$model" ".carry/bench/data/$data"
+    --output-objective "models/bench/$model" "models/bench/data/$data"
   wall=$(awk "BEGIN{printf \"%.2f\", $EPOCHREALTIME - $t0}")
   proven=no; grep -q " ==========$" "$work/run.txt" && proven=yes
   best=$(grep -oE "_objective = -?[0-9]+" "$work/run.txt" | tail -1 | grep -oE -- "-?[0-9]+$")

@@ -36,7 +36,7 @@ PY
 for c in "$@"; do
   IFS=: read -r model n <<<"$c"
   f="$work/${model}_$n.fzn"
-  minizinc -c --solver gpu-fzn ".carry/bench/$model.mzn" -D "n=$n;" --fzn "$f" --ozn "$work/x.ozn" >/dev/null
+  minizinc -c --solver gpu-fzn "models/bench/$model.mzn" -D "n=$n;" --fzn "$f" --ozn "$work/x.ozn" >/dev/null
   python3 -m fzn_gpu --devices gpu --build-only "$f" >/dev/null 2>&1
   t0=$EPOCHREALTIME
   python3 -m fzn_gpu --devices gpu -a --count-only -s "$f" 2>&1 | grep -oE "[a-zA-Z]+(Time|Launches)=[0-9.e+-]+" | tr '\n' ' ' \

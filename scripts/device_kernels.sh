@@ -17,7 +17,7 @@ work=$(mktemp -d)
 fzn_of() {  # MODEL N -> path of its FlatZinc, compiled once (MODEL fzn: N is a FlatZinc file's path)
   [ "$1" = fzn ] && { echo "$2"; return; }
   local f="$work/$1_$2.fzn"
-  [ -f "$f" ] || minizinc -c --solver gpu-fzn ".carry/bench/$1.mzn" -D "n=$2;" --fzn "$f" --ozn "$work/$1_$2.ozn" >/dev/null
+  [ -f "$f" ] || minizinc -c --solver gpu-fzn "models/bench/$1.mzn" -D "n=$2;" --fzn "$f" --ozn "$work/$1_$2.ozn" >/dev/null
   echo "$f"
 }
 [ -n "${REPORT:-}" ] && python3 tools/kernel_report.py "$(fzn_of nqueens 16)" --devices gpu 2>&1 | tee "$out/kernel_report.txt"

@@ -37,7 +37,7 @@ row() {
 table_start "$out/printing.md" instance run "wall s" solutions end
 for c in $cases; do
   IFS=: read -r m n <<< "$c"
-  mzn=".carry/bench/$m.mzn" f=$work/${m}_$n.fzn
+  mzn="models/bench/$m.mzn" f=$work/${m}_$n.fzn
   minizinc -c --solver gpu-fzn "$mzn" -D "n=$n;" --fzn "$f" --ozn "$work/x.ozn" >/dev/null || continue
   python3 -m fzn_gpu --build-only "$f" >/dev/null 2>&1       # every device's kernel, untimed
   python3 -m fzn_gpu --devices gpu -a "$f" > "$work/stream.txt" 2>/dev/null

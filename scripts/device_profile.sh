@@ -38,7 +38,7 @@ run() {
 for c in $counts; do
   IFS=: read -r m n kernels <<< "$c"
   f=$work/${m}_$n.fzn
-  minizinc -c --solver gpu-fzn ".carry/bench/$m.mzn" -D "n=$n;" --fzn "$f" --ozn "$work/x.ozn" >/dev/null || continue
+  minizinc -c --solver gpu-fzn "models/bench/$m.mzn" -D "n=$n;" --fzn "$f" --ozn "$work/x.ozn" >/dev/null || continue
   for kernel in ${kernels//,/ }; do
     for p in ${PROFILES:-0 1}; do run "$m $n" "$f" "$kernel" "$p" -a --count-only -t $((limit * 6000)); done
   done

@@ -4,7 +4,7 @@
 # ptxas for the GPU (registers, stack frame, spills: ptxas -v) and disassembled (cuobjdump
 # --dump-sass), so instruction counts and local-memory traffic (LDL/STL) of a propagator can be
 # read here afterwards (all in OUT/sass.tgz). Usage there: bash scripts/device_sass.sh OUT MODEL:N...
-#   e.g. nqueens:16 costas:14 (models from .carry/bench; MODEL fzn takes N as a FlatZinc path)
+#   e.g. nqueens:16 costas:14 (models from models/bench; MODEL fzn takes N as a FlatZinc path)
 set -uo pipefail
 out=${1:?usage: $0 OUT MODEL:N...}; shift
 source scripts/device_env.sh >/dev/null 2>&1
@@ -16,7 +16,7 @@ for c in "$@"; do
   f=$n
   if [ "$model" != fzn ]; then
     f="$work/${model}_$n.fzn"
-    minizinc -c --solver gpu-fzn ".carry/bench/$model.mzn" -D "n=$n;" --fzn "$f" --ozn "$work/x.ozn" >/dev/null
+    minizinc -c --solver gpu-fzn "models/bench/$model.mzn" -D "n=$n;" --fzn "$f" --ozn "$work/x.ozn" >/dev/null
   fi
   python3 tools/kernel_report.py "$f" --devices gpu --models "${MODELS:-group}" --ptx "$work/ptx" 2>&1 | tee -a "$out/sass/report.txt"
 done

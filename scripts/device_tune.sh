@@ -11,7 +11,7 @@ export FZN_GPU_BUCKET=off     # these counts measure the search kernels, not buc
 mkdir -p "$out"
 work=$(mktemp -d)
 for q in 8 "$n"; do
-  minizinc -c --solver gpu-fzn .carry/bench/nqueens.mzn -D "n=$q;" --fzn "$work/q$q.fzn" --ozn "$work/q$q.ozn"
+  minizinc -c --solver gpu-fzn models/bench/nqueens.mzn -D "n=$q;" --fzn "$work/q$q.fzn" --ozn "$work/q$q.ozn"
 done
 stat() { grep -oE "(nSolutions|nodes|initTime|buildTime|splitTime|kernelTime|solveTime|workItems|subSearchSpaces)=[0-9.e+-]+" | tr '\n' ' '; }
 t0=$EPOCHREALTIME

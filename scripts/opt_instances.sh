@@ -17,11 +17,11 @@ table_start() {
 }
 
 # opt_cases REGEX: fills the array `cases` with MODEL:DATA of every optimisation instance of
-# .carry/bench/suite.json whose data file matches REGEX.
+# models/bench/suite.json whose data file matches REGEX.
 opt_cases() {
   mapfile -t cases < <(python3 - "$1" <<'PY'
 import json, re, sys
-for i in json.load(open(".carry/bench/suite.json"))["instances"]:
+for i in json.load(open("models/bench/suite.json"))["instances"]:
     if i["mode"] == "opt" and re.search(sys.argv[1], i.get("data", "")):
         print(i["model"] + ":" + i.get("data", ""))
 PY
@@ -35,7 +35,7 @@ compile_case() {
   local model=${1%%:*} data=${1##*:}
   local f="$work/${data%.dzn}.fzn"
   if [ -n "${FZN_DIR:-}" ] && [ -f "$FZN_DIR/${data%.dzn}.fzn" ]; then echo "$FZN_DIR/${data%.dzn}.fzn"; return; fi
-  minizinc -c --solver gpu-fzn ".carry/bench/$model" ".carry/bench/data/$data" --fzn "$f" \
+  minizinc -c --solver gpu-fzn "models/bench/$model" "models/bench/data/$data" --fzn "$f" \
     --ozn "$work/x.ozn" >/dev/null && echo "$f"
 }
 

@@ -9,7 +9,7 @@ import pytest
 
 from fzn_gpu.bench.__main__ import markdown, variants
 
-from helpers import ROOT, SHARED, have_minizinc
+from helpers import ROOT, have_minizinc
 
 
 def core(names) -> list[str]:
@@ -112,8 +112,6 @@ def test_small_run_end_to_end(tmp_path):
             sys.executable,
             "-m",
             "fzn_gpu.bench",
-            "--bench-dir",
-            str(SHARED / "bench"),
             "--out",
             str(out),
             "--repeats",
@@ -140,3 +138,21 @@ def test_small_run_end_to_end(tmp_path):
     }
     assert all(run["complete"] for run in res["runs"].values())
     assert "ratio fzn-gpu / gecode -p1" in (out / "BENCHMARKS.md").read_text()
+
+
+def test_the_suite_lives_in_the_project_and_its_data_is_made_the_same_every_time(tmp_path):
+    """models/bench holds every model suite.json names, and instances.py writes every data file
+    it names, byte for byte the same on each run (fixed seeds): figures from different runs and
+    machines are of the same instances."""
+    import runpy
+
+    bench = ROOT / "models" / "bench"
+    suite = json.loads((bench / "suite.json").read_text())["instances"]
+    assert all((bench / inst["model"]).exists() for inst in suite)
+    write = runpy.run_path(str(bench / "instances.py"))["write"]
+    first, second = write(tmp_path / "a"), write(tmp_path / "b")
+    wanted = {inst["data"] for inst in suite if "data" in inst}
+    assert wanted <= {p.name for p in first.iterdir()}
+    for p in first.iterdir():
+        assert p.read_bytes() == (second / p.name).read_bytes()
+    assert (first / "knapsack_100.dzn").read_text().startswith("n = 100;\ncapacity = ")

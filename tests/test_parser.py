@@ -158,12 +158,14 @@ solve :: int_search(xs, input_order, indomain_min, complete) satisfy;
 
 
 def _bench_fzn() -> list[str]:
-    """FlatZinc of a few of the shared benchmark models, compiled with fzn-gpu's library."""
-    from helpers import SHARED, have_minizinc
+    """FlatZinc of a few of the benchmark suite's models (models/bench), compiled with fzn-gpu's library."""
+    from fzn_gpu.bench.__main__ import with_data
+
+    from helpers import ROOT, have_minizinc
 
     if not have_minizinc():
         return []
-    bench = SHARED / "bench"
+    bench = with_data(ROOT / "models" / "bench")
     texts = []
     for model, data in [
         ("qap", "qap_12"),

@@ -7,7 +7,7 @@ answer and time beside branch and bound's (`--engine complete`) and against the 
 (Gecode's optimum and time where it proved one). Writes a JSON
 file and a Markdown table (docs/BENCHMARKS.md keeps one).
 
-    python3 tools/bucket_report.py --corpus ../shared/corpus/hakank --bench ../shared/bench --out OUT [-t 60]
+    python3 tools/bucket_report.py --corpus ../shared/corpus/hakank --bench models/bench --out OUT [-t 60]
 """
 
 from __future__ import annotations
@@ -94,6 +94,9 @@ def main() -> int:
     rows = []
     with tempfile.TemporaryDirectory() as work:
         if args.bench:
+            from fzn_gpu.bench.__main__ import with_data
+
+            with_data(Path(args.bench))  # its data files, where instances.py writes them
             suite = json.load(open(os.path.join(args.bench, "suite.json")))["instances"]
             for inst in suite:
                 if inst["mode"] != "opt":

@@ -3,7 +3,7 @@
     python -m fzn_gpu.bench --suite small --out bench-out          # this 2-core machine, ~10 min
     python -m fzn_gpu.bench --suite full --gecode-p 16 --out bench-out   # the GPU machine
 
-Runs each instance of ../shared/bench/suite.json through `minizinc --solver NAME` for every
+Runs each instance of models/bench/suite.json (or --bench-dir's) through `minizinc --solver NAME` for every
 solver variant, repeats it (median wall time), and writes results.json, BENCHMARKS.md (tables
 with ratios fzn-gpu / Gecode) and PNG plots into --out."""
 
@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import re
+import runpy
 import shlex
 import subprocess
 import time
@@ -37,13 +38,24 @@ SMALL = (
 
 
 def bench_dir() -> Path:
+    """The project's suite, models/bench of the checkout this runs from (or of the current
+    folder), its data files written by its instances.py where missing."""
     here = Path(__file__).resolve()
     for base in (here.parents[2], Path.cwd()):
-        if (base.parent / "shared" / "bench" / "suite.json").exists():
-            return base.parent / "shared" / "bench"
-        if (base / "shared" / "bench" / "suite.json").exists():
-            return base / "shared" / "bench"
-    raise SystemExit("cannot find shared/bench/suite.json; pass --bench-dir")
+        bdir = base / "models" / "bench"
+        if (bdir / "suite.json").exists():
+            return with_data(bdir)
+    raise SystemExit("cannot find models/bench/suite.json: run from a checkout of fzn-gpu, or pass --bench-dir")
+
+
+def with_data(bdir: Path) -> Path:
+    """`bdir`, its data/ folder written by its instances.py first where that script exists and a
+    data file of the suite is missing (the files are made, not kept in the repository)."""
+    script = bdir / "instances.py"
+    wanted = {i["data"] for i in json.loads((bdir / "suite.json").read_text())["instances"] if "data" in i}
+    if script.exists() and any(not (bdir / "data" / name).exists() for name in wanted):
+        runpy.run_path(str(script))["write"](bdir / "data")
+    return bdir
 
 
 def instances(suite: str, bdir: Path) -> list[dict]:
@@ -391,7 +403,7 @@ def main() -> None:
     ap.add_argument("--only", default=None, help="only instances whose label contains one of these (comma-separated)")
     ap.add_argument("--mode", choices=["all", "one", "opt"], default=None, help="only instances of this mode")
     args = ap.parse_args()
-    bdir = Path(args.bench_dir) if args.bench_dir else bench_dir()
+    bdir = with_data(Path(args.bench_dir)) if args.bench_dir else bench_dir()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     device_sets = args.devices or ["all"]
