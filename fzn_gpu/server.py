@@ -312,38 +312,56 @@ def _reap(runs: set[int]) -> None:
         runs.discard(pid)
 
 
+EXIT_S = 0.9  # a server sent SIGTERM is gone within this, whatever it was doing
+
+
+def _leave(*_) -> None:
+    """SIGTERM (launch.py making room, a user, a test): the server's cleanup (its socket, pid
+    file and unstarted spare) runs as SystemExit unwinds it, under a timer whose SIGALRM, left
+    to its default action, ends the process at EXIT_S wherever the cleanup or the interpreter's
+    shutdown may be."""
+    global _terminated
+    _terminated = True  # for where the SystemExit below is swallowed (an import's `except BaseException`)
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    signal.setitimer(signal.ITIMER_REAL, EXIT_S)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second one changes nothing
+    raise SystemExit(0)
+
+
+_terminated = False
+
+
 def serve(path: str) -> int:
     """Serve runs on the socket at `path` until idle; 0 at once where another server holds it."""
+    signal.signal(signal.SIGTERM, _leave)  # from the start: the imports below take seconds on a cold cache
     lock = open(path + ".lock", "a")  # noqa: SIM115 - held, locked, for the server's lifetime
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         return 0
     _preload()
+    if _terminated:
+        return 0
     try:
         os.unlink(path)  # a server that died left it
     except FileNotFoundError:
         pass
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path)
-    listener.listen(64)
-    listener.setblocking(False)  # shared by the spares, each of which may find it taken
-    inode = os.stat(path).st_ino
-    with open(path + ".pid", "w") as f:
-        f.write(f"{os.getpid()}\n")
     idle = float(os.environ.get("FZN_GPU_SERVER_IDLE_S") or IDLE_S)
     ready_s = float(os.environ.get("FZN_GPU_SERVER_READY_S") or READY_S)
-
-    def leave(*_) -> None:  # SIGTERM (launch.py making room, or a user): the socket goes with it
-        raise SystemExit(0)
-
-    signal.signal(signal.SIGTERM, leave)
     runs: set[int] = set()
     spare: _Spare | None = None
     last = time.monotonic()
     failures = 0
-    try:
-        while True:
+    inode = -1
+    try:  # from the bind on: a SIGTERM at any point leaves no socket behind
+        listener.bind(path)
+        inode = os.stat(path).st_ino
+        listener.listen(64)
+        listener.setblocking(False)  # shared by the spares, each of which may find it taken
+        with open(path + ".pid", "w") as f:
+            f.write(f"{os.getpid()}\n")
+        while not _terminated:
             if spare is None:
                 spare = _fork_spare(listener, path)
             readable, _, _ = select.select([spare.status], [], [], POLL_S)
@@ -379,7 +397,7 @@ def serve(path: str) -> int:
                 break
     finally:
         try:
-            if os.stat(path).st_ino == inode:
+            if inode == -1 or os.stat(path).st_ino == inode:  # -1: bound, not yet stamped; the lock says ours
                 os.unlink(path)
         except FileNotFoundError:
             pass
@@ -401,4 +419,5 @@ def serve(path: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(serve(sys.argv[1]))
+    code = serve(sys.argv[1])
+    os._exit(code)  # no interpreter shutdown: every module of the package and numpy loaded, nothing to save

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import signal
 import socket
 import subprocess
 import sys
@@ -306,6 +307,35 @@ def test_a_server_sent_sigterm_takes_its_socket_with_it(tmp_path):
     proc.terminate()
     assert proc.wait(timeout=30) == 0
     assert not path.exists() and not Path(f"{path}.pid").exists()
+
+
+@pytest.mark.parametrize("moment", ["importing", "serving", "a client waiting", "a spare hanging"])
+def test_a_server_sent_sigterm_exits_within_a_second_whatever_it_is_doing(tmp_path, moment):
+    """SIGTERM while the server still imports (its caches cold), while it serves, while a
+    client holds a connection without a request, and while its spare hangs in OpenCL's start:
+    each time the server is gone within a second (server.EXIT_S) and leaves no socket behind."""
+    extra = {"FZN_GPU_SERVER_FAIL": "hang"} if moment == "a spare hanging" else {}
+    env = _env(tmp_path, FZN_GPU_SERVER_IDLE_S="300", **extra)
+    path = _socket(env)
+    if moment == "importing":
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "fzn_gpu.server", str(path)], env=env, cwd=ROOT, start_new_session=True
+        )
+        time.sleep(0.3)  # inside its imports: the socket comes after them
+    else:
+        proc = _start_server(env)
+    held = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    if moment == "a client waiting":
+        held.connect(str(path))
+    try:
+        sent = time.monotonic()
+        proc.terminate()
+        code = proc.wait(timeout=30)
+        took = time.monotonic() - sent
+    finally:
+        held.close()
+    assert code in (0, -signal.SIGALRM) and took < 2.0, (code, took)  # 1 s and a loaded machine's margin
+    assert not path.exists()
 
 
 def test_a_spare_that_never_gets_ready_leaves_runs_to_their_own_processes(tmp_path):
