@@ -45,12 +45,13 @@ def was_built(key: str) -> bool:
         return False
 
 
-def record(key: str, seconds: float) -> None:
+def record(key: str, seconds: float, fresh: bool = False) -> None:
     """Notes that `key` was just built or loaded in `seconds`: "ok", unless a program recorded
     as built took longer than FAST_LOAD_S to load (the driver's cache had dropped it: "lost",
-    so the next run does not count on it). A cache that cannot be written leaves every run
-    building as before, silently."""
-    state = "lost" if was_built(key) and seconds > FAST_LOAD_S else "ok"
+    so the next run does not count on it); `fresh`: a build ahead of the runs (build-kernels),
+    which leaves the program in the driver's cache, "ok" however long it took. A cache that
+    cannot be written leaves every run building as before, silently."""
+    state = "lost" if not fresh and was_built(key) and seconds > FAST_LOAD_S else "ok"
     try:
         d = records_dir()
         d.mkdir(parents=True, exist_ok=True)

@@ -165,7 +165,7 @@ def run(argv: list[str]) -> int:
     if argv and argv[0] == "build-kernels":
         from .engine import build_generic
 
-        return build_generic()
+        return build_generic(background=argv[1:] == ["--background"])
     args = _parser().parse_args(argv)
     if args.list_devices:
         from .device import describe_devices

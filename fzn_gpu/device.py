@@ -444,25 +444,26 @@ def build(
     options: list[str] | None = None,
     model: str = "item",
     floats: bool = False,
+    fresh: bool = False,
 ):
     """(context, program) for `device`, built once per process with `options` (`build_options`;
     cached on disk by pyopencl or the driver across processes, each build noted in
     build_record); with `kinds`, a program holding only those propagators; `model`: "item" or
     "group" (KERNEL_FILES); `floats`: the model has float variables (checked against the
-    device)."""
+    device); `fresh`: a build ahead (build_record.record's)."""
     options = list(options if options is not None else build_options(device, model=model, floats=floats))
     key = (id(device.cl_device), kinds, model, tuple(options))
     with _BUILDS_LOCK:
         lock = _BUILDS.setdefault(key, threading.Lock())
     with lock:
         if key not in _PROGRAMS:
-            _PROGRAMS[key] = _build_program(device, key, kinds, model, floats, options)
+            _PROGRAMS[key] = _build_program(device, key, kinds, model, floats, options, fresh)
             if program_used is not None:
                 program_used(device, kinds, model, options, floats)
     return _PROGRAMS[key]
 
 
-def _build_program(device: Device, key: tuple, kinds, model, floats, options) -> tuple:
+def _build_program(device: Device, key: tuple, kinds, model, floats, options, fresh: bool = False) -> tuple:
     """Builds the program `build` caches under `key`: (context, program)."""
     import pyopencl as cl
 
@@ -485,7 +486,7 @@ def _build_program(device: Device, key: tuple, kinds, model, floats, options) ->
                 f"the search kernels did not build on {device.name}: {str(err)[-2000:]}",
                 fix="report this with the device name; meanwhile choose another device with --devices",
             ) from None
-    build_record.record(build_record.build_key(device_id(device), source, options), time.monotonic() - t0)
+    build_record.record(build_record.build_key(device_id(device), source, options), time.monotonic() - t0, fresh)
     BUILD_LOGS[key[0]] = prog.get_build_info(device.cl_device, cl.program_build_info.LOG) or ""
     return ctx, prog
 

@@ -3,6 +3,7 @@ status, and returns the exit code."""
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -64,6 +65,7 @@ class SolveRun:
         self.bucket_count: Prepared | None = None  # bucket elimination's plan for counting, where it counts this run
         self.dm: DeviceModel | None = None
         self.devices: list = []
+        self.left_out: dict[str, str] = {}  # devices a timed run started without (warmup.py), and why
         self.t_init = 0.0
         self.checker: Checker | None = None
         if opts.check:
@@ -195,6 +197,8 @@ class SolveRun:
             stats.update({"nSolutions": outcome.solutions, "initTime": self.t_init, "solveTime": solve_s})
             if self.search is not None:
                 stats.update(self.search.extra_stats())
+        if self.left_out:
+            stats["devicesLeftOut"] = "; ".join(f"{name}: {why}" for name, why in self.left_out.items())
         if outcome.best is not None and self.dm is not None:
             stats["objective"] = outcome.best * self.dm.obj_sense
         return stats
@@ -390,6 +394,11 @@ class SolveRun:
 
         self.printer.decoder = decoder(self.dm)
         self.devices = select_devices(self.opts.devices, self.opts.parallel)
+        if self.dm.empty_var < 0 and self.opts.cluster is None:  # a timed run: the devices ready first (warmup.py)
+            from .warmup import ready_devices
+
+            readiness = ready_devices(self.devices, self.dm, self.opts, deadline)
+            self.devices, self.left_out = readiness.ready, readiness.left_out
         self.t_init = clock.elapsed()
         if self.dm.empty_var >= 0:  # nothing to search: the kernels assume non-empty domains
             if self.opts.verbose:
@@ -540,7 +549,7 @@ def build_only(model: Model, opts: SolveOptions) -> int:
     return 0
 
 
-def build_generic() -> int:
+def build_generic(background: bool = False) -> int:
     """`fzn-gpu build-kernels`: build, on every GPU, the generic search program (every
     constraint kind) in every shape its models run (runner.GROUP_SHAPES: a work-group per
     search, its node in local memory, or in global memory where the node is too big for local
@@ -548,23 +557,36 @@ def build_generic() -> int:
     model whose specialised program this machine has not built yet starts with it at once
     (device.kinds_to_build) instead of waiting seconds for a build inside its time limit (QAP
     64's first run on the H100 spent 5 s of its 10 building it), and the Adaptive Search
-    program. CPUs build the generic program on first use anyway. Says what it built on stderr."""
+    program. With `background` (`--background`: started by a timed run that left a device out
+    while its program built, warmup.py) also each CPU's generic program, which PoCL keeps in its
+    own cache; one such builder at a time (a lock beside the build records: another running, it
+    leaves at once), at a low priority, its loads recorded as builds (build_record.record's
+    `fresh`). Says what it built on stderr."""
     from ..device import all_devices, build
     from .runner import GROUP_SHAPES, Tuning
 
-    gpus = [d for d in all_devices() if d.is_gpu]
-    if not gpus:
+    if background:
+        from .warmup import take_builder_lock
+
+        held = take_builder_lock()
+        if held is None:
+            return 0
+        os.nice(10)
+    devices = [d for d in all_devices() if d.is_gpu or background]
+    if not devices:
         print("fzn-gpu: no GPU here: nothing to build ahead (CPUs build their program on first use)", file=sys.stderr)
-    for device in gpus:
+    for device in devices:
         t = Tuning.for_device(device)
         for store_global, narrow in GROUP_SHAPES if t.model == "group" else GROUP_SHAPES[:1]:
             t0 = time.monotonic()
-            build(device, None, t.build_options(device, store_global, narrow=narrow), t.model)
+            build(device, None, t.build_options(device, store_global, narrow=narrow), t.model, fresh=background)
             where = " (node in global memory)" if store_global else " (narrow domains)" if narrow else ""
             print(
                 f"fzn-gpu: generic {t.model} kernel{where} ready on {device.name} in {time.monotonic() - t0:.1f} s",
                 file=sys.stderr,
             )
+        if not device.is_gpu:
+            continue
         from .adaptive import build_program
 
         t0 = time.monotonic()

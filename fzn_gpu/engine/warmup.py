@@ -1,0 +1,153 @@
+"""A timed run starts on the devices whose search program is ready, not on the slowest build.
+
+On a GPU a model's program is a build of seconds (NVIDIA: 9-15 s for a specialised program,
+more inlined) where the machine has not built it before: after an install by pip, a driver
+update, or with the driver's cache emptied. `fzn-gpu build-kernels` builds the generic programs
+ahead, but a run cannot count on it: every engine builds its programs before it searches, so
+a cold GPU kept a whole run under `-t 10000` from printing anything (QAP 15 and MKCP 67 on a
+fresh H200 machine), though the CPU beside it would have found solutions in a second.
+
+So a timed run on several devices, one of them a GPU, first builds every device's program side
+by side (threads: the drivers' compilers release the interpreter's lock), takes the devices
+ready when the first is, and those that follow within GRACE_S; a device still building then is
+left out of this run (`-s`: devicesLeftOut; `-v` says why). Its build goes on in a detached
+`fzn-gpu build-kernels --background` (one at a time, through a lock beside the build records),
+which puts every device's generic programs in the drivers' caches for the runs after this one. A run
+without a time limit has no time to lose to a build: it waits for every device, as before.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .. import build_record
+from ..device import Device
+from ..errors import FznError
+
+GRACE_S = 0.5  # after the first device is ready, how long the others may still take
+LOCK_NAME = "builder.lock"
+
+
+@dataclass
+class Readiness:
+    """Which devices a timed run starts on, and why the others are left out."""
+
+    ready: list[Device]
+    left_out: dict[str, str]  # device name -> why
+
+
+def _builds(devices: list[Device], build_one: Callable[[Device], None]) -> tuple[list, list]:
+    """Starts a thread per device running build_one; (done events, errors: None or the error)."""
+    done = [threading.Event() for _ in devices]
+    errors: list[BaseException | None] = [None] * len(devices)
+
+    def one(i: int) -> None:
+        try:
+            build_one(devices[i])
+        except BaseException as err:  # noqa: BLE001 - said where the device is left out
+            errors[i] = err
+        finally:
+            done[i].set()
+
+    for i in range(len(devices)):
+        threading.Thread(target=one, args=(i,), name=f"fzn-gpu build {i}", daemon=True).start()
+    return done, errors
+
+
+def split_ready(
+    devices: list[Device], build_one: Callable[[Device], None], deadline: float, grace_s: float = GRACE_S
+) -> Readiness:
+    """The devices whose build_one finished without error by the time the first did plus
+    `grace_s` (or `deadline`, whichever comes first); every device where none finishes in time
+    or every build fails (the engines then meet the same errors and report them)."""
+    done, errors = _builds(devices, build_one)
+    first_at: float | None = None
+    while True:
+        now = time.monotonic()
+        finished = [e.is_set() for e in done]
+        ok = [f and errors[i] is None for i, f in enumerate(finished)]
+        if first_at is None and any(ok):
+            first_at = now
+        if all(finished) or now >= deadline or (first_at is not None and now - first_at >= grace_s):
+            break
+        time.sleep(0.01)
+    if not any(ok):
+        return Readiness(list(devices), {})
+    left: dict[str, str] = {}
+    for i, d in enumerate(devices):
+        if not finished[i]:
+            left[d.name] = "its program was still building when the first device's was ready"
+        elif errors[i] is not None:
+            err = errors[i]
+            left[d.name] = err.message if isinstance(err, FznError) else repr(err)
+    return Readiness([d for i, d in enumerate(devices) if ok[i]], left)
+
+
+def ready_devices(devices: list[Device], dm, opts, deadline: float | None) -> Readiness:
+    """SolveRun's devices for a run: all of them, unless the run is timed, on several devices,
+    one a GPU; then `split_ready` on building each device's search program (the Runner an
+    engine makes next finds it built), and where a device is left out, the generic programs
+    built behind the run (`spawn_builder`)."""
+    if deadline is None or len(devices) < 2 or not any(d.is_gpu for d in devices):
+        return Readiness(list(devices), {})
+    from .runner import Runner
+
+    def build_one(device: Device) -> None:
+        Runner(device, dm, seed=opts.seed, max_items=1)
+
+    readiness = split_ready(devices, build_one, deadline)
+    if any(d.name in readiness.left_out for d in devices):
+        spawn_builder()
+    for name, why in readiness.left_out.items():
+        if opts.verbose:
+            print(f"fzn-gpu: {name} left out of this run: {why}", file=sys.stderr)
+    return readiness
+
+
+def _lock_path() -> str:
+    folder = build_record.records_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    return str(folder / LOCK_NAME)
+
+
+def take_builder_lock():
+    """The builder's lock (an open file, held while it lives), or None where another holds it."""
+    f = open(_lock_path(), "a")  # noqa: SIM115 - held for the builder's lifetime
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.close()
+        return None
+    return f
+
+
+def spawn_builder() -> bool:
+    """Starts `fzn-gpu build-kernels --background`, detached (it outlives this run), unless one
+    is running; whether one was started."""
+    try:
+        held = take_builder_lock()
+    except OSError:
+        return False
+    if held is None:
+        return False
+    held.close()  # the builder takes it itself; two runs racing here start two, one of which leaves at once
+    env = {k: v for k, v in os.environ.items() if k not in ("FZN_GPU_CL_OPTIONS",)}
+    try:
+        subprocess.Popen(
+            [sys.executable, "-m", "fzn_gpu", "build-kernels", "--background"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            env=env,
+        )
+    except OSError:
+        return False
+    return True

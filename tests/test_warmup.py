@@ -1,0 +1,124 @@
+"""A timed run starts on the devices whose program is ready (engine/warmup.py): a GPU whose
+program is still building is left out of the run, which prints its solutions from the other
+devices instead of waiting, and a builder is started behind it. Here the CPU is split in two
+sub-devices (FZN_GPU_CPU_SUBDEVICES=2), one of which plays a GPU whose build takes far longer
+than the run's time limit."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import threading
+import time
+
+import pytest
+
+from fzn_gpu import device as device_mod
+from fzn_gpu.check import Checker
+from fzn_gpu.device import Device, all_devices
+from fzn_gpu.engine import solve, warmup
+from fzn_gpu.errors import FznError
+from fzn_gpu.lower import lower
+from fzn_gpu.options import SolveOptions
+from fzn_gpu.parser import parse_items
+
+KNAPSACK = (
+    "".join(f"var 0..1: t{i} :: output_var;\n" for i in range(12))
+    + "var 0..10000: value :: output_var;\n"
+    + "constraint int_lin_le(["
+    + ", ".join(str(7 + 3 * i) for i in range(12))
+    + "], ["
+    + ", ".join(f"t{i}" for i in range(12))
+    + "], 60);\n"
+    + "constraint int_lin_eq(["
+    + ", ".join(str(10 + 5 * i) for i in range(12))
+    + ", -1], ["
+    + ", ".join(f"t{i}" for i in range(12))
+    + ", value], 0);\nsolve maximize value;\n"
+)
+
+
+def fake(index: int, gpu: bool = False) -> Device:
+    return Device(index, None, f"dev{index}", "test", gpu, 1, 1 << 30, 1 << 28)
+
+
+def test_devices_ready_with_the_first_are_kept_and_the_slow_ones_left_out():
+    pace = {"dev0": 30.0, "dev1": 0.0, "dev2": 0.1, "dev3": 0.0}
+    gate = threading.Event()
+
+    def build(d: Device) -> None:
+        if d.name == "dev3":
+            raise FznError("no such compiler")
+        gate.wait(pace[d.name])
+
+    t0 = time.monotonic()
+    r = warmup.split_ready([fake(0, True), fake(1), fake(2), fake(3)], build, time.monotonic() + 60, grace_s=0.5)
+    gate.set()  # the slow build ends, as the daemon thread would
+    assert [d.name for d in r.ready] == ["dev1", "dev2"]
+    assert set(r.left_out) == {"dev0", "dev3"} and r.left_out["dev3"] == "no such compiler"
+    assert time.monotonic() - t0 < 10  # never the slow build's 30 s
+
+
+def test_where_nothing_is_ready_in_time_every_device_stays():
+    """None finished by the deadline, or every build failed: the engines meet it and report it."""
+    gate = threading.Event()
+    r = warmup.split_ready([fake(0, True), fake(1)], lambda d: gate.wait(30), time.monotonic() + 0.2)
+    gate.set()
+    assert [d.name for d in r.ready] == ["dev0", "dev1"] and not r.left_out
+
+    def fail(d: Device) -> None:
+        raise FznError("broken")
+
+    r = warmup.split_ready([fake(0, True), fake(1)], fail, time.monotonic() + 5)
+    assert len(r.ready) == 2 and not r.left_out
+
+
+@pytest.fixture
+def slow_gpu(monkeypatch):
+    """Two CPU sub-devices, the first playing a GPU whose every build takes 40 s; the builder a
+    run would start behind it noted instead of started."""
+    monkeypatch.setenv("FZN_GPU_CPU_SUBDEVICES", "2")
+    all_devices.cache_clear()
+    devices = list(all_devices())
+    assert len(devices) == 2
+    gpu = dataclasses.replace(devices[0], is_gpu=True)
+    monkeypatch.setattr(device_mod, "all_devices", lambda: (gpu, devices[1]))
+    real_build = device_mod.build
+    release = threading.Event()
+
+    def build(dev, *args, **kwargs):
+        if dev.is_gpu:
+            release.wait(40)
+        return real_build(dev, *args, **kwargs)
+
+    monkeypatch.setattr(device_mod, "build", build)
+    monkeypatch.setattr("fzn_gpu.engine.runner.build", build)
+    spawned: list[bool] = []
+    monkeypatch.setattr(warmup, "spawn_builder", lambda: spawned.append(True) or True)
+    yield gpu, spawned
+    release.set()
+    all_devices.cache_clear()
+
+
+def test_a_timed_run_prints_from_the_ready_device_while_the_gpu_builds(slow_gpu, capsys):
+    gpu, spawned = slow_gpu
+    model = lower(parse_items(KNAPSACK, "k.fzn"), "k.fzn")
+    t0 = time.monotonic()
+    code = solve(model, SolveOptions(time_limit_ms=20000, statistics=True, bucket="off", local_search="off"))
+    out = capsys.readouterr().out
+    assert code == 0 and time.monotonic() - t0 < 15, out  # never the 40 s build
+    assert out.count("----------") >= 1 and "==========" in out  # the optimum, proven without the GPU
+    checker = Checker(parse_items(KNAPSACK, "k.fzn"))
+    last = out.split("----------")[-2]
+    values = {k: int(v) for k, v in re.findall(r"^(\w+) = (-?\d+);$", last, re.M)}
+    assert checker.check(values) == [], last
+    assert f'devicesLeftOut="{gpu.name}: its program was still building' in out
+    assert spawned == [True]
+
+
+def test_an_untimed_run_waits_for_every_device(slow_gpu, monkeypatch):
+    """No time limit, nothing to lose to a build: every device takes part."""
+    seen: list[list[str]] = []
+    monkeypatch.setattr(warmup, "split_ready", lambda devices, *a, **k: seen.append([d.name for d in devices]) or None)
+    r = warmup.ready_devices(list(device_mod.all_devices()), None, SolveOptions(), None)
+    assert len(r.ready) == 2 and not r.left_out and seen == []
