@@ -43,7 +43,10 @@ def fake(index: int, gpu: bool = False) -> Device:
 
 
 def test_devices_ready_with_the_first_are_kept_and_the_slow_ones_left_out():
-    pace = {"dev0": 30.0, "dev1": 0.0, "dev2": 0.1, "dev3": 0.0}
+    """dev1 is ready at once; dev2, built before (recorded), follows within the wait; dev4,
+    never built here, is not waited for though it is quick; dev0, recorded but rebuilding
+    (its driver's cache lost it), takes longer than the wait; dev3 fails."""
+    pace = {"dev0": 30.0, "dev1": 0.0, "dev2": 0.3, "dev3": 0.0, "dev4": 5.0}
     gate = threading.Event()
 
     def build(d: Device) -> None:
@@ -52,11 +55,20 @@ def test_devices_ready_with_the_first_are_kept_and_the_slow_ones_left_out():
         gate.wait(pace[d.name])
 
     t0 = time.monotonic()
-    r = warmup.split_ready([fake(0, True), fake(1), fake(2), fake(3)], build, time.monotonic() + 60, grace_s=0.5)
-    gate.set()  # the slow build ends, as the daemon thread would
+    devices = [fake(0, True), fake(1), fake(2), fake(3), fake(4)]
+    recorded = [True, True, True, True, False]
+    r = warmup.split_ready(devices, build, time.monotonic() + 60, recorded, wait_s=2.0)
+    gate.set()  # the slow builds end, as the daemon threads would
     assert [d.name for d in r.ready] == ["dev1", "dev2"]
-    assert set(r.left_out) == {"dev0", "dev3"} and r.left_out["dev3"] == "no such compiler"
+    assert set(r.left_out) == {"dev0", "dev3", "dev4"} and r.left_out["dev3"] == "no such compiler"
+    assert "never built here" in r.left_out["dev4"] and "lost it" in r.left_out["dev0"]
     assert time.monotonic() - t0 < 10  # never the slow build's 30 s
+    # with nothing recorded left to wait for, a device never built here is not waited for
+    gate = threading.Event()
+    t0 = time.monotonic()
+    r = warmup.split_ready([fake(1), fake(4)], build, time.monotonic() + 60, [True, False], wait_s=2.0)
+    assert [d.name for d in r.ready] == ["dev1"] and time.monotonic() - t0 < 1.0
+    gate.set()
 
 
 def test_where_nothing_is_ready_in_time_every_device_stays():
@@ -100,8 +112,9 @@ def slow_gpu(monkeypatch):
     all_devices.cache_clear()
 
 
-def test_a_timed_run_prints_from_the_ready_device_while_the_gpu_builds(slow_gpu, capsys):
+def test_a_timed_run_prints_from_the_ready_device_while_the_gpu_builds(slow_gpu, capsys, monkeypatch):
     gpu, spawned = slow_gpu
+    monkeypatch.setattr("fzn_gpu.clock.STARTED", time.monotonic())  # a limit counts from the run's start
     model = lower(parse_items(KNAPSACK, "k.fzn"), "k.fzn")
     t0 = time.monotonic()
     code = solve(model, SolveOptions(time_limit_ms=20000, statistics=True, bucket="off", local_search="off"))

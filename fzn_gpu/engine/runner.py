@@ -18,6 +18,7 @@ from ..device import (
     BUILD_LOGS,
     Device,
     build,
+    build_key,
     build_options,
     choose_program,
     is_nvidia,
@@ -248,28 +249,9 @@ class Runner:
         # on the same GPU: Runner.pause_after)
         self.time_share = 1.0
         self.resume = threading.Event()  # set: a pause ends at once (the search is cancelled)
-        self.tuning = Tuning.for_device(device, floats=dm.nf > 0)
-        self.group = self.tuning.model == "group"
-        self.floats = dm.nf > 0
-        # a node of one-word bitmaps alone (kernels/domain.cl, FZN_NARROW)
-        self.narrow = self.group and dm.narrow
-        # a node too big for local memory stays in global memory (FZN_GPU_STORE_GLOBAL=1 forces it)
-        self.store_global = self.group and (
-            self._group_local_bytes(with_store=True) > device.local_mem or _env_flag("FZN_GPU_STORE_GLOBAL", False)
-        )
-        kinds = frozenset(int(k) for k in np.unique(dm.ckind)) if self.tuning.specialise else None
         t_build = time.perf_counter()
+        kinds, options, self.stats.generic, self.stats.inlined = self._choose_program(specialise_now)
         t = self.tuning
-        options = t.build_options(device, self.store_global, self.floats, self.narrow)
-        # a GPU takes the generic program where the specialised one would be a new build, and
-        # the specialised one inlined where --build-only built that (device.choose_program)
-        inlined = None
-        if t.inline_specialised and kinds is not None and inlining_pays(dm):
-            inlined = replace(t, outline=False).build_options(device, self.store_global, self.floats, self.narrow)
-        wanted = kinds
-        kinds, options = choose_program(device, kinds, t.model, options, inlined, build_now=specialise_now)
-        self.stats.generic = wanted is not None and kinds is None
-        self.stats.inlined = options == inlined
         self.ctx, self.prog = build(device, kinds, options, t.model, floats=self.floats)
         # a queue of its own: two engines on one device (the portfolio) run side by side
         self.queue = cl.CommandQueue(self.ctx)
@@ -373,6 +355,40 @@ class Runner:
         share = int(0.4 * min(d.global_mem, d.max_alloc * 4)) // max(d.compute_units * self.tuning.items_per_cu, 1)
         typical = dm.trail_entry_total * (2 * min(dm.maxd, 64) + 2)
         return int(max(min(dm.trail_bound, max(share // 8, typical)), 64))
+
+    def _choose_program(self, specialise_now: bool) -> tuple[frozenset[int] | None, list[str], bool, bool]:
+        """Sets this runner's tuning and node layout (from its device and model alone), and
+        returns its program's (kinds, options, generic, inlined): generic, the generic program
+        where the specialised one would be a new build on a GPU; inlined, the specialised one
+        inlined where --build-only built that (device.choose_program)."""
+        device, dm = self.device, self.dm
+        self.tuning = t = Tuning.for_device(device, floats=dm.nf > 0)
+        self.group = t.model == "group"
+        self.floats = dm.nf > 0
+        # a node of one-word bitmaps alone (kernels/domain.cl, FZN_NARROW)
+        self.narrow = self.group and dm.narrow
+        # a node too big for local memory stays in global memory (FZN_GPU_STORE_GLOBAL=1 forces it)
+        self.store_global = self.group and (
+            self._group_local_bytes(with_store=True) > device.local_mem or _env_flag("FZN_GPU_STORE_GLOBAL", False)
+        )
+        kinds = frozenset(int(k) for k in np.unique(dm.ckind)) if t.specialise else None
+        options = t.build_options(device, self.store_global, self.floats, self.narrow)
+        inlined = None
+        if t.inline_specialised and kinds is not None and inlining_pays(dm):
+            inlined = replace(t, outline=False).build_options(device, self.store_global, self.floats, self.narrow)
+        wanted = kinds
+        kinds, options = choose_program(device, kinds, t.model, options, inlined, build_now=specialise_now)
+        return kinds, options, wanted is not None and kinds is None, options == inlined
+
+    @classmethod
+    def program_key(cls, device: Device, dm: DeviceModel) -> str:
+        """The build record's name (build_record.py) of the program a Runner on `device` takes
+        for `dm`, found without building it: whether this machine built it before says whether
+        the run may count on it at once (engine/warmup.py)."""
+        bare = cls.__new__(cls)
+        bare.device, bare.dm = device, dm
+        kinds, options, _, _ = bare._choose_program(False)
+        return build_key(device, kinds, bare.tuning.model, options)
 
     def store_ints(self) -> int:
         """One node of a work-group search: lower bounds, upper bounds, bitmap words; a narrow

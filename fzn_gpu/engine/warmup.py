@@ -8,12 +8,16 @@ a cold GPU kept a whole run under `-t 10000` from printing anything (QAP 15 and 
 fresh H200 machine), though the CPU beside it would have found solutions in a second.
 
 So a timed run on several devices, one of them a GPU, first builds every device's program side
-by side (threads: the drivers' compilers release the interpreter's lock), takes the devices
-ready when the first is, and those that follow within GRACE_S; a device still building then is
-left out of this run (`-s`: devicesLeftOut; `-v` says why). Its build goes on in a detached
-`fzn-gpu build-kernels --background` (one at a time, through a lock beside the build records),
-which puts every device's generic programs in the drivers' caches for the runs after this one. A run
-without a time limit has no time to lose to a build: it waits for every device, as before.
+by side (threads: the drivers' compilers release the interpreter's lock) and starts on the
+devices ready when the first one is. A device whose program this machine built before (a build
+record says so: a load from the driver's cache, well under a second) may follow within
+RECORDED_WAIT_S; one whose program was never built is not waited for. A device still building
+then is left out of this run (`-s`: devicesLeftOut; `-v` says why). Its build goes on in a
+detached `fzn-gpu build-kernels --background` (one at a time, through a lock beside the build
+records), which puts every device's generic programs in the drivers' caches for the runs after
+this one. A run without a time limit has no time to lose to a build: it waits for every
+device, as before. A device cannot join a run once it has started (the engines split their
+devices at the start): a timed run that starts cold stays on the devices it started on.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from .. import build_record
 from ..device import Device
 from ..errors import FznError
 
-GRACE_S = 0.5  # after the first device is ready, how long the others may still take
+RECORDED_WAIT_S = 2.0  # after the first device is ready, how long one whose program was built before may take
 LOCK_NAME = "builder.lock"
 
 
@@ -62,11 +66,17 @@ def _builds(devices: list[Device], build_one: Callable[[Device], None]) -> tuple
 
 
 def split_ready(
-    devices: list[Device], build_one: Callable[[Device], None], deadline: float, grace_s: float = GRACE_S
+    devices: list[Device],
+    build_one: Callable[[Device], None],
+    deadline: float,
+    recorded: list[bool] | None = None,
+    wait_s: float = RECORDED_WAIT_S,
 ) -> Readiness:
-    """The devices whose build_one finished without error by the time the first did plus
-    `grace_s` (or `deadline`, whichever comes first); every device where none finishes in time
-    or every build fails (the engines then meet the same errors and report them)."""
+    """The devices whose build_one has finished without error once the first has, and those
+    `recorded` (built before, so expected soon) that finish within `wait_s` of it (never past
+    `deadline`); every device where none finishes in time or every build fails (the engines
+    then meet the same errors and report them)."""
+    recorded = recorded if recorded is not None else [True] * len(devices)
     done, errors = _builds(devices, build_one)
     first_at: float | None = None
     while True:
@@ -75,15 +85,25 @@ def split_ready(
         ok = [f and errors[i] is None for i, f in enumerate(finished)]
         if first_at is None and any(ok):
             first_at = now
-        if all(finished) or now >= deadline or (first_at is not None and now - first_at >= grace_s):
+        awaited = [not f and recorded[i] for i, f in enumerate(finished)]
+        if (
+            all(finished)
+            or now >= deadline
+            or (first_at is not None and (not any(awaited) or now - first_at >= wait_s))
+        ):
             break
-        time.sleep(0.01)
+        time.sleep(0.005)
     if not any(ok):
         return Readiness(list(devices), {})
     left: dict[str, str] = {}
     for i, d in enumerate(devices):
         if not finished[i]:
-            left[d.name] = "its program was still building when the first device's was ready"
+            built = (
+                "building again (its driver's cache had lost it)"
+                if recorded[i]
+                else "building (never built here before)"
+            )
+            left[d.name] = f"its program was still {built} when another device's was ready"
         elif errors[i] is not None:
             err = errors[i]
             left[d.name] = err.message if isinstance(err, FznError) else repr(err)
@@ -102,7 +122,8 @@ def ready_devices(devices: list[Device], dm, opts, deadline: float | None) -> Re
     def build_one(device: Device) -> None:
         Runner(device, dm, seed=opts.seed, max_items=1)
 
-    readiness = split_ready(devices, build_one, deadline)
+    recorded = [build_record.was_built(Runner.program_key(d, dm)) for d in devices]
+    readiness = split_ready(devices, build_one, deadline, recorded)
     if any(d.name in readiness.left_out for d in devices):
         spawn_builder()
     for name, why in readiness.left_out.items():
