@@ -125,8 +125,24 @@ def test_a_timed_run_prints_from_the_ready_device_while_the_gpu_builds(slow_gpu,
     last = out.split("----------")[-2]
     values = {k: int(v) for k, v in re.findall(r"^(\w+) = (-?\d+);$", last, re.M)}
     assert checker.check(values) == [], last
-    assert f'devicesLeftOut="{gpu.name}: its program was still building' in out
+    assert f'devicesLeftOut="{gpu.name}: its program was never built here' in out
     assert spawned == [True]
+
+
+def test_a_gpu_built_before_but_lost_by_its_driver_is_waited_for_a_while(slow_gpu, monkeypatch):
+    """The GPU's program recorded as built (its build record), but rebuilt for 40 s: the run
+    waits RECORDED_WAIT_S for it, then goes on without it."""
+    gpu, spawned = slow_gpu
+    monkeypatch.setattr("fzn_gpu.build_record.was_built", lambda key: True)
+    monkeypatch.setattr(warmup, "RECORDED_WAIT_S", 0.5)
+    model = lower(parse_items(KNAPSACK, "k.fzn"), "k.fzn")
+    from fzn_gpu.engine.pack import pack
+
+    dm = pack(model, SolveOptions())
+    t0 = time.monotonic()
+    r = warmup.ready_devices(list(device_mod.all_devices()), dm, SolveOptions(), time.monotonic() + 30)
+    assert [d.is_gpu for d in r.ready] == [False] and "lost it" in r.left_out[gpu.name]
+    assert time.monotonic() - t0 < 15 and spawned == [True]
 
 
 def test_an_untimed_run_waits_for_every_device(slow_gpu, monkeypatch):

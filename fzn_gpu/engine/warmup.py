@@ -7,9 +7,12 @@ ahead, but a run cannot count on it: every engine builds its programs before it 
 a cold GPU kept a whole run under `-t 10000` from printing anything (QAP 15 and MKCP 67 on a
 fresh H200 machine), though the CPU beside it would have found solutions in a second.
 
-So a timed run on several devices, one of them a GPU, first builds every device's program side
-by side (threads: the drivers' compilers release the interpreter's lock) and starts on the
-devices ready when the first one is. A device whose program this machine built before (a build
+So a timed run on several devices, one of them a GPU, leaves out at once a GPU whose program
+this machine never built (no build record: a build of seconds, which would also take a host
+core from the devices that search), giving the CPU back the cores kept for the GPUs' host
+threads where no GPU is left. It builds the other devices' programs side by side (threads: the
+drivers' compilers release the interpreter's lock) and starts on the devices ready when the
+first one is. A device whose program this machine built before (a build
 record says so: a load from the driver's cache, well under a second) may follow within
 RECORDED_WAIT_S; one whose program was never built is not waited for. A device still building
 then is left out of this run (`-s`: devicesLeftOut; `-v` says why). Its build goes on in a
@@ -35,6 +38,7 @@ from .. import build_record
 from ..device import Device
 from ..errors import FznError
 
+NEVER_BUILT = "its program was never built here: it is built behind this run, for the next ones"
 RECORDED_WAIT_S = 2.0  # after the first device is ready, how long one whose program was built before may take
 LOCK_NAME = "builder.lock"
 
@@ -70,13 +74,14 @@ def split_ready(
     build_one: Callable[[Device], None],
     deadline: float,
     recorded: list[bool] | None = None,
-    wait_s: float = RECORDED_WAIT_S,
+    wait_s: float | None = None,
 ) -> Readiness:
     """The devices whose build_one has finished without error once the first has, and those
-    `recorded` (built before, so expected soon) that finish within `wait_s` of it (never past
+    `recorded` (built before, so expected soon) that finish within `wait_s` (RECORDED_WAIT_S) of it (never past
     `deadline`); every device where none finishes in time or every build fails (the engines
     then meet the same errors and report them)."""
     recorded = recorded if recorded is not None else [True] * len(devices)
+    wait_s = RECORDED_WAIT_S if wait_s is None else wait_s
     done, errors = _builds(devices, build_one)
     first_at: float | None = None
     while True:
@@ -123,13 +128,31 @@ def ready_devices(devices: list[Device], dm, opts, deadline: float | None) -> Re
         Runner(device, dm, seed=opts.seed, max_items=1)
 
     recorded = [build_record.was_built(Runner.program_key(d, dm)) for d in devices]
+    never = {d.index for d, rec in zip(devices, recorded) if d.is_gpu and not rec}
+    left: dict[str, str] = {}
+    if never and len(never) < len(devices):  # a GPU never built for: not even tried in this run
+        left = {d.name: NEVER_BUILT for d in devices if d.index in never}
+        recorded = [rec for d, rec in zip(devices, recorded) if d.index not in never]
+        devices = [d for d in devices if d.index not in never]
+        if not any(d.is_gpu for d in devices):  # the cores kept for the GPUs' host threads come back
+            devices = [whole(d) for d in devices]
     readiness = split_ready(devices, build_one, deadline, recorded)
-    if any(d.name in readiness.left_out for d in devices):
+    readiness.left_out = {**left, **readiness.left_out}
+    if readiness.left_out:
         spawn_builder()
     for name, why in readiness.left_out.items():
         if opts.verbose:
             print(f"fzn-gpu: {name} left out of this run: {why}", file=sys.stderr)
     return readiness
+
+
+def whole(d: Device) -> Device:
+    """A CPU as all_devices() has it, all its cores (select_devices keeps one for each GPU's
+    host thread)."""
+    from ..device import all_devices
+
+    full = all_devices()
+    return full[d.index] if not d.is_gpu and d.index < len(full) and full[d.index].name in d.name else d
 
 
 def _lock_path() -> str:
