@@ -94,7 +94,10 @@ def ci_subset(count=24):
 
 
 @pytest.mark.corpus
-@pytest.mark.parametrize("entry", ci_subset(), ids=lambda e: e["name"])
+@pytest.mark.skipif(
+    not (CORPUS / "manifest.json").exists(), reason="needs the hakank corpus in ../shared/corpus/hakank"
+)
+@pytest.mark.parametrize("entry", ci_subset() or [{"name": "none"}], ids=lambda e: e["name"])
 def test_corpus_counts_match_manifest(entry):
     with tempfile.TemporaryDirectory() as work:
         for f in [entry["model"], entry.get("data")] + entry.get("includes", []):
