@@ -25,6 +25,7 @@ import json
 import os
 import signal
 import socket
+import stat
 import struct
 import sys
 import time
@@ -63,17 +64,40 @@ def mode() -> str:
 
 
 def server_dir() -> str:
-    """The folder of the sockets: private to the user (created 0700, and refused when another
-    user owns it or others may write in it)."""
+    """The folder of the sockets: private to the user (`private_folder`)."""
     folder = os.environ.get("FZN_GPU_SERVER_DIR")
     if not folder:
         runtime = os.environ.get("XDG_RUNTIME_DIR")
         folder = os.path.join(runtime, "fzn-gpu") if runtime else f"/tmp/fzn-gpu-{os.getuid()}"
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    st = os.stat(folder)
-    if st.st_uid != os.getuid() or st.st_mode & 0o022:
-        raise PermissionError(f"{folder} is not private to this user")
+    private_folder(folder)
     return folder
+
+
+def private_folder(folder: str) -> None:
+    """Makes `folder` (mode 0700) where it is missing, and refuses it (PermissionError) unless it
+    is a folder itself, not a symbolic link, that this user owns and no one else may enter: a
+    link planted in /tmp would carry the sockets, locks and pid files elsewhere, and a folder
+    others may enter would let them reach a socket (docs/SECURITY.md)."""
+    parent = os.path.dirname(os.path.abspath(folder))
+    os.makedirs(parent, mode=0o700, exist_ok=True)
+    try:
+        os.mkdir(folder, 0o700)
+    except FileExistsError:
+        pass
+    st = os.lstat(folder)
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+        raise PermissionError(f"{folder} is not a folder (a symbolic link, or a file)")
+    if st.st_uid != os.getuid() or st.st_mode & 0o077:
+        raise PermissionError(f"{folder} is not private to this user (its owner's alone, mode 0700)")
+
+
+def peer_uid(conn: socket.socket) -> int | None:
+    """The user id of the process at the other end of a Unix socket (SO_PEERCRED), or None."""
+    try:
+        data = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    except OSError:
+        return None
+    return struct.unpack("3i", data)[1]
 
 
 def _tree_stamp(h, folder: str) -> None:
@@ -123,24 +147,37 @@ def _in_process(argv: list[str]) -> None:
     run_here(argv)
 
 
-def _make_room(folder: str) -> None:
-    """At most MAX_SERVERS servers of this user at a time (each keeps a spare process with its
-    OpenCL contexts): the one whose last run is the oldest (its pid file's time, which the
-    server touches at each run) is asked to end (SIGTERM: its runs go on, its spare ends)."""
+def user_servers() -> list[tuple[float, int]]:
+    """(last run, pid) of every solver server of this user, in any socket folder: a process of
+    this user's whose command line runs fzn_gpu.server on a socket whose pid file names it (its
+    spares and runs, forked from it, share its command line but not its pid). The last run is
+    the pid file's time, which the server touches at each run."""
     live: list[tuple[float, int]] = []
-    for name in os.listdir(folder):
-        if not name.endswith(".sock.pid"):
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
             continue
         try:
-            pid_file = os.path.join(folder, name)
+            if os.stat(f"/proc/{entry}").st_uid != os.getuid():
+                continue
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv = [a for a in f.read().split(b"\0") if a]
+            if b"fzn_gpu.server" not in argv[:-1]:
+                continue
+            pid_file = os.fsdecode(argv[-1]) + ".pid"
             with open(pid_file) as f:
-                pid = int(f.read().strip())
-            with open(f"/proc/{pid}/cmdline", "rb") as f:  # a server still, not a reused pid
-                if b"fzn_gpu.server" not in f.read():
+                if int(f.read().strip()) != int(entry):
                     continue
-            live.append((os.stat(pid_file).st_mtime, pid))
+            live.append((os.stat(pid_file).st_mtime, int(entry)))
         except (OSError, ValueError):
             continue
+    return live
+
+
+def _make_room() -> None:
+    """At most MAX_SERVERS servers of this user at a time, whatever their folders (each keeps a
+    spare process with its OpenCL contexts): the one whose last run is the oldest is asked to
+    end (SIGTERM: its runs go on, its spare ends)."""
+    live = user_servers()
     for _, pid in sorted(live)[: max(0, len(live) - MAX_SERVERS + 1)]:
         try:
             os.kill(pid, signal.SIGTERM)
@@ -158,7 +195,7 @@ def _start_server(path: str) -> None:
             return
     except OSError:
         pass
-    _make_room(os.path.dirname(path))
+    _make_room()
 
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     try:
@@ -176,10 +213,15 @@ def _start_server(path: str) -> None:
 
 
 def _connect(path: str) -> socket.socket | None:
+    """A connection to the server at `path`, where one answers and runs as this user (the run's
+    streams, environment and files go to it)."""
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         s.connect(path)
     except OSError:
+        s.close()
+        return None
+    if peer_uid(s) != os.getuid():
         s.close()
         return None
     return s

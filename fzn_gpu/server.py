@@ -37,7 +37,9 @@ from dataclasses import dataclass
 IDLE_S = 900.0
 POLL_S = 0.5
 SPARE_FAILURES = 3  # spares that die before taking a run, one after another: the server gives up
-REQUEST_TIMEOUT_S = 10.0
+REQUEST_TIMEOUT_S = 10.0  # a client's whole request (FZN_GPU_SERVER_REQUEST_S)
+MAX_REQUEST_BYTES = 1 << 24
+MAX_WAITING = 4  # spares that took a connection and wait for its request, at most
 READY_S = 60.0  # a spare whose OpenCL start takes longer (a driver hung): the server gives up,
 # leaving a `.broken` file beside its socket (launch.BROKEN_S: no server there for a while)
 # modules a run never needs in its process: the benchmark tools, and the entry points
@@ -163,9 +165,11 @@ def _preload_programs(path: str) -> None:
             device.build(d, kinds, options, model, floats)
 
 
-def _recv_exact(conn: socket.socket, n: int) -> bytes:
+def _recv_exact(conn: socket.socket, n: int, left) -> bytes:
+    """n bytes, each read under the time `left()` says is left."""
     data = b""
     while len(data) < n:
+        conn.settimeout(left())
         chunk = conn.recv(n - len(data))
         if not chunk:
             raise ConnectionError("the client closed the connection")
@@ -174,17 +178,37 @@ def _recv_exact(conn: socket.socket, n: int) -> bytes:
 
 
 def _receive_request(conn: socket.socket) -> tuple[list[int], dict]:
-    """The client's three standard streams (descriptors) and its request."""
-    conn.settimeout(REQUEST_TIMEOUT_S)
+    """The client's three standard streams (descriptors) and its request, all of it within
+    request_s() (a client trickling a byte at a time is cut off there) and at most
+    MAX_REQUEST_BYTES long."""
+    deadline = time.monotonic() + request_s()
+
+    def left() -> float:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError("the request took too long")
+        return remaining
+
+    conn.settimeout(left())
     fds: list[int] = []
     _, ancillary, _, _ = conn.recvmsg(1, socket.CMSG_SPACE(3 * 4))
     for level, kind, data in ancillary:
         if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
             fds.extend(struct.unpack(f"{len(data) // 4}i", data[: len(data) - len(data) % 4]))
-    (length,) = struct.unpack("!I", _recv_exact(conn, 4))
-    request = json.loads(_recv_exact(conn, length))
+    (length,) = struct.unpack("!I", _recv_exact(conn, 4, left))
+    if length > MAX_REQUEST_BYTES:
+        raise ConnectionError("the request is too long")
+    request = json.loads(_recv_exact(conn, length, left))
     conn.settimeout(None)
     return fds, request
+
+
+def request_s() -> float:
+    """How long a client may take to send its whole request (FZN_GPU_SERVER_REQUEST_S)."""
+    try:
+        return float(os.environ.get("FZN_GPU_SERVER_REQUEST_S") or REQUEST_TIMEOUT_S)
+    except ValueError:
+        return REQUEST_TIMEOUT_S
 
 
 def _client_gone(conn: socket.socket) -> bool:
@@ -196,7 +220,7 @@ def _client_gone(conn: socket.socket) -> bool:
         return True
 
 
-def _become_run(conn: socket.socket, path: str) -> None:
+def _become_run(conn: socket.socket, path: str, status_w: int) -> None:
     """In the spare, once a client connected: take its streams and settings and run its command
     line; never returns."""
     from fzn_gpu import clock, device, exiting, launch, watchdog
@@ -205,8 +229,13 @@ def _become_run(conn: socket.socket, path: str) -> None:
         fds, request = _receive_request(conn)
         if request.get("protocol") != launch.PROTOCOL or len(fds) != 3:
             raise ConnectionError("a client of another version")
-    except (OSError, ValueError, ConnectionError):
+        argv = list(request["argv"])
+        if argv and argv[0] in launch.IN_PROCESS:  # solves only: a subcommand runs in its client
+            raise ConnectionError("a subcommand")
+    except (OSError, ValueError, ConnectionError, KeyError, TypeError):
         os._exit(0)  # no run began: the client runs the model itself
+    os.write(status_w, b"g")  # the run begins: the server stops counting this spare as waiting
+    os.close(status_w)
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
         os.close(fd)
@@ -219,7 +248,6 @@ def _become_run(conn: socket.socket, path: str) -> None:
     watchdog.owner_gone = lambda: _client_gone(conn)
     device.program_used = lambda *used: _note_program(path, *used)
     exiting.on_exit(lambda code: conn.sendall(f"exit {code}\n".encode()))
-    argv = list(request["argv"])
     sys.argv = ["fzn-gpu", *argv]
     conn.sendall(f"pid {os.getpid()}\n".encode())
     from fzn_gpu.cli import main
@@ -242,6 +270,8 @@ def _spare(listener: socket.socket, status_w: int, server: int, path: str) -> No
     for signo in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signo, signal.SIG_DFL)
     stamp = _stamp(_recent_file(path))  # before reading it: a note written meanwhile is seen below
+    from fzn_gpu import launch
+
     try:
         from fzn_gpu import device, opencl_start
 
@@ -270,13 +300,15 @@ def _spare(listener: socket.socket, status_w: int, server: int, path: str) -> No
             conn, _ = listener.accept()
         except (BlockingIOError, InterruptedError):
             continue
+        if launch.peer_uid(conn) != os.getuid():  # another user's process: never served
+            conn.close()
+            continue
         break
     os.write(status_w, b"t")
-    os.close(status_w)
     listener.close()
     conn.setblocking(True)
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    _become_run(conn, path)
+    _become_run(conn, path, status_w)
 
 
 @dataclass
@@ -334,6 +366,13 @@ _terminated = False
 def serve(path: str) -> int:
     """Serve runs on the socket at `path` until idle; 0 at once where another server holds it."""
     signal.signal(signal.SIGTERM, _leave)  # from the start: the imports below take seconds on a cold cache
+    from fzn_gpu.launch import private_folder
+
+    try:
+        private_folder(os.path.dirname(os.path.abspath(path)))
+    except OSError as err:
+        sys.stderr.write(f"fzn-gpu server: {err}\n")
+        return 1
     lock = open(path + ".lock", "a")  # noqa: SIM115 - held, locked, for the server's lifetime
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -351,38 +390,53 @@ def serve(path: str) -> int:
     ready_s = float(os.environ.get("FZN_GPU_SERVER_READY_S") or READY_S)
     runs: set[int] = set()
     spare: _Spare | None = None
+    waiting: dict[int, int] = {}  # status pipe -> pid of each spare that took a connection, its request not yet in
     last = time.monotonic()
     failures = 0
     inode = -1
     try:  # from the bind on: a SIGTERM at any point leaves no socket behind
-        listener.bind(path)
+        umask = os.umask(0o177)  # the socket its owner's alone (mode 0600), whatever the user's umask
+        try:
+            listener.bind(path)
+        finally:
+            os.umask(umask)
         inode = os.stat(path).st_ino
         listener.listen(64)
         listener.setblocking(False)  # shared by the spares, each of which may find it taken
         with open(path + ".pid", "w") as f:
             f.write(f"{os.getpid()}\n")
         while not _terminated:
-            if spare is None:
+            if spare is None and len(waiting) < MAX_WAITING:
                 spare = _fork_spare(listener, path)
-            readable, _, _ = select.select([spare.status], [], [], POLL_S)
-            if not readable and not spare.ready and time.monotonic() - spare.born > ready_s:
-                with open(path + ".broken", "w") as f:  # launch.py starts no server here for a while
-                    f.write(f"a spare process did not start OpenCL in {ready_s:g} s\n")
-                break
-            if readable:
+            watched = ([spare.status] if spare is not None else []) + list(waiting)
+            readable, _, _ = select.select(watched, [], [], POLL_S)
+            for fd in [fd for fd in readable if fd in waiting]:  # a run begun, or its spare gone
+                if os.read(fd, 1) in (b"g", b""):
+                    os.close(fd)
+                    del waiting[fd]
+            if spare is None:
+                pass
+            elif spare.status not in readable:
+                if not spare.ready and time.monotonic() - spare.born > ready_s:
+                    with open(path + ".broken", "w") as f:  # launch.py starts no server here for a while
+                        f.write(f"a spare process did not start OpenCL in {ready_s:g} s\n")
+                    break
+            else:
                 said = os.read(spare.status, 1)
                 if said == b"r":
                     spare.ready = True
                     continue
                 taken = said == b"t"
-                os.close(spare.status)
-                if taken:
+                if taken:  # until its request has come (b"g"), it counts as waiting
+                    waiting[spare.status] = spare.pid
                     runs.add(spare.pid)
                     last = time.monotonic()
                     try:  # when this server last served: launch.py ends the least recent first
                         os.utime(path + ".pid")
                     except OSError:
                         pass
+                else:
+                    os.close(spare.status)
                 failures = 0 if taken else failures + 1
                 spare = None
                 if failures >= SPARE_FAILURES:

@@ -278,23 +278,31 @@ def test_a_stale_socket_is_replaced_and_an_idle_server_exits(tmp_path):
     assert _gone(pid) and not path.exists(), "the idle server stays"
 
 
-def test_at_most_a_few_servers_the_least_recent_ends(tmp_path):
-    """Starting a server where MAX_SERVERS run already asks the one whose last run is the
-    oldest to end; a pid file naming a process that is not a server is never signalled."""
+def test_at_most_a_few_servers_of_a_user_whatever_their_folders(tmp_path, monkeypatch):
+    """Starting a server where MAX_SERVERS of this user run already, each in a folder of its own,
+    asks those whose last run is the oldest to end; a process whose pid file does not name it
+    (a server's spare or run, forked with its command line) or that is no server is never
+    signalled."""
     sleeper = [sys.executable, "-c", "import sys, time; time.sleep(60)"]
-    servers = [subprocess.Popen([*sleeper, "fzn_gpu.server"]) for _ in range(launch.MAX_SERVERS)]
-    other = subprocess.Popen([*sleeper, "not-a-server"])
+    socks = [tmp_path / f"d{i}" / "k.sock" for i in range(4)]
+    servers = [subprocess.Popen([*sleeper, "fzn_gpu.server", str(p)]) for p in socks]
+    spare = subprocess.Popen([*sleeper, "fzn_gpu.server", str(socks[0])])  # forked: not in the pid file
+    other = subprocess.Popen([*sleeper, "not-a-server", str(tmp_path / "o.sock")])
+    monkeypatch.setattr(launch, "MAX_SERVERS", len(launch.user_servers()) + len(servers) - 1)
     try:
-        for age, proc in enumerate([other, *servers]):
-            pid_file = tmp_path / f"k{age}.sock.pid"
+        for age, (proc, sock) in enumerate([(other, tmp_path / "o.sock"), *zip(servers, socks)]):
+            sock.parent.mkdir(exist_ok=True)
+            pid_file = Path(f"{sock}.pid")
             pid_file.write_text(f"{proc.pid}\n")
             os.utime(pid_file, (1000 + age, 1000 + age))  # `other` the oldest of all
-        launch._make_room(str(tmp_path))
-        servers[0].wait(timeout=10)  # the least recent server
+        time.sleep(0.2)  # their command lines in /proc
+        launch._make_room()
+        servers[0].wait(timeout=10)  # the least recent two servers
+        servers[1].wait(timeout=10)
         time.sleep(0.5)
-        assert all(p.poll() is None for p in servers[1:]) and other.poll() is None
+        assert all(p.poll() is None for p in [*servers[2:], spare, other])
     finally:
-        for p in [other, *servers]:
+        for p in [other, spare, *servers]:
             p.kill()
             p.wait()
 

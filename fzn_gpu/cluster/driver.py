@@ -14,7 +14,6 @@ never drains before the pool is empty."""
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 import threading
@@ -31,6 +30,7 @@ from ..engine.runner import _env_int
 from ..errors import FznError
 from ..model import Model
 from ..options import SolveOptions
+from . import access
 from .worker import ClusterWorker, WorkerInfo
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ INT_MAX = 2**31 - 1  # a runner's best() where it has none
 INSTALL_FIX = "install it with `pip install 'fzn-gpu[cluster]'`, then start a cluster with `ray start --head`"
 REACH_FIX = (
     "start a cluster with `ray start --head` (and `ray start --address HEAD:6379` on the other nodes), "
-    "or give --cluster auto for a Ray instance on this machine"
+    "or give --cluster auto for a private Ray instance on this machine"
 )
 
 
@@ -59,20 +59,21 @@ def import_ray() -> Any:
 
 
 def connect(ray: Any, address: str) -> None:
-    """Join the cluster at `address` (`auto`: the one this machine belongs to, else a Ray
-    instance started here for this run). The connection ends with the run (`exiting`), and
-    with it the run's workers."""
+    """Join the cluster at `address` (`auto`: this user's own cluster on this machine, else a
+    private Ray instance started here for this run; cluster/access.py says how each is
+    trusted). The connection ends with the run (`exiting`), and with it the run's workers and a
+    private instance."""
     if ray.is_initialized():
         return
-    quiet = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.ERROR}
+    private = None
     try:
-        if address == "auto":
-            try:
-                ray.init(address="auto", **quiet)
-            except ConnectionError:
-                ray.init(**quiet)
+        own = access.own_cluster_address() if address == "auto" else address
+        if own is not None:
+            access.join(ray, own)
         else:
-            ray.init(address=address, **quiet)
+            private = access.start_private(ray)
+    except FznError:
+        raise
     except Exception as err:  # noqa: BLE001 - Ray reports an unreachable cluster in several ways
         raise FznError(f"cannot join the Ray cluster at {address}: {err}", fix=REACH_FIX) from None
 
@@ -82,19 +83,16 @@ def connect(ray: Any, address: str) -> None:
         ray.shutdown()
 
     exiting.on_exit(leave)
+    if private is not None:
+        access.remove_later(private)
 
 
 def _token_auth_where_a_token_is() -> None:
     """A cluster started by `ray start` on a machine with a Ray token (RAY_AUTH_TOKEN,
     RAY_AUTH_TOKEN_PATH, ~/.ray/auth_token) requires it, but a driver joining it by address sends
     it only in token mode: the mode `ray start` itself takes where a token exists, unless
-    RAY_AUTH_MODE says otherwise."""
-    from pathlib import Path
-
-    if "RAY_AUTH_MODE" in os.environ:
-        return
-    path = os.environ.get("RAY_AUTH_TOKEN_PATH") or str(Path.home() / ".ray" / "auth_token")
-    if os.environ.get("RAY_AUTH_TOKEN") or os.path.exists(path):
+    RAY_AUTH_MODE says otherwise (read once, as Ray loads)."""
+    if "RAY_AUTH_MODE" not in os.environ and access.token_present():
         os.environ["RAY_AUTH_MODE"] = "token"
 
 
