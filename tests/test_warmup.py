@@ -107,6 +107,9 @@ def slow_gpu(monkeypatch):
     monkeypatch.setattr("fzn_gpu.engine.runner.build", build)
     spawned: list[bool] = []
     monkeypatch.setattr(warmup, "spawn_builder", lambda: spawned.append(True) or True)
+    # nothing built here before, whatever earlier tests left in the build records (a test that
+    # wants the GPU's program recorded says so)
+    monkeypatch.setattr("fzn_gpu.build_record.was_built", lambda key: False)
     yield gpu, spawned
     release.set()
     all_devices.cache_clear()
