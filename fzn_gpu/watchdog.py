@@ -3,10 +3,14 @@
 Python runs signal handlers only between bytecodes of the main thread, and a kernel slice, a
 kernel build or a blocking copy can keep it inside C for seconds. So SIGINT and SIGTERM are
 blocked in the main thread and taken by a watcher thread, which also wakes at the hard end of
-the time limit. Either way it calls `end_early(signo)` (None at the time limit), which prints
-the best solution so far and the status and returns the exit code, and the process ends at once (os._exit: waiting
-for a running kernel to finish is what the user wanted to avoid); a signal's exit code is
-128 + its number, as a shell reports it (130 for SIGINT, 143 for SIGTERM).
+the time limit. On a signal it first asks the run to wind down (`wind_down(signo)`, installed
+by the search): the search stops at its next slice, as at a time limit, and the main thread
+ends the stream with every device's counts and statistics; where that does not happen within
+a second (a kernel slice that overruns), and at the hard end of the time limit, it calls
+`end_early(signo)` (None at the time limit), which prints the best solution so far and the
+status and returns the exit code, and the process ends at once (os._exit: waiting for a
+running kernel to finish is what the user wanted to avoid); a signal's exit code is 128 + its
+number, as a shell reports it (130 for SIGINT, 143 for SIGTERM).
 
 A launcher may start the solver with SIGINT ignored (nohup, `&` in a script, some IDE set-ups),
 and an ignored signal is discarded even while blocked: the watchdog takes both signals
@@ -66,6 +70,9 @@ class Watchdog:
 
     def __init__(self, end_early: Callable[[int | None], int], time_limit_ms: int | None):
         self.end_early = end_early
+        # from the search, once it runs: stop at the next slice and let the main thread end the
+        # stream; whether it did (SolveRun.wind_down)
+        self.wind_down: Callable[[int], bool] | None = None
         limit = clock.deadline(time_limit_ms)
         self.hard_deadline = limit + GRACE_S if limit is not None else None
         self.usable = hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
@@ -104,6 +111,11 @@ class Watchdog:
                 continue
             if self._closed.is_set():
                 return
+            if signo is not None and self.wind_down is not None and self.wind_down(signo):
+                # the main thread ended the stream and ends the process; this thread only makes
+                # sure it does
+                time.sleep(END_WAIT_S)
+                exiting.abandon(signal_code(signo))
             stuck = threading.Timer(END_WAIT_S, exiting.abandon, args=(signal_code(signo),))
             stuck.daemon = True
             stuck.start()

@@ -28,7 +28,7 @@ ENGINES = [
 
 @pytest.mark.parametrize("engine", ENGINES, ids=lambda e: e.__name__)
 def test_each_engine_has_the_interface_s_methods_with_its_parameters(engine):
-    for name in ("run", "progress", "extra_stats"):
+    for name in ("run", "progress", "extra_stats", "stop"):
         ours = inspect.signature(getattr(engine, name))
         theirs = inspect.signature(getattr(Engine, name))
         assert list(ours.parameters) == list(theirs.parameters), (engine.__name__, name, ours)

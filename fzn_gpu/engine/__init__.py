@@ -21,6 +21,8 @@ from .incumbent import Outcome
 from .interface import Engine
 from .profile import kind_profile, node_profile
 
+WIND_DOWN_S = 1.0  # how long an interrupt waits for the search to stop at its next slice (SolveRun.wind_down)
+
 if TYPE_CHECKING:  # imported where a run needs them: start-up stays light
     from ..check import Checker
     from .bucket import Prepared
@@ -59,6 +61,8 @@ class SolveRun:
         self.best_values: list[np.ndarray] = []
         self.lock = threading.Lock()
         self.ended = False
+        self.signalled: int | None = None  # the signal an interrupt wound the search down for (wind_down)
+        self.stream_done = threading.Event()  # set once the main thread has ended the stream
         self.outcome: Outcome | None = None  # how the run ended, once it has
         self.search: Engine | None = None
         self.restart: RestartSpec | None = None  # the restart sequence this run may follow (restart.restart_spec)
@@ -254,6 +258,23 @@ class SolveRun:
                 self.report_batch,
                 ordered=self.opts.deterministic,
             )
+
+    def wind_down(self, signo: int) -> bool:
+        """From the watchdog, on SIGINT or SIGTERM: ask the search to stop at its next slice, as
+        a time limit stops it, so that its devices' running counts, solutions and statistics
+        come back (an end straight from here saw none of a count's running totals: 16-queens
+        stopped after 6 s reported 0 solutions where a 5 s limit reports 189,691), and wait up
+        to WIND_DOWN_S for the main thread to end the stream with them. Whether it did; if not,
+        the watchdog ends the run with `end_early`."""
+        with self.lock:
+            if self.ended:
+                return False
+            self.signalled = signo
+            search = self.search
+        if search is None:
+            return False
+        search.stop()
+        return self.stream_done.wait(WIND_DOWN_S)
 
     def end_early(self, signo: int | None) -> int:
         """From the watchdog: end the stream with what the search has so far. The search was
@@ -478,11 +499,13 @@ class SolveRun:
         except KeyboardInterrupt as exc:  # where the watchdog cannot take signals
             interrupted = exc
             outcome = self.search.progress()
+        signalled = self.signalled
         if not (
             outcome.complete
             or outcome.stopped
             or outcome.error
             or interrupted
+            or signalled is not None
             or (deadline is not None and time.monotonic() >= deadline)
         ):
             outcome.error = (
@@ -491,8 +514,11 @@ class SolveRun:
             )
         with self.lock:
             if not self.ended:
-                self._end(outcome, interrupted is not None)
-        return interrupt_code(interrupted) if interrupted else 0
+                self._end(outcome, interrupted is not None or signalled is not None)
+        self.stream_done.set()
+        if interrupted:
+            return interrupt_code(interrupted)
+        return signal_code(signalled) if signalled is not None else 0
 
 
 def device_stats(shares, runners) -> dict[str, object]:
@@ -524,9 +550,10 @@ def solve(model: Model, opts: SolveOptions, watchdog: Watchdog | None = None) ->
     the run takes over its early ending; alone, it starts one of its own."""
     run = SolveRun(model, opts)
     if watchdog is not None:
-        watchdog.end_early = run.end_early
+        watchdog.end_early, watchdog.wind_down = run.end_early, run.wind_down
         return run.run()
-    with Watchdog(run.end_early, opts.time_limit_ms):
+    with Watchdog(run.end_early, opts.time_limit_ms) as own:
+        own.wind_down = run.wind_down
         return run.run()
 
 

@@ -484,6 +484,10 @@ class AdaptiveSearch:
     def progress(self) -> Outcome:
         return replace(self.outcome, complete=False)
 
+    def stop(self) -> None:
+        """Ends the search at its next slice, keeping what it found (an interrupt: SolveRun.wind_down)."""
+        self.cancel.set()
+
     def extra_stats(self) -> dict[str, object]:
         if self.net is None or not self.walkers:
             return {}

@@ -279,6 +279,10 @@ class BucketSearch:
 
         return replace(self.outcome, complete=False)
 
+    def stop(self) -> None:
+        """Ends the search at its next slice, keeping what it found (an interrupt: SolveRun.wind_down)."""
+        self.incumbent.stopped = True
+
     def extra_stats(self) -> dict[str, object]:
         stats = bucket_stats(self.prepared, self.elimination_s, self.where)
         if self.completed_by:
@@ -381,6 +385,10 @@ class BucketCount:
 
     def progress(self) -> Outcome:
         return Outcome()
+
+    def stop(self) -> None:
+        """Nothing to end early: counting by tables is one numpy pass (the interrupt then
+        ends the run with what progress() says)."""
 
     def extra_stats(self) -> dict[str, object]:
         return bucket_stats(self.prepared, self.seconds, "host")

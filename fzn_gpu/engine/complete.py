@@ -123,6 +123,10 @@ class CompleteSearch:
                 self.report_batch(sols[:, 1:])
         return self._more()
 
+    def stop(self) -> None:
+        """Ends the search at its next slice, keeping what it found (an interrupt: SolveRun.wind_down)."""
+        self.cancel.set()
+
     def _more(self) -> bool:
         if self.limit is not None and self.outcome.solutions >= self.limit:
             self.outcome.stopped = True

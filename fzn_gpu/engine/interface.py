@@ -36,6 +36,11 @@ class Engine(Protocol):
         """The outcome so far, never complete: what an interrupt or a time limit prints."""
         ...
 
+    def stop(self) -> None:
+        """End the search at its next slice, as a time limit would: `run` then returns with
+        what every device found, counted to its last slice (an interrupt, SolveRun.wind_down)."""
+        ...
+
     def extra_stats(self) -> dict[str, object]:
         """The engine's own statistics for `-s` (name -> value)."""
         ...

@@ -333,6 +333,10 @@ class LnsSearch:
     def progress(self) -> Outcome:
         return replace(self.outcome, complete=False)
 
+    def stop(self) -> None:
+        """Ends the search at its next slice, keeping what it found (an interrupt: SolveRun.wind_down)."""
+        self._stop_islands()
+
     def extra_stats(self) -> dict[str, object]:
         stats = self._island_stats()
         if self.cluster is not None:  # the workers' islands: theirs, and in the totals

@@ -159,6 +159,10 @@ class PortfolioSearch:
         """The outcome so far, for a run cut short (interrupt, time limit): never complete."""
         return replace(self.outcome, complete=False, error=None, sub_spaces=self.bnb.outcome.sub_spaces)
 
+    def stop(self) -> None:
+        """Ends the search at its next slice, keeping what it found (an interrupt: SolveRun.wind_down)."""
+        self._stop_all()
+
     def extra_stats(self) -> dict[str, object]:
         """LNS's statistics (its per-device ones as lns_dN_...), which engine found each
         improvement, and the devices of each engine."""
@@ -200,6 +204,9 @@ class _ThenWhole:
 
     def progress(self) -> Outcome:
         return self.lns.progress()
+
+    def stop(self) -> None:
+        self.lns.stop()
 
     def extra_stats(self) -> dict[str, object]:
         return self.lns.extra_stats()
@@ -258,6 +265,10 @@ class _PlannedBucket:
 
     def progress(self) -> Outcome:
         return self.search.progress() if self.search is not None else Outcome()
+
+    def stop(self) -> None:
+        if self.search is not None:
+            self.search.stop()
 
     def extra_stats(self) -> dict[str, object]:
         return self.search.extra_stats() if self.search is not None else {}

@@ -235,6 +235,10 @@ class RestartSearch:
 
         return replace(self.outcome, complete=False)
 
+    def stop(self) -> None:
+        """Ends the search at its next slice, keeping what it found (an interrupt: SolveRun.wind_down)."""
+        self.cancel.set()
+
     def extra_stats(self) -> dict[str, object]:
         return {"restarts": sum(r.stats.subs for r in self.runners), "restartKind": self.spec.kind}
 

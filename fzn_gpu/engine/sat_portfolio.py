@@ -107,6 +107,10 @@ class SatisfactionPortfolio:
     def progress(self) -> Outcome:
         return replace(self.outcome, complete=False, error=None, sub_spaces=self.complete.outcome.sub_spaces)
 
+    def stop(self) -> None:
+        """Ends the search at its next slice, keeping what it found (an interrupt: SolveRun.wind_down)."""
+        self._stop_all()
+
     def extra_stats(self) -> dict[str, object]:
         local = self.local.extra_stats() if self.local is not None else {}
         stats: dict[str, object] = {"engine": "complete+restarts" + ("+adaptive" if local else "")}
