@@ -152,22 +152,18 @@ def user_servers() -> list[tuple[float, int]]:
     this user's whose command line runs fzn_gpu.server on a socket whose pid file names it (its
     spares and runs, forked from it, share its command line but not its pid). The last run is
     the pid file's time, which the server touches at each run."""
+    from .procs import own_processes
+
     live: list[tuple[float, int]] = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
+    for pid, argv in own_processes():
+        if b"fzn_gpu.server" not in argv[:-1]:
             continue
         try:
-            if os.stat(f"/proc/{entry}").st_uid != os.getuid():
-                continue
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                argv = [a for a in f.read().split(b"\0") if a]
-            if b"fzn_gpu.server" not in argv[:-1]:
-                continue
             pid_file = os.fsdecode(argv[-1]) + ".pid"
             with open(pid_file) as f:
-                if int(f.read().strip()) != int(entry):
+                if int(f.read().strip()) != pid:
                     continue
-            live.append((os.stat(pid_file).st_mtime, int(entry)))
+            live.append((os.stat(pid_file).st_mtime, pid))
         except (OSError, ValueError):
             continue
     return live
@@ -188,7 +184,6 @@ def _make_room() -> None:
 def _start_server(path: str) -> None:
     """A server for the next run, detached (its own session, no standard streams), started
     from the folder above the package so that it imports this same package."""
-    import subprocess
 
     try:  # a server gave up here lately (its spare's OpenCL start hung): none for a while
         if time.time() - os.stat(path + ".broken").st_mtime < BROKEN_S:
@@ -196,20 +191,10 @@ def _start_server(path: str) -> None:
     except OSError:
         pass
     _make_room()
+    from .procs import start_detached
 
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    try:
-        subprocess.Popen(
-            [sys.executable, "-m", "fzn_gpu.server", path],
-            cwd=package_parent,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-            close_fds=True,
-        )
-    except OSError:
-        pass  # this run goes on in its own process; the next one tries again
+    start_detached(["fzn_gpu.server", path], cwd=package_parent)  # where it fails, the next run tries again
 
 
 def _connect(path: str) -> socket.socket | None:

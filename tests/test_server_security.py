@@ -7,6 +7,7 @@ there; and a client never hands its run to a server of another user."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -51,6 +52,17 @@ print(json.dumps({"reply": reply, "s": time.monotonic() - t0}))
 """
 
 
+@contextlib.contextmanager
+def server_running(env: dict[str, str]):
+    """A server for `env` while the block runs, ended after it."""
+    proc = _start_server(env)
+    try:
+        yield proc
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
 def raw_client(path: Path, argv: list[str], trickle: float = 0.0, python: str = sys.executable, **popen) -> dict:
     r = subprocess.run(
         [python, "-c", RAW_CLIENT, str(path), json.dumps(argv), str(trickle), str(launch.PROTOCOL)],
@@ -92,14 +104,10 @@ def test_the_socket_is_its_owners_alone_whatever_the_umask(tmp_path):
     env = _env(tmp_path)
     old = os.umask(0o002)
     try:
-        proc = _start_server(env)
+        with server_running(env):
+            assert stat.S_IMODE(_socket(env).stat().st_mode) == 0o600
     finally:
         os.umask(old)
-    try:
-        assert stat.S_IMODE(_socket(env).stat().st_mode) == 0o600
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not Path("/usr/bin/python3").exists(), reason="needs root (to act as nobody)")
@@ -148,25 +156,17 @@ def test_a_subcommand_sent_to_the_server_is_never_run_there(tmp_path):
     """install-solver-config is meant for the client's own process (it writes where the user
     says): a request naming it is dropped unrun."""
     env = _env(tmp_path / "s")
-    proc = _start_server(env)
-    try:
+    with server_running(env):
         cfg = tmp_path / "cfg"
         said = raw_client(_socket(env), ["install-solver-config", "--dir", str(cfg)])
         assert not said["reply"].startswith("pid") and not cfg.exists(), said
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 def test_a_client_trickling_its_request_is_cut_off_at_the_deadline(tmp_path):
     env = _env(tmp_path / "s", FZN_GPU_SERVER_REQUEST_S="1.5")
-    proc = _start_server(env)
-    try:
-        said = raw_client(_socket(env), [fzn(tmp_path, QUEENS6)], trickle=0.4)  # ~100 bytes: 40 s
+    with server_running(env):
+        said = raw_client(_socket(env), [fzn(tmp_path, QUEENS6)], trickle=0.4)  # thousands of bytes
         assert not said["reply"].startswith("pid") and said["s"] < 10, said
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 def test_silent_connections_hold_at_most_a_few_spares(tmp_path):
@@ -200,11 +200,7 @@ def _ppid(pid: str) -> int | None:
 
 def test_a_client_never_hands_its_run_to_another_users_server(tmp_path, monkeypatch):
     env = _env(tmp_path / "s")
-    proc = _start_server(env)
-    try:
+    with server_running(env):
         assert launch._connect(str(_socket(env))) is not None
         monkeypatch.setattr(launch, "peer_uid", lambda conn: os.getuid() + 1)
         assert launch._connect(str(_socket(env))) is None
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)

@@ -34,6 +34,7 @@ from typing import Any
 
 from .. import exiting
 from ..errors import FznError
+from ..procs import own_processes
 
 LOOPBACK = "127.0.0.1"
 QUIET = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.ERROR}
@@ -82,19 +83,7 @@ def own_cluster_address(temp_root: str | None = None) -> str | None:
 def gcs_of_this_user(port: int) -> bool:
     """Whether a process of this user's is Ray's GCS server on `port`."""
     want = f"--gcs_server_port={port}".encode()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            if os.stat(f"/proc/{entry}").st_uid != os.getuid():
-                continue
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                argv = f.read().split(b"\0")
-        except OSError:
-            continue
-        if argv and argv[0].endswith(b"gcs_server") and want in argv:
-            return True
-    return False
+    return any(argv[0].endswith(b"gcs_server") and want in argv for _, argv in own_processes() if argv)
 
 
 def join(ray: Any, address: str) -> None:

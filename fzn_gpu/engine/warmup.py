@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import subprocess
 import sys
 import threading
 import time
@@ -37,6 +36,7 @@ from dataclasses import dataclass
 from .. import build_record
 from ..device import Device
 from ..errors import FznError
+from ..procs import start_detached
 
 NEVER_BUILT = "its program was never built here: it is built behind this run, for the next ones"
 RECORDED_WAIT_S = 2.0  # after the first device is ready, how long one whose program was built before may take
@@ -183,15 +183,4 @@ def spawn_builder() -> bool:
         return False
     held.close()  # the builder takes it itself; two runs racing here start two, one of which leaves at once
     env = {k: v for k, v in os.environ.items() if k not in ("FZN_GPU_CL_OPTIONS",)}
-    try:
-        subprocess.Popen(
-            [sys.executable, "-m", "fzn_gpu", "build-kernels", "--background"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-            env=env,
-        )
-    except OSError:
-        return False
-    return True
+    return start_detached(["fzn_gpu", "build-kernels", "--background"], env=env)
