@@ -19,67 +19,30 @@ from .search_options import LNS_STRATEGIES, RESTART_KINDS
 
 SOLVER_ID = "org.fzn-gpu.gpu-fzn"
 STD_FLAGS = ["-a", "-f", "-i", "-n", "-p", "-r", "-s", "-t", "-v"]
+# Each extra flag's label is what the MiniZinc IDE shows in its parameter table, beside the
+# value: a few words, as Gecode's are (LABEL_MAX; tests/test_ide.py); what each means is in
+# `fzn-gpu --help` and the README.
+LABEL_MAX = 40
 EXTRA_FLAGS = [
-    ["--devices", "OpenCL devices to use: all, gpu, cpu, or indices from --list-devices (e.g. 0,2)", "string", "all"],
-    ["--check", "Verify every solution with the independent checker before printing it", "bool", "false"],
-    ["--count-only", "With -a, count solutions without printing each one (the count is nSolutions)", "bool", "false"],
-    [
-        "--deterministic",
-        "The same answers every run: satisfaction, the solutions the model's search meets first, in its "
-        "order (complete search on one device); optimisation, one sequential branch and bound. Slower. Also with -p 1",
-        "bool",
-        "false",
-    ],
-    [
-        "--engine",
-        "Search engine: auto (optimisation: LNS and branch and bound together, and bucket elimination where "
-        "it fits; satisfaction: complete search, restarts and Adaptive Search together), complete, lns, portfolio, "
-        "restart, bucket, adaptive (local search)",
-        ":".join(("opt",) + ENGINES),
-        "auto",
-    ],
-    [
-        "--bucket",
-        "Bucket elimination (exact optima of optimisation models of low induced width) beside the portfolio: "
-        "auto (where its tables fit), off",
-        ":".join(("opt",) + BUCKET),
-        "auto",
-    ],
-    [
-        "--local-search",
-        "Adaptive Search (local search on every device) beside complete search for one solution of a "
-        "satisfaction model: auto (where the model suits it), off",
-        ":".join(("opt",) + LOCAL_SEARCH),
-        "auto",
-    ],
-    [
-        "--cluster",
-        "Complete search, the portfolio's branch and bound and LNS islands on the nodes of a Ray cluster: its address "
-        "(HOST:6379), or auto (this machine's cluster, else a Ray instance started here); empty: this machine",
-        "string",
-        "",
-    ],
-    [
-        "--restart",
-        "Restarts: luby, geometric, linear, constant, none; auto: the model's restart annotation",
-        ":".join(("opt", "auto") + RESTART_KINDS),
-        "auto",
-    ],
-    ["--restart-scale", "Restarts: nodes of the sequence's unit (0: 100)", "int", "0"],
-    ["--restart-base", "Restarts: restart_geometric's growth factor (0: 1.5)", "float", "0"],
+    ["--devices", "OpenCL devices (all, gpu, cpu, 0,2)", "string", "all"],
+    ["--check", "Check every solution", "bool", "false"],
+    ["--count-only", "Count solutions only (with -a)", "bool", "false"],
+    ["--deterministic", "Same answers every run (slower)", "bool", "false"],
+    ["--engine", "Search engine", ":".join(("opt",) + ENGINES), "auto"],
+    ["--bucket", "Bucket elimination", ":".join(("opt",) + BUCKET), "auto"],
+    ["--local-search", "Adaptive Search (local search)", ":".join(("opt",) + LOCAL_SEARCH), "auto"],
+    ["--cluster", "Ray cluster: HOST:PORT or auto", "string", ""],
+    ["--restart", "Restarts", ":".join(("opt", "auto") + RESTART_KINDS), "auto"],
+    ["--restart-scale", "Restart unit in nodes (0: 100)", "int", "0"],
+    ["--restart-base", "Geometric restart factor (0: 1.5)", "float", "0"],
     # LNS settings override the model's lns(...) annotation; none and 0 leave it (or the default) be
-    [
-        "--lns-strategy",
-        "Large neighbourhood search with this strategy (optimisation models)",
-        ":".join(("opt", "none") + LNS_STRATEGIES),
-        "none",
-    ],
-    ["--lns-percent", "LNS: percent of the FD variables released per neighbourhood (0: 20)", "int", "0"],
-    ["--lns-neighbourhoods", "LNS: neighbourhoods explored at once (0: fill the device)", "int", "0"],
-    ["--lns-starts", "LNS: starting points per neighbourhood (0: 16)", "int", "0"],
-    ["--lns-steps", "LNS: steps per restart (0: until 10 in a row improve nothing)", "int", "0"],
-    ["--lns-restarts", "LNS: restarts from the first solution (0: until the time limit)", "int", "0"],
-    ["--lns-timeout", "LNS: time-out in seconds (0: the time limit)", "float", "0"],
+    ["--lns-strategy", "LNS strategy", ":".join(("opt", "none") + LNS_STRATEGIES), "none"],
+    ["--lns-percent", "LNS: % of variables freed (0: 20)", "int", "0"],
+    ["--lns-neighbourhoods", "LNS: neighbourhoods at once (0: auto)", "int", "0"],
+    ["--lns-starts", "LNS: starts a neighbourhood (0: 16)", "int", "0"],
+    ["--lns-steps", "LNS: steps a restart (0: auto)", "int", "0"],
+    ["--lns-restarts", "LNS: restarts (0: to the limit)", "int", "0"],
+    ["--lns-timeout", "LNS: time-out in s (0: the limit)", "float", "0"],
 ]
 
 
@@ -98,7 +61,8 @@ def config() -> dict:
     return {
         "id": SOLVER_ID,
         "name": "fzn-gpu",
-        "description": "FlatZinc solver whose search runs as OpenCL kernels on GPUs and CPUs",
+        "description": "FlatZinc solver whose search runs as OpenCL kernels on GPUs and CPUs "
+        "(the IDE's number of threads, -p, is the number of OpenCL devices)",
         "version": __version__,
         "mznlib": str(mznlib_dir()),
         "executable": executable(),

@@ -111,14 +111,15 @@ class Watchdog:
                 continue
             if self._closed.is_set():
                 return
-            if signo is not None and self.wind_down is not None and self.wind_down(signo):
-                # the main thread ended the stream and ends the process; this thread only makes
-                # sure it does
-                time.sleep(END_WAIT_S)
-                exiting.abandon(signal_code(signo))
+            # armed first: winding down and ending early may wait on a stream nobody reads, or on
+            # the run's lock held by a thread blocked writing one
             stuck = threading.Timer(END_WAIT_S, exiting.abandon, args=(signal_code(signo),))
             stuck.daemon = True
             stuck.start()
+            if signo is not None and self.wind_down is not None and self.wind_down(signo):
+                # the main thread ended the stream and ends the process; the timer makes sure
+                time.sleep(END_WAIT_S)
+                exiting.abandon(signal_code(signo))
             code = 0
             try:
                 code = self.end_early(signo)

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from fzn_gpu.search_options import LNS_STRATEGIES
+from fzn_gpu.solver_config import LABEL_MAX
 
 from helpers import ROOT, have_minizinc
 
@@ -54,6 +55,9 @@ def test_the_solver_list_the_ide_reads(tmp_path):
     flags = {}
     for flag, description, kind, default in solver["extraFlags"]:
         assert flag.startswith("--") and description, flag
+        # the IDE's parameter table shows the label beside the value: a long one pushed the
+        # value column off the screen (the long text is in --help and the README)
+        assert len(description) <= LABEL_MAX, (flag, description)
         assert TYPE.fullmatch(kind), f"{flag}: the IDE has no widget for {kind!r}"
         assert _valid_default(kind, default), f"{flag}: default {default!r} is not a {kind}"
         flags[flag] = (kind, default)

@@ -265,12 +265,21 @@ class SolveRun:
         come back (an end straight from here saw none of a count's running totals: 16-queens
         stopped after 6 s reported 0 solutions where a 5 s limit reports 189,691), and wait up
         to WIND_DOWN_S for the main thread to end the stream with them. Whether it did; if not,
-        the watchdog ends the run with `end_early`."""
-        with self.lock:
+        the watchdog ends the run with `end_early`. Counts only (`--count-only`): a run that
+        prints its solutions would print the last slice's after the signal, into a reader that
+        may have stopped reading (minizinc-python, cancelled, then waited for ever on its full
+        pipe); it ends at once with what it printed, as before."""
+        if not self.count_only:
+            return False
+        if not self.lock.acquire(timeout=WIND_DOWN_S):  # held by a thread blocked writing the stream
+            return False
+        try:
             if self.ended:
                 return False
             self.signalled = signo
             search = self.search
+        finally:
+            self.lock.release()
         if search is None:
             return False
         search.stop()
