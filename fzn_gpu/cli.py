@@ -12,7 +12,7 @@ import sys
 
 from . import __version__, clock, exiting  # noqa: F401  (clock first: the time limit counts from here at the latest)
 from .errors import FznError, Unsupported
-from .options import BUCKET, ENGINES, LOCAL_SEARCH
+from .options import BUCKET, ENGINES, LOCAL_SEARCH, RELAX
 from .search_options import LNS_STRATEGIES, RESTART_KINDS, RestartSpec
 from .watchdog import Terminated, interrupt_code
 
@@ -68,6 +68,14 @@ def _parser() -> argparse.ArgumentParser:
         help="bucket elimination (exact optima of optimisation models of low induced width, and counts "
         "with -a --count-only): auto (default; FZN_GPU_BUCKET sets it for scripts) runs it where "
         "its tables fit, off never",
+    )
+    p.add_argument(
+        "--relax",
+        choices=RELAX,
+        default=os.environ.get("FZN_GPU_RELAX", "auto"),
+        help="bounds on the objective from relaxations (the assignment problem under a permutation), added "
+        "as redundant constraints that every node propagates: auto (default; FZN_GPU_RELAX sets it for "
+        "scripts) where the model has the structure, off never",
     )
     p.add_argument(
         "--local-search",
@@ -176,15 +184,15 @@ def run(argv: list[str]) -> int:
         raise FznError(
             "no FlatZinc file given", fix="run `fzn-gpu model.fzn`, or `minizinc --solver gpu-fzn model.mzn`"
         )
-    if args.bucket not in BUCKET:
-        raise FznError(
-            f"FZN_GPU_BUCKET={args.bucket!r} is not one of {', '.join(BUCKET)}", fix="unset it or give auto or off"
-        )
-    if args.local_search not in LOCAL_SEARCH:
-        raise FznError(
-            f"FZN_GPU_LOCAL_SEARCH={args.local_search!r} is not one of {', '.join(LOCAL_SEARCH)}",
-            fix="unset it or give auto or off",
-        )
+    for value, allowed, variable in (
+        (args.bucket, BUCKET, "FZN_GPU_BUCKET"),
+        (args.local_search, LOCAL_SEARCH, "FZN_GPU_LOCAL_SEARCH"),
+        (args.relax, RELAX, "FZN_GPU_RELAX"),
+    ):
+        if value not in allowed:
+            raise FznError(
+                f"{variable}={value!r} is not one of {', '.join(allowed)}", fix="unset it or give auto or off"
+            )
     from .options import SolveOptions
 
     opts = SolveOptions(
@@ -205,6 +213,7 @@ def run(argv: list[str]) -> int:
         engine=args.engine,
         bucket=args.bucket,
         local_search=args.local_search,
+        relax=args.relax,
         restart=_restart_option(args),
         cluster=args.cluster or None,
     )

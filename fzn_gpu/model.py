@@ -95,6 +95,9 @@ class Solve:
     lns: LnsSpec | None = None
     line: int = 0
     restart: RestartSpec | None = None
+    # the solver's own steps, searched before the annotations (with -f too): the relaxations'
+    # reduced costs as a value hint (fzn_gpu.relax)
+    guide: list[SearchStep] = field(default_factory=list)
 
 
 @dataclass

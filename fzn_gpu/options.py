@@ -8,6 +8,7 @@ from .search_options import RestartSpec
 
 ENGINES = ("auto", "complete", "lns", "portfolio", "restart", "bucket", "adaptive")
 BUCKET = ("auto", "off")
+RELAX = ("auto", "off")
 LOCAL_SEARCH = ("auto", "off")
 
 
@@ -32,6 +33,7 @@ class SolveOptions:
     local_search: str = "auto"  # --local-search: auto (Adaptive Search beside complete search for one
     # solution, where the model is one for it) or off (engine/adaptive.py)
     restart: RestartSpec | None = None  # --restart: over the model's restart annotation (engine/restart.py)
+    relax: str = "auto"  # --relax: bounds from relaxations added to the model (fzn_gpu/relax/), or off
     cluster: str | None = None  # --cluster: a Ray cluster's address, or auto (fzn_gpu/cluster/)
 
     def solution_limit(self, optimising: bool) -> int | None:

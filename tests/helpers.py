@@ -24,6 +24,7 @@ from fzn_gpu.engine.portfolio import PortfolioSearch
 from fzn_gpu.lower import lower
 from fzn_gpu.options import SolveOptions
 from fzn_gpu.parser import parse_items
+from fzn_gpu.relax import strengthen
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
@@ -39,23 +40,26 @@ def stable_rng(*parts: object) -> random.Random:
 
 
 def solve_text(
-    text: str, portfolio: bool = False, ordered: bool = False, bucket: bool = False, **opts
+    text: str, portfolio: bool = False, ordered: bool = False, bucket: bool = False, relax: bool = False, **opts
 ) -> tuple[list[dict], object]:
     """All solutions the engine reports (as name -> value dicts, each checked, in the order
     reported), and the outcome; time_limit_ms counts from this call. The engine: complete
     search (`ordered`: printing in tree order, as the CLI's complete engine does), or with
     `portfolio` LNS and branch and bound together (an optimisation model), or with `bucket`
-    bucket elimination alone (engine/bucket.py)."""
-    found, outcome, _ = solve_stats(text, portfolio, ordered, bucket, **opts)
+    bucket elimination alone (engine/bucket.py). `relax`: with the relaxations' bounds added, as
+    a run from the command line adds them (fzn_gpu/relax/)."""
+    found, outcome, _ = solve_stats(text, portfolio, ordered, bucket, relax, **opts)
     return found, outcome
 
 
 def solve_stats(
-    text: str, portfolio: bool = False, ordered: bool = False, bucket: bool = False, **opts
+    text: str, portfolio: bool = False, ordered: bool = False, bucket: bool = False, relax: bool = False, **opts
 ) -> tuple[list[dict], object, int]:
     """solve_text's solutions and outcome, and the failed nodes of complete search (0 for the
     other engines): what a propagator's strength shows in."""
     model = lower(parse_items(text, "test.fzn"), "test.fzn")
+    if relax:
+        strengthen(model)
     options = SolveOptions(**opts)
     checker = Checker(parse_items(text, "test.fzn"))
     dm = pack(model, options)

@@ -25,6 +25,7 @@ WIND_DOWN_S = 1.0  # how long an interrupt waits for the search to stop at its n
 
 if TYPE_CHECKING:  # imported where a run needs them: start-up stays light
     from ..check import Checker
+    from ..relax import Relaxed
     from .bucket import Prepared
     from .pack import DeviceModel
 
@@ -69,6 +70,7 @@ class SolveRun:
         self.bucket_count: Prepared | None = None  # bucket elimination's plan for counting, where it counts this run
         self.dm: DeviceModel | None = None
         self.devices: list = []
+        self.relaxed: Relaxed | None = None  # the relaxations' bounds added to the model (fzn_gpu/relax/)
         self.left_out: dict[str, str] = {}  # devices a timed run started without (warmup.py), and why
         self.t_init = 0.0
         self.checker: Checker | None = None
@@ -201,6 +203,8 @@ class SolveRun:
             stats.update({"nSolutions": outcome.solutions, "initTime": self.t_init, "solveTime": solve_s})
             if self.search is not None:
                 stats.update(self.search.extra_stats())
+        if self.relaxed is not None:
+            stats.update(self.relaxed.stats())
         if self.left_out:
             stats["devicesLeftOut"] = "; ".join(f"{name}: {why}" for name, why in self.left_out.items())
         if outcome.best is not None and self.dm is not None:
@@ -416,6 +420,9 @@ class SolveRun:
             from .adaptive import forced
 
             return self._run_adaptive(forced(self.model), deadline)
+        from ..relax import strengthen
+
+        self.relaxed = strengthen(self.model, self.opts.relax)
         try:
             self.dm = pack(self.model, self.opts)
         except WideConstant as why:

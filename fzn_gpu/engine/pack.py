@@ -407,7 +407,7 @@ def max_levels(sg_ptr, sg_var, sg_sel, span, has_bits, random_possible: bool, de
 
 def search_plan(model: Model, opts: SolveOptions):
     """Groups of (variables, var selection, value selection, precision) in order: the
-    annotations (unless -f), then every other FD variable (first_fail; indomain_min where its
+    relaxations' guide (fzn_gpu.relax), the annotations (unless -f), then every other FD variable (first_fail; indomain_min where its
     domain has a bitmap, then the wide ones by indomain_split), then an objective that none
     of these names, towards better values (as Gecode does; by halves, the better first, on a
     bounds-only domain): a maximised variable that nothing bounds is labelled with its
@@ -438,6 +438,8 @@ def search_plan(model: Model, opts: SolveOptions):
             groups.append((vs, var_select_code(var_select), value_code, precision))
             seen[vs] = True
 
+    for step in model.solve.guide:
+        add([v for v in step.vars if searchable[v] and not seen[v]], step.var_select, val_select_code(step.val_select))
     if not opts.free_search:
         for step in model.solve.search:
             if step.kind == "set":

@@ -1,0 +1,99 @@
+"""Relaxations: bounds on the objective from relaxations of the model, added to it as redundant
+constraints before the engines run (docs/RELAXATION.md).
+
+A relaxation's dual solution gives an identity or inequality that every solution satisfies
+(a combination of the model's own constraints with integer multipliers), so adding it loses no
+solution, whatever the quality of the dual: a poor dual weakens the bound, never makes it
+wrong. The devices' own propagators then use it at every node of branch and bound, event-driven
+like any constraint: the bound under the node's domains prunes the subtree, and once the
+objective is bounded by an incumbent, each variable loses the values whose reduced cost exceeds
+the gap (reduced-cost filtering). The reduced costs also order the search (Solve.guide).
+
+Relaxations in this package, each tried where the model has the structure it needs:
+  assignment   an objective that sums costs chosen by a permutation (circuit, subcircuit,
+               all_different): the Hungarian method's potentials (assignment.py)
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import cast
+
+import numpy as np
+
+from ..model import UNBOUNDED, Model
+
+RELAX_MODES = ("auto", "off")
+
+
+@dataclass
+class Relaxed:
+    """What the relaxations added: their names, the objective's bound at the root from them
+    (None where it stays open), and the time they took (for `-s`)."""
+
+    added: list[str] = field(default_factory=list)
+    bound: int | None = None
+    seconds: float = 0.0
+
+    def stats(self) -> dict[str, object]:
+        if not self.added:
+            return {}
+        out: dict[str, object] = {"relaxation": " ".join(self.added), "relaxationTime": self.seconds}
+        if self.bound is not None:
+            out["relaxationBound"] = self.bound
+        return out
+
+
+def strengthen(model: Model, mode: str = "auto") -> Relaxed:
+    """Add every relaxation that fits the model (none with mode 'off' or for satisfaction)."""
+    from .assignment import add_assignment_bound
+
+    out = Relaxed()
+    if mode == "off" or model.solve.kind == "satisfy":
+        return out
+    start = time.monotonic()
+    found = add_assignment_bound(model)
+    if found is not None:
+        out.added.append("assignment")
+        model.solve.guide.append(found.guide)
+    if out.added:
+        out.bound = root_bound(model)
+    out.seconds = time.monotonic() - start
+    return out
+
+
+def root_bound(model: Model) -> int | None:
+    """The best objective value that interval reasoning over the objective's int_lin_eq rows
+    allows with the declared bounds: the relaxations' bound at the root, for `-s`."""
+    from .assignment import int_lin_eq_rows
+
+    obj = model.solve.objective
+    if not obj or obj[0] != "var":
+        return None
+    o = cast(int, obj[1])
+    V = model.vars
+    best = None
+    minimise = model.solve.kind == "minimize"
+    for row in int_lin_eq_rows(model):
+        hits = np.nonzero(row.xs == o)[0]
+        if len(hits) != 1 or abs(int(row.coefs[hits[0]])) != 1:
+            continue
+        a_o = int(row.coefs[hits[0]])
+        others = np.ones(len(row.xs), dtype=bool)
+        others[hits[0]] = False
+        a, xs = row.coefs[others].astype(object), row.xs[others]
+        lb, ub = V.lb[xs].astype(object), V.ub[xs].astype(object)
+        if len(xs) and (np.any(lb <= -UNBOUNDED) or np.any(ub >= UNBOUNDED)):
+            continue
+        lo = sum(min(p, q) for p, q in zip(a * lb, a * ub))  # of sum(a * x) over the others
+        hi = sum(max(p, q) for p, q in zip(a * lb, a * ub))
+        # a_o * obj = rhs - sum(a * x)
+        if a_o == 1:
+            bounds = (row.rhs - hi, row.rhs - lo)
+        else:
+            bounds = (lo - row.rhs, hi - row.rhs)
+        side = int(bounds[0] if minimise else bounds[1])
+        if best is None or (side > best if minimise else side < best):
+            best = side
+    return best
