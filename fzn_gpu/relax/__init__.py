@@ -12,6 +12,9 @@ the gap (reduced-cost filtering). The reduced costs also order the search (Solve
 Relaxations in this package, each tried where the model has the structure it needs:
   assignment   an objective that sums costs chosen by a permutation (circuit, subcircuit,
                all_different): the Hungarian method's potentials (assignment.py)
+  linear       the linear constraints and the objective (big-M rows tightened): a Lagrangian
+               cut from the LP's dual by PDHG, in exact integers (linear.py, pdhg.py,
+               lagrangian.py)
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import numpy as np
 
 from ..model import UNBOUNDED, Model
 
-RELAX_MODES = ("auto", "off")
+LP_SECONDS = 0.2  # the LP dual's budget at the root (pdhg.py keeps its best dual when it runs out)
 
 
 @dataclass
@@ -35,6 +38,7 @@ class Relaxed:
     added: list[str] = field(default_factory=list)
     bound: int | None = None
     seconds: float = 0.0
+    lp_iterations: int = 0
 
     def stats(self) -> dict[str, object]:
         if not self.added:
@@ -42,12 +46,16 @@ class Relaxed:
         out: dict[str, object] = {"relaxation": " ".join(self.added), "relaxationTime": self.seconds}
         if self.bound is not None:
             out["relaxationBound"] = self.bound
+        if self.lp_iterations:
+            out["lpIterations"] = self.lp_iterations
         return out
 
 
-def strengthen(model: Model, mode: str = "auto") -> Relaxed:
-    """Add every relaxation that fits the model (none with mode 'off' or for satisfaction)."""
+def strengthen(model: Model, mode: str = "auto", seconds: float = LP_SECONDS) -> Relaxed:
+    """Add every relaxation that fits the model (none with mode 'off' or for satisfaction);
+    `seconds`: the most the LP's dual may take."""
     from .assignment import add_assignment_bound
+    from .lagrangian import add_lagrangian_cut
 
     out = Relaxed()
     if mode == "off" or model.solve.kind == "satisfy":
@@ -57,8 +65,14 @@ def strengthen(model: Model, mode: str = "auto") -> Relaxed:
     if found is not None:
         out.added.append("assignment")
         model.solve.guide.append(found.guide)
+    cut = add_lagrangian_cut(model, seconds)
+    if cut is not None:
+        out.added.append("linear")
+        out.lp_iterations = cut.iterations
     if out.added:
-        out.bound = root_bound(model)
+        bounds = [b for b in (root_bound(model), cut.bound if cut is not None else None) if b is not None]
+        if bounds:
+            out.bound = max(bounds) if model.solve.kind == "minimize" else min(bounds)
     out.seconds = time.monotonic() - start
     return out
 

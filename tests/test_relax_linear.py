@@ -1,0 +1,223 @@
+"""The linear relaxation (fzn_gpu/relax/linear.py, pdhg.py, lagrangian.py): bounds propagation
+and big-M tightening never lose a solution, PDHG's dual bound reaches the LP optimum (the
+fractional knapsack's, known in closed form), and the Lagrangian cut holds on every solution
+of small random models, with a root bound never past the true optimum and tight on some (a
+planted off-by-one fails)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from fzn_gpu.check import Checker
+from fzn_gpu.lower import lower
+from fzn_gpu.model import Model
+from fzn_gpu.parser import parse_items
+from fzn_gpu.relax import lagrangian, strengthen
+from fzn_gpu.relax.linear import EQ, linear_system, propagate_bounds, tighten_big_m
+from fzn_gpu.relax.pdhg import solve_dual
+
+from helpers import solve_text, stable_rng
+
+
+def random_model(seed: int) -> tuple[str, dict[str, list[int]]]:
+    """Small int and bool variables under random linear rows (some big-M: x <= M * b), an
+    objective defined by int_lin_eq, minimised or maximised."""
+    rng = stable_rng("relax-linear", seed)
+    n = rng.randint(2, 4)
+    lines, domains = [], {}
+    for i in range(n):
+        hi = rng.choice([1, 3, 4, 6])
+        lines.append(f"var 0..{hi}: x{i};")
+        domains[f"x{i}"] = list(range(hi + 1))
+    k = rng.randint(0, 2)
+    for j in range(k):
+        lines.append(f"var bool: b{j};")
+        lines.append(f"var 0..1: i{j};")
+        lines.append(f"constraint bool2int(b{j}, i{j}) :: defines_var(i{j});")
+        domains[f"b{j}"] = [False, True]
+        x = rng.randrange(n)
+        lines.append(f"constraint int_lin_le([1, {-rng.choice([6, 9, 20])}], [x{x}, i{j}], 0);")
+    names = [f"x{i}" for i in range(n)] + [f"i{j}" for j in range(k)]
+    for _ in range(rng.randint(1, 3)):
+        coefs = [rng.randint(-3, 6) for _ in range(n)]
+        lines.append(f"constraint int_lin_le({coefs}, [{', '.join(names[:n])}], {rng.randint(2, 14)});")
+    if rng.random() < 0.3:
+        a, b = rng.sample(range(n), 2)
+        lines.append(f"constraint int_lin_eq([1, 1], [x{a}, x{b}], {rng.randint(1, 5)});")
+    if rng.random() < 0.3:
+        a, b = rng.sample(range(n), 2)
+        lines.append(f"constraint int_le(x{a}, x{b});")
+    costs = [rng.randint(-9, 12) for _ in names]
+    lines.append("var -1000..1000: obj :: output_var;")
+    lines.append(f"constraint int_lin_eq({costs + [-1]}, [{', '.join(names)}, obj], 0) :: defines_var(obj);")
+    lines.append(f"solve {rng.choice(['minimize', 'maximize'])} obj;")
+    return "\n".join(lines) + "\n", domains
+
+
+def solutions(text: str, domains: dict[str, list[int]]) -> list[dict]:
+    """Every solution (the checker as the oracle), with the defined i_j and obj filled in."""
+    checker = Checker(parse_items(text, "test.fzn"))
+    model = lower(parse_items(text, "test.fzn"), "test.fzn")
+    row = model.tables["int_lin_eq"]
+    last = row.row(len(row) - 1)
+    m = int(last[0])
+    coefs, xs = last[1 : 1 + m], last[2 + m : 2 + 2 * m]
+    names = list(domains)
+    out = []
+    for combo in itertools.product(*(domains[k] for k in names)):
+        a = dict(zip(names, combo))
+        for key in list(a):
+            if key.startswith("b"):
+                a["i" + key[1:]] = int(a[key])
+        a["obj"] = sum(int(c) * a[model.vars.names[int(x)]] for c, x in zip(coefs[:-1], xs[:-1]))
+        if not checker.check(a):
+            out.append(a)
+    return out
+
+
+def value(model: Model, a: dict, v: int) -> int:
+    return int(a[model.vars.names[v]])
+
+
+@pytest.mark.parametrize("seed", range(150))
+def test_propagation_and_big_m_keep_every_solution(seed):
+    text, domains = random_model(seed)
+    model = lower(parse_items(text, "test.fzn"), "test.fzn")
+    system = linear_system(model)
+    assert system is not None
+    sols = solutions(text, domains)
+    feasible = propagate_bounds(system)
+    if not feasible:
+        assert not sols, "propagation found no solution where there is one"
+        return
+    tighten_big_m(system, model)
+    for a in sols:
+        x = np.array([value(model, a, int(v)) if model.vars.names[int(v)] in a else 0 for v in range(len(model.vars))])
+        used = np.unique(system.col)
+        assert np.all(system.lb[used] <= x[used]) and np.all(x[used] <= system.ub[used]), f"{a}\n{text}"
+        act = np.zeros(system.n_rows, dtype=np.int64)
+        np.add.at(act, system.row, system.val * x[system.col])
+        eq = system.sense == EQ
+        assert np.all(act[~eq] <= system.rhs[~eq]) and np.all(act[eq] == system.rhs[eq]), f"{a}\n{text}"
+
+
+def test_big_m_is_tightened():
+    text = (
+        "var 0..10: x;\nvar 0..40: y;\nvar 0..1: b;\n"
+        "constraint int_lin_le([1], [x], 7);\n"
+        "constraint int_lin_le([1, -100], [x, b], 0);\n"
+        "var -100..100: obj :: output_var;\n"
+        "constraint int_lin_eq([-1, 5, -1], [x, b, obj], 0) :: defines_var(obj);\nsolve minimize obj;\n"
+    )
+    model = lower(parse_items(text, "test.fzn"), "test.fzn")
+    system = linear_system(model)
+    assert propagate_bounds(system) and system.ub[0] == 7
+    assert tighten_big_m(system, model) == 1
+    assert -7 in system.val.tolist()  # x <= 100 b became x <= 7 b
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_pdhg_reaches_the_fractional_knapsack_bound(seed):
+    rng = stable_rng("relax-pdhg", seed)
+    n = rng.randint(5, 40)
+    w = [rng.randint(10, 99) for _ in range(n)]
+    p = [wi + rng.randint(0, 30) for wi in w]
+    cap = sum(w) // rng.randint(2, 4)
+    text = "\n".join(f"var 0..1: t{i};" for i in range(n))
+    ts = ", ".join(f"t{i}" for i in range(n))
+    text += f"\nconstraint int_lin_le({w}, [{ts}], {cap});\nvar 0..100000: v :: output_var;\n"
+    text += f"constraint int_lin_eq({p + [-1]}, [{ts}, v], 0) :: defines_var(v);\nsolve maximize v;\n"
+    model = lower(parse_items(text, "test.fzn"), "test.fzn")
+    system = linear_system(model)
+    c = np.zeros(len(model.vars))
+    c[n] = -1.0
+    dual = solve_dual(system, c, seconds=2.0)
+    # Dantzig: by profit per weight, the critical item taken fractionally
+    left, best = cap, 0.0
+    for i in sorted(range(n), key=lambda i: -p[i] / w[i]):
+        take = min(1.0, left / w[i])
+        best += take * p[i]
+        left -= take * w[i]
+    assert -dual.bound == pytest.approx(best, rel=1e-5)
+    assert -dual.bound >= best - 1e-6 * best  # a dual bound: never below the LP optimum (max)
+
+
+def strengthened(text: str):
+    model = lower(parse_items(text, "test.fzn"), "test.fzn")
+    rows = len(model.tables.get("int_lin_le", ())) if "int_lin_le" in model.tables else 0
+    relaxed = strengthen(model)
+    return model, rows, relaxed
+
+
+def cut_holds(model: Model, first: int, a: dict, shift: int = 0) -> bool:
+    table = model.tables["int_lin_le"]
+    for r in range(first, len(table)):
+        row = table.row(r)
+        n = int(row[0])
+        total = sum(int(c) * value(model, a, int(x)) for c, x in zip(row[1 : 1 + n], row[2 + n : 2 + 2 * n]))
+        if total > int(row[2 + 2 * n]) + shift:
+            return False
+    return True
+
+
+@pytest.mark.parametrize("seed", range(150))
+def test_cut_holds_on_every_solution_and_bound_is_sound(seed):
+    text, domains = random_model(seed)
+    model, first, relaxed = strengthened(text)
+    sols = solutions(text, domains)
+    if "linear" not in relaxed.added:
+        return
+    for a in sols:
+        assert cut_holds(model, first, a), f"the Lagrangian cut fails on {a}\n{text}"
+    if sols:
+        minimise = model.solve.kind == "minimize"
+        best = (min if minimise else max)(a["obj"] for a in sols)
+        assert (relaxed.bound <= best) if minimise else (relaxed.bound >= best), text
+
+
+def test_bounds_are_tight_somewhere_so_an_off_by_one_is_caught():
+    """On some random models the root bound equals the optimum and the cut is tight on an
+    optimal solution: a bound one better, or the cut's right-hand side one less, would fail
+    the test above."""
+    tight_bound = tight_cut = 0
+    for seed in range(150):
+        text, domains = random_model(seed)
+        model, first, relaxed = strengthened(text)
+        sols = solutions(text, domains)
+        if "linear" not in relaxed.added or not sols:
+            continue
+        best = (min if model.solve.kind == "minimize" else max)(a["obj"] for a in sols)
+        tight_bound += relaxed.bound == best
+        tight_cut += any(not cut_holds(model, first, a, shift=-1) for a in sols)
+    assert tight_bound >= 3 and tight_cut >= 3
+
+
+def test_taken_by_most_random_models():
+    taken = sum("linear" in strengthened(random_model(seed)[0])[2].added for seed in range(100))
+    assert taken >= 30
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_optimum_with_the_cut_equals_brute_force(seed):
+    text, domains = random_model(seed)
+    sols = solutions(text, domains)
+    found, outcome = solve_text(text, relax=True)
+    assert outcome.complete
+    if not sols:
+        assert not found
+        return
+    best = (min if "minimize" in text else max)(a["obj"] for a in sols)
+    assert found and found[-1]["obj"] == best
+
+
+def test_the_exact_check_refuses_a_cut_that_does_not_fit():
+    """integer_cut gives None, not a wrapped number, where the multipliers are huge."""
+    text, _ = random_model(0)
+    model = lower(parse_items(text, "test.fzn"), "test.fzn")
+    system = linear_system(model)
+    obj = model.vars.names.index("obj")
+    row = int(system.row[np.nonzero(system.col == obj)[0][0]])
+    assert lagrangian.integer_cut(system, np.full(system.n_rows, 1e15), obj, row, 1, 1 << 20) is None
