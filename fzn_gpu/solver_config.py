@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from .options import BUCKET, ENGINES, LOCAL_SEARCH
+from .options import BUCKET, ENGINES, LOCAL_SEARCH, RELAX
 from .resources import mznlib_dir
 from .search_options import LNS_STRATEGIES, RESTART_KINDS
 
@@ -31,6 +31,7 @@ EXTRA_FLAGS = [
     ["--engine", "Search engine", ":".join(("opt",) + ENGINES), "auto"],
     ["--bucket", "Bucket elimination", ":".join(("opt",) + BUCKET), "auto"],
     ["--local-search", "Adaptive Search (local search)", ":".join(("opt",) + LOCAL_SEARCH), "auto"],
+    ["--relax", "Relaxation bounds", ":".join(("opt",) + RELAX), "auto"],
     ["--cluster", "Ray cluster: HOST:PORT or auto", "string", ""],
     ["--restart", "Restarts", ":".join(("opt", "auto") + RESTART_KINDS), "auto"],
     ["--restart-scale", "Restart unit in nodes (0: 100)", "int", "0"],

@@ -16,7 +16,7 @@ from fzn_gpu.lower import lower
 from fzn_gpu.model import Model
 from fzn_gpu.parser import parse_items
 from fzn_gpu.relax import lagrangian, strengthen
-from fzn_gpu.relax.linear import EQ, linear_system, propagate_bounds, tighten_big_m
+from fzn_gpu.relax.linear import EQ, add_cardinality_cuts, linear_system, propagate_bounds, tighten_big_m
 from fzn_gpu.relax.pdhg import solve_dual
 
 from helpers import solve_text, stable_rng
@@ -83,7 +83,7 @@ def value(model: Model, a: dict, v: int) -> int:
 
 
 @pytest.mark.parametrize("seed", range(150))
-def test_propagation_and_big_m_keep_every_solution(seed):
+def test_propagation_big_m_and_cardinality_keep_every_solution(seed):
     text, domains = random_model(seed)
     model = lower(parse_items(text, "test.fzn"), "test.fzn")
     system = linear_system(model)
@@ -94,6 +94,7 @@ def test_propagation_and_big_m_keep_every_solution(seed):
         assert not sols, "propagation found no solution where there is one"
         return
     tighten_big_m(system, model)
+    add_cardinality_cuts(system)
     for a in sols:
         x = np.array([value(model, a, int(v)) if model.vars.names[int(v)] in a else 0 for v in range(len(model.vars))])
         used = np.unique(system.col)
@@ -119,17 +120,43 @@ def test_big_m_is_tightened():
     assert -7 in system.val.tolist()  # x <= 100 b became x <= 7 b
 
 
-@pytest.mark.parametrize("seed", range(20))
-def test_pdhg_reaches_the_fractional_knapsack_bound(seed):
-    rng = stable_rng("relax-pdhg", seed)
-    n = rng.randint(5, 40)
+def knapsack(seed: int, n: int, correlated: bool) -> tuple[str, list[int], list[int], int]:
+    rng = stable_rng("relax-knapsack", seed, n, correlated)
     w = [rng.randint(10, 99) for _ in range(n)]
-    p = [wi + rng.randint(0, 30) for wi in w]
+    p = [wi + 10 if correlated else rng.randint(10, 99) for wi in w]
     cap = sum(w) // rng.randint(2, 4)
-    text = "\n".join(f"var 0..1: t{i};" for i in range(n))
     ts = ", ".join(f"t{i}" for i in range(n))
+    text = "\n".join(f"var 0..1: t{i};" for i in range(n))
     text += f"\nconstraint int_lin_le({w}, [{ts}], {cap});\nvar 0..100000: v :: output_var;\n"
     text += f"constraint int_lin_eq({p + [-1]}, [{ts}, v], 0) :: defines_var(v);\nsolve maximize v;\n"
+    return text, w, p, cap
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_cardinality_cut_closes_a_correlated_knapsack(seed):
+    """profit = weight + 10: the LP with sum(t) <= k (k the most items that fit) bounds the
+    profit by cap + 10 k, which the optimum reaches when a subset of k items fills the knapsack
+    exactly; the root bound is never below the optimum either way."""
+    text, w, p, cap = knapsack(seed, 8, correlated=True)
+    model = lower(parse_items(text, "test.fzn"), "test.fzn")
+    system = linear_system(model)
+    assert propagate_bounds(system) and add_cardinality_cuts(system) == 1
+    free = sorted(wi for wi in w if wi <= cap)  # propagation fixes a heavier item at 0
+    k = int(np.searchsorted(np.cumsum(free), cap, side="right"))
+    assert system.rhs[-1] == k and system.val[system.row == system.n_rows - 1].tolist() == [1] * len(free)
+    best = max(
+        sum(pi for pi, t in zip(p, take) if t)
+        for take in itertools.product((0, 1), repeat=8)
+        if sum(wi for wi, t in zip(w, take) if t) <= cap
+    )
+    model, first, relaxed = strengthened(text)
+    assert "linear" in relaxed.added and best <= relaxed.bound <= cap + 10 * k
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_pdhg_reaches_the_fractional_knapsack_bound(seed):
+    n = stable_rng("relax-pdhg", seed).randint(5, 40)
+    text, w, p, cap = knapsack(seed, n, correlated=False)
     model = lower(parse_items(text, "test.fzn"), "test.fzn")
     system = linear_system(model)
     c = np.zeros(len(model.vars))

@@ -355,6 +355,7 @@ def variants(device_sets: list[str], gecode_p: int, check: bool = False) -> dict
         base = ["--solver", "gpu-fzn", "--devices", d] + (["--check"] if check else [])
         out[name] = base
         out[f"{name} count"] = ["--solver", "gpu-fzn", "--devices", d, "--count-only"]
+        out[f"{name} relax=off"] = base + ["--relax", "off"]  # without the relaxations' bounds (fzn_gpu/relax/)
         for engine in ENGINES[1:]:
             out[f"{name} {engine}"] = (
                 base + ["--engine", engine] + (["--restart", "luby"] if engine == "restart" else [])

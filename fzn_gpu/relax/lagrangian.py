@@ -26,7 +26,7 @@ import numpy as np
 from ..model import INT_LIMIT, Model
 from .assignment import objective_row
 from .edit import add_rows
-from .linear import EQ, LE, LinearSystem, linear_system, propagate_bounds, tighten_big_m
+from .linear import EQ, LE, LinearSystem, add_cardinality_cuts, linear_system, propagate_bounds, tighten_big_m
 from .pdhg import solve_dual
 
 
@@ -101,6 +101,7 @@ def add_lagrangian_cut(model: Model, seconds: float = 0.25) -> LagrangianCut | N
     if not propagate_bounds(system):
         return None  # no solution: the search says so
     tightened = tighten_big_m(system, model)
+    add_cardinality_cuts(system)
     # which row defines the objective (coefficient +-1, an equality)
     candidates = np.nonzero((system.col == obj) & (np.abs(system.val) == 1) & (system.sense[system.row] == EQ))[0]
     if not len(candidates):

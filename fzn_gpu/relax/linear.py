@@ -149,6 +149,41 @@ def propagate_bounds(system: LinearSystem, rounds: int = PROPAGATION_ROUNDS) -> 
     return True
 
 
+def add_cardinality_cuts(system: LinearSystem) -> int:
+    """For each `<=` row over 0/1 variables with positive coefficients (a knapsack), the row
+    `sum(x) <= k`, k the most items that fit (the lightest first), where k is below the row's
+    length: implied by the row on every integer point, and what closes a knapsack's LP bound
+    when profits follow weights (profit = weight + c: the LP takes a fraction of one more item).
+    How many rows were added."""
+    row, col, val = system.row, system.col, system.val
+    lb, ub = system.lb[col], system.ub[col]
+    zero_one = (lb >= 0) & (ub <= 1) & (val > 0)  # 0/1, or fixed at 0 or 1
+    fits = np.ones(system.n_rows, dtype=bool)
+    np.logical_and.at(fits, row, zero_one)
+    new_rows: list[int] = []
+    new_cols: list[np.ndarray] = []
+    order = np.argsort(row, kind="stable")
+    bounds = np.searchsorted(row[order], np.arange(system.n_rows + 1))
+    for r in np.nonzero(fits & (system.sense == LE))[0]:
+        ks = order[bounds[r] : bounds[r + 1]]
+        free = ks[lb[ks] < ub[ks]]
+        room = int(system.rhs[r]) - int(val[ks[lb[ks] == 1]].sum())  # the items fixed in take room
+        weights = np.sort(val[free])
+        k = int(np.searchsorted(np.cumsum(weights), room, side="right"))
+        if 1 < len(free) and k < len(free):
+            new_rows.append(k)
+            new_cols.append(col[free])
+    if not new_rows:
+        return 0
+    first = system.n_rows
+    system.row = np.concatenate([row] + [np.full(len(c), first + i, dtype=np.int64) for i, c in enumerate(new_cols)])
+    system.col = np.concatenate([col, *new_cols])
+    system.val = np.concatenate([val, np.ones(sum(len(c) for c in new_cols), dtype=np.int64)])
+    system.rhs = np.concatenate([system.rhs, np.array(new_rows, dtype=np.int64)])
+    system.sense = np.concatenate([system.sense, np.full(len(new_rows), LE, dtype=np.int8)])
+    return len(new_rows)
+
+
 def tighten_big_m(system: LinearSystem, model: Model) -> int:
     """Coefficient reduction on `<=` rows: a binary x_j with a_j < 0 whose 1 makes the row
     slacker than the other terms can ever use gets a_j raised to b - max(rest), and a binary
