@@ -248,3 +248,42 @@ def test_the_exact_check_refuses_a_cut_that_does_not_fit():
     obj = model.vars.names.index("obj")
     row = int(system.row[np.nonzero(system.col == obj)[0][0]])
     assert lagrangian.integer_cut(system, np.full(system.n_rows, 1e15), obj, row, 1, 1 << 20) is None
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_pdhg_on_an_opencl_device_follows_numpy(seed):
+    """kernels/pdhg.cl runs the same iterations as the host's numpy: the same bound, reached in
+    the same number of iterations (double precision on both)."""
+    from fzn_gpu.device import select_devices
+
+    n = stable_rng("relax-pdhg-cl", seed).randint(5, 60)
+    text, w, p, cap = knapsack(seed, n, correlated=seed % 2 == 0)
+    model = lower(parse_items(text, "test.fzn"), "test.fzn")
+    system = linear_system(model)
+    assert propagate_bounds(system)
+    add_cardinality_cuts(system)
+    c = np.zeros(len(model.vars))
+    c[n] = -1.0
+    here = solve_dual(system, c, seconds=5.0)
+    there = solve_dual(system, c, seconds=5.0, device=select_devices("all")[0])
+    assert there.iterations == here.iterations
+    assert there.bound == pytest.approx(here.bound, rel=1e-9)
+    assert np.allclose(there.y, here.y, rtol=1e-6, atol=1e-9)
+
+
+def test_big_lps_go_to_a_gpu_with_fp64_only(monkeypatch):
+    from fzn_gpu.device import Device
+
+    class Driver:
+        def __init__(self, extensions: str):
+            self.extensions = extensions
+
+    gpu = Device(0, Driver("cl_khr_fp64 cl_khr_int64_base_atomics"), "gpu", "p", True, 1, 1, 1)
+    cpu = Device(1, Driver("cl_khr_fp64"), "cpu", "p", False, 1, 1, 1)
+    single = Device(2, Driver("cl_khr_int64_base_atomics"), "gpu32", "p", True, 1, 1, 1)
+    text, *_ = knapsack(0, 10, correlated=False)
+    system = linear_system(lower(parse_items(text, "test.fzn"), "test.fzn"))
+    assert lagrangian.lp_device(system, [cpu, gpu]) is None  # small: numpy here
+    monkeypatch.setattr(lagrangian, "LP_DEVICE_ENTRIES", 1)
+    assert lagrangian.lp_device(system, [cpu, gpu]) is gpu
+    assert lagrangian.lp_device(system, [cpu, single]) is None

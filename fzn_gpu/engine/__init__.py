@@ -420,9 +420,10 @@ class SolveRun:
             from .adaptive import forced
 
             return self._run_adaptive(forced(self.model), deadline)
-        from ..relax import strengthen
+        from ..relax import lp_budget, strengthen
 
-        self.relaxed = strengthen(self.model, self.opts.relax)
+        self.devices = select_devices(self.opts.devices, self.opts.parallel)
+        self.relaxed = strengthen(self.model, self.opts.relax, lp_budget(self.opts.time_limit_ms), self.devices)
         try:
             self.dm = pack(self.model, self.opts)
         except WideConstant as why:
@@ -430,7 +431,6 @@ class SolveRun:
         from .decode import decoder
 
         self.printer.decoder = decoder(self.dm)
-        self.devices = select_devices(self.opts.devices, self.opts.parallel)
         if self.dm.empty_var < 0 and self.opts.cluster is None:  # a timed run: the devices ready first (warmup.py)
             from .warmup import ready_devices
 

@@ -27,7 +27,16 @@ import numpy as np
 
 from ..model import UNBOUNDED, Model
 
-LP_SECONDS = 0.2  # the LP dual's budget at the root (pdhg.py keeps its best dual when it runs out)
+LP_SECONDS = 0.2  # the LP dual's least budget at the root (pdhg.py keeps its best dual when it runs out)
+LP_SHARE = 0.03  # of a time limit, the LP dual's budget where that is more (at most LP_SECONDS_MAX)
+LP_SECONDS_MAX = 2.0
+
+
+def lp_budget(time_limit_ms: int | None) -> float:
+    """Seconds the LP's dual may take: PDHG stops sooner where it converges or stalls."""
+    if time_limit_ms is None:
+        return LP_SECONDS
+    return min(LP_SECONDS_MAX, max(LP_SECONDS, LP_SHARE * time_limit_ms / 1000.0))
 
 
 @dataclass
@@ -39,6 +48,7 @@ class Relaxed:
     bound: int | None = None
     seconds: float = 0.0
     lp_iterations: int = 0
+    lp_device: str = ""  # the OpenCL device that ran the LP's iterations ("" : numpy here)
 
     def stats(self) -> dict[str, object]:
         if not self.added:
@@ -48,12 +58,15 @@ class Relaxed:
             out["relaxationBound"] = self.bound
         if self.lp_iterations:
             out["lpIterations"] = self.lp_iterations
+        if self.lp_device:
+            out["lpDevice"] = self.lp_device
         return out
 
 
-def strengthen(model: Model, mode: str = "auto", seconds: float = LP_SECONDS) -> Relaxed:
+def strengthen(model: Model, mode: str = "auto", seconds: float = LP_SECONDS, devices=()) -> Relaxed:
     """Add every relaxation that fits the model (none with mode 'off' or for satisfaction);
-    `seconds`: the most the LP's dual may take."""
+    `seconds`: the most the LP's dual may take; `devices`: the run's (a GPU among them runs a
+    big LP's iterations: lagrangian.LP_DEVICE_ENTRIES)."""
     from .assignment import add_assignment_bound
     from .lagrangian import add_lagrangian_cut
 
@@ -65,10 +78,11 @@ def strengthen(model: Model, mode: str = "auto", seconds: float = LP_SECONDS) ->
     if found is not None:
         out.added.append("assignment")
         model.solve.guide.append(found.guide)
-    cut = add_lagrangian_cut(model, seconds)
+    cut = add_lagrangian_cut(model, seconds, devices)
     if cut is not None:
         out.added.append("linear")
         out.lp_iterations = cut.iterations
+        out.lp_device = cut.device
     if out.added:
         bounds = [b for b in (root_bound(model), cut.bound if cut is not None else None) if b is not None]
         if bounds:

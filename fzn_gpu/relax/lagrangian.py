@@ -29,6 +29,8 @@ from .edit import add_rows
 from .linear import EQ, LE, LinearSystem, add_cardinality_cuts, linear_system, propagate_bounds, tighten_big_m
 from .pdhg import solve_dual
 
+LP_DEVICE_ENTRIES = 200_000  # nonzeros from which a GPU runs PDHG's iterations (pdhg_cl.py)
+
 
 def scales(system: LinearSystem, y: np.ndarray, obj: int) -> list[int]:
     """The multipliers' scales K to try, largest first: the largest that keeps the cut's
@@ -55,6 +57,7 @@ class LagrangianCut:
     lp_bound: float  # the LP dual's own estimate
     iterations: int
     tightened: int  # big-M coefficients reduced
+    device: str  # the OpenCL device that ran PDHG's iterations ("": numpy on the host)
 
 
 def integer_cut(system: LinearSystem, y: np.ndarray, obj: int, obj_row: int, sense: int, scale: int):
@@ -87,7 +90,17 @@ def integer_cut(system: LinearSystem, y: np.ndarray, obj: int, obj_row: int, sen
     return W, beta
 
 
-def add_lagrangian_cut(model: Model, seconds: float = 0.25) -> LagrangianCut | None:
+def lp_device(system: LinearSystem, devices):
+    """The GPU (with fp64) to run a big LP's iterations on, or None: numpy on the host, faster
+    below LP_DEVICE_ENTRIES entries, where a launch costs more than an iteration's work."""
+    if len(system.val) < LP_DEVICE_ENTRIES:
+        return None
+    from .pdhg_cl import has_fp64
+
+    return next((d for d in devices if d.is_gpu and has_fp64(d)), None)
+
+
+def add_lagrangian_cut(model: Model, seconds: float = 0.25, devices=()) -> LagrangianCut | None:
     """Solve the model's linear relaxation's dual for at most `seconds` and add its cut; None
     (the model untouched) where there is no linear objective row or the cut proves nothing
     beyond what the bounds already say."""
@@ -110,7 +123,8 @@ def add_lagrangian_cut(model: Model, seconds: float = 0.25) -> LagrangianCut | N
     sense = 1 if model.solve.kind == "minimize" else -1
     c = np.zeros(len(model.vars))
     c[obj] = sense
-    dual = solve_dual(system, c, seconds)
+    device = lp_device(system, devices)
+    dual = solve_dual(system, c, seconds, device=device)
     for scale in scales(system, dual.y, obj):
         cut = integer_cut(system, dual.y, obj, obj_row, sense, scale)
         if cut is None:
@@ -127,5 +141,15 @@ def add_lagrangian_cut(model: Model, seconds: float = 0.25) -> LagrangianCut | N
             return None  # nothing that bounds propagation does not already say
         xs = list(W)
         add_rows(model, "int_lin_le", [([W[j] for j in xs], xs, beta)], [-1], model.solve.line)
-        return LagrangianCut([W[j] for j in xs], xs, beta, scale, bound, dual.bound, dual.iterations, tightened)
+        return LagrangianCut(
+            [W[j] for j in xs],
+            xs,
+            beta,
+            scale,
+            bound,
+            dual.bound,
+            dual.iterations,
+            tightened,
+            device.name if device else "",
+        )
     return None
