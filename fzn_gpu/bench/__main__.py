@@ -423,9 +423,11 @@ def main() -> None:
         if args.mode and inst["mode"] != args.mode:
             continue
         res = {**inst, "label": label(inst), "runs": {}}
-        if inst["model"] not in warmed:  # the first run builds the kernel (cached after): not timed
+        if res["label"] not in warmed:  # the first run builds the kernel (cached after): not timed
+            # per instance: a program is specialised to the instance's sizes, and a timed run
+            # leaves a GPU whose program was never built out (engine/warmup.py)
             res["warmup_s"] = sum(warm_up(inst, bdir, d) for d in device_sets)
-            warmed.add(inst["model"])
+            warmed.add(res["label"])
             print(f"{res['label']:28s} warm-up (kernel build) {res['warmup_s']:.2f}s", flush=True)
         for name, flags in solvers.items():
             if name.endswith("count") and inst["mode"] != "all":
