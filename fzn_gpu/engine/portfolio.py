@@ -15,7 +15,7 @@ Bucket elimination joins them where the model is a cost-function network of low 
 (`_PlannedBucket`, planned in its own thread while the two search).
 
 Devices: one device runs both engines, each with its own runner and command queue. Where
-GPUs and CPUs are both present, each engine gets the kind of device it does best on
+GPUs and CPUs are both present, LNS runs on every device and branch and bound on the GPUs
 (`split_devices`; FZN_GPU_BNB_DEVICES and FZN_GPU_LNS_DEVICES, each all, gpu or cpu,
 override it for measurements, docs/BENCHMARKS.md)."""
 
@@ -43,7 +43,10 @@ if TYPE_CHECKING:  # imported where bucket elimination runs
     from .bucket import BucketSearch
 
 KINDS = ("all", "gpu", "cpu")
-DEFAULT_SPLIT = {"bnb": "gpu", "lns": "cpu"}  # on a machine with both kinds (docs/BENCHMARKS.md)
+# on a machine with both kinds: LNS on every device, the GPUs' islands the widest (the GPU-LNS
+# paper), branch and bound on the GPUs beside them at SHARED_GPU_BNB of their time (its
+# relaxation bounds prove the optima LNS finds: docs/BENCHMARKS.md, "Relaxation bounds")
+DEFAULT_SPLIT = {"bnb": "gpu", "lns": "all"}
 SHARED_GPU_BNB = 0.25  # branch and bound's share of a GPU's time where LNS runs on it too
 
 
