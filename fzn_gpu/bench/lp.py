@@ -60,7 +60,9 @@ def main() -> None:
             # the same method on each: the same iterations (it may stop early where it converges)
             r = solve_dual(system, cost, 1e9, max_iterations=args.iterations, device=device)
             s = time.monotonic() - t0
-            print(f"| {len(system.val):,} | {name} | {r.iterations} | {s:.3f} | {r.iterations / s:,.0f} | {r.bound:.6g} |")
+            print(
+                f"| {len(system.val):,} | {name} | {r.iterations} | {s:.3f} | {r.iterations / s:,.0f} | {r.bound:.6g} |"
+            )
 
 
 if __name__ == "__main__":
