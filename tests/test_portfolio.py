@@ -160,6 +160,8 @@ def test_by_default_both_engines_run_and_the_optimum_is_proven(model, objective,
     assert bnb + lns == len(found)
     runs = re.search(r'improvementsBy="([^"]*)"', r.stdout).group(1).split()
     assert sum(int(x.split(":")[1]) for x in runs) == len(found)
+    # the proof's engine: branch and bound, LNS's dive or bucket elimination
+    assert re.search(r"^%%%mzn-stat: provedBy=\"?(bnb|lns|bucket)\"?$", r.stdout, re.M)
 
 
 @needs_minizinc

@@ -119,6 +119,7 @@ class PortfolioSearch:
         if self.shared_gpus:
             self.bnb.share_gpus(shared_gpu_share())
         self.bucket: _PlannedBucket | None = self._bucket(model, dm, devices, opts, report)
+        self.proved_by: str | None = None  # bnb, lns (its dive explored everything) or bucket
 
     def _bucket(self, model: Model, dm: DeviceModel, devices: list[Device], opts: SolveOptions, report):
         """Bucket elimination beside the two, planned in its own thread while they search
@@ -140,6 +141,8 @@ class PortfolioSearch:
         if self.bucket is not None:
             engines["bucket"] = self.bucket
         results = run_engines(engines, deadline, self._stop_all)
+        # results in the order the engines ended: the first complete one proved the answer
+        self.proved_by = next((name for name, outcome in results.items() if outcome.complete), None)
         proved = self.outcome.complete or ("bucket" in results and results["bucket"].complete)
         return self._merged(results["bnb"], proved)
 
@@ -175,6 +178,8 @@ class PortfolioSearch:
         stats["improvementsBy"] = self.incumbent.found_by()
         by = self.incumbent.improvements_by()
         stats["bnbImprovements"], stats["lnsImprovements"] = by["bnb"], by["lns"]
+        if self.proved_by is not None:  # the engine whose search ended the run with its proof
+            stats["provedBy"] = self.proved_by
         stats["bnbDevices"] = "; ".join(r.device.name for r in self.bnb.runners)
         stats["lnsDevices"] = "; ".join(r.device.name for r in self.lns.runners)
         stats.update(self.bnb.extra_stats())  # branch and bound's workers on a cluster (--cluster)

@@ -68,7 +68,8 @@ def run_threads(threads: list[threading.Thread], stop: Callable[[], None]) -> No
 def run_engines(engines: dict[str, Engine], deadline: float | None, stop: Callable[[], None]) -> dict[str, Outcome]:
     """Each engine's run(deadline) in a thread of its own (the portfolios); an engine that
     proves its answer (its outcome complete) or raises calls stop() for the others. Returns
-    each engine's outcome by name, once all have ended; an exception is raised again here."""
+    each engine's outcome by name, in the order they ended, once all have; an exception is
+    raised again here."""
     results: dict[str, Outcome] = {}
     errors: list[BaseException] = []
 
