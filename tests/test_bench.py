@@ -13,13 +13,14 @@ from helpers import ROOT, have_minizinc
 
 
 def core(names) -> list[str]:
-    """The variants of the default engine and Gecode (not LNS strategies, engines, splits)."""
+    """The variants of the default engine and Gecode (not LNS strategies, engines, splits,
+    the relaxations off)."""
     return [
         n
         for n in names
         if " lns " not in n
         and "bnb=" not in n
-        and not n.endswith((" complete", " lns", " portfolio", " restart", " bucket", " adaptive"))
+        and not n.endswith((" complete", " lns", " portfolio", " restart", " bucket", " adaptive", " relax=off"))
     ]
 
 
@@ -37,7 +38,8 @@ def test_variants_name_one_column_per_device_set():
         "gecode -p1",
         "gecode -p16",
     ]
-    assert two["gpu-fzn cpu lns icm"][-2:] == ["--lns-strategy", "icm"] and len(two) == 6 + 2 * (6 + 6 + 9)
+    assert two["gpu-fzn cpu lns icm"][-2:] == ["--lns-strategy", "icm"] and len(two) == 6 + 2 * (6 + 6 + 9 + 1)
+    assert two["gpu-fzn gpu relax=off"][-2:] == ["--relax", "off"]
     assert two["gpu-fzn gpu adaptive"][-2:] == ["--engine", "adaptive"]
     assert two["gpu-fzn gpu complete"][-2:] == ["--engine", "complete"]
     assert two["gpu-fzn cpu bucket"][-2:] == ["--engine", "bucket"]
