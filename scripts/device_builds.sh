@@ -32,7 +32,7 @@ for c in "$@"; do
   echo "| $c | $kinds | $cold ($cr) | $fill | $warm ($wr) |" | tee -a "$out/builds.md"
 done
 [ "${SPEED:-0}" = 1 ] || exit 0
-stat() { grep -oE "(nodes|kernelTime|buildTime|nSolutions|objective)=[0-9.e+-]+" | tr '\n' ' '; }
+stat() { grep -oE "(nodes|kernelTime|buildTime|solutions|objective)=[0-9.e+-]+" | tr '\n' ' '; }
 table_start "$out/speed.md" case kernel "wall s" statistics
 for c in "$@"; do
   f=$(fzn_of "$c")

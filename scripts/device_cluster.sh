@@ -29,7 +29,7 @@ run() {  # label, args...
   local rc=$?
   local t1=$(date +%s.%N)
   echo "== $label rc=$rc wall=$(python3 -c "print(round($t1 - $t0, 2))") s: $*"
-  grep -E "nSolutions=|solveTime|kernelTime|splitTime|subSearchSpaces=|clusterNodes|clusterJoin|clusterWait|w[0-9]_|^%%%mzn-stat: nodes=|d[0-9]_(device|subSearchSpaces|busyTime|idleAtEnd|nodes)" /tmp/out.txt | tr '\n' ' '; echo
+  grep -E "solutions=|solveTime|kernelTime|splitTime|subSearchSpaces=|clusterNodes|clusterJoin|clusterWait|w[0-9]_|^%%%mzn-stat: nodes=|d[0-9]_(device|subSearchSpaces|busyTime|idleAtEnd|nodes)" /tmp/out.txt | tr '\n' ' '; echo
   tail -3 /tmp/err.txt
 }
 if [ "${LNS:-0}" = 1 ]; then

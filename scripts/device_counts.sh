@@ -12,7 +12,7 @@ source scripts/device_env.sh >/dev/null 2>&1
 export FZN_GPU_BUCKET=off     # these counts measure the search kernels, not bucket elimination's count
 source scripts/opt_instances.sh
 opt_setup "$out"
-stat() { grep -oE "(nSolutions|nodes|kernelTime|hostTime|workItems)=[^ ]+|device=\"[^\"]*\"" | tr '\n' ' '; }
+stat() { grep -oE "(solutions|nodes|kernelTime|hostTime|workItems)=[^ ]+|device=\"[^\"]*\"" | tr '\n' ' '; }
 wall() { awk "BEGIN{printf \"%.2f\", $EPOCHREALTIME - $1}"; }
 table_start "$out/counts.md" instance solver "wall s" solutions statistics
 for c in $counts; do
@@ -23,7 +23,7 @@ for c in $counts; do
   python3 -m fzn_gpu --devices gpu --build-only "$f" >/dev/null 2>&1
   t0=$EPOCHREALTIME
   timeout "$limit" python3 -m fzn_gpu --devices gpu -a --count-only -s "$f" > "$work/o.txt" 2>&1
-  echo "| $m $n | fzn-gpu (GPU) | $(wall "$t0") | $(grep -oE "nSolutions=[0-9]+" "$work/o.txt" | cut -d= -f2) | $(stat < "$work/o.txt") |" \
+  echo "| $m $n | fzn-gpu (GPU) | $(wall "$t0") | $(grep -oE "solutions=[0-9]+" "$work/o.txt" | cut -d= -f2) | $(stat < "$work/o.txt") |" \
     | tee -a "$out/counts.md"
   if [ "${SERVER:-0}" = 1 ]; then
     if [ -z "${FZN_GPU_SERVER_DIR:-}" ]; then   # a server of this run's own, started and warm
@@ -35,7 +35,7 @@ for c in $counts; do
     for k in 1 2; do
       t0=$EPOCHREALTIME
       FZN_GPU_SERVER=require timeout "$limit" python3 -m fzn_gpu --devices gpu -a --count-only -s "$f" > "$work/o.txt" 2>&1
-      echo "| $m $n | fzn-gpu (GPU), server run $k | $(wall "$t0") | $(grep -oE "nSolutions=[0-9]+" "$work/o.txt" | cut -d= -f2) | $(stat < "$work/o.txt") $(grep -oE "(initTime|buildTime)=[^ ]+" "$work/o.txt" | tr '\n' ' ')|" \
+      echo "| $m $n | fzn-gpu (GPU), server run $k | $(wall "$t0") | $(grep -oE "solutions=[0-9]+" "$work/o.txt" | cut -d= -f2) | $(stat < "$work/o.txt") $(grep -oE "(initTime|buildTime)=[^ ]+" "$work/o.txt" | tr '\n' ' ')|" \
         | tee -a "$out/counts.md"
       sleep 1
     done

@@ -19,7 +19,7 @@ for f in $models; do
       t0=$EPOCHREALTIME
       env "${setting[@]}" timeout 120 python3 -m fzn_gpu --devices "$d" -a --count-only -s "$f" > /tmp/counts_o.txt 2>&1
       w=$(awk "BEGIN{printf \"%.2f\", $EPOCHREALTIME - $t0}")
-      echo "| $(basename "$f" .fzn) | $d | $s | $w | $(grep -oE '(nSolutions|nodes|kernelTime|hostTime)=[^ ]+' /tmp/counts_o.txt | tr '\n' ' ') |"
+      echo "| $(basename "$f" .fzn) | $d | $s | $w | $(grep -oE '(solutions|nodes|kernelTime|hostTime)=[^ ]+' /tmp/counts_o.txt | tr '\n' ' ') |"
     done
   done
 done

@@ -16,7 +16,7 @@ fzn_of() {
   echo "$f"
 }
 wall() { local t0=$EPOCHREALTIME; "$@" > "$work/out.txt" 2>&1; awk "BEGIN{printf \"%.2f\", $EPOCHREALTIME - $t0}"; }
-stat() { grep -oE "(nodes|kernelTime|buildTime|nSolutions|objective|genericKernel)=[0-9.e+-]+" "$work/out.txt" | tr '\n' ' '; }
+stat() { grep -oE "(nodes|kernelTime|buildTime|solutions|objective|genericKernel)=[0-9.e+-]+" "$work/out.txt" | tr '\n' ' '; }
 echo "build-kernels: $(wall fzn-gpu build-kernels) s: $(cat "$work/out.txt")" | tee "$out/first_run.md"
 echo | tee -a "$out/first_run.md"
 table_start "$out/first_run.table.md" case run "wall s" statistics

@@ -22,5 +22,5 @@ for f in "$dir"/*.fzn; do
   t0=$EPOCHREALTIME
   timeout "$limit" python3 -m fzn_gpu --devices gpu --check -s $flags "$f" > "$out/o.txt" 2>&1
   rc=$?
-  echo "| $(basename "$f" .fzn) | rc $rc | $(awk "BEGIN{printf \"%.2f\", $EPOCHREALTIME - $t0}") s | $(grep -oE "nSolutions=[0-9]+|objective=[-0-9]+" "$out/o.txt" | tail -1) | $(grep -E "^(=====|==========)" "$out/o.txt" | tail -1) | $(grep -iE "error|violat" "$out/o.txt" | head -1) |" | tee -a "$out/results.md"
+  echo "| $(basename "$f" .fzn) | rc $rc | $(awk "BEGIN{printf \"%.2f\", $EPOCHREALTIME - $t0}") s | $(grep -oE "solutions=[0-9]+|objective=[-0-9]+" "$out/o.txt" | tail -1) | $(grep -E "^(=====|==========)" "$out/o.txt" | tail -1) | $(grep -iE "error|violat" "$out/o.txt" | head -1) |" | tee -a "$out/results.md"
 done

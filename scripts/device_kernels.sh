@@ -21,7 +21,7 @@ fzn_of() {  # MODEL N -> path of its FlatZinc, compiled once (MODEL fzn: N is a 
   echo "$f"
 }
 [ -n "${REPORT:-}" ] && python3 tools/kernel_report.py "$(fzn_of nqueens 16)" --devices gpu 2>&1 | tee "$out/kernel_report.txt"
-stat() { grep -oE "(nSolutions|nodes|propagations|buildTime|splitTime|kernelTime|hostTime|solveTime|workItems|subSearchSpaces|kernelLaunches)=[0-9.e+-]+|nodeProfile=.*" | tr '\n' ' '; }
+stat() { grep -oE "(solutions|nodes|propagations|buildTime|splitTime|kernelTime|hostTime|solveTime|workItems|subSearchSpaces|kernelLaunches)=[0-9.e+-]+|nodeProfile=.*" | tr '\n' ' '; }
 # fzn-gpu from the checkout at $1 (python -m puts the working folder first on the path)
 from() { local path=$1; shift; (cd "$path" && PYTHONPATH=$path:/tmp/site python3 -m fzn_gpu "$@"); }
 builds="new"; [ -n "${OLD:-}" ] && builds="new old" && OLD=$(realpath "$OLD")

@@ -46,7 +46,7 @@ for c in $cases; do
   row "$m $n" "fzn-gpu printed, GPU" minizinc --solver gpu-fzn "$mzn" -D "n=$n;" -a --devices gpu
   t0=$EPOCHREALTIME
   timeout "$limit" minizinc --solver gpu-fzn "$mzn" -D "n=$n;" -a --devices gpu --count-only -s > "$work/o.txt" 2>&1
-  echo "| $m $n | fzn-gpu counted, GPU | $(wall "$t0") | $(grep -oE "nSolutions=[0-9]+" "$work/o.txt" | cut -d= -f2) | $(grep -q "^==========" "$work/o.txt" && echo complete || echo "not finished") |" \
+  echo "| $m $n | fzn-gpu counted, GPU | $(wall "$t0") | $(grep -oE "solutions=[0-9]+" "$work/o.txt" | cut -d= -f2) | $(grep -q "^==========" "$work/o.txt" && echo complete || echo "not finished") |" \
     | tee -a "$out/printing.md"
   if [ -n "${OLD:-}" ]; then
     PYTHONPATH=$(realpath "$OLD"):$site python3 -m fzn_gpu --build-only "$f" >/dev/null 2>&1

@@ -14,7 +14,7 @@ source scripts/device_env.sh >/dev/null 2>&1
 export FZN_GPU_BUCKET=off     # these counts measure the search kernels, not bucket elimination's count
 source scripts/opt_instances.sh
 opt_setup "$out"
-stat() { grep -oE "(nSolutions|objective|nodes|propagations|passes|kernelTime|hostTime|workItems|recomputedLevels)=[0-9.e+-]+" | tr '\n' ' '; }
+stat() { grep -oE "(solutions|objective|nodes|propagations|passes|kernelTime|hostTime|workItems|recomputedLevels)=[0-9.e+-]+" | tr '\n' ' '; }
 # run NAME FZN KERNEL PROFILE ARGS...: one row of the table
 run() {
   local name=$1 f=$2 kernel=$3 p=$4; shift 4

@@ -13,7 +13,7 @@ work=$(mktemp -d)
 for q in 8 "$n"; do
   minizinc -c --solver gpu-fzn models/bench/nqueens.mzn -D "n=$q;" --fzn "$work/q$q.fzn" --ozn "$work/q$q.ozn"
 done
-stat() { grep -oE "(nSolutions|nodes|initTime|buildTime|splitTime|kernelTime|solveTime|workItems|subSearchSpaces)=[0-9.e+-]+" | tr '\n' ' '; }
+stat() { grep -oE "(solutions|nodes|initTime|buildTime|splitTime|kernelTime|solveTime|workItems|subSearchSpaces)=[0-9.e+-]+" | tr '\n' ' '; }
 t0=$EPOCHREALTIME
 fzn-gpu -a --count-only -s "$work/q8.fzn" | stat
 echo "| build + 8-queens, specialised kernel | $(awk "BEGIN{printf \"%.2f\", $EPOCHREALTIME - $t0}") s |" | tee -a "$out/tune.md"

@@ -444,10 +444,10 @@ def test_the_default_engine_counts_by_buckets_and_prints_no_solution(tmp_path):
     )
     path = fzn(tmp_path, text)
     r = run("-a", "--count-only", "-s", path)
-    assert r.returncode == 0 and "nSolutions=60" in r.stdout and "bucketWork" in r.stdout
+    assert r.returncode == 0 and "solutions=60" in r.stdout and "bucketWork" in r.stdout
     assert "----------" not in r.stdout and r.stdout.count("==========") == 1
     r = run("-a", "--count-only", "-s", "--bucket", "off", path)
-    assert "nSolutions=60" in r.stdout and "bucketWork" not in r.stdout
+    assert "solutions=60" in r.stdout and "bucketWork" not in r.stdout
     r = run("-a", path)
     assert r.stdout.count("----------") == 60
 

@@ -209,7 +209,7 @@ def test_counts_limits_and_optima_agree_with_one_process(tmp_path, cluster, monk
         monkeypatch.setenv("FZN_GPU_FAIL_WORKER", fault)
     r = run("--cluster", cluster, "--engine", "complete", "-a", "--count-only", "-s", fzn(tmp_path, QUEENS10))
     assert r.returncode == 0, r.stderr
-    assert stat(r.stdout, "nSolutions") == "724" and "==========" in r.stdout
+    assert stat(r.stdout, "solutions") == "724" and "==========" in r.stdout
     assert stat(r.stdout, "clusterWorkers") == "2"
     subs = [int(stat(r.stdout, f"w{i}_subSearchSpaces") or 0) for i in (0, 1)]
     failed = [stat(r.stdout, f"w{i}_failed") for i in (0, 1)]
@@ -250,7 +250,7 @@ def test_a_cluster_that_dies_ends_the_search_incomplete_with_what_it_found(tmp_p
     assert "every cluster worker failed" in r.stderr, r.stderr
     assert "==========" not in r.stdout and "UNSATISFIABLE" not in r.stdout
     # what the driver's root split found is printed, and nothing is claimed about the rest
-    assert len(solutions(r.stdout)) == int(stat(r.stdout, "nSolutions")) < 724
+    assert len(solutions(r.stdout)) == int(stat(r.stdout, "solutions")) < 724
 
 
 def test_an_unreachable_cluster_is_a_clear_error(tmp_path, monkeypatch):
@@ -302,7 +302,7 @@ def test_a_cluster_started_by_ray_start_is_joined_by_its_address(tmp_path):
             timeout=120,
         )
         assert r.returncode == 0, r.stderr
-        assert stat(r.stdout, "nSolutions") == "724" and int(stat(r.stdout, "w0_blocks")) > 0
+        assert stat(r.stdout, "solutions") == "724" and int(stat(r.stdout, "w0_blocks")) > 0
     finally:
         os.killpg(head.pid, signal.SIGKILL)
         head.wait(30)
@@ -322,7 +322,7 @@ def test_a_time_limit_and_an_interrupt_end_a_cluster_run_as_on_one_machine(tmp_p
     r = run("--cluster", cluster, "--engine", "complete", "-t", "5000", "-a", "--count-only", "-s", long_count)
     assert time.monotonic() - t < 5.0 + LIMIT_SLACK_S, r.stdout
     assert r.returncode == 0 and "==========" not in r.stdout, r.stderr
-    assert int(stat(r.stdout, "nSolutions")) < 2279184  # 15-queens' count: cut short
+    assert int(stat(r.stdout, "solutions")) < 2279184  # 15-queens' count: cut short
     proc = subprocess.Popen(
         [
             sys.executable,

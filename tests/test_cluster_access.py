@@ -117,7 +117,7 @@ def test_cluster_auto_starts_a_private_instance_on_loopback_alone(tmp_path):
         seen.update({k: v for k, v in _listeners().items() if k not in before})
         time.sleep(0.05)
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 0 and "%%%mzn-stat: nSolutions=724" in out, err
+    assert proc.returncode == 0 and "%%%mzn-stat: solutions=724" in out, err
     assert seen, "no listening socket seen: the run started no Ray instance"
     assert set(seen.values()) <= LOOPBACK_HEX, seen
     time.sleep(2.0)

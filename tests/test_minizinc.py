@@ -166,3 +166,13 @@ def test_native_globals_count_as_gecode_with_the_standard_library(name, tmp_path
     )
     assert ref.returncode == 0, ref.stderr
     assert ours == ref.stdout.count("----------") > 0
+
+
+def test_a_count_through_minizinc_has_one_value_per_statistic():
+    """`-a --count-only`: fzn-gpu's count is `solutions`; MiniZinc adds `nSolutions`, the
+    solutions it printed (none). Before, fzn-gpu printed nSolutions=92 and MiniZinc
+    nSolutions=0: two values under one name."""
+    r = minizinc("-a", "--count-only", "-s", str(ROOT / "models" / "nqueens.mzn"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("%%%mzn-stat: solutions=92\n") == 1
+    assert "nSolutions=92" not in r.stdout and "----------" not in r.stdout and "==========" in r.stdout

@@ -258,3 +258,16 @@ def test_root_bound_is_the_assignment_bound():
     cost = np.array(dist) + np.eye(6, dtype=np.int64) * 10**6
     u, v, _ = solve_assignment(cost)
     assert relaxed.bound == root_bound(model) == int(u.sum() + v.sum())
+
+
+def test_the_servers_warm_up_sample_runs_the_relaxations(monkeypatch):
+    """The solver server loads the relaxations' numpy routines on RELAX_SAMPLE (server._preload):
+    it must take the assignment relaxation and reach PDHG."""
+    from fzn_gpu.relax import lagrangian
+    from fzn_gpu.server import RELAX_SAMPLE
+
+    calls = []
+    original = lagrangian.solve_dual
+    monkeypatch.setattr(lagrangian, "solve_dual", lambda *a, **k: calls.append(1) or original(*a, **k))
+    relaxed = strengthen(lower(parse_items(RELAX_SAMPLE, "s.fzn"), "s.fzn"))
+    assert relaxed.added[:1] == ["assignment"] and calls

@@ -118,13 +118,13 @@ def run_once(solver: list[str], inst: dict, bdir: Path, limit_s: float) -> dict:
             trace.append((now, int(re.findall(r"-?\d+", line)[0])))
         elif line.startswith("%%%mzn-stat:"):
             k, _, v = line[12:].strip().partition("=")
-            if k == "nSolutions" and k in stats:  # MiniZinc appends its own count of printed ones
-                v = str(max(int(v), int(stats[k])))
+            if k == "nSolutions":  # MiniZinc's own: the solutions it printed (0 when counting only)
+                continue
             stats[k] = v
     p.wait()
     wall = time.monotonic() - t0
-    if "nSolutions" in stats and sols == 0:
-        counted = int(stats["nSolutions"])
+    if "solutions" in stats and sols == 0:  # a count (--count-only): fzn-gpu's `solutions`
+        counted = int(stats["solutions"])
     return {
         "wall_s": wall,
         "solutions": counted if counted is not None else sols,

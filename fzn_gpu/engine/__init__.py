@@ -140,6 +140,8 @@ class SolveRun:
 
     def _stats(self, outcome) -> dict[str, object]:
         now = time.monotonic()
+        # `solutions`: what the search found (with --count-only, the count). Not `nSolutions`:
+        # MiniZinc appends that itself, the solutions it printed (none when counting only)
         stats: dict[str, object] = {"solutions": outcome.solutions}
         solve_s = max(0.0, clock.elapsed() - self.t_init)
         runners = self.search.runners if self.search is not None else []
@@ -151,7 +153,6 @@ class SolveRun:
                     "nodes": total("nodes"),
                     "failures": total("fails"),
                     "propagations": total("props"),
-                    "nSolutions": outcome.solutions,
                     "initTime": self.t_init,
                     "solveTime": solve_s,
                     "buildTime": total("build_s"),
@@ -200,7 +201,7 @@ class SolveRun:
                 stats.update(device_stats(search.shares, search.runners))
                 stats.update(search.extra_stats())
         else:  # no search ran on a device (nothing to search, or bucket elimination's count)
-            stats.update({"nSolutions": outcome.solutions, "initTime": self.t_init, "solveTime": solve_s})
+            stats.update({"initTime": self.t_init, "solveTime": solve_s})
             if self.search is not None:
                 stats.update(self.search.extra_stats())
         if self.relaxed is not None:
