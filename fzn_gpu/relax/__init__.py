@@ -12,6 +12,8 @@ the gap (reduced-cost filtering). The reduced costs also order the search (Solve
 Relaxations in this package, each tried where the model has the structure it needs:
   assignment   an objective that sums costs chosen by a permutation (circuit, subcircuit,
                all_different): the Hungarian method's potentials (assignment.py)
+  knapsack     an objective over 0/1 variables under one knapsack row: its optimum by dynamic
+               programming, its solution as the search's first values (knapsack.py)
   linear       the linear constraints and the objective (big-M rows tightened): a Lagrangian
                cut from the LP's dual by PDHG, in exact integers (linear.py, pdhg.py,
                lagrangian.py)
@@ -67,24 +69,31 @@ def strengthen(model: Model, mode: str = "auto", seconds: float = LP_SECONDS, de
     """Add every relaxation that fits the model (none with mode 'off' or for satisfaction);
     `seconds`: the most the LP's dual may take; `devices`: the run's (a GPU among them runs a
     big LP's iterations: lagrangian.LP_DEVICE_ENTRIES)."""
-    from .assignment import add_assignment_bound
-    from .lagrangian import add_lagrangian_cut
+    from .assignment import add_assignment_bound, objective_row
+    from .knapsack import add_knapsack_bound
+    from .lagrangian import add_lagrangian_cut, prepared_system
 
     out = Relaxed()
     if mode == "off" or model.solve.kind == "satisfy":
         return out
     start = time.monotonic()
-    found = add_assignment_bound(model)
-    if found is not None:
+    assignment = add_assignment_bound(model)
+    if assignment is not None:
         out.added.append("assignment")
-        model.solve.guide.append(found.guide)
-    cut = add_lagrangian_cut(model, seconds, devices)
+        model.solve.guide.append(assignment.guide)
+    prepared = prepared_system(model) if objective_row(model) is not None else None
+    knapsack = add_knapsack_bound(model, prepared[0]) if prepared is not None else None
+    if knapsack is not None:
+        out.added.append("knapsack")
+        model.solve.guide.extend(knapsack.guide)
+    cut = add_lagrangian_cut(model, seconds, devices, prepared) if prepared is not None else None
     if cut is not None:
         out.added.append("linear")
         out.lp_iterations = cut.iterations
         out.lp_device = cut.device
     if out.added:
-        bounds = [b for b in (root_bound(model), cut.bound if cut is not None else None) if b is not None]
+        each = (root_bound(model), cut.bound if cut else None, knapsack.bound if knapsack else None)
+        bounds = [b for b in each if b is not None]
         if bounds:
             out.bound = max(bounds) if model.solve.kind == "minimize" else min(bounds)
     out.seconds = time.monotonic() - start

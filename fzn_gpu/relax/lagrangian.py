@@ -100,21 +100,32 @@ def lp_device(system: LinearSystem, devices):
     return next((d for d in devices if d.is_gpu and has_fp64(d)), None)
 
 
-def add_lagrangian_cut(model: Model, seconds: float = 0.25, devices=()) -> LagrangianCut | None:
+def prepared_system(model: Model) -> tuple[LinearSystem, int] | None:
+    """The model's linear rows with the bounds propagation implies, big-M rows tightened and
+    knapsack rows' cardinality cuts added, and how many coefficients were tightened; None
+    where there are none, or no solution (the search says so)."""
+    system = linear_system(model)
+    if system is None or not propagate_bounds(system):
+        return None
+    tightened = tighten_big_m(system, model)
+    add_cardinality_cuts(system)
+    return system, tightened
+
+
+def add_lagrangian_cut(
+    model: Model, seconds: float = 0.25, devices=(), prepared: tuple[LinearSystem, int] | None = None
+) -> LagrangianCut | None:
     """Solve the model's linear relaxation's dual for at most `seconds` and add its cut; None
     (the model untouched) where there is no linear objective row or the cut proves nothing
-    beyond what the bounds already say."""
+    beyond what the bounds already say. `prepared`: prepared_system's, where made already."""
     found = objective_row(model)
     if found is None:
         return None
     obj, _ = found
-    system = linear_system(model)
-    if system is None:
+    prepared = prepared or prepared_system(model)
+    if prepared is None:
         return None
-    if not propagate_bounds(system):
-        return None  # no solution: the search says so
-    tightened = tighten_big_m(system, model)
-    add_cardinality_cuts(system)
+    system, tightened = prepared
     # which row defines the objective (coefficient +-1, an equality)
     candidates = np.nonzero((system.col == obj) & (np.abs(system.val) == 1) & (system.sense[system.row] == EQ))[0]
     if not len(candidates):

@@ -1,0 +1,124 @@
+"""The knapsack relaxation (fzn_gpu/relax/knapsack.py): its dynamic program against brute force,
+its bound on random 0/1 models (signed weights and profits, rows beside the knapsack one) never
+past the true optimum and equal to it on many (so a bound one better fails), the row it adds
+holding on every solution, and its solution as the first dive's values: a pure knapsack's first
+solution is its optimum."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from fzn_gpu.check import Checker
+from fzn_gpu.lower import lower
+from fzn_gpu.parser import parse_items
+from fzn_gpu.relax import strengthen
+from fzn_gpu.relax.knapsack import knapsack_dp
+
+from helpers import solve_text, stable_rng
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_dynamic_program_against_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 9))
+    w = rng.integers(0, 20, n)
+    p = rng.integers(-10, 30, n)
+    cap = int(rng.integers(0, max(1, int(w.sum())) + 1))
+    value, x = knapsack_dp(w, p, cap)
+    best = max(int(p @ np.array(t)) for t in itertools.product((0, 1), repeat=n) if w @ np.array(t) <= cap)
+    assert value == best and int(w @ x) <= cap and int(p @ x) == best
+
+
+def random_model(seed: int) -> tuple[str, int]:
+    """0/1 variables, one or two rows with signed coefficients, perhaps an order between two
+    variables, a signed objective minimised or maximised: text and the variable count."""
+    rng = stable_rng("relax-knapsack-model", seed)
+    n = rng.randint(3, 8)
+    xs = ", ".join(f"x{i}" for i in range(n))
+    lines = [f"var 0..1: x{i};" for i in range(n)]
+    for _ in range(rng.randint(1, 2)):
+        w = [rng.randint(-4, 9) for _ in range(n)]
+        lines.append(f"constraint int_lin_le({w}, [{xs}], {rng.randint(0, 12)});")
+    if rng.random() < 0.4:
+        a, b = rng.sample(range(n), 2)
+        lines.append(f"constraint int_le(x{a}, x{b});")
+    p = [rng.randint(-5, 12) for _ in range(n)]
+    lines.append("var -1000..1000: obj :: output_var;")
+    lines.append(f"constraint int_lin_eq({p + [-1]}, [{xs}, obj], {rng.randint(-3, 3)}) :: defines_var(obj);")
+    lines.append(f"solve {rng.choice(['minimize', 'maximize'])} obj;")
+    return "\n".join(lines) + "\n", n
+
+
+def optimum(text: str, n: int) -> int | None:
+    checker = Checker(parse_items(text, "t.fzn"))
+    model = lower(parse_items(text, "t.fzn"), "t.fzn")
+    row = model.tables["int_lin_eq"].row(0)
+    coefs, rhs = row[1 : 1 + n], int(row[-1])
+    values = []
+    for t in itertools.product((0, 1), repeat=n):
+        a = {f"x{i}": t[i] for i in range(n)}
+        a["obj"] = int(np.dot(coefs, t)) - rhs
+        if not checker.check(a):
+            values.append(a["obj"])
+    if not values:
+        return None
+    return (min if model.solve.kind == "minimize" else max)(values)
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_bound_is_sound_on_random_models(seed):
+    text, n = random_model(seed)
+    model = lower(parse_items(text, "t.fzn"), "t.fzn")
+    relaxed = strengthen(model)
+    best = optimum(text, n)
+    if "knapsack" not in relaxed.added or best is None:
+        return
+    assert (relaxed.bound >= best) if model.solve.kind == "maximize" else (relaxed.bound <= best), text
+
+
+def test_taken_often_and_tight_often():
+    """A bound one better than it is would fail the test above on the tight ones."""
+    taken = tight = 0
+    for seed in range(200):
+        text, n = random_model(seed)
+        model = lower(parse_items(text, "t.fzn"), "t.fzn")
+        relaxed = strengthen(model)
+        if "knapsack" in relaxed.added:
+            taken += 1
+            tight += relaxed.bound == optimum(text, n)
+    assert taken >= 45 and tight >= 30, (taken, tight)
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_optimum_with_the_relaxation_equals_brute_force(seed):
+    text, n = random_model(seed)
+    best = optimum(text, n)
+    found, outcome = solve_text(text, relax=True)
+    assert outcome.complete
+    assert (found[-1]["obj"] if found else None) == best
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_pure_knapsacks_first_solution_is_its_optimum(seed):
+    """profit = weight + 10 (the hard kind): the dynamic program's solution is the first dive's
+    values (the leftmost leaf: searched in tree order), and its bound proves it at once."""
+    rng = stable_rng("relax-knapsack-pure", seed)
+    n = rng.randint(8, 14)
+    w = [rng.randint(10, 99) for _ in range(n)]
+    p = [x + 10 for x in w]
+    cap = sum(w) // 2
+    ts = ", ".join(f"t{i}" for i in range(n))
+    text = "\n".join(f"var 0..1: t{i};" for i in range(n))
+    text += f"\nconstraint int_lin_le({w}, [{ts}], {cap});\nvar 0..100000: v :: output_var;\n"
+    text += f"constraint int_lin_eq({p + [-1]}, [{ts}, v], 0) :: defines_var(v);\n"
+    text += f"solve :: int_search([{ts}], input_order, indomain_min, complete) maximize v;\n"
+    best = max(
+        sum(pi for pi, t in zip(p, take) if t)
+        for take in itertools.product((0, 1), repeat=n)
+        if sum(wi for wi, t in zip(w, take) if t) <= cap
+    )
+    found, outcome = solve_text(text, relax=True, ordered=True, deterministic=True)
+    assert outcome.complete and found[0]["v"] == found[-1]["v"] == best and len(found) == 1
