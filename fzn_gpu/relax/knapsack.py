@@ -15,6 +15,7 @@ row and the variables' bounds whatever else the model says."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,6 +26,8 @@ from .edit import add_rows
 from .linear import LE, LinearSystem
 
 MAX_CELLS = 20_000_000  # items x capacities a dynamic program may fill (bytes of its choice bits)
+MAX_ROWS = 32  # knapsack rows tried, the smallest programs first
+SECONDS = 0.3  # no row is started after this long
 
 
 @dataclass
@@ -82,6 +85,27 @@ def knapsack_dp(weights: np.ndarray, profits: np.ndarray, capacity: int) -> tupl
     return int(best[capacity]), x
 
 
+def _candidates(system: LinearSystem) -> list[int]:
+    """The `<=` rows over 0/1 (or fixed) variables whose dynamic program fits MAX_CELLS, the
+    smallest first, at most MAX_ROWS of them (a whole-table test first: a big model's rows are
+    not walked one by one)."""
+    row, col, val = system.row, system.col, system.val
+    lb, ub = system.lb[col], system.ub[col]
+    ok = np.ones(system.n_rows, dtype=bool)
+    np.logical_and.at(ok, row, (lb == ub) | ((lb == 0) & (ub == 1)))
+    ok &= system.sense == LE
+    free = lb < ub
+    # capacity after the fixed terms and the complemented negative weights; the free count
+    cap = system.rhs.copy()
+    np.subtract.at(cap, row[~free], (val * lb)[~free])
+    np.subtract.at(cap, row[free & (val < 0)], val[free & (val < 0)])
+    count = np.bincount(row[free], minlength=system.n_rows)
+    cells = count.astype(float) * (np.maximum(cap, 0) + 1)
+    ok &= (count >= 2) & (cap >= 0) & (cells <= MAX_CELLS)
+    rows = np.nonzero(ok)[0]
+    return rows[np.argsort(cells[rows], kind="stable")][:MAX_ROWS].tolist()
+
+
 def add_knapsack_bound(model: Model, system: LinearSystem) -> KnapsackBound | None:
     """The tightest bound over the model's knapsack rows (each solved by knapsack_dp), added to
     the model with its solution as the search's guide; None where no row fits."""
@@ -93,7 +117,10 @@ def add_knapsack_bound(model: Model, system: LinearSystem) -> KnapsackBound | No
     best: tuple[int, int, dict[int, int]] | None = None  # (Q*, row, hint)
     order = np.argsort(system.row, kind="stable")
     starts = np.searchsorted(system.row[order], np.arange(system.n_rows + 1))
-    for r in np.nonzero(system.sense == LE)[0].tolist():
+    start = time.monotonic()
+    for r in _candidates(system):
+        if time.monotonic() - start > SECONDS:
+            break
         ks = order[starts[r] : starts[r + 1]]
         xs, ws = system.col[ks], system.val[ks]
         lb, ub = system.lb[xs], system.ub[xs]

@@ -51,70 +51,105 @@ class LinearSystem:
         return lo, hi
 
 
+# kinds of two var fields read as a row a*x + b*y (<= or =) rhs
+PAIRS = {
+    "int_le": (1, -1, 0, LE),
+    "int_lt": (1, -1, -1, LE),
+    "int_eq": (1, -1, 0, EQ),
+    "bool2int": (-1, 1, 0, EQ),
+    "bool_le": (1, -1, 0, LE),
+    "bool_eq": (1, -1, 0, EQ),
+}
+
+
+def _lin_rows(table) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A table of rows [n, coefs(n), n, vars(n), last] decoded at once: (row of each entry,
+    coefficient, variable, each row's last field, each row's n)."""
+    start = table.row_ptr[:-1]
+    n = table.data[start]
+    row = np.repeat(np.arange(len(start)), n)
+    offset = np.arange(len(row)) - np.repeat(np.cumsum(n) - n, n)  # the entry's place in its row
+    coef = table.data[np.repeat(start, n) + 1 + offset]
+    var = table.data[np.repeat(start + n, n) + 2 + offset]
+    return row, coef, var, table.data[start + 2 + 2 * n], n
+
+
 def _rows_of(model: Model):
-    """(coefs, vars, rhs, sense) for every linear row of the model."""
+    """(row of each entry, coefficient, variable, rhs per row, sense per row) for each table of
+    linear rows of the model, all rows of a table at once."""
     T = model.tables
     for key, sense in (("int_lin_le", LE), ("int_lin_eq", EQ), ("bool_lin_le", LE)):
         table = T.get(key)
-        if table is None:
-            continue
-        for r in range(len(table)):
-            row = table.row(r)
-            n = int(row[0])
-            yield row[1 : 1 + n], row[2 + n : 2 + 2 * n], int(row[2 + 2 * n]), sense
-    table = T.get("bool_lin_eq")  # sum(a * b) = y, y a variable
-    for r in range(len(table) if table is not None else 0):
-        assert table is not None
-        row = table.row(r)
-        n = int(row[0])
-        yield np.append(row[1 : 1 + n], -1), np.append(row[2 + n : 2 + 2 * n], row[2 + 2 * n]), 0, EQ
-    for key, (a, b, rhs, sense) in {
-        "int_le": (1, -1, 0, LE),
-        "int_lt": (1, -1, -1, LE),
-        "int_eq": (1, -1, 0, EQ),
-        "bool2int": (-1, 1, 0, EQ),
-        "bool_le": (1, -1, 0, LE),
-        "bool_eq": (1, -1, 0, EQ),
-    }.items():
+        if table is not None and len(table):
+            row, coef, var, last, _ = _lin_rows(table)
+            yield row, coef, var, last, np.full(len(table), sense, dtype=np.int8)
+    table = T.get("bool_lin_eq")  # sum(a * b) = y, y a variable: sum(a * b) - y = 0
+    if table is not None and len(table):
+        row, coef, var, last, _ = _lin_rows(table)
+        k = len(table)
+        yield (
+            np.concatenate([row, np.arange(k)]),
+            np.concatenate([coef, np.full(k, -1)]),
+            np.concatenate([var, last]),
+            np.zeros(k, dtype=np.int64),
+            np.full(k, EQ, dtype=np.int8),
+        )
+    for key, (a, b, rhs, sense) in PAIRS.items():
         table = T.get(key)
         if table is None or not len(table):
             continue
         pairs = table.data.reshape(-1, 2)  # two var fields a row
-        for x, y in pairs:
-            yield np.array([a, b]), np.array([x, y]), rhs, sense
+        k = len(pairs)
+        yield (
+            np.repeat(np.arange(k), 2),
+            np.tile(np.array([a, b], dtype=np.int64), k),
+            pairs.reshape(-1),
+            np.full(k, rhs, dtype=np.int64),
+            np.full(k, sense, dtype=np.int8),
+        )
+
+
+def _entries(model: Model) -> int:
+    """How many entries the linear rows have (read from the tables' sizes alone)."""
+    total = 0
+    for key in ("int_lin_le", "int_lin_eq", "bool_lin_le", "bool_lin_eq"):
+        table = model.tables.get(key)
+        if table is not None:
+            total += (len(table.data) - 3 * len(table)) // 2
+    return total + sum(len(model.tables[k].data) for k in PAIRS if k in model.tables)
 
 
 def linear_system(model: Model) -> LinearSystem | None:
-    """The model's linear rows over finite int/bool variables, or None where there are none or
-    too many (MAX_ENTRIES) or their sums may not fit in int64."""
+    """The model's linear rows over int/bool variables, or None where there are none or too
+    many (MAX_ENTRIES) or their sums may not fit in int64. Whole tables at a time (numpy)."""
+    if _entries(model) > MAX_ENTRIES:
+        return None
     V = model.vars
-    rows: list[np.ndarray] = []
-    cols: list[np.ndarray] = []
-    vals: list[np.ndarray] = []
-    rhs: list[int] = []
-    sense: list[int] = []
-    entries = 0
-    for coefs, xs, b, s in _rows_of(model):
-        if np.any((V.kind[xs] != VarKind.INT) & (V.kind[xs] != VarKind.BOOL)):
-            continue
-        rows.append(np.full(len(xs), len(rhs), dtype=np.int64))
-        cols.append(np.asarray(xs, dtype=np.int64))
-        vals.append(np.asarray(coefs, dtype=np.int64))
-        rhs.append(b)
-        sense.append(s)
-        entries += len(xs)
-        if entries > MAX_ENTRIES:
-            return None
-    if not rhs:
+    rows, cols, vals, rhs, sense = [], [], [], [], []
+    first = 0
+    for row, coef, var, last, kinds in _rows_of(model):
+        # a row over float or set variables is left out whole
+        bad = np.zeros(len(last), dtype=bool)
+        np.logical_or.at(bad, row, (V.kind[var] != VarKind.INT) & (V.kind[var] != VarKind.BOOL))
+        keep_row = ~bad
+        renumber = np.cumsum(keep_row) - 1 + first
+        keep = keep_row[row]
+        rows.append(renumber[row[keep]])
+        cols.append(var[keep].astype(np.int64))
+        vals.append(coef[keep].astype(np.int64))
+        rhs.append(last[keep_row].astype(np.int64))
+        sense.append(kinds[keep_row])
+        first += int(keep_row.sum())
+    if not first:
         return None
     val = np.concatenate(vals)
+    row_all = np.concatenate(rows)
     lb = np.maximum(V.lb, -INT_LIMIT - 1).astype(np.int64)  # the device's range bounds every int
     ub = np.minimum(V.ub, INT_LIMIT + 1).astype(np.int64)
-    if np.abs(val).max(initial=0) * (INT_LIMIT + 1) * max(len(c) for c in cols) >= SAFE:
+    longest = int(np.bincount(row_all).max(initial=1))
+    if np.abs(val).max(initial=0) * (INT_LIMIT + 1) * longest >= SAFE:
         return None
-    return LinearSystem(
-        np.concatenate(rows), np.concatenate(cols), val, np.array(rhs, np.int64), np.array(sense, np.int8), lb, ub
-    )
+    return LinearSystem(row_all, np.concatenate(cols), val, np.concatenate(rhs), np.concatenate(sense), lb, ub)
 
 
 def propagate_bounds(system: LinearSystem, rounds: int = PROPAGATION_ROUNDS) -> bool:
@@ -160,19 +195,25 @@ def add_cardinality_cuts(system: LinearSystem) -> int:
     zero_one = (lb >= 0) & (ub <= 1) & (val > 0)  # 0/1, or fixed at 0 or 1
     fits = np.ones(system.n_rows, dtype=bool)
     np.logical_and.at(fits, row, zero_one)
-    new_rows: list[int] = []
-    new_cols: list[np.ndarray] = []
-    order = np.argsort(row, kind="stable")
-    bounds = np.searchsorted(row[order], np.arange(system.n_rows + 1))
-    for r in np.nonzero(fits & (system.sense == LE))[0]:
-        ks = order[bounds[r] : bounds[r + 1]]
-        free = ks[lb[ks] < ub[ks]]
-        room = int(system.rhs[r]) - int(val[ks[lb[ks] == 1]].sum())  # the items fixed in take room
-        weights = np.sort(val[free])
-        k = int(np.searchsorted(np.cumsum(weights), room, side="right"))
-        if 1 < len(free) and k < len(free):
-            new_rows.append(k)
-            new_cols.append(col[free])
+    fits &= system.sense == LE
+    free = fits[row] & (lb < ub)
+    room = system.rhs.copy()  # the items fixed at 1 take room
+    np.subtract.at(room, row[fits[row] & (lb == 1)], val[fits[row] & (lb == 1)])
+    # the free items of each row by weight, lightest first: k = how many prefix sums fit
+    ks = np.nonzero(free)[0]
+    ks = ks[np.lexsort((val[ks], row[ks]))]
+    r_of = row[ks]
+    total = np.cumsum(val[ks])
+    first_of = np.searchsorted(r_of, r_of)  # each entry's row's first place in ks
+    before = np.where(first_of > 0, total[first_of - 1], 0)
+    inside = (total - before) <= room[r_of]  # the prefix up to this item fits
+    k = np.bincount(r_of, weights=inside, minlength=system.n_rows).astype(np.int64)
+    length = np.bincount(r_of, minlength=system.n_rows)
+    cut = (length > 1) & (k < length)
+    new_rows: list[int] = k[cut].tolist()
+    chosen = ks[cut[r_of]]  # grouped by row, in row order
+    ends = np.cumsum(length[cut])[:-1]
+    new_cols: list[np.ndarray] = np.split(col[chosen], ends) if cut.any() else []
     if not new_rows:
         return 0
     first = system.n_rows
