@@ -330,3 +330,54 @@ def test_suite_bounds_against_the_known_optima(tmp_path, data):
         assert relaxed.bound >= optimum
     expected = {"knapsack_100.dzn": 33875, "tsp_20.dzn": 151, "tsp_60.dzn": 179, "transportation.dzn": 886}
     assert relaxed.bound == expected[data]
+
+
+def bounded_objective_model(seed: int) -> tuple[str, dict[str, list[int]], list[int], str]:
+    """random_model's rows, the objective a decision variable that a row bounds by the costs
+    (`obj >= costs . x` minimising, `obj <= costs . x` maximising), no row defining it."""
+    text, domains = random_model(seed)
+    lines = [line for line in text.splitlines() if "obj" not in line and not line.startswith("solve")]
+    rng = stable_rng("relax-bounded-objective", seed)
+    names = [f"x{i}" for i in range(sum(k.startswith("x") for k in domains))]
+    costs = [rng.randint(-6, 9) for _ in names]
+    kind = rng.choice(["minimize", "maximize"])
+    sign = 1 if kind == "minimize" else -1  # minimise: costs . x - obj <= 0
+    lines.append("var -100..100: obj :: output_var;")
+    lines.append(f"constraint int_lin_le({[sign * c for c in costs] + [-sign]}, [{', '.join(names + ['obj'])}], 0);")
+    lines.append(f"solve {kind} obj;")
+    return "\n".join(lines) + "\n", {k: v for k, v in domains.items() if k.startswith("x")}, costs, kind
+
+
+@pytest.mark.parametrize("seed", range(120))
+def test_cut_on_an_objective_only_rows_bound(seed):
+    """No row defines the objective: the cut's objective coefficient is whatever the dual's
+    combination gives; it still holds on every solution, and its bound is sound."""
+    text, domains, costs, kind = bounded_objective_model(seed)
+    model, first, relaxed = strengthened(text)
+    if "linear" not in relaxed.added:
+        return
+    checker = Checker(parse_items(text, "test.fzn"))
+    best = None
+    for combo in itertools.product(*domains.values()):
+        a = dict(zip(domains, combo))
+        expr = sum(c * v for c, v in zip(costs, combo))
+        # the objective's tightest value for these x: where the cut is hardest to satisfy
+        a["obj"] = max(expr, -100) if kind == "minimize" else min(expr, 100)
+        if abs(a["obj"]) > 100 or checker.check(a):
+            continue
+        assert cut_holds(model, first, a), f"{a}\n{text}"
+        best = a["obj"] if best is None else (min if kind == "minimize" else max)(best, a["obj"])
+    if best is not None:
+        assert (relaxed.bound <= best) if kind == "minimize" else (relaxed.bound >= best), text
+
+
+def test_objective_only_rows_bound_is_taken_and_tight_somewhere():
+    taken = tight = 0
+    for seed in range(120):
+        text, domains, costs, kind = bounded_objective_model(seed)
+        model, first, relaxed = strengthened(text)
+        if "linear" in relaxed.added:
+            taken += 1
+            found, outcome = solve_text(text)
+            tight += bool(found) and relaxed.bound == found[-1]["obj"]
+    assert taken >= 25 and tight >= 12, (taken, tight)

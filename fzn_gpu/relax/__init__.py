@@ -69,7 +69,7 @@ def strengthen(model: Model, mode: str = "auto", seconds: float = LP_SECONDS, de
     """Add every relaxation that fits the model (none with mode 'off' or for satisfaction);
     `seconds`: the most the LP's dual may take; `devices`: the run's (a GPU among them runs a
     big LP's iterations: lagrangian.LP_DEVICE_ENTRIES)."""
-    from .assignment import add_assignment_bound, objective_row
+    from .assignment import add_assignment_bound
     from .knapsack import add_knapsack_bound
     from .lagrangian import add_lagrangian_cut, prepared_system
 
@@ -81,7 +81,8 @@ def strengthen(model: Model, mode: str = "auto", seconds: float = LP_SECONDS, de
     if assignment is not None:
         out.added.append("assignment")
         model.solve.guide.append(assignment.guide)
-    prepared = prepared_system(model) if objective_row(model) is not None else None
+    objective = model.solve.objective
+    prepared = prepared_system(model) if objective and objective[0] == "var" else None
     knapsack = add_knapsack_bound(model, prepared[0]) if prepared is not None else None
     if knapsack is not None:
         out.added.append("knapsack")

@@ -20,11 +20,11 @@ wrong: validity rests only on Y >= 0 for the `<=` rows, which is checked."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
 from ..model import INT_LIMIT, Model
-from .assignment import objective_row
 from .edit import add_rows
 from .linear import EQ, LE, LinearSystem, add_cardinality_cuts, linear_system, propagate_bounds, tighten_big_m
 from .pdhg import solve_dual
@@ -60,31 +60,33 @@ class LagrangianCut:
     device: str  # the OpenCL device that ran PDHG's iterations ("": numpy on the host)
 
 
-def integer_cut(system: LinearSystem, y: np.ndarray, obj: int, obj_row: int, sense: int, scale: int):
-    """(W, beta) for multipliers round(scale * y) (>= 0 on `<=` rows), the objective row's
-    multiplier adjusted so W[obj] = -sense * scale; exact Python integers; None if the cut's
-    numbers do not fit the device's 32 bits."""
+def integer_cut(system: LinearSystem, y: np.ndarray, obj: int, obj_row: int | None, sense: int, scale: int):
+    """(W, beta) for multipliers round(scale * y) (>= 0 on `<=` rows); where the objective has a
+    defining row (`obj_row`, an equality with obj's coefficient +-1), its multiplier adjusted so
+    that W[obj] = -sense * scale exactly. Exact integers; None if the cut's numbers do not fit
+    the device's 32 bits or W[obj] does not bound the objective (the wrong sign, or 0)."""
     Y = np.rint(y * scale)
     Y[system.sense == LE] = np.maximum(Y[system.sense == LE], 0.0)
     uses = np.bincount(system.col).max(initial=1)
     if np.abs(Y).max(initial=0) * np.abs(system.val).max(initial=1) * uses >= 2.0**60:
         return None  # the products would not stay exact in int64
     Yi = Y.astype(np.int64)
-    entries = np.nonzero(system.row == obj_row)[0]
-    a_o = int(system.val[entries[system.col[entries] == obj][0]])
-    own = int((Yi[system.row] * system.val)[system.col == obj].sum())
-    Yi[obj_row] += (-sense * scale - own) * a_o  # a_o is +-1: W[obj] lands on the target
-    if abs(float(Yi[obj_row])) * np.abs(system.val).max(initial=1) * uses >= 2.0**60:
-        return None
+    if obj_row is not None:
+        entries = np.nonzero(system.row == obj_row)[0]
+        a_o = int(system.val[entries[system.col[entries] == obj][0]])
+        own = int((Yi[system.row] * system.val)[system.col == obj].sum())
+        Yi[obj_row] += (-sense * scale - own) * a_o  # a_o is +-1: W[obj] lands on the target
+        if abs(float(Yi[obj_row])) * np.abs(system.val).max(initial=1) * uses >= 2.0**60:
+            return None
     Wv = np.zeros(int(system.col.max()) + 1, dtype=np.int64)
     np.add.at(Wv, system.col, Yi[system.row] * system.val)
     W = {int(j): int(Wv[j]) for j in np.nonzero(Wv)[0]}
     Y = Yi.tolist()
-    if system.sense[obj_row] != EQ and Y[obj_row] < 0:
+    if obj_row is not None and system.sense[obj_row] != EQ and Y[obj_row] < 0:
         return None
     beta = sum(yi * int(bi) for yi, bi in zip(Y, system.rhs.tolist()) if yi)
-    if W.get(obj) != -sense * scale:
-        return None
+    if sense * W.get(obj, 0) >= 0:
+        return None  # bounds nothing on the objective's side
     if max(map(abs, W.values()), default=0) > INT_LIMIT or abs(beta) > INT_LIMIT:
         return None
     return W, beta
@@ -118,19 +120,19 @@ def add_lagrangian_cut(
     """Solve the model's linear relaxation's dual for at most `seconds` and add its cut; None
     (the model untouched) where there is no linear objective row or the cut proves nothing
     beyond what the bounds already say. `prepared`: prepared_system's, where made already."""
-    found = objective_row(model)
-    if found is None:
+    objective = model.solve.objective
+    if model.solve.kind == "satisfy" or not objective or objective[0] != "var":
         return None
-    obj, _ = found
+    obj = cast(int, objective[1])
     prepared = prepared or prepared_system(model)
     if prepared is None:
         return None
     system, tightened = prepared
-    # which row defines the objective (coefficient +-1, an equality)
+    if not np.any(system.col == obj):
+        return None  # no row bounds the objective
+    # the row that defines the objective (coefficient +-1, an equality), where there is one
     candidates = np.nonzero((system.col == obj) & (np.abs(system.val) == 1) & (system.sense[system.row] == EQ))[0]
-    if not len(candidates):
-        return None
-    obj_row = int(system.row[candidates[0]])
+    obj_row = int(system.row[candidates[0]]) if len(candidates) else None
     sense = 1 if model.solve.kind == "minimize" else -1
     c = np.zeros(len(model.vars))
     c[obj] = sense
@@ -141,12 +143,13 @@ def add_lagrangian_cut(
         if cut is None:
             continue
         W, beta = cut
-        # the root bound the cut gives: sense * K * obj >= rest_min - beta, over the bounds
-        # propagation implies (those the device's root propagation reaches too)
+        # the root bound the cut gives: W[obj] * obj <= beta - rest_min, with a = |W[obj]|:
+        # sense * a * obj >= rest_min - beta, over the bounds propagation implies (those the
+        # device's root propagation reaches too)
         lb, ub = system.lb, system.ub
         rest = sum(min(w * int(lb[j]), w * int(ub[j])) for j, w in W.items() if j != obj)
-        bound_scaled = rest - beta  # sense * scale * obj >= bound_scaled
-        bound = sense * -(-bound_scaled // scale)  # ceil, in the objective's own sign
+        a = abs(W[obj])
+        bound = sense * -(-(rest - beta) // a)  # ceil, in the objective's own sign
         known = int(lb[obj]) if sense == 1 else int(ub[obj])
         if (bound <= known) if sense == 1 else (bound >= known):
             return None  # nothing that bounds propagation does not already say
