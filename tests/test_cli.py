@@ -400,3 +400,30 @@ def test_list_devices_and_solver_config(tmp_path):
     assert cfg["id"] == "org.fzn-gpu.gpu-fzn" and cfg["mznlib"].endswith("mznlib")
     assert {"-a", "-n", "-f", "-p", "-r", "-s", "-t", "-i", "-v"} <= set(cfg["stdFlags"])
     assert any(f[0] == "--devices" for f in cfg["extraFlags"])
+
+
+KNAPSACK = """\
+var 0..1: a;
+var 0..1: b;
+var 0..1: c;
+constraint int_lin_le([4, 5, 6], [a, b, c], 10);
+var 0..30: v :: output_var;
+constraint int_lin_eq([5, 6, 8, -1], [a, b, c, v], 0) :: defines_var(v);
+solve maximize v;
+"""
+
+
+def test_relax_flag_and_its_statistics(tmp_path, monkeypatch):
+    """By default an optimisation model's relaxations are added and `-s` names them and their
+    bound; `--relax off` adds none (same optimum); a bad FZN_GPU_RELAX is one clear error."""
+    path = fzn(tmp_path, KNAPSACK)
+    on = run("-s", "--check", path)
+    assert on.returncode == 0 and "v = 13;" in on.stdout and "==========" in on.stdout, on.stderr
+    assert '%%%mzn-stat: relaxation="knapsack linear"' in on.stdout
+    assert "%%%mzn-stat: relaxationBound=13" in on.stdout
+    off = run("-s", "--relax", "off", "--check", path)
+    assert off.returncode == 0 and "v = 13;" in off.stdout and "relaxation" not in off.stdout
+    monkeypatch.setenv("FZN_GPU_RELAX", "sometimes")
+    bad = run(path)
+    assert bad.returncode != 0 and "FZN_GPU_RELAX='sometimes' is not one of auto, off" in bad.stderr
+    assert "Traceback" not in bad.stderr
