@@ -73,9 +73,10 @@ def _parser() -> argparse.ArgumentParser:
         "--relax",
         choices=RELAX,
         default=os.environ.get("FZN_GPU_RELAX", "auto"),
-        help="bounds on the objective from relaxations (the assignment problem under a permutation), added "
-        "as redundant constraints that every node propagates: auto (default; FZN_GPU_RELAX sets it for "
-        "scripts) where the model has the structure, off never",
+        help="bounds on the objective from relaxations (the assignment problem under a permutation, a "
+        "knapsack row by dynamic programming, the LP by PDHG), added as redundant constraints that every "
+        "node propagates: auto (default; FZN_GPU_RELAX sets it for scripts) where the model has the "
+        "structure, off never",
     )
     p.add_argument(
         "--local-search",
