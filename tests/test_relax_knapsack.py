@@ -122,3 +122,22 @@ def test_a_pure_knapsacks_first_solution_is_its_optimum(seed):
     )
     found, outcome = solve_text(text, relax=True, ordered=True, deterministic=True)
     assert outcome.complete and found[0]["v"] == found[-1]["v"] == best and len(found) == 1
+
+
+def test_a_planted_off_by_one_in_the_dynamic_program_is_caught(monkeypatch):
+    """The soundness check above fails once the program's optimum is one too good (an
+    off-by-one in the bound): on the random models where the bound is tight."""
+    from fzn_gpu.relax import knapsack
+
+    real = knapsack.knapsack_dp
+    monkeypatch.setattr(knapsack, "knapsack_dp", lambda w, p, c: (real(w, p, c)[0] - 1, real(w, p, c)[1]))
+    caught = 0
+    for seed in range(60):
+        text, n = random_model(seed)
+        model = lower(parse_items(text, "t.fzn"), "t.fzn")
+        relaxed = strengthen(model)
+        best = optimum(text, n)
+        if "knapsack" in relaxed.added and best is not None:
+            maximise = model.solve.kind == "maximize"
+            caught += not ((relaxed.bound >= best) if maximise else (relaxed.bound <= best))
+    assert caught >= 5

@@ -381,3 +381,22 @@ def test_objective_only_rows_bound_is_taken_and_tight_somewhere():
             found, outcome = solve_text(text)
             tight += bool(found) and relaxed.bound == found[-1]["obj"]
     assert taken >= 25 and tight >= 12, (taken, tight)
+
+
+def test_a_planted_off_by_one_in_the_cut_is_caught(monkeypatch):
+    """The check that the cut holds on every solution fails once its right-hand side is one
+    less than the multipliers give (an off-by-one in the cut)."""
+    real = lagrangian.integer_cut
+
+    def off_by_one(*args, **kwargs):
+        cut = real(*args, **kwargs)
+        return None if cut is None else (cut[0], cut[1] - 1)
+
+    monkeypatch.setattr(lagrangian, "integer_cut", off_by_one)
+    caught = 0
+    for seed in range(80):
+        text, domains = random_model(seed)
+        model, first, relaxed = strengthened(text)
+        if "linear" in relaxed.added:
+            caught += not all(cut_holds(model, first, a) for a in solutions(text, domains))
+    assert caught >= 5
