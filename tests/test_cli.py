@@ -402,7 +402,7 @@ def test_list_devices_and_solver_config(tmp_path):
     assert any(f[0] == "--devices" for f in cfg["extraFlags"])
 
 
-KNAPSACK = """\
+KNAPSACK_01 = """\
 var 0..1: a;
 var 0..1: b;
 var 0..1: c;
@@ -416,7 +416,7 @@ solve maximize v;
 def test_relax_flag_and_its_statistics(tmp_path, monkeypatch):
     """By default an optimisation model's relaxations are added and `-s` names them and their
     bound; `--relax off` adds none (same optimum); a bad FZN_GPU_RELAX is one clear error."""
-    path = fzn(tmp_path, KNAPSACK)
+    path = fzn(tmp_path, KNAPSACK_01)
     on = run("-s", "--check", path)
     assert on.returncode == 0 and "v = 13;" in on.stdout and "==========" in on.stdout, on.stderr
     assert '%%%mzn-stat: relaxation="knapsack linear"' in on.stdout
