@@ -113,7 +113,7 @@ def root_bound(model: Model) -> int | None:
     V = model.vars
     best = None
     minimise = model.solve.kind == "minimize"
-    for row in int_lin_eq_rows(model):
+    for row in int_lin_eq_rows(model, o):
         hits = np.nonzero(row.xs == o)[0]
         if len(hits) != 1 or abs(int(row.coefs[hits[0]])) != 1:
             continue

@@ -33,6 +33,7 @@ import numpy as np
 from ..model import INT_LIMIT, Model, SearchStep, VarKind
 from .edit import add_int_vars, add_rows
 from .hungarian import solve_assignment
+from .linear import lin_rows
 
 MAX_N = 2000  # the largest permutation the Hungarian method runs on here (O(n^3) at worst)
 MAX_VALUE = 1 << 40  # |cost| past which the bound is not attempted (sums stay in 64 bits)
@@ -59,15 +60,17 @@ class AssignmentBound:
     guide: SearchStep
 
 
-def int_lin_eq_rows(model: Model):
-    """Every int_lin_eq row, decoded."""
+def int_lin_eq_rows(model: Model, containing: int):
+    """The int_lin_eq rows in which variable `containing` appears, decoded (the table searched
+    at once: a big model's rows are not walked one by one)."""
     table = model.tables.get("int_lin_eq")
-    if table is None:
+    if table is None or not len(table):
         return
-    for r in range(len(table)):
-        row = table.row(r)
-        n = int(row[0])
-        yield LinearRow(r, row[1 : 1 + n], row[2 + n : 2 + 2 * n], int(row[2 + 2 * n]))
+    row, _, var, _, _ = lin_rows(table)
+    for r in np.unique(row[var == containing]).tolist():
+        data = table.row(r)
+        n = int(data[0])
+        yield LinearRow(r, data[1 : 1 + n], data[2 + n : 2 + 2 * n], int(data[2 + 2 * n]))
 
 
 def objective_row(model: Model) -> tuple[int, LinearRow] | None:
@@ -81,7 +84,7 @@ def objective_row(model: Model) -> tuple[int, LinearRow] | None:
     if table is None:
         return None
     fallback = None
-    for row in int_lin_eq_rows(model):
+    for row in int_lin_eq_rows(model, o):
         hits = np.nonzero(row.xs == o)[0]
         if len(hits) == 1 and abs(int(row.coefs[hits[0]])) == 1:
             if table.defines[row.index] == o:
@@ -108,16 +111,20 @@ def _permutations(model: Model) -> list[tuple[str, int, np.ndarray]]:
     return out
 
 
-def _element_terms(model: Model) -> dict[int, tuple[int, np.ndarray]]:
-    """y -> (index variable, constant array) for every array_int_element(idx, array, y)."""
+def _element_terms(model: Model, ys: np.ndarray) -> dict[int, tuple[int, np.ndarray]]:
+    """y -> (index variable, constant array) for every array_int_element(idx, array, y) whose
+    y is one of `ys` (the table searched at once)."""
     table = model.tables.get("array_int_element")
     out: dict[int, tuple[int, np.ndarray]] = {}
-    if table is None:
+    if table is None or not len(table):
         return out
-    for r in range(len(table)):
+    start = table.row_ptr[:-1]
+    m = table.data[start + 1]
+    y = table.data[start + 2 + m]
+    for r in np.nonzero(np.isin(y, ys))[0].tolist():
         row = table.row(r)
-        m = int(row[1])
-        out.setdefault(int(row[2 + m]), (int(row[0]), row[2 : 2 + m]))
+        k = int(row[1])
+        out.setdefault(int(row[2 + k]), (int(row[0]), row[2 : 2 + k]))
     return out
 
 
@@ -128,7 +135,7 @@ def add_assignment_bound(model: Model) -> AssignmentBound | None:
     if found is None:
         return None
     o, row = found
-    elements = _element_terms(model)
+    elements = _element_terms(model, row.xs)
     if not elements:
         return None
     V = model.vars

@@ -62,7 +62,7 @@ PAIRS = {
 }
 
 
-def _lin_rows(table) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def lin_rows(table) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """A table of rows [n, coefs(n), n, vars(n), last] decoded at once: (row of each entry,
     coefficient, variable, each row's last field, each row's n)."""
     start = table.row_ptr[:-1]
@@ -81,11 +81,11 @@ def _rows_of(model: Model):
     for key, sense in (("int_lin_le", LE), ("int_lin_eq", EQ), ("bool_lin_le", LE)):
         table = T.get(key)
         if table is not None and len(table):
-            row, coef, var, last, _ = _lin_rows(table)
+            row, coef, var, last, _ = lin_rows(table)
             yield row, coef, var, last, np.full(len(table), sense, dtype=np.int8)
     table = T.get("bool_lin_eq")  # sum(a * b) = y, y a variable: sum(a * b) - y = 0
     if table is not None and len(table):
-        row, coef, var, last, _ = _lin_rows(table)
+        row, coef, var, last, _ = lin_rows(table)
         k = len(table)
         yield (
             np.concatenate([row, np.arange(k)]),
