@@ -107,6 +107,9 @@ class Model:
     tables: dict[str, ConstraintTable]
     outputs: list[OutputItem]
     solve: Solve
+    # table key -> the first row the relaxations added to it (fzn_gpu/relax/): rows implied by
+    # the others, which an engine that reads the constraints as tables may leave out
+    redundant_from: dict[str, int] = field(default_factory=dict)
 
     def n_constraints(self) -> int:
         return sum(len(t) for t in self.tables.values())

@@ -519,3 +519,16 @@ def test_a_grid_s_optimum_is_completed_on_the_host_or_else_by_the_kernel(tmp_pat
     monkeypatch.delitem(evaluate.IMAGES, "int_lin_eq")
     by_kernel, kernel = solve()
     assert (by, by_kernel) == ("host", "kernel") and host[-1:] == kernel[-1:] and host
+
+
+def test_an_objective_defined_without_is_defined_var_is_replayed_from_its_definition():
+    """FlatZinc written by hand may give `defines_var(v)` without `v :: is_defined_var`: the
+    optimum's completion fixed such an objective at its smallest value as if no constraint
+    defined it, and the run ended with an internal error instead of the optimum."""
+    text = (
+        "var 0..1: a :: output_var;\nvar 0..1: b :: output_var;\nvar 0..1: c :: output_var;\n"
+        "constraint int_lin_le([4, 5, 6], [a, b, c], 10);\nvar 0..30: v :: output_var;\n"
+        "constraint int_lin_eq([5, 6, 8, -1], [a, b, c, v], 0) :: defines_var(v);\nsolve maximize v;\n"
+    )
+    found, outcome = solve_text(text, bucket=True)
+    assert outcome.complete and outcome.error is None and found[-1]["v"] == 13

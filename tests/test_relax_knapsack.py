@@ -141,3 +141,33 @@ def test_a_planted_off_by_one_in_the_dynamic_program_is_caught(monkeypatch):
             maximise = model.solve.kind == "maximize"
             caught += not ((relaxed.bound >= best) if maximise else (relaxed.bound <= best))
     assert caught >= 5
+
+
+def test_bucket_elimination_leaves_the_relaxations_rows_out():
+    """The rows the relaxations add are implied (Model.redundant_from): bucket elimination reads
+    the model without them, so its objective stays a sum of cost tables (the knapsack bound and
+    the Lagrangian cut name the objective, which made it one table over everything) and its
+    optimum is the model's."""
+    from fzn_gpu.bucket.network import extract
+
+    rng = stable_rng("relax-bucket", 0)
+    n = 10
+    w = [rng.randint(10, 60) for _ in range(n)]
+    p = [rng.randint(5, 40) for _ in range(n)]
+    cap = sum(w) // 2
+    ts = ", ".join(f"t{i}" for i in range(n))
+    text = "\n".join(f"var 0..1: t{i} :: output_var;" for i in range(n))
+    text += f"\nconstraint int_lin_le({w}, [{ts}], {cap});\nvar 0..100000: v :: output_var;\n"
+    text += f"constraint int_lin_eq({p + [-1]}, [{ts}, v], 0) :: defines_var(v);\nsolve maximize v;\n"
+    model = lower(parse_items(text, "t.fzn"), "t.fzn")
+    relaxed = strengthen(model)
+    assert "knapsack" in relaxed.added and model.redundant_from
+    network = extract(model)
+    assert network.objective is not None
+    best = max(
+        sum(pi for pi, t in zip(p, take) if t)
+        for take in itertools.product((0, 1), repeat=n)
+        if sum(wi for wi, t in zip(w, take) if t) <= cap
+    )
+    found, outcome = solve_text(text, bucket=True, relax=True)
+    assert outcome.complete and found[-1]["v"] == best

@@ -126,14 +126,16 @@ class _Domains:
 
 
 def _rows(model: Model) -> list[_Row]:
-    for table in model.tables.values():
-        if len(table) and not evaluate.supported(table.kind):
+    for key, table in model.tables.items():
+        if model.redundant_from.get(key, len(table)) and not evaluate.supported(table.kind):
             raise NotDecomposable(
                 f"its constraint {table.kind.name} (line {int(table.lines[0])}) has no table form here"
             )
     rows = []
-    for table in model.tables.values():
-        for r in range(len(table)):
+    for key, table in model.tables.items():
+        # the relaxations' rows are implied by the others: the optimum is the same without them,
+        # and their long rows would only widen the network (fzn_gpu/relax/)
+        for r in range(model.redundant_from.get(key, len(table))):
             rows.append(
                 _Row(table.kind, evaluate.decode(table.kind, table.row(r)), int(table.lines[r]), int(table.defines[r]))
             )

@@ -268,9 +268,15 @@ class BucketSearch:
         by a constraint at its smallest value: such a variable is in no table, every constraint
         naming it holding whatever its value. The defined ones left are propagation's."""
         V = self.model.vars
+        # defined: a constraint's defines_var names it (is_aux also asks for the variable's own
+        # is_defined_var, which FlatZinc written by hand may leave out: such an objective was
+        # fixed at its smallest value, and the optimum's replay found no solution)
+        defined = np.zeros(len(V), dtype=bool)
+        for table in self.model.tables.values():
+            defined[table.defines[table.defines >= 0]] = True
         out = dict(assignment)
         for v in range(len(V)):
-            if v not in out and not V.is_aux[v] and V.kind[v] in (VarKind.INT, VarKind.BOOL):
+            if v not in out and not defined[v] and V.kind[v] in (VarKind.INT, VarKind.BOOL):
                 out[v] = int(V.domain(v).lo)
         return out
 

@@ -125,11 +125,14 @@ def find(model: Model, table_vars) -> OffsetViews | None:
     tables = dict(model.tables)
     tables[LIN_EQ] = _rows(lin, keep)
     variables = dataclasses.replace(V, lb=lb, ub=ub, holes=holes)
+    redundant = dict(model.redundant_from)  # the relaxations' first row, counted in kept rows
+    if LIN_EQ in redundant:
+        redundant[LIN_EQ] = int(keep[: redundant[LIN_EQ]].sum())
     return OffsetViews(
         y=y.astype(np.int64),
         x=x.astype(np.int64),
         c=off,
-        model=dataclasses.replace(model, vars=variables, tables=tables),
+        model=dataclasses.replace(model, vars=variables, tables=tables, redundant_from=redundant),
     )
 
 

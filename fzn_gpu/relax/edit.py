@@ -64,6 +64,7 @@ def add_rows(model: Model, key: str, rows: Sequence[Sequence], defines: Sequence
     lengths = np.array([len(e) for e in encoded], dtype=np.int64)
     data = np.fromiter((x for e in encoded for x in e), dtype=np.int64, count=int(lengths.sum()))
     old = model.tables.get(key)
+    model.redundant_from.setdefault(key, len(old) if old is not None else 0)
     if old is None:
         old = ConstraintTable(
             BY_KEY[key],
