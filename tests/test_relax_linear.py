@@ -400,3 +400,21 @@ def test_a_planted_off_by_one_in_the_cut_is_caught(monkeypatch):
         if "linear" in relaxed.added:
             caught += not all(cut_holds(model, first, a) for a in solutions(text, domains))
     assert caught >= 5
+
+
+def test_rows_whose_sums_could_leave_64_bits_are_left_alone():
+    """A coefficient near 2^31 times a bound near 2^31 over several terms: the size check
+    itself must not wrap around in int64 (it once did, letting such rows through)."""
+    big = 2**31 - 2
+    text = (
+        f"var 0..{big}: x;\nvar 0..{big}: y;\nvar 0..{big}: z;\n"
+        f"constraint int_lin_le([{big}, {big}, {big}], [x, y, z], {big});\n"
+        "var 0..10: obj :: output_var;\nconstraint int_lin_eq([1, -1], [x, obj], 0) :: defines_var(obj);\n"
+        "solve maximize obj;\n"
+    )
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an overflow warning fails the test
+        model = lower(parse_items(text, "test.fzn"), "test.fzn")
+        assert linear_system(model) is None

@@ -36,7 +36,8 @@ from .hungarian import solve_assignment
 from .linear import lin_rows
 
 MAX_N = 2000  # the largest permutation the Hungarian method runs on here (O(n^3) at worst)
-MAX_VALUE = 1 << 40  # |cost| past which the bound is not attempted (sums stay in 64 bits)
+MAX_VALUE = 1 << 31  # |cost| past which the bound is not attempted (the potentials, at most
+# n times the largest cost, stay far inside 64 bits)
 
 
 @dataclass
@@ -201,9 +202,12 @@ def _add(model, o, row, taken, xs, values, allowed, cost) -> AssignmentBound | N
     if not allowed[np.arange(n), col_of_row].all():
         return None  # no permutation within the domains: leave it to the model's own propagation
     rc = matrix - u[:, None] - v[None, :]  # >= 0 on every arc
+    exact = matrix.astype(object) - u.astype(object)[:, None] - v.astype(object)[None, :]
+    if not np.array_equal(exact, rc.astype(object)):
+        return None  # an int64 sum wrapped: the identity would not hold
     # back in the objective's own sign: sum_c cost[c, x_c] = sign * (sum(u) + sum(v)) + sum_c r_c
     reduced = sign * rc
-    constant = sign * int(u.sum() + v.sum())
+    constant = sign * (sum(u.tolist()) + sum(v.tolist()))  # Python ints: no wrap
     lo = np.where(allowed, reduced, np.iinfo(np.int64).max).min(axis=1)
     hi = np.where(allowed, reduced, np.iinfo(np.int64).min).max(axis=1)
     if max(abs(int(lo.min())), abs(int(hi.max())), abs(constant)) > INT_LIMIT // max(n, 1):

@@ -147,7 +147,7 @@ def linear_system(model: Model) -> LinearSystem | None:
     lb = np.maximum(V.lb, -INT_LIMIT - 1).astype(np.int64)  # the device's range bounds every int
     ub = np.minimum(V.ub, INT_LIMIT + 1).astype(np.int64)
     longest = int(np.bincount(row_all).max(initial=1))
-    if np.abs(val).max(initial=0) * (INT_LIMIT + 1) * longest >= SAFE:
+    if int(np.abs(val).max(initial=0)) * (INT_LIMIT + 1) * longest >= SAFE:  # Python ints: no wrap
         return None
     return LinearSystem(row_all, np.concatenate(cols), val, np.concatenate(rhs), np.concatenate(sense), lb, ub)
 
