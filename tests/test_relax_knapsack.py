@@ -171,3 +171,32 @@ def test_bucket_elimination_leaves_the_relaxations_rows_out():
     )
     found, outcome = solve_text(text, bucket=True, relax=True)
     assert outcome.complete and found[-1]["v"] == best
+
+
+def test_build_only_builds_for_the_model_a_run_packs(monkeypatch):
+    """`--build-only` adds the relaxations' rows as a run does: their constraint kinds are part
+    of the specialised program, and a timed run leaves out a GPU whose program it lacks."""
+    import fzn_gpu.engine.pack as pack_module
+    import fzn_gpu.engine.runner as runner_module
+    from fzn_gpu.engine import build_only
+    from fzn_gpu.options import SolveOptions
+
+    packed = []
+    real = pack_module.pack
+    monkeypatch.setattr(pack_module, "pack", lambda m, o: packed.append(dict(m.redundant_from)) or real(m, o))
+
+    class NoLaunch:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def run_phase(self, *args, **kwargs):
+            pass
+
+    monkeypatch.setattr(runner_module, "Runner", NoLaunch)
+    text, _ = next(
+        t
+        for t in (random_model(s) for s in range(50))
+        if "knapsack" in strengthen(lower(parse_items(t[0], "t.fzn"), "t.fzn")).added
+    )
+    assert build_only(lower(parse_items(text, "t.fzn"), "t.fzn"), SolveOptions()) == 0
+    assert packed and packed[0]  # the rows the relaxations added were there to build for

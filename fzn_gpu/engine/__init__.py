@@ -580,12 +580,17 @@ def build_only(model: Model, opts: SolveOptions) -> int:
     caches and a later timed run starts at once. An NVIDIA build can take seconds; it counts
     inside a time limit otherwise. Nothing goes to stdout."""
     from ..device import select_devices
+    from ..relax import lp_budget, strengthen
     from .pack import pack
     from .paths import Paths
     from .runner import Runner
 
+    devices = select_devices(opts.devices, opts.parallel)
+    # the model a run packs, the relaxations' rows included: their constraint kinds are part of
+    # the specialised program, and a timed run leaves a GPU whose program it lacks out
+    strengthen(model, opts.relax, lp_budget(opts.time_limit_ms), devices)
     dm = pack(model, opts)
-    for device in select_devices(opts.devices, opts.parallel):
+    for device in devices:
         t0 = time.monotonic()
         runner = Runner(device, dm, seed=opts.seed, max_items=1, verbose=opts.verbose, specialise_now=True)
         runner.run_phase(Paths.root(), 0, True, lambda sols: False, deadline=None)
