@@ -110,7 +110,7 @@ def _preload() -> None:
 
     try:
         pack(lower(parse_items(SAMPLE_MODEL, "<sample>"), "<sample>"), SolveOptions())
-        # the relaxations' numpy routines loaded: their first use took 20-70 ms of a run
+        # the relaxations' numpy routines loaded, so that a run does not pay for their first use
         strengthen(lower(parse_items(RELAX_SAMPLE, "<sample>"), "<sample>"))
     except Exception:  # noqa: BLE001 - only a warm-up
         pass

@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # The MiniZinc IDE's parameter table for fzn-gpu, as a user sees it (docs/ide_parameters.png):
-# Debian's minizinc-ide (2.6.3) under Xvfb, fzn-gpu chosen, the configuration editor shown,
-# "Add all known parameters". Needs: apt-get install minizinc-ide xvfb xdotool imagemagick, and
+# Debian's minizinc-ide (2.6.3) under Xvfb (a display only this user's processes may reach), fzn-gpu chosen, the configuration editor shown,
+# "Add all known parameters". Needs: apt-get install minizinc-ide xvfb xauth xdotool imagemagick, and
 # fzn-gpu's solver configuration installed (`fzn-gpu install-solver-config`).
 # Usage: bash scripts/ide_screenshot.sh [OUT.png]   (the clicks are at this layout's places)
 set -euo pipefail
 out=${1:-docs/ide_parameters.png}
 export DISPLAY=:97
-Xvfb $DISPLAY -screen 0 1600x1000x24 >/dev/null 2>&1 & xvfb=$!
-trap 'kill $ide $xvfb 2>/dev/null || true' EXIT
+work=$(mktemp -d)   # this user's own folder: no predictable path in /tmp
+# a display for this run alone: no TCP, and only this user's processes admitted (its own cookie)
+xauth -f "$work/auth" add "$DISPLAY" . "$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+export XAUTHORITY="$work/auth"
+Xvfb $DISPLAY -screen 0 1600x1000x24 -nolisten tcp -auth "$work/auth" >/dev/null 2>&1 & xvfb=$!
+ide=""
+trap 'kill $ide $xvfb 2>/dev/null || true; rm -rf "$work"' EXIT
 sleep 2
 QT_QPA_PLATFORM=xcb minizinc-ide models/nqueens.mzn >/dev/null 2>&1 & ide=$!
 sleep 8
@@ -27,6 +32,6 @@ xdotool mousemove 1300 700; for _ in $(seq 30); do xdotool click 5; done; sleep 
 xdotool mousemove 1093 500; sleep 0.3; xdotool mousedown 1; sleep 0.3   # the editor wider
 for x in 1080 1050 1000 950 900 850 800 750 700; do xdotool mousemove $x 500; sleep 0.1; done
 xdotool mouseup 1; sleep 1
-import -window root /tmp/ide_full.png
-convert /tmp/ide_full.png -crop 900x880+700+95 +repage "$out"
+import -window root "$work/full.png"
+convert "$work/full.png" -crop 900x880+700+95 +repage "$out"
 echo "wrote $out"
