@@ -151,6 +151,27 @@ class ConstraintItem:
     line: int = 0
 
 
+class RawConstraint:
+    """A constraint item alone on its line, as its text, for lowering to read straight into its
+    table where the text is of the plain shape MiniZinc writes (`constraint
+    int_lin_le([1,-1],[x,y],0):: defines_var(y);`): a big model's constraints are most of its
+    items, and their objects and resolution cost more than the lowering itself
+    (lower.Lowering.fast_constraint). Where the text is of any other shape, `parse()` reads it
+    as every item is read, its errors located in the file."""
+
+    __slots__ = ("text", "line")
+
+    def __init__(self, text: str, line: int):
+        self.text = text  # the item without its ';', from the start of its line
+        self.line = line
+
+    def parse(self, filename: str) -> Item:
+        from .parser import item_at  # the parser imports this module
+
+        # from the end of the line before, as the parser cuts items (its columns count from there)
+        return item_at("\n" + self.text, filename, 0, len(self.text) + 1, self.line - 1, 0)
+
+
 @dataclass
 class SolveItem:
     kind: str  # satisfy, minimize, maximize

@@ -7,6 +7,7 @@ by its kind's signature into one int64 row of that kind's table (fzn_gpu.registr
 
 from __future__ import annotations
 
+import re
 import struct
 from array import array
 from collections.abc import Iterable
@@ -95,6 +96,7 @@ class Lowering:
         self.scope_kind: dict[str, VarKind] = {}
         self.const_vars: dict[tuple, int] = {}
         self.tables: dict[str, _TableBuilder] = {}
+        self._fast_plans: dict[tuple, tuple] = {}  # (name, argument shapes) -> (kind or None, linear)
         self.outputs: list[OutputItem] = []
         self.solve: Solve | None = None
         self.line = 0
@@ -148,7 +150,11 @@ class Lowering:
         elif isinstance(value, IntSet):
             key = ("s", value.ranges)
         else:
-            raise self._error(f"{value!r} cannot stand where a variable is expected")
+            what = "an array" if isinstance(value, list) else repr(value)
+            raise self._error(
+                f"{what} cannot stand where a variable is expected",
+                fix="give each element of an array argument as a variable or a constant, not an array",
+            )
         idx = self.const_vars.get(key)
         if idx is None:
             if key[0] in ("b", "i"):
@@ -299,9 +305,14 @@ class Lowering:
         return False
 
     # ---------------------------------------------------------------- items
-    def add(self, item: ast.Item) -> None:
+    def add(self, item: ast.Item | ast.RawConstraint) -> None:
         self.line = item.line
-        if isinstance(item, ast.Decl):
+        if type(item) is ast.RawConstraint:
+            if not self.fast_constraint(item.text):
+                parsed = item.parse(self.filename)
+                self.line = parsed.line
+                self.add(parsed)
+        elif isinstance(item, ast.Decl):
             self._decl(item)
         elif isinstance(item, ast.ConstraintItem):
             self._constraint(item)
@@ -500,6 +511,110 @@ class Lowering:
                 self.defined_by[ref.idx] = 1
         table.defines.append(defines)
 
+    def fast_constraint(self, text: str) -> bool:
+        """Lower `constraint NAME(ARGS) ANNS` (no ';') straight from its text, as _constraint
+        would lower its parsed item, and return True; or change nothing and return False, for
+        the parser and _constraint to read it (and report what is wrong with it). Taken: the
+        shape MiniZinc writes, arguments without white space that are ints, bools, names,
+        name[i] and flat arrays of them, and annotations `:: name` or `:: name(name)`. An array
+        of variables' names is read as their indices alone (_Indices): most of a big model's
+        text, and a VarRef per name cost more than the rest of its lowering."""
+        m = _FAST_ITEM.fullmatch(text)
+        if m is None:
+            return False
+        name, arg_text, ann_text = m.groups()
+        scope: dict[str, Any] = self.scope
+        args: list = []
+        shape: list = [name]
+        value: Any
+        cls: object
+        for part in _FAST_ARG.findall(arg_text):
+            if part[0] == "[":
+                inner = part[1:-1]
+                if not inner:
+                    value, cls = [], "[]"
+                elif inner[0] in _INT_START and _FAST_INTS.fullmatch(inner):
+                    value, cls = IntList(map(int, inner.split(","))), "[int]"
+                else:
+                    try:
+                        value, cls = _Indices([scope[n].idx for n in inner.split(",")]), "[var]"
+                    except (KeyError, AttributeError):  # constants among them, or no names
+                        found = _fast_list(inner, scope)
+                        if found is None:
+                            return False
+                        value, cls = found, _list_shape(found)
+            else:
+                value = scope.get(part)
+                if value is None:
+                    value = _fast_scalar(part, scope)
+                t = type(value)
+                if t is VarRef or t is int or t is bool:
+                    cls = t
+                elif isinstance(value, list):  # an array's name
+                    if type(value) is not IntList and any(type(v) not in _SCALAR_TYPES for v in value):
+                        return False
+                    cls = _list_shape(value)
+                else:
+                    return False
+            args.append(value)
+            shape.append(cls)
+        defines = -1
+        if ann_text:
+            for ann, ann_arg in _FAST_ANN.findall(ann_text):
+                if ann == "defines_var":
+                    if not ann_arg:
+                        break  # defines_var without an argument: as _constraint reads it, none
+                    ref = scope.get(ann_arg)
+                    if ref is None or ann_arg in _KEYWORDS or ann_arg in ("true", "false"):
+                        return False
+                    if isinstance(ref, VarRef):
+                        defines = ref.idx
+                    break
+        key = tuple(shape)
+        plan = self._fast_plans.get(key)
+        if plan is None:
+            like = [_refs(a) for a in args]
+            kind = next(
+                (
+                    k
+                    for k in kinds_named(name)
+                    if len(k.signature) == len(like) and all(self._fits(f, a) for f, a in zip(k.signature, like))
+                ),
+                None,
+            )
+            plan = self._fast_plans[key] = (kind, kind is not None and kind.key.startswith(_LINEAR))
+        kind, linear = plan
+        if kind is None or _global_shape(kind.key, args):
+            return False  # _constraint says what is wrong
+        if linear:
+            xs = args[1]
+            if type(xs) is not _Indices or len(set(xs)) < len(xs):
+                args[0], args[1] = _repeats_merged(args[0], _refs(xs))
+        elif kind.key == "fzn_all_different_int" and _repeats(_refs(args[0])):
+            kind, args = _EMPTY_CLAUSE, [[], []]
+        table = self.tables.get(kind.key)
+        if table is None:
+            table = self.tables[kind.key] = _TableBuilder(kind)
+        data = table.data
+        for f, a in zip(kind.signature, args):
+            t = type(a)
+            if t is _Indices:
+                data.append(len(a))
+                data.extend(a)
+            elif t is VarRef:
+                data.append(a.idx)
+            elif t is IntList and f == "int[]":
+                data.append(len(a))
+                data.extend(a.packed())
+            else:
+                self._encode(f, a, data)
+        table.row_ptr.append(len(data))
+        table.lines.append(self.line)
+        if defines >= 0:
+            self.defined_by[defines] = 1
+        table.defines.append(defines)
+        return True
+
     def _vars_of(self, e) -> list[int]:
         value = self.resolve(e)
         if not isinstance(value, list):
@@ -658,6 +773,86 @@ def _repeats(xs: list) -> bool:
 
 _EMPTY_CLAUSE = next(k for k in kinds_named("bool_clause") if len(k.signature) == 2)
 
+# Lowering.fast_constraint's reading of the plain shape of a constraint item: a predicate's
+# name, arguments without white space (ints, names, name[i], flat arrays), then annotations
+_FAST_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_FAST_PART = rf"\[[^\[\]\s]*\]|{_FAST_NAME}\[[0-9]+\]|[^,\[\]\s()]+"
+_FAST_ITEM = re.compile(
+    rf"constraint\s+({_FAST_NAME})\s*\(((?:{_FAST_PART})(?:,(?:{_FAST_PART}))*)\)"
+    rf"((?:\s*::\s*{_FAST_NAME}(?:\s*\(\s*{_FAST_NAME}\s*\))?)*)\s*"
+)
+_FAST_ARG = re.compile(_FAST_PART)
+_FAST_ANN = re.compile(rf"::\s*({_FAST_NAME})(?:\s*\(\s*({_FAST_NAME})\s*\))?")
+_FAST_INT = re.compile(r"-?[0-9]{1,18}")
+_FAST_INTS = re.compile(r"-?[0-9]{1,18}(?:,-?[0-9]{1,18})*")
+_FAST_NAMES = re.compile(rf"{_FAST_NAME}(?:,{_FAST_NAME})*")
+_FAST_ACCESS = re.compile(rf"({_FAST_NAME})\[([0-9]{{1,9}})\]")
+_SCALAR_TYPES = (VarRef, int, bool)
+_INT_START = frozenset("-0123456789")
+_LINEAR = ("int_lin_", "bool_lin_")
+
+
+class _Indices(list):
+    """Lowering.fast_constraint's array of variables, as their indices (no VarRef each)."""
+
+    __slots__ = ()
+
+
+def _refs(value):
+    """An _Indices as the VarRefs the parsed item's lowering holds; any other value as it is."""
+    return [VarRef(i) for i in value] if type(value) is _Indices else value
+
+
+_KEYWORDS = frozenset("predicate constraint solve satisfy minimize maximize array of int bool float set var".split())
+
+
+def _fast_scalar(token: str, scope: dict):
+    """An argument or array element's value, as resolve() gives it for the parsed item; None
+    for anything fast_constraint leaves to the parser."""
+    if _FAST_INT.fullmatch(token):
+        return int(token)
+    if token == "true" or token == "false":
+        return token == "true"
+    m = _FAST_ACCESS.fullmatch(token)
+    if m:
+        arr = scope.get(m.group(1))
+        index = int(m.group(2))
+        if not isinstance(arr, list) or not 1 <= index <= len(arr) or m.group(1) in _KEYWORDS:
+            return None
+        return arr[index - 1]
+    if token in _KEYWORDS:
+        return None
+    return scope.get(token)  # None where it is no name or not declared: the parser says which
+
+
+def _fast_list(inner: str, scope: dict) -> list | None:
+    """A flat array literal's values, or None (see _fast_scalar)."""
+    if not inner:
+        return []
+    if _FAST_INTS.fullmatch(inner):
+        return IntList(map(int, inner.split(",")))
+    if _FAST_NAMES.fullmatch(inner):
+        values = [scope.get(n) for n in inner.split(",")]
+        if all(type(v) is VarRef for v in values):
+            return values
+    out = []
+    for token in inner.split(","):
+        v = _fast_scalar(token, scope)
+        if type(v) not in _SCALAR_TYPES:
+            return None
+        out.append(v)
+    return out
+
+
+def _list_shape(value: list) -> str:
+    """What of a list decides which signatures fit it (Lowering._fits): empty, holding a
+    variable, or constants only."""
+    if not value:
+        return "[]"
+    if type(value) is IntList:
+        return "[int]"
+    return "[var]" if any(type(v) is VarRef for v in value) else "[int]"
+
 
 def _repeats_merged(coefs, xs: list) -> tuple:
     """A linear row's terms with each variable once, its coefficients summed (-900*x + -1*x:
@@ -689,9 +884,14 @@ def _word(e) -> str:
     return e.name if isinstance(e, (ast.Ident, Call)) else str(e)
 
 
-def lower(items: Iterable[ast.Item], filename: str = "<string>") -> Model:
-    """The typed model of a stream of FlatZinc items."""
+def lower(
+    items: Iterable[ast.Item | ast.RawConstraint], filename: str = "<string>", reading: list | None = None
+) -> Model:
+    """The typed model of a stream of FlatZinc items. `reading`, where given, gets the Lowering
+    (its `line`: the item it is at), for a time limit that ends the run while it reads."""
     low = Lowering(filename)
+    if reading is not None:
+        reading.append(low)
     for item in items:
         try:
             low.add(item)
@@ -709,9 +909,9 @@ def lower(items: Iterable[ast.Item], filename: str = "<string>") -> Model:
     return low.finish()
 
 
-def load(path: str) -> Model:
-    """Parse and lower a FlatZinc file ('-' for standard input)."""
-    from .parser import parse_items, read_text
+def load(path: str, reading: list | None = None) -> Model:
+    """Parse and lower a FlatZinc file ('-' for standard input); `reading` as for lower()."""
+    from .parser import parse_items_raw, read_text
 
     text, name = read_text(path)
-    return lower(parse_items(text, name), name)
+    return lower(parse_items_raw(text, name), name, reading)

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
@@ -248,7 +248,7 @@ def _skip_space(text: str, start: int) -> int:
     return m.end() if m else start
 
 
-def _item_at(text: str, filename: str, start: int, end: int, line: int, line_start: int) -> ast.Item:
+def item_at(text: str, filename: str, start: int, end: int, line: int, line_start: int) -> ast.Item:
     """The item text[start:end] (its ';' at end), line the line start is on (which begins at
     line_start): read, given its line number, or an FznError pointing into the text."""
     lead = _skip_space(text, start)
@@ -276,10 +276,30 @@ def _item_at(text: str, filename: str, start: int, end: int, line: int, line_sta
 
 def parse_items(text: str, filename: str = "<string>") -> Iterator[ast.Item]:
     """Yield the items of a FlatZinc text in order, each with its 1-based line number."""
+    for item in _items(text, filename, raw=False):
+        yield cast(ast.Item, item)
+
+
+def parse_items_raw(text: str, filename: str = "<string>") -> Iterator[ast.Item | ast.RawConstraint]:
+    """parse_items, but a constraint alone on its line comes as an ast.RawConstraint (its
+    text), for lowering to read (lower.Lowering.fast_constraint)."""
+    return _items(text, filename, raw=True)
+
+
+def _items(text: str, filename: str, raw: bool) -> Iterator[ast.Item | ast.RawConstraint]:
     start, line, line_start = 0, 1, 0
     pos = 0  # where the search for the item's ';' goes on (past strings and comments)
     types: dict = {}  # quick_var_at's shared variable types
     while True:
+        if raw and text.startswith("\nconstraint ", start):  # alone on its line, as MiniZinc writes
+            semi = text.find(";", start)
+            body = text[start + 1 : semi]
+            if semi >= 0 and "\n" not in body and '"' not in body and "%" not in body:
+                line += 1
+                yield ast.RawConstraint(body, line)
+                line_start = start + 1
+                start = pos = semi + 1
+                continue
         quick = quick_var_at(text, start, types) if pos == start else None
         if quick is not None:
             item, lead, end = quick
@@ -293,7 +313,7 @@ def parse_items(text: str, filename: str = "<string>") -> Iterator[ast.Item]:
                 pos = m.end()
                 continue
             end = m.end()
-            yield _item_at(text, filename, start, m.start(), line, line_start)
+            yield item_at(text, filename, start, m.start(), line, line_start)
         nl = text.count("\n", start, end)
         if nl:
             line += nl

@@ -1,13 +1,15 @@
 """Parse+lower throughput (constraints per second) and peak memory, on the largest FlatZinc
-files of a folder and on a generated file of N constraints.
+files of a folder, on a generated chain of N linear constraints, and on a generated file of
+M megabytes like a MiniZinc Challenge model's (issue: a 77 MB model read in under 10 s).
 
-    python -m fzn_gpu.bench.frontend --fzn-dir DIR --top 5 --generate 1000000
+    python -m fzn_gpu.bench.frontend --fzn-dir DIR --top 5 --generate 1000000 --generate-mb 77
 Prints a markdown table (docs/BENCHMARKS.md keeps the figures)."""
 
 from __future__ import annotations
 
 import argparse
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -25,6 +27,107 @@ def generate(path: Path, n_constraints: int, n_vars: int = 100_000) -> None:
                 f"constraint int_lin_le([1,2,-3],[X_INTRODUCED_{a}_,X_INTRODUCED_{b}_,X_INTRODUCED_{d}_],{c % 50});\n"
             )
         f.write("solve satisfy;\n")
+
+
+def generate_mix(path: Path, megabytes: float, seed: int = 1) -> tuple[int, int]:
+    """A FlatZinc file of about `megabytes` like a MiniZinc Challenge model's, as MiniZinc
+    writes it (no spaces in arguments): decomposed resources and time-indexed schedules
+    (int_lin_le_reif, int_le_reif, bool_clause, array_bool_and/or defining bools), sums
+    (int_lin_le, half of them over shared parameter arrays), int_lin_ne, element over a literal
+    array, int_le, int_max, and an objective summing many variables. Seeded. Returns
+    (variables, constraints)."""
+    rng = random.Random(seed)
+    target = int(megabytes * 1_000_000)
+    with open(path, "w") as out:
+        written = 0
+        n_int = max(1000, target // 400)
+        n_bool = n_int
+        lines = ["predicate fzn_all_different_int(array [int] of var int: x);\n"]
+        lines.append(f"array [1..64] of int: table = [{','.join(str(rng.randint(-50, 50)) for _ in range(64))}];\n")
+        pool = []  # (name, coefficients) of the shared parameter arrays
+        for i in range(200):
+            coeffs = [rng.choice((1, -1, 2, 3, -5, 7)) for _ in range(rng.randint(2, 4))]
+            pool.append((f"X_INTRODUCED_C{i}_", coeffs))
+            lines.append(f"array [1..{len(coeffs)}] of int: {pool[-1][0]} = [{','.join(map(str, coeffs))}];\n")
+        for i in range(n_int):
+            ann = ":: output_var" if i < 10 else ""
+            lines.append(f"var 0..{rng.choice((9, 63, 100, 1000))}: X_INTRODUCED_{i}_{ann};\n")
+        for i in range(n_bool):
+            lines.append(f"var bool: X_INTRODUCED_B{i}_:: var_is_introduced :: is_defined_var;\n")
+        lines.append("var -1000000000..1000000000: objective:: output_var:: is_defined_var;\n")
+        for chunk in lines:
+            out.write(chunk)
+            written += len(chunk)
+        constraints = 0
+
+        def coefficients() -> tuple[str, list[int]]:
+            """A literal array, or the name of a parameter array (MiniZinc shares repeated ones)."""
+            if rng.random() < 0.5:
+                coeffs = [rng.choice((1, -1, 2, 3, -5, 7)) for _ in range(rng.randint(2, 4))]
+                return f"[{','.join(map(str, coeffs))}]", coeffs
+            return pool[rng.randrange(len(pool))]
+
+        def x() -> str:
+            return f"X_INTRODUCED_{rng.randrange(n_int)}_"
+
+        b_defined = 0
+
+        def defined_bool() -> str | None:
+            nonlocal b_defined
+            if b_defined >= n_bool:
+                return None
+            b_defined += 1
+            return f"X_INTRODUCED_B{b_defined - 1}_"
+
+        def b() -> str:
+            return f"X_INTRODUCED_B{rng.randrange(max(1, b_defined))}_"
+
+        while written < target - 2000:
+            r = rng.random()
+            coeff_text, coeffs = coefficients()
+            if r < 0.22 and (d := defined_bool()):
+                k = len(coeffs)
+                line = (
+                    f"constraint int_lin_le_reif({coeff_text},"
+                    f"[{','.join(x() for _ in range(k))}],{rng.randint(0, 500)},{d}):: defines_var({d});\n"
+                )
+            elif r < 0.36 and (d := defined_bool()):
+                line = f"constraint int_le_reif({x()},{x()},{d}):: defines_var({d});\n"
+            elif r < 0.50:
+                pos = ",".join(b() for _ in range(rng.randint(1, 3)))
+                neg = ",".join(b() for _ in range(rng.randint(0, 2)))
+                line = f"constraint bool_clause([{pos}],[{neg}]);\n"
+            elif r < 0.58 and (d := defined_bool()):
+                name = rng.choice(("array_bool_and", "array_bool_or"))
+                line = (
+                    f"constraint {name}([{','.join(b() for _ in range(rng.randint(2, 4)))}],{d}):: defines_var({d});\n"
+                )
+            elif r < 0.74:
+                k = len(coeffs)
+                rhs = sum(abs(c) for c in coeffs) * 1000
+                line = f"constraint int_lin_le({coeff_text},[{','.join(x() for _ in range(k))}],{rhs});\n"
+            elif r < 0.82:
+                line = f"constraint int_lin_ne([1,-1],[{x()},{x()}],{rng.randint(-3, 3)});\n"
+            elif r < 0.90:
+                line = f"constraint array_int_element({x()},table,{x()});\n"
+            elif r < 0.95:
+                line = f"constraint int_le({x()},{x()});\n"
+            else:
+                line = f"constraint int_max({x()},{x()},{x()});\n"
+            out.write(line)
+            written += len(line)
+            constraints += 1
+        terms = [f"X_INTRODUCED_{i}_" for i in range(min(n_int, 1000))]
+        out.write(
+            f"constraint int_lin_eq([{','.join(['1'] * len(terms))},-1],[{','.join(terms)},objective],0)"
+            ":: defines_var(objective);\n"
+        )
+        out.write(
+            f"array [1..{min(n_int, 5000)}] of var int: xs :: output_array([1..{min(n_int, 5000)}]) = "
+            f"[{','.join(f'X_INTRODUCED_{i}_' for i in range(min(n_int, 5000)))}];\n"
+        )
+        out.write("solve minimize objective;\n")
+    return n_int + n_bool + 1, constraints + 1
 
 
 def measure_one(path: str) -> dict:
@@ -52,6 +155,8 @@ def main() -> None:
     ap.add_argument("--fzn-dir", help="folder of .fzn files (e.g. from tools/compile_corpus.py)")
     ap.add_argument("--top", type=int, default=5, help="how many of the largest files")
     ap.add_argument("--generate", type=int, default=0, help="also a generated file of this many constraints")
+    ap.add_argument("--generate-mb", type=float, default=0, help="also a challenge-like file of this many megabytes")
+    ap.add_argument("--seed", type=int, default=1, help="the challenge-like file's seed")
     args = ap.parse_args()
     rows = []
     if args.fzn_dir:
@@ -61,6 +166,11 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as d:
             path = Path(d) / f"generated_{args.generate}.fzn"
             generate(path, args.generate)
+            rows.append(measure_one(str(path)))
+    if args.generate_mb:
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / f"challenge_like_{args.generate_mb:g}mb.fzn"
+            generate_mix(path, args.generate_mb, args.seed)
             rows.append(measure_one(str(path)))
     print("| file | MiB | constraints | variables | parse+lower s | constraints/s | peak memory MiB |")
     print("|---|---|---|---|---|---|---|")
