@@ -6,6 +6,7 @@ an interrupt (Ctrl-C, SIGTERM) prints the best solution found so far before exit
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import signal
 import sys
@@ -222,12 +223,22 @@ def run(argv: list[str]) -> int:
     from .watchdog import Watchdog, unknown_yet
 
     opencl_start.begin(args.devices)  # the drivers start while numpy, pyopencl and the model load
+    reading: list = []  # the Lowering, once reading has begun
+
+    def read_so_far() -> dict[str, object]:
+        """-s when the limit ends the run while it reads the model: how far it got."""
+        stats: dict[str, object] = {"initTime": clock.elapsed(), "solveTime": 0, "phase": "reading the model"}
+        if reading:
+            stats["flatzincLine"] = reading[0].line
+        return stats
+
     # started before parsing: a model of 40,000 items takes seconds to read, inside the limit
-    with Watchdog(unknown_yet, opts.time_limit_ms) as watchdog:
+    end = functools.partial(unknown_yet, statistics=read_so_far if opts.statistics else None)
+    with Watchdog(end, opts.time_limit_ms) as watchdog:
         from .engine import build_only, solve
         from .lower import load
 
-        model = load(args.file)
+        model = load(args.file, reading)
         return build_only(model, opts) if args.build_only else solve(model, opts, watchdog)
 
 

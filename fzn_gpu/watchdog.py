@@ -58,9 +58,14 @@ def signal_code(signo: int | None) -> int:
     return 128 + int(signo) if signo else 0
 
 
-def unknown_yet(signo: int | None) -> int:
-    """The early ending before the search has begun (parsing a large model, say)."""
+def unknown_yet(signo: int | None, statistics: Callable[[], dict[str, object]] | None = None) -> int:
+    """The early ending before the search has begun (reading a large model, say): UNKNOWN, and
+    with `statistics` (-s) what the run had done, so that a user sees where the time went."""
+    from .output import format_stats
+
     sys.stdout.write("=====UNKNOWN=====\n")
+    if statistics is not None:
+        sys.stdout.write(format_stats(statistics()))
     return signal_code(signo)
 
 

@@ -3,6 +3,7 @@ clear message with a non-zero exit and never a traceback."""
 
 import json
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -265,6 +266,25 @@ def test_time_limit_on_optimisation_keeps_best_and_claims_nothing(tmp_path):
     assert "==========" not in r.stdout
     if "=====UNKNOWN=====" not in r.stdout:
         assert r.stdout.count("----------") == 1 and "%%%mzn-stat: objective=" in r.stdout
+
+
+def test_a_limit_that_ends_the_reading_says_how_far_it_got(tmp_path):
+    """A model too big to read within its limit ends by it, UNKNOWN, and with -s the
+    statistics of a run that never searched: where the time went and the line reached."""
+    from fzn_gpu.bench.frontend import generate_mix
+
+    path = tmp_path / "big.fzn"
+    generate_mix(path, 40, seed=3)  # about 4 s to read here
+    t = time.monotonic()
+    r = run("-s", "-t", "1500", str(path))
+    assert time.monotonic() - t < 1.5 + LIMIT_SLACK_S
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("=====UNKNOWN=====\n") and r.stdout.endswith("%%%mzn-stat-end\n"), r.stdout
+    assert '%%%mzn-stat: phase="reading the model"' in r.stdout and "%%%mzn-stat: solveTime=0" in r.stdout
+    line = re.search(r"%%%mzn-stat: flatzincLine=(\d+)", r.stdout)
+    assert line and 0 < int(line.group(1)) < path.read_text().count("\n"), r.stdout
+    quiet = run("-t", "1500", str(path))  # without -s: the status alone
+    assert quiet.returncode == 0 and quiet.stdout == "=====UNKNOWN=====\n", quiet.stdout
 
 
 def interrupts_end_the_run_whole(tmp_path, env=None) -> None:
