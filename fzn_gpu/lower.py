@@ -7,6 +7,7 @@ by its kind's signature into one int64 row of that kind's table (fzn_gpu.registr
 
 from __future__ import annotations
 
+import gc
 import re
 import struct
 from array import array
@@ -309,9 +310,7 @@ class Lowering:
         self.line = item.line
         if type(item) is ast.RawConstraint:
             if not self.fast_constraint(item.text):
-                parsed = item.parse(self.filename)
-                self.line = parsed.line
-                self.add(parsed)
+                self.add_parsed(item)
         elif isinstance(item, ast.Decl):
             self._decl(item)
         elif isinstance(item, ast.ConstraintItem):
@@ -320,6 +319,12 @@ class Lowering:
             if self.solve is not None:
                 raise self._error("a second solve item", fix="a FlatZinc model has exactly one solve item")
             self._solve(item)
+
+    def add_parsed(self, item: ast.RawConstraint) -> None:
+        """A constraint the fast reading left: parsed as any item, then lowered."""
+        parsed = item.parse(self.filename)
+        self.line = parsed.line
+        self.add(parsed)
 
     def _decl(self, d: ast.Decl) -> None:
         t = d.type
@@ -528,13 +533,13 @@ class Lowering:
         shape: list = [name]
         value: Any
         cls: object
-        for part in _FAST_ARG.findall(arg_text):
+        for part in _FAST_ARG.findall(arg_text) if "[" in arg_text else arg_text.split(","):
             if part[0] == "[":
                 inner = part[1:-1]
                 if not inner:
                     value, cls = [], "[]"
                 elif inner[0] in _INT_START and _FAST_INTS.fullmatch(inner):
-                    value, cls = IntList(map(int, inner.split(","))), "[int]"
+                    value, cls = list(map(int, inner.split(","))), "[int]"
                 else:
                     try:
                         value, cls = _Indices([scope[n].idx for n in inner.split(",")]), "[var]"
@@ -606,6 +611,9 @@ class Lowering:
             elif t is IntList and f == "int[]":
                 data.append(len(a))
                 data.extend(a.packed())
+            elif t is list and f == "int[]":
+                data.append(len(a))
+                data.extend(a)
             else:
                 self._encode(f, a, data)
         table.row_ptr.append(len(data))
@@ -892,8 +900,25 @@ def lower(
     low = Lowering(filename)
     if reading is not None:
         reading.append(low)
+    collecting = gc.isenabled()
+    gc.disable()  # lowering makes no cycles, and each collection walked every object read so far
+    try:
+        _lower_items(low, items, filename)
+    finally:
+        if collecting:
+            gc.enable()
+    return low.finish()
+
+
+def _lower_items(low: Lowering, items: Iterable[ast.Item | ast.RawConstraint], filename: str) -> None:
+    raw, fast = ast.RawConstraint, low.fast_constraint
     for item in items:
         try:
+            if type(item) is raw:  # most of a big model: its own branch, no call to add()
+                low.line = item.line
+                if not fast(item.text):
+                    low.add_parsed(item)
+                continue
             low.add(item)
         except FznError as err:
             raise err.located(filename, item.line) from None
@@ -906,7 +931,6 @@ def lower(
             ) from None
         except RecursionError:
             raise nested_too_deeply(filename, item.line) from None
-    return low.finish()
 
 
 def load(path: str, reading: list | None = None) -> Model:

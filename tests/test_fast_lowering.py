@@ -13,12 +13,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_parser import _bench_fzn
 
 from fzn_gpu.bench.frontend import generate_mix
 from fzn_gpu.errors import FznError
 from fzn_gpu.lower import lower
 from fzn_gpu.parser import parse_items, parse_items_raw
+
+from test_parser import _bench_fzn
 
 
 def same(a, b) -> bool:
