@@ -34,97 +34,137 @@ def generate_mix(path: Path, megabytes: float, seed: int = 1) -> tuple[int, int]
     writes it (no spaces in arguments): decomposed resources and time-indexed schedules
     (int_lin_le_reif, int_le_reif, bool_clause, array_bool_and/or defining bools), sums
     (int_lin_le, half of them over shared parameter arrays), int_lin_ne, element over a literal
-    array, int_le, int_max, and an objective summing many variables. Seeded. Returns
+    array, int_le, int_max, and an objective summing many variables. Every constraint holds on
+    a planted assignment, so the model has a solution at any size. Seeded. Returns
     (variables, constraints)."""
     rng = random.Random(seed)
     target = int(megabytes * 1_000_000)
+    n_int = max(200, target // 400)
+    n_bool = n_int
+    ubs = [rng.choice((9, 63, 100, 1000)) for _ in range(n_int)]
+    val = [rng.randint(0, ub) for ub in ubs]  # the planted solution
+    with_value: dict[int, list[int]] = {}
+    for i, v in enumerate(val):
+        with_value.setdefault(v, []).append(i)
+    bval: list[bool] = []  # the defined bools' planted values, in order of definition
+    table = [rng.randint(0, 63) for _ in range(64)]
+    pool = []  # (name, coefficients) of the shared parameter arrays
+    head = ["predicate fzn_all_different_int(array [int] of var int: x);\n"]
+    head.append(f"array [1..64] of int: table = [{','.join(map(str, table))}];\n")
+    for i in range(200):
+        coeffs = [rng.choice((1, -1, 2, 3, -5, 7)) for _ in range(rng.randint(2, 4))]
+        pool.append((f"X_INTRODUCED_C{i}_", coeffs))
+        head.append(f"array [1..{len(coeffs)}] of int: {pool[-1][0]} = [{','.join(map(str, coeffs))}];\n")
+    for i in range(n_int):
+        head.append(f"var 0..{ubs[i]}: X_INTRODUCED_{i}_{':: output_var' if i < 10 else ''};\n")
+    for i in range(n_bool):
+        head.append(f"var bool: X_INTRODUCED_B{i}_:: var_is_introduced :: is_defined_var;\n")
+    head.append("var 0..1000000000: objective:: output_var:: is_defined_var;\n")
+    shown = min(n_int, 5000)
+    head.append(
+        f"array [1..{shown}] of var int: xs:: output_array([1..{shown}]) = "
+        f"[{','.join(f'X_INTRODUCED_{i}_' for i in range(shown))}];\n"
+    )
+
+    def x() -> int:
+        return rng.randrange(n_int)
+
+    def name(i: int) -> str:
+        return f"X_INTRODUCED_{i}_"
+
+    def bname(j: int) -> str:
+        return f"X_INTRODUCED_B{j}_"
+
+    def coefficients() -> tuple[str, list[int]]:
+        """A literal array, or the name of a parameter array (MiniZinc shares repeated ones)."""
+        if rng.random() < 0.5:
+            coeffs = [rng.choice((1, -1, 2, 3, -5, 7)) for _ in range(rng.randint(2, 4))]
+            return f"[{','.join(map(str, coeffs))}]", coeffs
+        return pool[rng.randrange(len(pool))]
+
+    def define(value: bool) -> str | None:
+        """The next bool to define, its planted value `value`; None once all are."""
+        if len(bval) >= n_bool:
+            return None
+        bval.append(value)
+        return bname(len(bval) - 1)
+
+    def some_bools(k: int) -> list[int]:
+        return [rng.randrange(len(bval)) for _ in range(k)] if bval else []
+
+    constraints = 0
     with open(path, "w") as out:
         written = 0
-        n_int = max(1000, target // 400)
-        n_bool = n_int
-        lines = ["predicate fzn_all_different_int(array [int] of var int: x);\n"]
-        lines.append(f"array [1..64] of int: table = [{','.join(str(rng.randint(-50, 50)) for _ in range(64))}];\n")
-        pool = []  # (name, coefficients) of the shared parameter arrays
-        for i in range(200):
-            coeffs = [rng.choice((1, -1, 2, 3, -5, 7)) for _ in range(rng.randint(2, 4))]
-            pool.append((f"X_INTRODUCED_C{i}_", coeffs))
-            lines.append(f"array [1..{len(coeffs)}] of int: {pool[-1][0]} = [{','.join(map(str, coeffs))}];\n")
-        for i in range(n_int):
-            ann = ":: output_var" if i < 10 else ""
-            lines.append(f"var 0..{rng.choice((9, 63, 100, 1000))}: X_INTRODUCED_{i}_{ann};\n")
-        for i in range(n_bool):
-            lines.append(f"var bool: X_INTRODUCED_B{i}_:: var_is_introduced :: is_defined_var;\n")
-        lines.append("var -1000000000..1000000000: objective:: output_var:: is_defined_var;\n")
-        for chunk in lines:
+        for chunk in head:
             out.write(chunk)
             written += len(chunk)
-        constraints = 0
-
-        def coefficients() -> tuple[str, list[int]]:
-            """A literal array, or the name of a parameter array (MiniZinc shares repeated ones)."""
-            if rng.random() < 0.5:
-                coeffs = [rng.choice((1, -1, 2, 3, -5, 7)) for _ in range(rng.randint(2, 4))]
-                return f"[{','.join(map(str, coeffs))}]", coeffs
-            return pool[rng.randrange(len(pool))]
-
-        def x() -> str:
-            return f"X_INTRODUCED_{rng.randrange(n_int)}_"
-
-        b_defined = 0
-
-        def defined_bool() -> str | None:
-            nonlocal b_defined
-            if b_defined >= n_bool:
-                return None
-            b_defined += 1
-            return f"X_INTRODUCED_B{b_defined - 1}_"
-
-        def b() -> str:
-            return f"X_INTRODUCED_B{rng.randrange(max(1, b_defined))}_"
-
         while written < target - 2000:
             r = rng.random()
             coeff_text, coeffs = coefficients()
-            if r < 0.22 and (d := defined_bool()):
-                k = len(coeffs)
-                line = (
-                    f"constraint int_lin_le_reif({coeff_text},"
-                    f"[{','.join(x() for _ in range(k))}],{rng.randint(0, 500)},{d}):: defines_var({d});\n"
-                )
-            elif r < 0.36 and (d := defined_bool()):
-                line = f"constraint int_le_reif({x()},{x()},{d}):: defines_var({d});\n"
-            elif r < 0.50:
-                pos = ",".join(b() for _ in range(rng.randint(1, 3)))
-                neg = ",".join(b() for _ in range(rng.randint(0, 2)))
-                line = f"constraint bool_clause([{pos}],[{neg}]);\n"
-            elif r < 0.58 and (d := defined_bool()):
-                name = rng.choice(("array_bool_and", "array_bool_or"))
-                line = (
-                    f"constraint {name}([{','.join(b() for _ in range(rng.randint(2, 4)))}],{d}):: defines_var({d});\n"
-                )
+            line = None
+            if r < 0.22:
+                xs = [x() for _ in coeffs]
+                rhs = rng.randint(0, 500)
+                d = define(sum(c * val[i] for c, i in zip(coeffs, xs)) <= rhs)
+                if d:
+                    line = (
+                        f"constraint int_lin_le_reif({coeff_text},[{','.join(map(name, xs))}],{rhs},{d})"
+                        f":: defines_var({d});\n"
+                    )
+            elif r < 0.36:
+                a, b = x(), x()
+                d = define(val[a] <= val[b])
+                if d:
+                    line = f"constraint int_le_reif({name(a)},{name(b)},{d}):: defines_var({d});\n"
+            elif r < 0.50 and bval:
+                pos, neg = some_bools(rng.randint(1, 3)), some_bools(rng.randint(0, 2))
+                if not any(bval[j] for j in pos) and all(bval[j] for j in neg):
+                    (pos if rng.random() < 0.5 else neg).append(rng.randrange(len(bval)))
+                    if not any(bval[j] for j in pos) and all(bval[j] for j in neg):
+                        true = [j for j in range(max(0, len(bval) - 50), len(bval)) if bval[j]]
+                        if not true:
+                            continue
+                        pos.append(rng.choice(true))
+                line = f"constraint bool_clause([{','.join(map(bname, pos))}],[{','.join(map(bname, neg))}]);\n"
+            elif r < 0.58 and bval:
+                conj = rng.random() < 0.5
+                bs = some_bools(rng.randint(2, 4))
+                d = define(all(bval[j] for j in bs) if conj else any(bval[j] for j in bs))
+                if d:
+                    op = "array_bool_and" if conj else "array_bool_or"
+                    line = f"constraint {op}([{','.join(map(bname, bs))}],{d}):: defines_var({d});\n"
             elif r < 0.74:
-                k = len(coeffs)
-                rhs = sum(abs(c) for c in coeffs) * 1000
-                line = f"constraint int_lin_le({coeff_text},[{','.join(x() for _ in range(k))}],{rhs});\n"
+                xs = [x() for _ in coeffs]
+                rhs = sum(c * val[i] for c, i in zip(coeffs, xs)) + rng.randint(0, 50)
+                line = f"constraint int_lin_le({coeff_text},[{','.join(map(name, xs))}],{rhs});\n"
             elif r < 0.82:
-                line = f"constraint int_lin_ne([1,-1],[{x()},{x()}],{rng.randint(-3, 3)});\n"
+                a, b = x(), x()
+                c = rng.choice([k for k in range(-3, 4) if k != val[a] - val[b]])
+                line = f"constraint int_lin_ne([1,-1],[{name(a)},{name(b)}],{c});\n"
             elif r < 0.90:
-                line = f"constraint array_int_element({x()},table,{x()});\n"
+                indices = with_value.get(rng.randint(1, 9))
+                index = rng.choice(indices) if indices else -1
+                results = with_value.get(table[val[index] - 1]) if index >= 0 else None
+                if results:
+                    line = f"constraint array_int_element({name(index)},table,{name(rng.choice(results))});\n"
             elif r < 0.95:
-                line = f"constraint int_le({x()},{x()});\n"
+                a, b = x(), x()
+                if val[a] > val[b]:
+                    a, b = b, a
+                line = f"constraint int_le({name(a)},{name(b)});\n"
             else:
-                line = f"constraint int_max({x()},{x()},{x()});\n"
-            out.write(line)
-            written += len(line)
-            constraints += 1
-        terms = [f"X_INTRODUCED_{i}_" for i in range(min(n_int, 1000))]
+                a, b = x(), x()
+                results = with_value.get(max(val[a], val[b]))
+                if results:
+                    line = f"constraint int_max({name(a)},{name(b)},{name(rng.choice(results))});\n"
+            if line:
+                out.write(line)
+                written += len(line)
+                constraints += 1
+        terms = [name(i) for i in range(min(n_int, 1000))]
         out.write(
             f"constraint int_lin_eq([{','.join(['1'] * len(terms))},-1],[{','.join(terms)},objective],0)"
             ":: defines_var(objective);\n"
-        )
-        out.write(
-            f"array [1..{min(n_int, 5000)}] of var int: xs :: output_array([1..{min(n_int, 5000)}]) = "
-            f"[{','.join(f'X_INTRODUCED_{i}_' for i in range(min(n_int, 5000)))}];\n"
         )
         out.write("solve minimize objective;\n")
     return n_int + n_bool + 1, constraints + 1

@@ -29,6 +29,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from ..arrays import unique_first
 from ..device import Device
 from ..errors import FznError
 from ..model import LNS_STRATEGIES, LnsSpec, Model, VarKind
@@ -130,15 +131,21 @@ def lns_variables(model: Model, dm: DeviceModel, free_search: bool) -> np.ndarra
     model declared itself (not MiniZinc's X_INTRODUCED_ ones, which fixing breaks: a QAP's
     element indices); else every searched non-Aux variable."""
     V = model.vars
+    searched = np.asarray(dm.sg_var, dtype=np.int64)
+    _, first = unique_first(searched)
+    branched = searched[np.sort(first)]  # each once, in the search plan's order
     # set variables take no x = v: a neighbourhood fixes the int and bool ones, sets follow
-    branched = [v for v in dict.fromkeys(dm.sg_var.tolist()) if not V.is_aux[v] and V.kind[v] != VarKind.SET]
+    branched = branched[~V.is_aux[branched].astype(bool) & (V.kind[branched] != VarKind.SET)]
     if not free_search:
-        annotated = {v for step in model.solve.search for v in step.vars}
-        chosen = [v for v in branched if v in annotated]
-        if chosen:
-            return np.array(chosen, dtype=np.int32)
-    declared = [v for v in branched if not V.names[v].startswith("X_INTRODUCED_")]
-    return np.array(declared or branched, dtype=np.int32)
+        annotated = np.fromiter((v for step in model.solve.search for v in step.vars), dtype=np.int64)
+        chosen = branched[np.isin(branched, annotated)]
+        if len(chosen):
+            return chosen.astype(np.int32)
+    names = V.names
+    declared = branched[
+        np.fromiter((not names[v].startswith("X_INTRODUCED_") for v in branched.tolist()), bool, len(branched))
+    ]
+    return (declared if len(declared) else branched).astype(np.int32)
 
 
 class LnsSearch:

@@ -20,6 +20,7 @@ import math
 
 import numpy as np
 
+from ..arrays import unique, unique_first
 from ..model import Model
 from .pack import table_vars
 
@@ -74,8 +75,9 @@ class RelatedVariables:
             base += len(table)
         if not cons:
             return None
-        occ = np.unique(np.stack([np.concatenate(cons), np.concatenate(vs)], axis=1), axis=0)
-        c, v = occ[:, 0], occ[:, 1]
+        nv = max(len(model.vars), 1)
+        occ = unique(np.concatenate(cons) * nv + np.concatenate(vs))  # (constraint, variable), sorted
+        c, v = occ // nv, occ % nv
         arity = np.bincount(c, minlength=base)
         small = arity[c] <= cap
         c, v = c[small], v[small]
@@ -89,7 +91,7 @@ class RelatedVariables:
         p2, q2 = _pairs_by_key(fa_a, fa_p, fa_a, fa_p)
         p, q = np.concatenate([p1, p2]), np.concatenate([q1, q2])
         differ = p != q
-        edges = np.unique(p[differ] * n + q[differ])
+        edges = unique(p[differ] * n + q[differ])
         if len(edges) == 0 or len(edges) > 0.5 * n * (n - 1):
             return None
         src = edges // n
@@ -130,7 +132,7 @@ class RelatedVariables:
                 fresh = ~inside[owner, cand]
                 owner, cand = owner[fresh], cand[fresh]
                 order = rng.permutation(len(owner))
-                first_rows, first = np.unique(owner[order], return_index=True)
+                first_rows, first = unique_first(owner[order])
                 pick[first_rows] = cand[order][first]
             while (open_ := pick < 0).any():  # none outside: at random, among those not inside
                 r = rows[open_]

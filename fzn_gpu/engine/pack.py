@@ -11,6 +11,7 @@ from typing import cast
 
 import numpy as np
 
+from ..arrays import unique_pairs
 from ..codegen import (
     FLOAT_VAL_BASE,
     FLOAT_VAL_SETTLE,
@@ -121,12 +122,50 @@ def table_vars(table: ConstraintTable) -> tuple[np.ndarray, np.ndarray]:
         mat = table.data.reshape(n, len(kind.signature))
         cols = [i for i, f in enumerate(kind.signature) if f == "var"]
         return np.repeat(np.arange(n, dtype=np.int64), len(cols)), mat[:, cols].reshape(-1).astype(np.int64)
-    rows, vs = [], []
-    for r in range(n):
-        pos = _var_positions(kind, table.row(r))
-        rows.extend([r] * len(pos))
-        vs.extend(pos)
-    return np.asarray(rows, dtype=np.int64), np.asarray(vs, dtype=np.int64)
+    if "set[]" in kind.signature:  # nested lengths: row by row
+        rows, vs = [], []
+        for r in range(n):
+            pos = _var_positions(kind, table.row(r))
+            rows.extend([r] * len(pos))
+            vs.extend(pos)
+        return np.asarray(rows, dtype=np.int64), np.asarray(vs, dtype=np.int64)
+    return _ragged_table_vars(table)
+
+
+def _ragged_table_vars(table: ConstraintTable) -> tuple[np.ndarray, np.ndarray]:
+    """table_vars of a kind whose rows differ in length, every row at once: a cursor per row
+    walks the signature's fields (a big model's int_lin_* and bool_clause tables hold a million
+    rows: row by row took seconds). The occurrences come in the row-by-row order, each row's in
+    its fields' order."""
+    n, data = len(table), table.data
+    cur = table.row_ptr[:-1].astype(np.int64).copy()
+    row_ids = np.arange(n, dtype=np.int64)
+    rows_parts, vars_parts = [], []
+    for f in table.kind.signature:
+        if f == "var":
+            rows_parts.append(row_ids)
+            vars_parts.append(data[cur])
+            cur += 1
+        elif f == "var[]":
+            lens = data[cur].astype(np.int64)
+            total = int(lens.sum())
+            starts = np.repeat(cur + 1 - np.cumsum(lens) + lens, lens)  # each element's row start, less its rank
+            rows_parts.append(np.repeat(row_ids, lens))
+            vars_parts.append(data[starts + np.arange(total, dtype=np.int64)])
+            cur += 1 + lens
+        elif f in ("int", "float"):
+            cur += 1
+        elif f in ("int[]", "float[]"):
+            cur += 1 + data[cur]
+        elif f == "set":
+            cur += 1 + 2 * data[cur]
+        else:  # pragma: no cover - registry and this walk are written together
+            raise AssertionError(f)
+    if not rows_parts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    rows, vs = np.concatenate(rows_parts), np.concatenate(vars_parts).astype(np.int64)
+    order = np.argsort(rows, kind="stable")
+    return rows[order], vs[order]
 
 
 def check_supported(model: Model) -> None:
@@ -292,7 +331,7 @@ def pack(model: Model, opts: SolveOptions) -> DeviceModel:
     else:
         wc = wv = np.zeros(0, np.int64)
     keep = ~is_const[wv] if len(wv) else np.zeros(0, bool)
-    pairs = np.unique(np.stack([wv[keep], wc[keep]], axis=1), axis=0) if keep.any() else np.zeros((0, 2), np.int64)
+    pairs = unique_pairs(wv[keep], wc[keep])
     deg = np.bincount(pairs[:, 0], minlength=nv).astype(np.int32) if len(pairs) else np.zeros(nv, np.int32)
     wptr = np.concatenate([[0], np.cumsum(deg)]).astype(np.int32)
     wlist = watch_entries(pairs[:, 1], ckind, cd, coff, bm_nw)

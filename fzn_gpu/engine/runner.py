@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..arrays import unique
 from ..device import (
     BUILD_LOGS,
     Device,
@@ -152,7 +153,7 @@ def inlining_pays(dm: DeviceModel) -> bool:
     cost), and none faster where long rows walked by the whole group fill the passes
     (knapsack, TSP: docs/BENCHMARKS.md, inlined specialised kernels). So: few kinds, no long
     rows."""
-    kinds = np.unique(dm.ckind[: dm.nc])
+    kinds = unique(dm.ckind[: dm.nc])
     return len(kinds) <= INLINE_MAX_KINDS and not bool((dm.cparts[: dm.nc] < 0).any())
 
 
@@ -371,7 +372,7 @@ class Runner:
         self.store_global = self.group and (
             self._group_local_bytes(with_store=True) > device.local_mem or _env_flag("FZN_GPU_STORE_GLOBAL", False)
         )
-        kinds = frozenset(int(k) for k in np.unique(dm.ckind)) if t.specialise else None
+        kinds = frozenset(int(k) for k in unique(dm.ckind)) if t.specialise else None
         options = t.build_options(device, self.store_global, self.floats, self.narrow)
         inlined = None
         if t.inline_specialised and kinds is not None and inlining_pays(dm):

@@ -35,6 +35,7 @@ from typing import cast
 
 import numpy as np
 
+from ..arrays import unique
 from ..bucket import evaluate
 from ..bucket.evaluate import IntSetArg
 from ..local_abi import SWAP_ALLDIFF, SWAP_DOMAIN, SWAP_TERMS_MAX, Arith, Group, H, Inv, Rel, Soft, SwapTerm
@@ -1004,10 +1005,10 @@ def _sums_fit_32(
         return False
     counts: np.ndarray = np.diff(np.asarray(off, dtype=np.int64)).astype(np.int64)
     owner = np.repeat(np.arange(len(counts)), counts)
-    if len(np.unique(owner * (int(rows[:, SwapTerm.C].max()) + 1) + rows[:, SwapTerm.C])) < len(rows):
+    if len(unique(owner * (int(rows[:, SwapTerm.C].max()) + 1) + rows[:, SwapTerm.C])) < len(rows):
         return False
     widest = 0
-    for c in np.unique(rows[rows[:, SwapTerm.KIND] != SWAP_ALLDIFF, SwapTerm.C]).tolist():
+    for c in unique(rows[rows[:, SwapTerm.KIND] != SWAP_ALLDIFF, SwapTerm.C]).tolist():
         s = softs[c]
         n = s.row[1]
         widest = max(widest, weights[c] * sum_bound(s.coefs, unwide(s.row[2 + 2 * n], s.row[3 + 2 * n]), lo, hi))

@@ -20,6 +20,7 @@ from typing import Protocol
 
 import numpy as np
 
+from ..arrays import unique
 from .linear import LE, LinearSystem
 
 RUIZ_ROUNDS = 10
@@ -96,7 +97,7 @@ def solve_dual(
     device (fzn_gpu.device.Device) to run the iterations on (pdhg_cl.py), else numpy here."""
     start = time.monotonic()
     m = system.n_rows
-    used = np.unique(system.col)
+    used = unique(system.col)
     local = np.searchsorted(used, system.col)
     n = len(used)
     rows, val = system.row, system.val.astype(float)
