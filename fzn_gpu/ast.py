@@ -172,6 +172,14 @@ class RawConstraint:
         return item_at("\n" + self.text, filename, 0, len(self.text) + 1, self.line - 1, 0)
 
 
+class RawVar(RawConstraint):
+    """A plain variable's declaration alone on its line, as its text (`var 0..9:
+    X_INTRODUCED_3_:: output_var;`), for lowering to read (lower.Lowering.fast_var); `parse()`
+    reads any other as every item is read."""
+
+    __slots__ = ()
+
+
 @dataclass
 class SolveItem:
     kind: str  # satisfy, minimize, maximize

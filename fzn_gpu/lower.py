@@ -97,6 +97,7 @@ class Lowering:
         self.scope_kind: dict[str, VarKind] = {}
         self.const_vars: dict[tuple, int] = {}
         self.tables: dict[str, _TableBuilder] = {}
+        self._domains: dict[tuple[str, str], IntSet] = {}  # fast_var's LO..HI, one IntSet each
         self._fast_plans: dict[tuple, tuple] = {}  # (name, argument shapes) -> (kind or None, linear)
         self.outputs: list[OutputItem] = []
         self.solve: Solve | None = None
@@ -311,6 +312,9 @@ class Lowering:
         if type(item) is ast.RawConstraint:
             if not self.fast_constraint(item.text):
                 self.add_parsed(item)
+        elif type(item) is ast.RawVar:
+            if not self.fast_var(item.text):
+                self.add_parsed(item)
         elif isinstance(item, ast.Decl):
             self._decl(item)
         elif isinstance(item, ast.ConstraintItem):
@@ -515,6 +519,33 @@ class Lowering:
                 defines = ref.idx
                 self.defined_by[ref.idx] = 1
         table.defines.append(defines)
+
+    def fast_var(self, text: str) -> bool:
+        """Declare `var bool|int|LO..HI: NAME ANNS` (no ';') straight from its text, as _decl
+        would its parsed item, and return True; or change nothing and return False (see
+        fast_constraint). Taken: annotations without arguments."""
+        m = _FAST_VAR.fullmatch(text)
+        if m is None:
+            return False
+        base, lo, hi, name, ann_text = m.groups()
+        if name in self.scope or name in _KEYWORDS:
+            return False
+        anns = _FAST_ANN_NAME.findall(ann_text) if ann_text else ()
+        if not _KEYWORDS.isdisjoint(anns):
+            return False
+        if base == "bool":
+            kind, domain = VarKind.BOOL, None
+        else:
+            kind = VarKind.INT
+            domain = None if base else self._domains.get((lo, hi))
+            if domain is None and not base:
+                domain = self._domains[(lo, hi)] = IntSet.range(int(lo), int(hi))
+        idx = self._new_var(name, kind, domain, "is_defined_var" in anns)
+        self.scope[name] = VarRef(idx)
+        self.scope_kind[name] = kind
+        if "output_var" in anns:
+            self.outputs.append(OutputItem(name, kind, None, [("var", idx)]))
+        return True
 
     def fast_constraint(self, text: str) -> bool:
         """Lower `constraint NAME(ARGS) ANNS` (no ';') straight from its text, as _constraint
@@ -790,6 +821,10 @@ _FAST_ITEM = re.compile(
     rf"((?:\s*::\s*{_FAST_NAME}(?:\s*\(\s*{_FAST_NAME}\s*\))?)*)\s*"
 )
 _FAST_ARG = re.compile(_FAST_PART)
+_FAST_VAR = re.compile(
+    rf"var\s+(?:(bool|int)|(-?[0-9]{{1,18}})\s*\.\.\s*(-?[0-9]{{1,18}}))\s*:\s*({_FAST_NAME})((?:\s*::\s*{_FAST_NAME})*)\s*"
+)
+_FAST_ANN_NAME = re.compile(rf"::\s*({_FAST_NAME})")
 _FAST_ANN = re.compile(rf"::\s*({_FAST_NAME})(?:\s*\(\s*({_FAST_NAME})\s*\))?")
 _FAST_INT = re.compile(r"-?[0-9]{1,18}")
 _FAST_INTS = re.compile(r"-?[0-9]{1,18}(?:,-?[0-9]{1,18})*")
@@ -911,12 +946,12 @@ def lower(
 
 
 def _lower_items(low: Lowering, items: Iterable[ast.Item | ast.RawConstraint], filename: str) -> None:
-    raw, fast = ast.RawConstraint, low.fast_constraint
+    raw, fast, raw_var, fast_var = ast.RawConstraint, low.fast_constraint, ast.RawVar, low.fast_var
     for item in items:
         try:
-            if type(item) is raw:  # most of a big model: its own branch, no call to add()
+            if isinstance(item, raw):  # most of a big model: its own branch, no call to add()
                 low.line = item.line
-                if not fast(item.text):
+                if not (fast(item.text) if type(item) is raw else fast_var(item.text)):
                     low.add_parsed(item)
                 continue
             low.add(item)

@@ -282,7 +282,8 @@ def parse_items(text: str, filename: str = "<string>") -> Iterator[ast.Item]:
 
 def parse_items_raw(text: str, filename: str = "<string>") -> Iterator[ast.Item | ast.RawConstraint]:
     """parse_items, but a constraint alone on its line comes as an ast.RawConstraint (its
-    text), for lowering to read (lower.Lowering.fast_constraint)."""
+    text), and a variable's declaration as an ast.RawVar, for lowering to read
+    (lower.Lowering.fast_constraint, fast_var)."""
     return _items(text, filename, raw=True)
 
 
@@ -291,12 +292,12 @@ def _items(text: str, filename: str, raw: bool) -> Iterator[ast.Item | ast.RawCo
     pos = 0  # where the search for the item's ';' goes on (past strings and comments)
     types: dict = {}  # quick_var_at's shared variable types
     while True:
-        if raw and text.startswith("\nconstraint ", start):  # alone on its line, as MiniZinc writes
-            semi = text.find(";", start)
+        if raw and (text.startswith("\nconstraint ", start) or text.startswith("\nvar ", start)):
+            semi = text.find(";", start)  # an item alone on its line, as MiniZinc writes them
             body = text[start + 1 : semi]
             if semi >= 0 and "\n" not in body and '"' not in body and "%" not in body:
                 line += 1
-                yield ast.RawConstraint(body, line)
+                yield ast.RawConstraint(body, line) if body[0] == "c" else ast.RawVar(body, line)
                 line_start = start + 1
                 start = pos = semi + 1
                 continue

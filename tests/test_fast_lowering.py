@@ -1,7 +1,7 @@
-"""Constraints lowered straight from their text (Lowering.fast_constraint, what `load` does)
-give the model that parsing each item and lowering it gives, exactly: the same tables (rows,
-lines, defined variables), the same variables (constants created in the same order), and on
-a faulty item the same error, file, line and column. Checked on MiniZinc-style generated
+"""Constraints and variables lowered straight from their text (Lowering.fast_constraint and
+fast_var, what `load` does) give the model that parsing each item and lowering it gives,
+exactly: the same tables (rows, lines, defined variables), the same variables (constants
+created in the same order), and on a faulty item the same error, file, line and column. Checked on MiniZinc-style generated
 models, on every edge of the shape the fast reading takes or leaves, on random mutations of
 those, and on the benchmark suite's FlatZinc."""
 
@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from fzn_gpu import ast
 from fzn_gpu.bench.frontend import generate_mix
 from fzn_gpu.errors import FznError
-from fzn_gpu.lower import lower
+from fzn_gpu.lower import Lowering, lower
 from fzn_gpu.parser import parse_items, parse_items_raw
 
 from test_parser import _bench_fzn
@@ -133,6 +135,44 @@ EDGES = [
 ]
 
 
+VAR_EDGES = [
+    "var 1..9: v;",
+    "var 1..9: v:: output_var;",
+    "var 1..9: v :: output_var :: is_defined_var;",
+    "var bool: v:: var_is_introduced:: is_defined_var;",
+    "var bool: v:: output_var;",
+    "var int: v;",
+    "var -3..-1: v;",
+    "var 5..1: v;",  # empty
+    "var 0..0: v;",
+    "var -0..007: v;",
+    "var 1..999999999999999999: v;",
+    "var 1..99999999999999999999: v;",  # beyond 64 bits
+    "var 1..4611686018427387904: v;",
+    "var 1..9: x;",  # declared twice
+    "var {1,3,5}: v;",
+    "var 1..9: v = 3;",
+    "var 1..9: v = x;",
+    "var float: v;",
+    "var 0.0..1.0: v;",
+    "var set of 1..3: v;",
+    "var 1..9: var;",
+    "var 1..9: v:: var;",
+    "var 1..9: v:: output_array([1..1]);",
+    "var 1..9: v:: mzn_path(x);",
+    "var 1..9: v::;",
+    "var 1..9 v;",
+    "var 1 .. 9 : v ;",
+    "var bool: true;",
+    "var 1..9: v",
+]
+
+
+@pytest.mark.parametrize("item", VAR_EDGES)
+def test_every_declaration_edge_lowers_as_its_parsed_item(item):
+    assert_same_lowering(f"{HEAD}{item}\nconstraint int_le(x,y);\nsolve minimize z;\n")
+
+
 @pytest.mark.parametrize("item", EDGES)
 def test_every_edge_lowers_as_its_parsed_item(item):
     assert_same_lowering(f"{HEAD}{item}\nconstraint int_le(x,y);\nsolve minimize z;\n")
@@ -144,7 +184,7 @@ def test_mutated_items_lower_as_their_parsed_items():
     rng = random.Random(20261129)
     alphabet = "[](),:;xyz0123456789-. \n"
     for _ in range(1500):
-        item = rng.choice(EDGES)
+        item = rng.choice(EDGES + VAR_EDGES)
         i = rng.randrange(len(item))
         move = rng.randrange(3)
         if move == 0:
@@ -172,22 +212,21 @@ def test_the_bench_suites_flatzinc_lowers_alike():
 
 
 def test_most_of_a_minizinc_style_model_takes_the_fast_reading(tmp_path):
-    """Not a speed test: that the generated model's constraints are read from their text (a
-    change that sent them all back to the parser would pass every test above)."""
-    from fzn_gpu import ast
-    from fzn_gpu.lower import Lowering
-
+    """Not a speed test: that the generated model's constraints and variables are read from
+    their text (a change that sent them all back to the parser would pass every test above)."""
     path = tmp_path / "m.fzn"
     generate_mix(path, 0.2, 1)
     low = Lowering("m.fzn")
-    taken = left = 0
+    taken: Counter[str] = Counter()
+    left = 0
     for item in parse_items_raw(path.read_text(), "m.fzn"):
-        if type(item) is ast.RawConstraint:
+        if type(item) in (ast.RawConstraint, ast.RawVar):
             low.line = item.line
-            if low.fast_constraint(item.text):
-                taken += 1
+            fast = low.fast_constraint if type(item) is ast.RawConstraint else low.fast_var
+            if fast(item.text):
+                taken[type(item).__name__] += 1
                 continue
             left += 1
             item = item.parse("m.fzn")
         low.add(item)
-    assert taken > 500 and left == 0, (taken, left)
+    assert taken["RawConstraint"] > 500 and taken["RawVar"] > 500 and left == 0, (taken, left)
