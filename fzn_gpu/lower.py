@@ -946,7 +946,7 @@ def lower(
 
 
 def _lower_items(low: Lowering, items: Iterable[ast.Item | ast.RawConstraint], filename: str) -> None:
-    raw, fast, raw_var, fast_var = ast.RawConstraint, low.fast_constraint, ast.RawVar, low.fast_var
+    raw, fast, fast_var = ast.RawConstraint, low.fast_constraint, low.fast_var
     for item in items:
         try:
             if isinstance(item, raw):  # most of a big model: its own branch, no call to add()
