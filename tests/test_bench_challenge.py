@@ -1,0 +1,90 @@
+"""The MiniZinc Challenge benchmark's selection and scoring (fzn_gpu/bench/challenge.py), on a
+made-up repository layout and made-up runs: one instance set per problem name, the latest
+year; the challenge's pairwise scoring; contradicting answers flagged."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fzn_gpu.bench.challenge import Run, better, contradictions, report, score, select
+
+
+def touch(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("")
+
+
+def test_one_problem_once_its_latest_year_instances_spread_over_its_data(tmp_path):
+    for y in (2010, 2015):
+        touch(tmp_path / str(y) / "costas_array" / "costas.mzn")
+        for k in range(6):
+            touch(tmp_path / str(y) / "costas_array" / f"{k}.dzn")
+    touch(tmp_path / "2011" / "costas-array" / "c.mzn")  # the same problem, spelt otherwise, earlier
+    touch(tmp_path / "2012" / "solo" / "a.mzn")  # models without data: each an instance
+    touch(tmp_path / "2012" / "solo" / "b.mzn")
+    touch(tmp_path / "2012" / "ambiguous" / "x.mzn")  # two models and data: which takes which?
+    touch(tmp_path / "2012" / "ambiguous" / "y.mzn")
+    touch(tmp_path / "2012" / "ambiguous" / "d.dzn")
+    touch(tmp_path / "2020" / "later" / "m.mzn")  # outside the years
+    got = select(tmp_path, range(2008, 2020), per_problem=2)
+    assert [(i.year, i.name) for i in got] == [
+        (2015, "costas_array/1"),
+        (2015, "costas_array/4"),
+        (2012, "solo/a"),
+        (2012, "solo/b"),
+    ]
+
+
+def run(solver, status, objective=None, seconds=1.0, solutions=0):
+    return Run(solver, status, objective, seconds, solutions)
+
+
+@pytest.mark.parametrize(
+    "a, b, sense, want",
+    [
+        (run("a", "OPTIMAL_SOLUTION", 5, 9.0, 1), run("b", "SATISFIED", 5, 1.0, 1), "min", 1.0),  # proof first
+        (run("a", "SATISFIED", 4, 9.0, 1), run("b", "SATISFIED", 5, 1.0, 1), "min", 1.0),  # then the objective
+        (run("a", "SATISFIED", 4, 9.0, 1), run("b", "SATISFIED", 5, 1.0, 1), "max", 0.0),
+        (run("a", "SATISFIED", 5, 3.0, 1), run("b", "SATISFIED", 5, 1.0, 1), "min", 0.25),  # then time
+        (run("a", "UNKNOWN"), run("b", "SATISFIED", None, 1.0, 1), "sat", 0.0),
+        (run("a", "UNKNOWN"), run("b", "ERROR"), "sat", 0.5),
+        (run("a", "UNSATISFIABLE", None, 2.0), run("b", "UNSATISFIABLE", None, 2.0), "sat", 0.5),
+    ],
+)
+def test_the_challenge_scoring(a, b, sense, want):
+    assert score(a, b, sense) == pytest.approx(want)
+    assert score(b, a, sense) == pytest.approx(1 - want) or not (a.solved or b.solved)
+    assert better(a, b, sense) == -better(b, a, sense)
+
+
+def test_answers_that_contradict_each_other_are_flagged():
+    assert contradictions([run("a", "UNSATISFIABLE"), run("b", "SATISFIED", None, 1, 1)], "sat") == ["a"]
+    assert contradictions([run("a", "OPTIMAL_SOLUTION", 10, 1, 1), run("b", "SATISFIED", 9, 1, 1)], "min") == ["a"]
+    assert contradictions([run("a", "OPTIMAL_SOLUTION", 10, 1, 1), run("b", "OPTIMAL_SOLUTION", 12, 1, 1)], "max") == [
+        "a"
+    ]
+    assert contradictions([run("a", "OPTIMAL_SOLUTION", 10, 1, 1), run("b", "SATISFIED", 11, 1, 1)], "min") == []
+
+
+def test_the_report_sums_the_scores_and_names_what_was_contradicted():
+    from dataclasses import asdict
+
+    results = [
+        {
+            "instance": "p/1",
+            "method": "min",
+            "runs": [asdict(run("a", "SATISFIED", 3, 1, 1)), asdict(run("b", "SATISFIED", 4, 1, 1))],
+            "wrong": [],
+        },
+        {
+            "instance": "p/2",
+            "method": "sat",
+            "runs": [asdict(run("a", "UNSATISFIABLE")), asdict(run("b", "SATISFIED", None, 1, 1))],
+            "wrong": ["a"],
+        },
+    ]
+    text = report(results, ["a", "b"], 20)
+    assert "Score a 1.0, b 1.0; better on 1 and 1 instances." in text
+    assert "Contradicted answers: p/2: a." in text
