@@ -5,7 +5,7 @@ challenge scores a pair of solvers, written as raw JSON and a markdown table by 
 
     git clone https://github.com/MiniZinc/mzn-challenge REPO   (or a copy carried there)
     python -m fzn_gpu.bench.challenge --repo REPO --out DIR [--limit 20] [--per-problem 1]
-        [--solvers gpu-fzn,gecode] [--only N] [--years 2008-2019]
+        [--solvers "gpu-fzn,gecode -G std"] [--problems N] [--only N] [--years 2008-2019]
 
 Selection: one problem name once (its latest year from the range; `_` and `-` alike), with
 --problems N, N of them spread evenly over the sorted names, and per problem the
@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -97,9 +98,13 @@ def select(repo: Path, years: range, per_problem: int) -> list[Instance]:
     return sorted(picked, key=lambda i: (i.problem, i.name))
 
 
-def method(inst: Instance) -> str:
-    """sat, min or max, as MiniZinc reads the model."""
-    cmd = ["minizinc", "--model-interface-only", inst.model] + ([inst.data] if inst.data else [])
+def method(inst: Instance, solver: str) -> str:
+    """sat, min or max, as MiniZinc reads the model with `solver`'s library (another's may
+    not compile it)."""
+    name, *flags = shlex.split(solver)
+    cmd = ["minizinc", "--solver", name, *flags, "--model-interface-only", inst.model] + (
+        [inst.data] if inst.data else []
+    )
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout
         return str(json.loads(out).get("method", "sat"))
@@ -108,10 +113,12 @@ def method(inst: Instance) -> str:
 
 
 def solve(inst: Instance, solver: str, limit_s: float, check: bool) -> Run:
-    """One run through MiniZinc, its JSON stream read for status, objective and statistics."""
-    cmd = ["minizinc", "--solver", solver, "--time-limit", str(int(limit_s * 1000)), "-s", "--json-stream"]
+    """One run through MiniZinc, its JSON stream read for status, objective and statistics.
+    `solver`: a solver's id, then any flags of MiniZinc's for it (`gecode -G std`)."""
+    name, *flags = shlex.split(solver)
+    cmd = ["minizinc", "--solver", name, *flags, "--time-limit", str(int(limit_s * 1000)), "-s", "--json-stream"]
     cmd += ["--output-objective", "--output-mode", "json"]
-    if check and solver == "gpu-fzn":
+    if check and name == "gpu-fzn":
         cmd += ["--fzn-flags", "--check"]
     cmd += [inst.model] + ([inst.data] if inst.data else [])
     t0 = time.monotonic()
@@ -242,7 +249,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True, help="folder for results.json and report.md")
     ap.add_argument("--limit", type=float, default=20.0, help="seconds a run (MiniZinc's --time-limit)")
     ap.add_argument("--per-problem", type=int, default=1)
-    ap.add_argument("--solvers", default="gpu-fzn,gecode")
+    ap.add_argument(
+        "--solvers",
+        default="gpu-fzn,gecode -G std",
+        help="comma-separated, each a solver's id and MiniZinc flags for it (Debian's Gecode 6.2 library does not "
+        "compile many challenge models through MiniZinc 2.6: its inverse; -G std gives it the standard library's)",
+    )
     ap.add_argument("--years", default="2008-2019", help="FIRST-LAST")
     ap.add_argument("--problems", type=int, default=0, help="N problems spread evenly over the selection's")
     ap.add_argument("--only", type=int, default=0, help="the first N instances of the selection")
@@ -266,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     results = []
     for k, inst in enumerate(instances, 1):
-        sense = method(inst)
+        sense = method(inst, solvers[0])
         runs = [solve(inst, s, args.limit, not args.no_check) for s in solvers]
         wrong = contradictions(runs, sense)
         results.append(
