@@ -49,7 +49,7 @@ def run(solver, status, objective=None, seconds=1.0, solutions=0):
         (run("a", "SATISFIED", 4, 9.0, 1), run("b", "SATISFIED", 5, 1.0, 1), "max", 0.0),
         (run("a", "SATISFIED", 5, 3.0, 1), run("b", "SATISFIED", 5, 1.0, 1), "min", 0.25),  # then time
         (run("a", "UNKNOWN"), run("b", "SATISFIED", None, 1.0, 1), "sat", 0.0),
-        (run("a", "UNKNOWN"), run("b", "ERROR"), "sat", 0.5),
+        (run("a", "UNKNOWN"), run("b", "ERROR"), "sat", 0.0),  # neither solved it
         (run("a", "UNSATISFIABLE", None, 2.0), run("b", "UNSATISFIABLE", None, 2.0), "sat", 0.5),
     ],
 )

@@ -16,7 +16,7 @@ instance). A problem whose folder holds several models and data files is left ou
 Scoring, per instance and pair of solvers, as the challenge's "complete" scoring: a solver
 that proved (optimality, unsatisfiability) beats one that did not; a solution beats none; a
 better objective beats a worse one; otherwise the pair shares the point by time (the
-faster takes t_other / (t_a + t_b)). Answers that contradict each other (UNSATISFIABLE
+faster takes t_other / (t_a + t_b)), and where neither solved it neither scores. Answers that contradict each other (UNSATISFIABLE
 against a solution, two different proven optima, a solution better than the other's proven
 optimum) are flagged WRONG for the solver whose claim is refuted, both where it cannot be
 told. fzn-gpu runs with --check (its checker rejects a solution that breaks a constraint)."""
@@ -170,7 +170,7 @@ def score(a: Run, b: Run, sense: str) -> float:
     if won:
         return 1.0 if won > 0 else 0.0
     if not a.solved:
-        return 0.5 if not b.solved else 0.0
+        return 0.0  # neither solved it: no point for either
     total = a.seconds + b.seconds
     return b.seconds / total if total > 0 else 0.5
 
