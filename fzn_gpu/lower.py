@@ -35,6 +35,7 @@ from .model import (
     Variables,
     VarKind,
 )
+from .quickparse import KEYWORDS, NAME
 from .registry import ConstraintKind, kinds_named
 
 _BASE_KIND = {"bool": VarKind.BOOL, "int": VarKind.INT, "float": VarKind.FLOAT, "set": VarKind.SET}
@@ -528,10 +529,10 @@ class Lowering:
         if m is None:
             return False
         base, lo, hi, name, ann_text = m.groups()
-        if name in self.scope or name in _KEYWORDS:
+        if name in self.scope or name in KEYWORDS:
             return False
         anns = _FAST_ANN_NAME.findall(ann_text) if ann_text else ()
-        if not _KEYWORDS.isdisjoint(anns):
+        if not KEYWORDS.isdisjoint(anns):
             return False
         if base == "bool":
             kind, domain = VarKind.BOOL, None
@@ -601,7 +602,7 @@ class Lowering:
                     if not ann_arg:
                         break  # defines_var without an argument: as _constraint reads it, none
                     ref = scope.get(ann_arg)
-                    if ref is None or ann_arg in _KEYWORDS or ann_arg in ("true", "false"):
+                    if ref is None or ann_arg in KEYWORDS:
                         return False
                     if isinstance(ref, VarRef):
                         defines = ref.idx
@@ -814,7 +815,7 @@ _EMPTY_CLAUSE = next(k for k in kinds_named("bool_clause") if len(k.signature) =
 
 # Lowering.fast_constraint's reading of the plain shape of a constraint item: a predicate's
 # name, arguments without white space (ints, names, name[i], flat arrays), then annotations
-_FAST_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_FAST_NAME = NAME
 _FAST_PART = rf"\[[^\[\]\s]*\]|{_FAST_NAME}\[[0-9]+\]|[^,\[\]\s()]+"
 _FAST_ITEM = re.compile(
     rf"constraint\s+({_FAST_NAME})\s*\(((?:{_FAST_PART})(?:,(?:{_FAST_PART}))*)\)"
@@ -846,9 +847,6 @@ def _refs(value):
     return [VarRef(i) for i in value] if type(value) is _Indices else value
 
 
-_KEYWORDS = frozenset("predicate constraint solve satisfy minimize maximize array of int bool float set var".split())
-
-
 def _fast_scalar(token: str, scope: dict):
     """An argument or array element's value, as resolve() gives it for the parsed item; None
     for anything fast_constraint leaves to the parser."""
@@ -860,10 +858,10 @@ def _fast_scalar(token: str, scope: dict):
     if m:
         arr = scope.get(m.group(1))
         index = int(m.group(2))
-        if not isinstance(arr, list) or not 1 <= index <= len(arr) or m.group(1) in _KEYWORDS:
+        if not isinstance(arr, list) or not 1 <= index <= len(arr) or m.group(1) in KEYWORDS:
             return None
         return arr[index - 1]
-    if token in _KEYWORDS:
+    if token in KEYWORDS:
         return None
     return scope.get(token)  # None where it is no name or not declared: the parser says which
 

@@ -15,28 +15,28 @@ import re
 
 from . import ast
 
-_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _INT = r"-?[0-9]+"
-_ANN_NAMED = rf"\s*::\s*{_NAME}(?:\s*\(\s*{_NAME}\s*\))?"  # `:: name` or `:: name(name)`
+_ANN_NAMED = rf"\s*::\s*{NAME}(?:\s*\(\s*{NAME}\s*\))?"  # `:: name` or `:: name(name)`
 _ANNS = rf"((?:{_ANN_NAMED})*)"
-_VAR_DECL = re.compile(rf"\s*var\s+(?:(bool|int)|({_INT})\s*\.\.\s*({_INT}))\s*:\s*({_NAME}){_ANNS}\s*\Z")
-_CONSTRAINT = re.compile(rf"\s*constraint\s+({_NAME})\s*\(([^()]*)\){_ANNS}\s*\Z")
+_VAR_DECL = re.compile(rf"\s*var\s+(?:(bool|int)|({_INT})\s*\.\.\s*({_INT}))\s*:\s*({NAME}){_ANNS}\s*\Z")
+_CONSTRAINT = re.compile(rf"\s*constraint\s+({NAME})\s*\(([^()]*)\){_ANNS}\s*\Z")
 _RANGE = rf"{_INT}\s*\.\.\s*{_INT}"
 # an output_array(...)-like annotation: a name and a list of index ranges
-_RANGES_ANN = rf"\s*::\s*{_NAME}\s*\(\s*\[\s*{_RANGE}(?:\s*,\s*{_RANGE})*\s*\]\s*\)"
+_RANGES_ANN = rf"\s*::\s*{NAME}\s*\(\s*\[\s*{_RANGE}(?:\s*,\s*{_RANGE})*\s*\]\s*\)"
 _VAR_ARRAY = re.compile(
     rf"\s*array\s*\[\s*({_INT})\s*\.\.\s*({_INT})\s*\]\s*of\s+var\s+(?:(bool|int)|({_INT})\s*\.\.\s*({_INT}))"
-    rf"\s*:\s*({_NAME})((?:{_RANGES_ANN}|{_ANN_NAMED})*)\s*=\s*\[([^\[\]]*)\]\s*\Z"
+    rf"\s*:\s*({NAME})((?:{_RANGES_ANN}|{_ANN_NAMED})*)\s*=\s*\[([^\[\]]*)\]\s*\Z"
 )
 _DIGITS = 40  # a bound longer than this is no int of any model: read the slow way, which says so
 # a plain variable's item where the text is, with the white space before it (group 1) and its ';'
-_VAR_AT = re.compile(rf"(\s*)var\s+(?:(bool|int)|({_INT})\s*\.\.\s*({_INT}))\s*:\s*({_NAME}){_ANNS}\s*;")
-_NAMES = re.compile(rf"\s*{_NAME}(?:\s*,\s*{_NAME})*\s*\Z")
+_VAR_AT = re.compile(rf"(\s*)var\s+(?:(bool|int)|({_INT})\s*\.\.\s*({_INT}))\s*:\s*({NAME}){_ANNS}\s*;")
+_NAMES = re.compile(rf"\s*{NAME}(?:\s*,\s*{NAME})*\s*\Z")
 _RANGE_PAIR = re.compile(rf"\s*({_INT})\s*\.\.\s*({_INT})\s*\Z")
-_ANN = re.compile(rf"::\s*({_NAME})(?:\s*\(\s*(?:({_NAME})|\[([^\]]*)\])\s*\))?")
-_ARG = re.compile(rf"\s*(?:\[([^\[\]]*)\]|({_NAME})\s*\[\s*([0-9]+)\s*\]|({_NAME})|({_INT}))\s*(,|\Z)")
-_ELEM = re.compile(rf"\s*(?:({_NAME})\s*\[\s*([0-9]+)\s*\]|({_NAME})|({_INT}))\s*\Z")
-_KEYWORDS = frozenset(
+_ANN = re.compile(rf"::\s*({NAME})(?:\s*\(\s*(?:({NAME})|\[([^\]]*)\])\s*\))?")
+_ARG = re.compile(rf"\s*(?:\[([^\[\]]*)\]|({NAME})\s*\[\s*([0-9]+)\s*\]|({NAME})|({_INT}))\s*(,|\Z)")
+_ELEM = re.compile(rf"\s*(?:({NAME})\s*\[\s*([0-9]+)\s*\]|({NAME})|({_INT}))\s*\Z")
+KEYWORDS = frozenset(
     "predicate constraint solve satisfy minimize maximize array of int bool float set var true false".split()
 )
 
@@ -50,7 +50,7 @@ def quick_item(text: str, literals: list, placeholder: str) -> ast.Item | None:
     if m:
         args = _args(m.group(2), literals, placeholder)
         anns = _annotations(m.group(3))
-        if args is None or anns is None or m.group(1) in _KEYWORDS:
+        if args is None or anns is None or m.group(1) in KEYWORDS:
             return None
         return ast.ConstraintItem(m.group(1), args, anns)
     m = _VAR_ARRAY.match(text)
@@ -60,7 +60,7 @@ def quick_item(text: str, literals: list, placeholder: str) -> ast.Item | None:
     if m:
         base, lo, hi, name, anns_text = m.groups()
         anns = _annotations(anns_text)
-        if anns is None or name in _KEYWORDS:
+        if anns is None or name in KEYWORDS:
             return None
         domain = None if base else ast.IntSet.range(int(lo), int(hi))
         return ast.Decl(ast.Type(is_var=True, base=base or "int", domain=domain), name, anns, None)
@@ -78,7 +78,7 @@ def quick_var_at(text: str, pos: int, types: dict) -> tuple[ast.Decl, int, int] 
         return None
     lead, base, lo, hi, name, anns_text = m.groups()
     anns = _annotations(anns_text) if anns_text else []
-    if anns is None or name in _KEYWORDS or (lo and max(len(lo), len(hi)) > _DIGITS):
+    if anns is None or name in KEYWORDS or (lo and max(len(lo), len(hi)) > _DIGITS):
         return None  # an odd one: the item's own reading says what is wrong, and where
     key = (base, lo, hi)
     t = types.get(key)
@@ -92,7 +92,7 @@ def _var_array(first, last, base, lo, hi, name, anns_text, elems) -> ast.Decl | 
     """`array [first..last] of var <base or lo..hi>: name <anns> = [elems]`, or None."""
     anns = _annotations(anns_text)
     values = _elements(elems)
-    if anns is None or values is None or name in _KEYWORDS:
+    if anns is None or values is None or name in KEYWORDS:
         return None
     domain = None if base else ast.IntSet.range(int(lo), int(hi))
     dims = ((int(first), int(last)),)
@@ -105,7 +105,7 @@ def _annotations(text: str) -> list[ast.Call] | None:
     anns = []
     for m in _ANN.finditer(text):
         name, arg, ranges = m.groups()
-        if name in _KEYWORDS or arg in _KEYWORDS:
+        if name in KEYWORDS or arg in KEYWORDS:
             return None
         if ranges is not None:
             pairs = [_RANGE_PAIR.match(r) for r in ranges.split(",")]
@@ -130,7 +130,7 @@ def _args(text: str, literals: list, placeholder: str) -> list | None:
         if elems is not None:
             arg = _elements(elems)
         elif acc_name is not None:
-            arg = None if acc_name in _KEYWORDS else ast.ArrayAccess(acc_name, int(acc_index))
+            arg = None if acc_name in KEYWORDS else ast.ArrayAccess(acc_name, int(acc_index))
         elif name is not None:
             arg = _name(name, literals, placeholder)
         else:
@@ -150,7 +150,7 @@ def _elements(text: str) -> list | None:
         return []
     if _NAMES.match(text):  # names alone (a big model's arrays of variables): one match for all
         names = [part.strip() for part in text.split(",")]
-        if _KEYWORDS.isdisjoint(names):
+        if KEYWORDS.isdisjoint(names):
             return [ast.Ident(name) for name in names]
     out: list = []
     for part in text.split(","):
@@ -159,13 +159,13 @@ def _elements(text: str) -> list | None:
             return None
         acc_name, acc_index, name, value = m.groups()
         if acc_name is not None:
-            if acc_name in _KEYWORDS:
+            if acc_name in KEYWORDS:
                 return None
             out.append(ast.ArrayAccess(acc_name, int(acc_index)))
         elif name is not None:
             if name in ("true", "false"):
                 out.append(name == "true")
-            elif name in _KEYWORDS:
+            elif name in KEYWORDS:
                 return None
             else:
                 out.append(ast.Ident(name))
@@ -177,7 +177,7 @@ def _elements(text: str) -> list | None:
 def _name(name: str, literals: list, placeholder: str):
     if name in ("true", "false"):
         return name == "true"
-    if name in _KEYWORDS:
+    if name in KEYWORDS:
         return None
     literal = stashed(name, literals, placeholder)
     return literal if literal is not None else ast.Ident(name)
