@@ -1,9 +1,9 @@
 """Distinct values of big int arrays, by sorting.
 
-numpy 2.3+'s np.unique takes a hash-table path for a 1-D array that is 5-70x slower than a
-sort on the arrays a big model makes (2 million int64 keys: 1.9 s against 0.03 s, numpy
-2.4.6), and its return_index path 10x; the setup of a model of a million constraints spent
-seconds there. These give what np.unique gives, sorted, for 1-D int arrays."""
+numpy 2.3+'s np.unique takes a hash-table path for a 1-D array that is far slower than a sort
+on the millions of keys a big model's setup makes, and its return_index path is slow too
+(docs/BENCHMARKS.md, "Front end"). These give what np.unique gives, sorted, for 1-D int
+arrays."""
 
 from __future__ import annotations
 

@@ -274,7 +274,7 @@ def test_a_limit_that_ends_the_reading_says_how_far_it_got(tmp_path):
     from fzn_gpu.bench.frontend import generate_mix
 
     path = tmp_path / "big.fzn"
-    generate_mix(path, 40, seed=3)  # about 4 s to read here
+    generate_mix(path, 40, seed=3)  # longer to read than the limit
     t = time.monotonic()
     r = run("-s", "-t", "1500", str(path))
     assert time.monotonic() - t < 1.5 + LIMIT_SLACK_S

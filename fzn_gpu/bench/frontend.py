@@ -1,6 +1,6 @@
 """Parse+lower throughput (constraints per second) and peak memory, on the largest FlatZinc
 files of a folder, on a generated chain of N linear constraints, and on a generated file of
-M megabytes like a MiniZinc Challenge model's (issue: a 77 MB model read in under 10 s).
+M megabytes like a MiniZinc Challenge model's.
 
     python -m fzn_gpu.bench.frontend --fzn-dir DIR --top 5 --generate 1000000 --generate-mb 77
 Prints a markdown table (docs/BENCHMARKS.md keeps the figures)."""
