@@ -241,10 +241,19 @@ def select_devices(spec: str = "all", limit: int | None = None) -> list[Device]:
     return _leave_cores_for_gpus(chosen)
 
 
+# (id of a whole CPU's cl_device, cores kept): that cl_device (kept alive, so that its id names
+# it alone) and its part
+_CORES_LEFT: dict[tuple[int, int], tuple[Any, Device]] = {}
+_CORES_LEFT_LOCK = threading.Lock()
+
+
 def _leave_cores_for_gpus(chosen: list[Device]) -> list[Device]:
     """A CPU searching beside GPUs gives up one core per GPU (an OpenCL sub-device of the
     rest), as PHACT does: on the H100 machine PoCL on all 16 cores starved the GPU's host
-    thread and driver, and the GPU searched 2.5x fewer nodes per second beside it."""
+    thread and driver, and the GPU searched 2.5x fewer nodes per second beside it. The part is
+    made once a process: the programs built for it (`build`, keyed by its cl_device) serve
+    every run of the process, and a solver server's spare loads them ahead for its run
+    (server.py); a part made afresh each run built them again (0.1 s on the H200 machine)."""
     gpus = sum(d.is_gpu for d in chosen)
     if not gpus:
         return chosen
@@ -256,13 +265,26 @@ def _leave_cores_for_gpus(chosen: list[Device]) -> list[Device]:
         if d.is_gpu or keep < 1 or os.environ.get("FZN_GPU_CPU_ALL_CORES") == "1":
             out.append(d)
             continue
-        try:
-            part = d.cl_device.create_sub_devices([cl.device_partition_property.EQUALLY, keep])[0]
-        except cl.Error:
-            out.append(d)  # cannot be split: use it whole
-            continue
-        out.append(replace(d, cl_device=part, name=f"{d.name} ({keep} of {d.compute_units} cores)", compute_units=keep))
+        with _CORES_LEFT_LOCK:
+            whole, part = _CORES_LEFT.get((id(d.cl_device), keep), (None, None))
+            if whole is not d.cl_device or part is None:
+                try:
+                    sub = d.cl_device.create_sub_devices([cl.device_partition_property.EQUALLY, keep])[0]
+                except cl.Error:
+                    out.append(d)  # cannot be split: use it whole
+                    continue
+                part = replace(d, cl_device=sub, name=f"{d.name} ({keep} of {d.compute_units} cores)", compute_units=keep)
+                _CORES_LEFT[(id(d.cl_device), keep)] = (d.cl_device, part)
+        out.append(part)
     return out
+
+
+def run_devices() -> list[Device]:
+    """Every device a run may search on: each device as found, and a CPU's part beside the GPUs
+    where the machine has both (`_leave_cores_for_gpus`)."""
+    found = list(all_devices())
+    parts = [d for d in _leave_cores_for_gpus(found) if not any(d is f for f in found)]
+    return found + parts
 
 
 def describe_devices() -> str:

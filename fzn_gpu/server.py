@@ -169,7 +169,9 @@ def _preload_programs(path: str) -> None:
     from fzn_gpu.engine.runner import Tuning
 
     wanted: list[tuple] = []
-    for d in device.all_devices():
+    # the CPU's part beside the GPUs too: a run on both searches on it (device.run_devices)
+    devices = device.run_devices()
+    for d in devices:
         t = Tuning.for_device(d)
         wanted.append((d, None, t.model, t.build_options(d, False), False))
     try:
@@ -177,7 +179,7 @@ def _preload_programs(path: str) -> None:
             recent = [json.loads(line) for line in f.read().splitlines() if line]
     except (OSError, ValueError):
         recent = []
-    by_id = {device.device_id(d): d for d in device.all_devices()}
+    by_id = {device.device_id(d): d for d in devices}
     for e in reversed(recent):  # the latest first
         used = by_id.get(e.get("device"))
         if used is not None:

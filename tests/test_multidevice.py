@@ -253,6 +253,47 @@ def test_a_cpu_beside_a_gpu_leaves_it_a_core():
     assert _leave_cores_for_gpus([cpu]) == [cpu]
 
 
+def test_a_cpus_part_beside_a_gpu_is_made_once_a_process(monkeypatch, tmp_path):
+    """Every run of a process (a solver server's spare, the tests) gets the same part of the
+    CPU, so the programs built for it serve them all; `run_devices` (what a spare loads
+    programs for) holds it beside the devices as found; the spare loads its programs ahead,
+    and the run's build takes them (none built again)."""
+    from fzn_gpu import device, server
+    from fzn_gpu.device import Device, _leave_cores_for_gpus, all_devices
+
+    cpu = all_devices()[0]
+    if cpu.compute_units < 2:
+        pytest.skip("needs a CPU with two cores")
+    gpu = Device(9, None, "a GPU", "test", True, 100, 1 << 30, 1 << 28)
+    first = _leave_cores_for_gpus([gpu, cpu])[1]
+    assert _leave_cores_for_gpus([gpu, cpu])[1] is first and first.cl_device is not cpu.cl_device
+    monkeypatch.setattr(device, "all_devices", lambda: (cpu,))
+    assert device.run_devices() == [cpu]  # a CPU alone stays whole
+    monkeypatch.setattr(device, "all_devices", lambda: (gpu, cpu))
+    assert device.run_devices() == [gpu, cpu, first]
+    loaded = []
+    monkeypatch.setattr(device, "build", lambda d, kinds, *rest: loaded.append((d, kinds)))
+    monkeypatch.setattr(device.build_record, "was_built", lambda key: True)
+    monkeypatch.setattr(device, "device_id", lambda d: d.name)  # the fake GPU has no driver
+    monkeypatch.setattr(device, "build_key", lambda d, *rest: d.name)
+    from fzn_gpu.engine import runner
+
+    class NoTuning:  # the fake GPU has no cl_device to tune for
+        model = "item"
+
+        @staticmethod
+        def build_options(d, floats):
+            return []
+
+    monkeypatch.setattr(runner.Tuning, "for_device", staticmethod(lambda d: NoTuning))
+    path = str(tmp_path / "server")
+    server._note_program(path, first, frozenset({1, 2}), "item", [], False)  # a run's, on the part
+    server._preload_programs(path)
+    assert any(d is first and kinds is None for d, kinds in loaded)  # its generic program
+    assert any(d is cpu and kinds is None for d, kinds in loaded)
+    assert any(d is first and kinds == frozenset({1, 2}) for d, kinds in loaded)  # the run's
+
+
 @pytest.mark.parametrize("engine", ["complete", "portfolio"])
 def test_a_device_failing_in_the_dive_or_the_root_split_loses_nothing(tmp_path, two_devices, monkeypatch, engine):
     """The first device fails before any block: in the dive of branch and bound (a GPU's first
