@@ -157,7 +157,7 @@ class RawConstraint:
     int_lin_le([1,-1],[x,y],0):: defines_var(y);`): a big model's constraints are most of its
     items, and their objects and resolution cost more than the lowering itself
     (lower.Lowering.fast_constraint). Where the text is of any other shape, `parse()` reads it
-    as every item is read, its errors located in the file."""
+    as every item is read, its errors located in the file (`parser.parse_raw`)."""
 
     __slots__ = ("text", "line")
 
@@ -165,17 +165,11 @@ class RawConstraint:
         self.text = text  # the item without its ';', from the start of its line
         self.line = line
 
-    def parse(self, filename: str) -> Item:
-        from .parser import item_at  # the parser imports this module
-
-        # from the end of the line before, as the parser cuts items (its columns count from there)
-        return item_at("\n" + self.text, filename, 0, len(self.text) + 1, self.line - 1, 0)
-
 
 class RawVar(RawConstraint):
     """A plain variable's declaration alone on its line, as its text (`var 0..9:
-    X_INTRODUCED_3_:: output_var;`), for lowering to read (lower.Lowering.fast_var); `parse()`
-    reads any other as every item is read."""
+    X_INTRODUCED_3_:: output_var;`), for lowering to read (lower.Lowering.fast_var);
+    `parser.parse_raw` reads any other as every item is read."""
 
     __slots__ = ()
 

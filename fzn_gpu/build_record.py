@@ -16,14 +16,17 @@ import hashlib
 import os
 from pathlib import Path
 
+from . import settings
+
 FAST_LOAD_S = 5.0  # a load slower than this was a build, not a cache hit
 
 
 def records_dir() -> Path:
     """$FZN_GPU_CACHE_DIR, else $XDG_CACHE_HOME/fzn-gpu/builds, else ~/.cache/fzn-gpu/builds."""
-    if os.environ.get("FZN_GPU_CACHE_DIR"):
-        return Path(os.environ["FZN_GPU_CACHE_DIR"])
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    given = settings.text("FZN_GPU_CACHE_DIR")
+    if given:
+        return Path(given)
+    base = settings.text("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "fzn-gpu" / "builds"
 
 

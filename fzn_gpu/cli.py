@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import argparse
 import functools
-import os
 import signal
 import sys
 
-from . import __version__, clock, exiting  # noqa: F401  (clock first: the time limit counts from here at the latest)
+from . import __version__, clock, exiting, settings  # noqa: F401  (clock first: the time limit counts from here at the latest)
 from .errors import FznError, Unsupported
 from .options import BUCKET, ENGINES, LOCAL_SEARCH, RELAX
 from .search_options import LNS_STRATEGIES, RESTART_KINDS, RestartSpec
@@ -65,7 +64,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--bucket",
         choices=BUCKET,
-        default=os.environ.get("FZN_GPU_BUCKET", "auto"),
+        default=settings.text("FZN_GPU_BUCKET", "auto"),
         help="bucket elimination (exact optima of optimisation models of low induced width, and counts "
         "with -a --count-only): auto (default; FZN_GPU_BUCKET sets it for scripts) runs it where "
         "its tables fit, off never",
@@ -73,7 +72,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--relax",
         choices=RELAX,
-        default=os.environ.get("FZN_GPU_RELAX", "auto"),
+        default=settings.text("FZN_GPU_RELAX", "auto"),
         help="bounds on the objective from relaxations (the assignment problem under a permutation, a "
         "knapsack row by dynamic programming, the LP by PDHG), added as redundant constraints that every "
         "node propagates: auto (default; FZN_GPU_RELAX sets it for scripts) where the model has the "
@@ -82,7 +81,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--local-search",
         choices=LOCAL_SEARCH,
-        default=os.environ.get("FZN_GPU_LOCAL_SEARCH", "auto"),
+        default=settings.text("FZN_GPU_LOCAL_SEARCH", "auto"),
         help="Adaptive Search (local search, many walks on every device) beside complete search for one "
         "solution of a satisfaction model: auto (default; FZN_GPU_LOCAL_SEARCH sets it for scripts) "
         "where the model is one for it, off never",

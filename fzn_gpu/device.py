@@ -5,7 +5,6 @@ pyopencl's binary cache. Failures name the device and what to install."""
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import sys
 import threading
@@ -16,7 +15,7 @@ from dataclasses import dataclass, replace
 from functools import cache, lru_cache
 from typing import Any
 
-from . import build_record, device_check
+from . import build_record, device_check, settings
 from .codegen import header
 from .errors import FznError
 from .resources import kernels_dir
@@ -108,12 +107,10 @@ def _cpu_parts(d, is_gpu: bool) -> list:
     measuring multi-device search where only a CPU exists."""
     import pyopencl as cl
 
-    text = os.environ.get("FZN_GPU_CPU_SUBDEVICES", "")
-    if is_gpu or not text:
+    wanted = settings.integer("FZN_GPU_CPU_SUBDEVICES", 0)
+    if is_gpu or not wanted:
         return [d]
-    if not text.isdigit() or int(text) < 1:
-        raise FznError(f"FZN_GPU_CPU_SUBDEVICES={text!r} is not a positive integer", fix="unset it or give e.g. 2")
-    n = min(int(text), d.max_compute_units)
+    n = min(wanted, d.max_compute_units)
     if n == 1:
         return [d]
     try:
@@ -262,7 +259,7 @@ def _leave_cores_for_gpus(chosen: list[Device]) -> list[Device]:
     out = []
     for d in chosen:
         keep = d.compute_units - gpus
-        if d.is_gpu or keep < 1 or os.environ.get("FZN_GPU_CPU_ALL_CORES") == "1":
+        if d.is_gpu or keep < 1 or settings.flag("FZN_GPU_CPU_ALL_CORES", False):
             out.append(d)
             continue
         with _CORES_LEFT_LOCK:
@@ -273,7 +270,9 @@ def _leave_cores_for_gpus(chosen: list[Device]) -> list[Device]:
                 except cl.Error:
                     out.append(d)  # cannot be split: use it whole
                     continue
-                part = replace(d, cl_device=sub, name=f"{d.name} ({keep} of {d.compute_units} cores)", compute_units=keep)
+                part = replace(
+                    d, cl_device=sub, name=f"{d.name} ({keep} of {d.compute_units} cores)", compute_units=keep
+                )
                 _CORES_LEFT[(id(d.cl_device), keep)] = (d.cl_device, part)
         out.append(part)
     return out
@@ -408,7 +407,7 @@ def build_options(
     options.append(f"-DFZN_PROP_FLOOR={max(1, propagation_floor)}")
     # FZN_GPU_CL_OPTIONS: more build options, for tuning runs (NVIDIA: -cl-nv-verbose puts the
     # registers and spills in `build_log`, -cl-nv-maxrregcount=N caps the registers)
-    return options + os.environ.get("FZN_GPU_CL_OPTIONS", "").split()
+    return options + (settings.text("FZN_GPU_CL_OPTIONS") or "").split()
 
 
 def device_id(device: Device) -> str:

@@ -21,7 +21,7 @@ import os
 import warnings
 from typing import Any
 
-from . import build_record
+from . import build_record, settings
 
 PROBE_SOURCE = """
 __kernel void probe(__global long *out, __global int *hits, __local int *scratch)
@@ -57,7 +57,7 @@ def _key(cl_device: Any) -> str:
     d = cl_device
     ident = f"{d.name}|{d.platform.name}|{d.platform.version}|{d.driver_version}"
     return "probe-" + build_record.build_key(
-        ident, PROBE_SOURCE, PROBE_OPTIONS + [os.environ.get("POCL_EXTRA_BUILD_FLAGS", "")]
+        ident, PROBE_SOURCE, PROBE_OPTIONS + [settings.text("POCL_EXTRA_BUILD_FLAGS") or ""]
     )
 
 

@@ -31,7 +31,9 @@ import sys
 import time
 from collections.abc import Mapping
 
-MODES = ("on", "off", "require")
+from . import settings
+
+MODES = settings.SERVER_MODES
 # the environment a server's imports and OpenCL start-up may read: a run whose values differ
 # goes to another server (the rest of the environment is the run's own, set in its process)
 KEY_ENV_PREFIXES = (
@@ -59,15 +61,15 @@ BROKEN_S = 3600.0  # how long no server is started where one gave up (server.py 
 
 
 def mode() -> str:
-    value = os.environ.get("FZN_GPU_SERVER", "on").strip().lower()
+    value = (settings.text("FZN_GPU_SERVER") or "on").strip().lower()
     return value if value in MODES else "on"
 
 
 def server_dir() -> str:
     """The folder of the sockets: private to the user (`private_folder`)."""
-    folder = os.environ.get("FZN_GPU_SERVER_DIR")
+    folder = settings.text("FZN_GPU_SERVER_DIR")
     if not folder:
-        runtime = os.environ.get("XDG_RUNTIME_DIR")
+        runtime = settings.text("XDG_RUNTIME_DIR")
         folder = os.path.join(runtime, "fzn-gpu") if runtime else f"/tmp/fzn-gpu-{os.getuid()}"
     private_folder(folder)
     return folder
@@ -120,7 +122,7 @@ def server_key(environ: Mapping[str, str] | None = None) -> str:
     """A name for the server this run may use: the interpreter, this installation's files (the
     package, and its kernels and grammar beside it in a checkout) and the environment that a
     server's imports and OpenCL start-up read."""
-    env: Mapping[str, str] = os.environ if environ is None else environ
+    env: Mapping[str, str] = settings.environment() if environ is None else environ
     h = hashlib.sha256(f"{PROTOCOL}\0{os.path.realpath(sys.executable)}\0{sys.version}\0{os.getuid()}\n".encode())
     from .resources import resource_dir
 
@@ -219,7 +221,7 @@ def _send_request(s: socket.socket, argv: list[str]) -> None:
         "protocol": PROTOCOL,
         "argv": argv,
         "cwd": os.getcwd(),
-        "env": dict(os.environ),
+        "env": settings.environment(),
         "started": clock.STARTED,  # the time limit counts from this process's start
         "client": os.getpid(),
     }

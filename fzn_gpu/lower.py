@@ -35,6 +35,7 @@ from .model import (
     Variables,
     VarKind,
 )
+from .parser import parse_items_raw, parse_raw, read_text
 from .quickparse import KEYWORDS, NAME
 from .registry import ConstraintKind, kinds_named
 
@@ -327,7 +328,7 @@ class Lowering:
 
     def add_parsed(self, item: ast.RawConstraint) -> None:
         """A constraint the fast reading left: parsed as any item, then lowered."""
-        parsed = item.parse(self.filename)
+        parsed = parse_raw(item, self.filename)
         self.line = parsed.line
         self.add(parsed)
 
@@ -968,7 +969,5 @@ def _lower_items(low: Lowering, items: Iterable[ast.Item | ast.RawConstraint], f
 
 def load(path: str, reading: list | None = None) -> Model:
     """Parse and lower a FlatZinc file ('-' for standard input); `reading` as for lower()."""
-    from .parser import parse_items_raw, read_text
-
     text, name = read_text(path)
     return lower(parse_items_raw(text, name), name, reading)

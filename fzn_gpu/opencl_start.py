@@ -24,6 +24,7 @@ import os
 import signal
 import threading
 
+from . import settings
 from .watchdog import SIGNALS
 
 CL_DEVICE_TYPE_GPU = 1 << 2
@@ -44,7 +45,7 @@ def loader_path() -> str | None:
     for folder in (spec.submodule_search_locations or []) if spec else []:
         found = sorted(glob.glob(os.path.join(folder, ".libs", "libOpenCL*.so*")))
         if found:
-            os.environ["PYOPENCL_HOME"] = os.path.abspath(folder)
+            settings.export("PYOPENCL_HOME", os.path.abspath(folder))
             return found[0]
     return ctypes.util.find_library("OpenCL")
 
@@ -100,7 +101,7 @@ def begin(devices: str = "all", every_type: bool = False) -> None:
     alone makes no GPU context. `every_type`: a context for every device, CPUs too (a solver
     server's spare process, server.py, which does not know yet which devices its run takes)."""
     global _thread
-    if _thread is not None or os.environ.get("FZN_GPU_EARLY_OPENCL", "1") == "0":
+    if _thread is not None or not settings.flag("FZN_GPU_EARLY_OPENCL", True):
         return
 
     path = loader_path()

@@ -5,11 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .search_options import RestartSpec
+from .settings import AUTO_OFF
 
 ENGINES = ("auto", "complete", "lns", "portfolio", "restart", "bucket", "adaptive")
-BUCKET = ("auto", "off")
-RELAX = ("auto", "off")
-LOCAL_SEARCH = ("auto", "off")
+BUCKET = RELAX = LOCAL_SEARCH = AUTO_OFF
 
 
 @dataclass

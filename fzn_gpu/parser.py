@@ -7,7 +7,6 @@ its whole parse tree in memory."""
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from collections.abc import Iterator
@@ -18,7 +17,7 @@ from typing import BinaryIO, cast
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
 
-from . import ast
+from . import ast, settings
 from .errors import SCALE_DOWN, FznError, nested_too_deeply
 from .quickparse import quick_item, quick_var_at, stashed
 from .resources import grammar_file
@@ -248,6 +247,13 @@ def _skip_space(text: str, start: int) -> int:
     return m.end() if m else start
 
 
+def parse_raw(item: ast.RawConstraint, filename: str) -> ast.Item:
+    """A constraint or variable that `parse_items_raw` kept as its text, read as every item is
+    read, its errors located in the file."""
+    # from the end of the line before, as the parser cuts items (its columns count from there)
+    return item_at("\n" + item.text, filename, 0, len(item.text) + 1, item.line - 1, 0)
+
+
 def item_at(text: str, filename: str, start: int, end: int, line: int, line_start: int) -> ast.Item:
     """The item text[start:end] (its ';' at end), line the line start is on (which begins at
     line_start): read, given its line number, or an FznError pointing into the text."""
@@ -340,9 +346,7 @@ _CHUNK = 1 << 24
 
 def max_input_bytes() -> int:
     """FZN_GPU_MAX_INPUT_MB, else MAX_INPUT_MB_DEFAULT, in bytes."""
-    text = os.environ.get("FZN_GPU_MAX_INPUT_MB", "")
-    mb = int(text) if text.isdigit() and int(text) > 0 else MAX_INPUT_MB_DEFAULT
-    return mb << 20
+    return settings.integer("FZN_GPU_MAX_INPUT_MB", MAX_INPUT_MB_DEFAULT) << 20
 
 
 def _read_bounded(stream: BinaryIO, name: str) -> str:

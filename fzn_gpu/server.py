@@ -34,6 +34,8 @@ import time
 import traceback
 from dataclasses import dataclass
 
+from fzn_gpu import settings
+
 IDLE_S = 900.0
 POLL_S = 0.5
 SPARE_FAILURES = 3  # spares that die before taking a run, one after another: the server gives up
@@ -231,7 +233,7 @@ def _receive_request(conn: socket.socket) -> tuple[list[int], dict]:
 def request_s() -> float:
     """How long a client may take to send its whole request (FZN_GPU_SERVER_REQUEST_S)."""
     try:
-        return float(os.environ.get("FZN_GPU_SERVER_REQUEST_S") or REQUEST_TIMEOUT_S)
+        return float(settings.text("FZN_GPU_SERVER_REQUEST_S") or REQUEST_TIMEOUT_S)
     except ValueError:
         return REQUEST_TIMEOUT_S
 
@@ -265,10 +267,9 @@ def _become_run(conn: socket.socket, path: str, status_w: int) -> None:
         os.dup2(fd, target)
         os.close(fd)
     os.chdir(request["cwd"])
-    os.environ.clear()
-    os.environ.update(request["env"])
+    settings.replace_environment(request["env"])
     clock.STARTED = float(request["started"])
-    sys.stdout.reconfigure(line_buffering=os.isatty(1), write_through=bool(os.environ.get("PYTHONUNBUFFERED")))  # type: ignore[union-attr]
+    sys.stdout.reconfigure(line_buffering=os.isatty(1), write_through=bool(settings.text("PYTHONUNBUFFERED")))  # type: ignore[union-attr]
     sys.stderr.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     watchdog.owner_gone = lambda: _client_gone(conn)
     device.program_used = lambda *used: _note_program(path, *used)
@@ -306,7 +307,7 @@ def _spare(listener: socket.socket, status_w: int, server: int, path: str) -> No
         _preload_programs(path)
     except Exception:  # noqa: BLE001 - the run meets the same fault and reports it
         pass
-    if os.environ.get("FZN_GPU_SERVER_FAIL") == "hang":  # tests: a driver that never returns
+    if settings.text("FZN_GPU_SERVER_FAIL") == "hang":  # tests: a driver that never returns
         time.sleep(3600)
     os.write(status_w, b"r")  # ready: the server stops counting its start-up
     while True:
@@ -411,8 +412,8 @@ def serve(path: str) -> int:
     except FileNotFoundError:
         pass
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    idle = float(os.environ.get("FZN_GPU_SERVER_IDLE_S") or IDLE_S)
-    ready_s = float(os.environ.get("FZN_GPU_SERVER_READY_S") or READY_S)
+    idle = float(settings.text("FZN_GPU_SERVER_IDLE_S") or IDLE_S)
+    ready_s = float(settings.text("FZN_GPU_SERVER_READY_S") or READY_S)
     runs: set[int] = set()
     spare: _Spare | None = None
     waiting: dict[int, int] = {}  # status pipe -> pid of each spare that took a connection, its request not yet in

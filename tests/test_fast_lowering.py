@@ -19,7 +19,7 @@ from fzn_gpu import ast
 from fzn_gpu.bench.frontend import generate_mix
 from fzn_gpu.errors import FznError
 from fzn_gpu.lower import Lowering, lower
-from fzn_gpu.parser import parse_items, parse_items_raw
+from fzn_gpu.parser import parse_items, parse_items_raw, parse_raw
 
 from test_parser import _bench_fzn
 
@@ -227,6 +227,6 @@ def test_most_of_a_minizinc_style_model_takes_the_fast_reading(tmp_path):
                 taken[type(item).__name__] += 1
                 continue
             left += 1
-            item = item.parse("m.fzn")
+            item = parse_raw(item, "m.fzn")
         low.add(item)
     assert taken["RawConstraint"] > 500 and taken["RawVar"] > 500 and left == 0, (taken, left)

@@ -1,7 +1,9 @@
-"""No two modules of fzn_gpu import each other at module level, directly or through others:
-shared types live in modules of their own (engine/incumbent.py, engine/faults.py,
-engine/interface.py, model.py), and an engine that needs another at run time imports it
-inside the function that needs it. The graph is read from the sources' top-level imports."""
+"""No two modules of fzn_gpu import each other, directly or through others, wherever the import
+stands (module level, inside a function, under TYPE_CHECKING): shared types live in modules of
+their own (engine/incumbent.py, engine/faults.py, engine/interface.py, model.py), and what a
+lower layer needs of a higher one is handed to it (an engine gets how to join a Ray cluster,
+interface.JoinCluster, from SolveRun, since cluster/ runs the engines on its workers). The
+graph is read from every import statement of the sources."""
 
 import ast
 from pathlib import Path
@@ -20,10 +22,10 @@ def modules() -> dict[str, Path]:
 
 
 def imported(name: str, path: Path, known: dict[str, Path]) -> set[str]:
-    """The package's modules that `name` imports at its top level."""
+    """The package's modules that `name` imports, wherever the import stands."""
     package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
     out = set()
-    for node in ast.parse(path.read_text()).body:
+    for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom):
             base = package[: len(package) - node.level + 1] if node.level else []
             prefix = ".".join(base + ([node.module] if node.module else [])) if node.level else node.module
@@ -60,6 +62,16 @@ def test_no_module_imports_itself_back():
     graph = {name: imported(name, path, known) for name, path in known.items()}
     assert sum(len(v) for v in graph.values()) > 100  # the reader sees the imports
     assert not cycles(graph), cycles(graph)
+
+
+def test_the_reader_sees_imports_inside_functions_and_type_checking_blocks(tmp_path):
+    source = tmp_path / "a.py"
+    source.write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .b import B\n"
+        "def f():\n    from . import c\n    import fzn_gpu.d\n"
+    )
+    known = {name: source for name in ("fzn_gpu.a", "fzn_gpu.b", "fzn_gpu.c", "fzn_gpu.d")}
+    assert imported("fzn_gpu.a", source, known) == {"fzn_gpu.b", "fzn_gpu.c", "fzn_gpu.d"}
 
 
 def test_the_reader_finds_a_cycle():

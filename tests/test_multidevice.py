@@ -313,16 +313,22 @@ def test_a_device_failing_in_the_dive_or_the_root_split_loses_nothing(tmp_path, 
     assert r.returncode == 0 and r.stdout.count("----------") == 724 and "==========" in r.stdout  # none twice
 
 
-@pytest.mark.parametrize(
-    ("given", "expected"), [(None, SWITCH_INTERVAL_S), ("0.0001", 0.0001), ("soon", SWITCH_INTERVAL_S)]
-)
+@pytest.mark.parametrize(("given", "expected"), [(None, SWITCH_INTERVAL_S), ("0.0001", 0.0001), ("soon", None)])
 def test_device_threads_hand_the_gil_over_quickly_then_the_interval_is_restored(monkeypatch, given, expected):
     """While device threads run side by side the GIL changes hands within the short interval
-    (FZN_GPU_SWITCH_INTERVAL where it is a number), and the interpreter's own comes back after,
-    also when the run ends in an error."""
+    (FZN_GPU_SWITCH_INTERVAL where given), and the interpreter's own comes back after, also
+    when the run ends in an error; a value that is no number is one clear error, the
+    interpreter's interval untouched."""
+    from fzn_gpu.errors import FznError
+
     if given is not None:
         monkeypatch.setenv("FZN_GPU_SWITCH_INTERVAL", given)
     before = sys.getswitchinterval()
+    if expected is None:
+        with pytest.raises(FznError, match="FZN_GPU_SWITCH_INTERVAL='soon' is not a number"):
+            run_threads([threading.Thread(target=lambda: None)], lambda: None)
+        assert sys.getswitchinterval() == before
+        return
     seen: list[float] = []
     run_threads([threading.Thread(target=lambda: seen.append(sys.getswitchinterval()))], lambda: None)
     assert seen == [pytest.approx(min(before, expected))]

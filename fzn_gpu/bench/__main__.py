@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .. import settings
 from ..engine.portfolio import KINDS
 from ..model import LNS_STRATEGIES
 from ..options import ENGINES
@@ -82,7 +83,7 @@ def label(inst: dict) -> str:
 
 def run_once(solver: list[str], inst: dict, bdir: Path, limit_s: float) -> dict:
     """One run; a flag "ENV:NAME=VALUE" of `solver` sets NAME in the solver's environment."""
-    env = dict(os.environ)
+    env = settings.environment()
     for f in solver:
         if f.startswith("ENV:"):
             name, _, value = f[4:].partition("=")

@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
 import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from .. import settings
 
 DATA_SUFFIXES = (".dzn", ".json")
 
@@ -298,5 +299,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    if not settings.is_set("PYTHONUNBUFFERED"):
+        settings.export("PYTHONUNBUFFERED", "1")
     sys.exit(main())

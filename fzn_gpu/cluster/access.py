@@ -32,7 +32,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .. import exiting
+from .. import exiting, settings
 from ..errors import FznError
 from ..procs import own_processes
 
@@ -46,18 +46,18 @@ TOKEN_FIX = (
 
 
 def token_file() -> Path:
-    return Path(os.environ.get("RAY_AUTH_TOKEN_PATH") or Path.home() / ".ray" / "auth_token")
+    return Path(settings.text("RAY_AUTH_TOKEN_PATH") or Path.home() / ".ray" / "auth_token")
 
 
 def token_present() -> bool:
     """Whether a Ray token is at hand, where Ray reads one."""
-    return bool(os.environ.get("RAY_AUTH_TOKEN")) or token_file().is_file()
+    return bool(settings.text("RAY_AUTH_TOKEN")) or token_file().is_file()
 
 
 def address_file(temp_root: str | None = None) -> str:
     """Where `ray start` writes its cluster's address (Ray's own rule: RAY_TMPDIR, else TMPDIR,
     else /tmp; then ray/ray_current_cluster)."""
-    root = temp_root or os.environ.get("RAY_TMPDIR") or os.environ.get("TMPDIR") or "/tmp"
+    root = temp_root or settings.text("RAY_TMPDIR") or settings.text("TMPDIR") or "/tmp"
     return os.path.join(root, "ray", "ray_current_cluster")
 
 
@@ -89,11 +89,11 @@ def gcs_of_this_user(port: int) -> bool:
 def join(ray: Any, address: str) -> None:
     """Joins the cluster at `address` with a token, or without one where the user said
     RAY_AUTH_MODE=disabled; else the refusal that says how."""
-    mode = os.environ.get("RAY_AUTH_MODE", "")
+    mode = settings.text("RAY_AUTH_MODE", "")
     if mode != "disabled":
         if not token_present():
             raise FznError(f"no Ray token to join the cluster at {address} with", fix=TOKEN_FIX)
-        os.environ["RAY_AUTH_MODE"] = "token"
+        settings.export("RAY_AUTH_MODE", "token")
     ray.init(address=address, **QUIET)
 
 
@@ -107,8 +107,8 @@ def start_private(ray: Any) -> str:
             "this Ray cannot be kept to 127.0.0.1, so no Ray instance is started for --cluster auto",
             fix="start a cluster with a token (`ray start --head`) and give its address, or leave out --cluster",
         )
-    os.environ["RAY_AUTH_MODE"] = "token"
-    os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)  # the run's processes inherit it, no one else
+    settings.export("RAY_AUTH_MODE", "token")
+    settings.export("RAY_AUTH_TOKEN", secrets.token_hex(32))  # the run's processes inherit it, no one else
     services.resolve_ip_for_localhost = lambda host: LOOPBACK
     services.get_node_ip_address = lambda address=None: LOOPBACK
     folder = tempfile.mkdtemp(prefix="fzn-ray-")  # mode 0700; short, as Ray's socket paths must be

@@ -6,7 +6,7 @@ between the devices of one machine (engine/balance.py): each worker counts as on
 work-items are those of its node's devices, and a worker that dies hands its block back to the
 others.
 
-Between a block's start and its end the driver polls its worker every POLL_S: an
+Between a block's start and its end the driver polls its worker every poll_s(): an
 optimisation's improving solutions come back and print through the run's incumbent, the best
 bound goes out to the worker, which prunes with it at its next slice, and a block whose
 unstarted paths run low is fed more from the pool (WorkPool.feed), so that the worker's device
@@ -14,7 +14,6 @@ never drains before the pool is empty."""
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import time
@@ -22,11 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .. import exiting
+from .. import exiting, settings
 from ..engine.balance import DeviceShare, WorkPool, balance
 from ..engine.faults import DeviceFault
 from ..engine.incumbent import Incumbent
-from ..engine.runner import _env_int
 from ..errors import FznError
 from ..model import Model
 from ..options import SolveOptions
@@ -39,7 +37,13 @@ if TYPE_CHECKING:
     from ..engine.paths import Paths
 
 # the driver polls each running block this often (FZN_GPU_CLUSTER_POLL_MS for tests and tuning)
-POLL_S = _env_int("FZN_GPU_CLUSTER_POLL_MS", 50) / 1000.0
+POLL_MS = 50
+
+
+def poll_s() -> float:
+    return settings.integer("FZN_GPU_CLUSTER_POLL_MS", POLL_MS) / 1000.0
+
+
 INT_MAX = 2**31 - 1  # a runner's best() where it has none
 INSTALL_FIX = "install it with `pip install 'fzn-gpu[cluster]'`, then start a cluster with `ray start --head`"
 REACH_FIX = (
@@ -92,8 +96,8 @@ def _token_auth_where_a_token_is() -> None:
     RAY_AUTH_TOKEN_PATH, ~/.ray/auth_token) requires it, but a driver joining it by address sends
     it only in token mode: the mode `ray start` itself takes where a token exists, unless
     RAY_AUTH_MODE says otherwise (read once, as Ray loads)."""
-    if "RAY_AUTH_MODE" not in os.environ and access.token_present():
-        os.environ["RAY_AUTH_MODE"] = "token"
+    if not settings.is_set("RAY_AUTH_MODE") and access.token_present():
+        settings.export("RAY_AUTH_MODE", "token")
 
 
 def _keep_stdout_for_solutions() -> None:
@@ -165,7 +169,7 @@ class Cluster:
         slots = worker_slots(ray.nodes())
         if not slots:
             raise FznError(f"the Ray cluster at {address} has no live node", fix=REACH_FIX)
-        fail = failing_workers(os.environ.get("FZN_GPU_FAIL_WORKER", ""))
+        fail = failing_workers(settings.text("FZN_GPU_FAIL_WORKER", "") or "")
         remote = ray.remote(ClusterWorker)
         model_ref, dm_ref = ray.put(model), ray.put(dm)
         worker_opts = _worker_options(opts)
@@ -275,7 +279,7 @@ class Cluster:
         chunk: Paths | None = None
         try:
             while True:
-                done, _ = ray.wait([ref], timeout=POLL_S)
+                done, _ = ray.wait([ref], timeout=poll_s())
                 rows, unstarted = ray.get(handle.poll.remote(self._bound(search)))
                 if rows is not None and len(rows):
                     with self._lock:
@@ -314,7 +318,7 @@ class Cluster:
 
     def lns(self, incumbent: Incumbent, deadline: float | None, stop: threading.Event) -> list[threading.Thread]:
         """LNS islands on every worker (ClusterWorker.lns), each in a driver thread that polls
-        it every POLL_S: the worker's improvements print through the run's `incumbent`, and the
+        it every poll_s(): the worker's improvements print through the run's `incumbent`, and the
         run's best goes out to the worker whenever it improved, to step from. They end at the
         deadline, when `stop` is set or the incumbent stopped; a worker that fails is said on
         stderr and the others go on. The threads, started."""
@@ -339,7 +343,7 @@ class Cluster:
         stopped = False
         try:
             while True:
-                done, _ = ray.wait([ref], timeout=POLL_S)
+                done, _ = ray.wait([ref], timeout=poll_s())
                 best, stamp = incumbent.best, incumbent.stamp()
                 row = None
                 if best is not None and stamp != sent:

@@ -18,7 +18,7 @@ from ..options import SolveOptions
 from ..output import ERROR, SEARCH_COMPLETE, UNKNOWN, UNSATISFIABLE, Printer
 from ..watchdog import Watchdog, interrupt_code, signal_code
 from .incumbent import Outcome
-from .interface import Engine
+from .interface import Engine, JoinCluster
 from .profile import kind_profile, node_profile
 
 WIND_DOWN_S = 1.0  # how long an interrupt waits for the search to stop at its next slice (SolveRun.wind_down)
@@ -218,7 +218,9 @@ class SolveRun:
         if engine == "sat-portfolio":
             from .sat_portfolio import SatisfactionPortfolio
 
-            return SatisfactionPortfolio(self.model, self.packed, self.devices, self.opts, self.report, self.restart)
+            return SatisfactionPortfolio(
+                self.model, self.packed, self.devices, self.opts, self.report, self.restart, cluster=self._cluster()
+            )
         elif engine == "adaptive":
             from .adaptive import AdaptiveSearch
             from .adaptive import forced as forced_network
@@ -243,13 +245,26 @@ class SolveRun:
             from .lns import LnsSearch
 
             return LnsSearch(
-                self.model, self.packed, self.devices, self.opts, self.report, self.model.solve.lns, cluster=True
+                self.model,
+                self.packed,
+                self.devices,
+                self.opts,
+                self.report,
+                self.model.solve.lns,
+                cluster=self._cluster(),
             )
         elif engine == "portfolio":
             from .portfolio import PortfolioSearch
 
             return PortfolioSearch(
-                self.model, self.packed, self.devices, self.opts, self.report, self.model.solve.lns, restart
+                self.model,
+                self.packed,
+                self.devices,
+                self.opts,
+                self.report,
+                self.model.solve.lns,
+                restart,
+                cluster=self._cluster(),
             )
         else:
             from .complete import CompleteSearch
@@ -262,7 +277,17 @@ class SolveRun:
                 self.report,
                 self.report_batch,
                 ordered=self.opts.deterministic,
+                cluster=self._cluster(),
             )
+
+    def _cluster(self) -> JoinCluster | None:
+        """How an engine joins the run's Ray cluster, where --cluster asks for one (cluster/
+        imports the engines to run them on its workers: none of them imports it)."""
+        if not self.opts.cluster:
+            return None
+        from ..cluster.driver import cluster_for
+
+        return cluster_for
 
     def wind_down(self, signo: int) -> bool:
         """From the watchdog, on SIGINT or SIGTERM: ask the search to stop at its next slice, as

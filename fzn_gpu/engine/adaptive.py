@@ -13,7 +13,6 @@ solution of a satisfaction model (sat_portfolio.py), where the model is one for 
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import time
@@ -22,6 +21,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from .. import settings
 from ..device import Device, is_nvidia, launch_lock
 from ..errors import FznError
 from ..kernel_launch import enqueue
@@ -32,7 +32,6 @@ from ..model import Model
 from ..options import SolveOptions
 from ..resources import kernels_dir
 from .incumbent import Outcome
-from .runner import _env_int
 from .threads import run_threads
 
 SLICE_S = 0.05  # a launch's target length
@@ -81,7 +80,7 @@ def walk_params(net: LsNetwork, width: int) -> np.ndarray:
     p[Param.SAMPLE] = 256 if width == 1 else 8 * width  # a GPU's lanes are slow alone: 8 moves each
     p[Param.RESET_PERCENT_WHOLE] = 1
     p[Param.FAST_SWAP] = 1
-    for item in filter(None, os.environ.get("FZN_GPU_LS_PARAMS", "").split(",")):
+    for item in filter(None, (settings.text("FZN_GPU_LS_PARAMS") or "").split(",")):
         name, _, value = item.partition("=")
         try:
             p[Param[name.strip().upper()]] = int(value)
@@ -123,7 +122,7 @@ def program_options(device: Device, cap: int, sums_32: bool = False) -> list[str
     """The adaptive program's build options: OpenCL 1.2, the register cap (`cap`, 0: none),
     swaps scored in 32 bits (`sums_32`: LS_SUMS_32), and FZN_GPU_CL_OPTIONS' for tuning runs,
     as for the search kernels (a cap of their own replaces `cap`)."""
-    extra = os.environ.get("FZN_GPU_CL_OPTIONS", "").split()
+    extra = (settings.text("FZN_GPU_CL_OPTIONS") or "").split()
     capped = [] if any("maxrregcount" in o for o in extra) or not cap else [f"-cl-nv-maxrregcount={cap}"]
     return ["-cl-std=CL1.2", *capped, *(["-DLS_SUMS_32"] if sums_32 else []), *extra]
 
@@ -175,8 +174,8 @@ def shape(net: LsNetwork, device: Device) -> tuple[int, int]:
         walks = device.compute_units * ITEMS_PER_CU // width
     else:
         width, walks = 1, device.compute_units
-    width = _env_int("FZN_GPU_LS_WIDTH", width)
-    walks = _env_int("FZN_GPU_LS_WALKS", walks)
+    width = settings.integer("FZN_GPU_LS_WIDTH", width)
+    walks = settings.integer("FZN_GPU_LS_WALKS", walks)
     per_walk = walk_bytes(net, width)
     budget = min(device.max_alloc, device.global_mem // 4) if device.is_gpu else min(device.global_mem // 8, 2 << 30)
     walks = max(1, min(walks, budget // max(1, per_walk)))
@@ -244,7 +243,7 @@ class DeviceWalks:
         # the most work-items a group of this kernel may have on this device (its registers)
         most = self.kernel.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, self.device.cl_device)
         if self.width > most:
-            if width is None and "FZN_GPU_LS_WIDTH" in os.environ:
+            if width is None and settings.is_set("FZN_GPU_LS_WIDTH"):
                 raise FznError(
                     f"FZN_GPU_LS_WIDTH={self.width} is more work-items than the adaptive search kernel "
                     f"takes in one group on {self.device.name} ({most})",

@@ -32,17 +32,17 @@ from typing import Literal
 
 import numpy as np
 
+from .. import settings
 from ..errors import FznError
 from .faults import DeviceFault, injected_fault
 from .paths import Paths
 from .resplit import DONATE_EACH, idle_wish
-from .runner import _env_int
 from .threads import quick_gil_handover
 
 ALL_AT_ONCE_S = 1.0
 # an idle device this many times faster takes all a busy one has left (FZN_GPU_HAND_OVER_SPEEDUP
 # for tests and tuning runs; 0: any idle device)
-HAND_OVER_SPEEDUP = _env_int("FZN_GPU_HAND_OVER_SPEEDUP", 4, minimum=0)
+HAND_OVER_SPEEDUP = 4
 
 
 @dataclass
@@ -184,7 +184,11 @@ class WorkPool:
         if not holder.can_hand_over:
             return False
         mine, theirs = self._live_speed(holder), self._live_speed(thief)
-        return mine is not None and theirs is not None and theirs >= HAND_OVER_SPEEDUP * mine
+        return (
+            mine is not None
+            and theirs is not None
+            and theirs >= settings.integer("FZN_GPU_HAND_OVER_SPEEDUP", HAND_OVER_SPEEDUP) * mine
+        )
 
     def donations_wanted(self, index: int, idle_items: int, unstarted: int, items: int) -> int:
         """Donations device `index` asks of its busy work-items: for its own idle ones, and one

@@ -16,14 +16,13 @@ elimination's optimum or nothing is claimed."""
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
-from .. import clock
+from .. import clock, settings
 from ..bucket import evaluate
 from ..bucket.eliminate import eliminate
 from ..bucket.network import DOMAIN_MAX, CostNetwork, NotDecomposable, extract
@@ -74,8 +73,7 @@ def _memory_budget(device: Device | None) -> int:
     budget = _host_budget()
     if device is not None and device.is_gpu:
         budget = min(budget, int(device.max_alloc))
-    given = os.environ.get("FZN_GPU_BUCKET_MEMORY", "")  # bytes, for tests
-    return int(given) if given.isdigit() else budget
+    return settings.integer("FZN_GPU_BUCKET_MEMORY", budget)  # bytes, for tests
 
 
 def prepare(model: Model, device: Device | None, counting: bool = False, stop=None) -> Prepared:
@@ -107,9 +105,8 @@ def worth_running(prep: Prepared, device: Device | None, deadline: float | None 
     """Whether the default engine runs it beside the portfolio: its work within AUTO_WORK, and
     within what the time left allows at RATE (FZN_GPU_BUCKET_WORK overrides both, for tests
     and measurements)."""
-    limit = os.environ.get("FZN_GPU_BUCKET_WORK")
-    if limit:
-        return prep.plan.total <= float(limit)
+    if settings.is_set("FZN_GPU_BUCKET_WORK"):
+        return prep.plan.total <= settings.number("FZN_GPU_BUCKET_WORK", 0.0)
     kind = "gpu" if device is not None and device.is_gpu else "cpu"
     work = AUTO_WORK[kind]
     if deadline is not None:

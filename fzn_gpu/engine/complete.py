@@ -20,6 +20,7 @@ from .balance import DeviceShare, balance
 from .faults import DeviceFault, injected_fault
 from .floats import objective_keys
 from .incumbent import Incumbent, Outcome, report_improvements
+from .interface import JoinCluster
 from .ordered import OrderedSolutions
 from .pack import DeviceModel
 from .paths import Paths
@@ -40,6 +41,7 @@ class CompleteSearch:
         report_batch=None,
         incumbent: Incumbent | None = None,
         ordered: bool = False,
+        cluster: JoinCluster | None = None,
     ):
         """report(values: np.ndarray[int32 per variable], objective or None) prints one solution;
         report_batch(rows), when given, prints many solutions of a satisfaction problem at once.
@@ -49,7 +51,8 @@ class CompleteSearch:
         through it, and its best bounds this search at every slice. `cancel`, once set, ends
         the search at the next slice, incomplete. `ordered` (satisfaction with a solution
         limit): solutions print in the order of the search tree, as a sequential search meets
-        them (engine/ordered.py), whatever the devices and work-items."""
+        them (engine/ordered.py), whatever the devices and work-items. `cluster`: how to join
+        the run's Ray cluster, whose workers then search the sub-search spaces (--cluster)."""
         self.model = model
         self.dm = dm
         self.opts = opts
@@ -76,9 +79,9 @@ class CompleteSearch:
         # propagation and branching agree)
         self.sequential = ordered and self.optimising
         self.held = OrderedSolutions()
-        self.cluster = self._join_cluster() if opts.cluster else None
+        self.cluster = self._join_cluster(cluster) if cluster is not None and opts.cluster else None
 
-    def _join_cluster(self):
+    def _join_cluster(self, join: JoinCluster):
         """The Ray cluster's workers that search the sub-search spaces (fzn_gpu/cluster/), or
         None where this search keeps to this machine's devices, said on stderr: solutions in
         tree order and a sequential branch and bound need one device, and a float objective's
@@ -91,9 +94,7 @@ class CompleteSearch:
         if why is not None:
             print(f"fzn-gpu: not on the cluster: {why}", file=sys.stderr)
             return None
-        from ..cluster.driver import cluster_for
-
-        return cluster_for(self.model, self.dm, self.opts)
+        return join(self.model, self.dm, self.opts)
 
     def share_gpus(self, share: float) -> None:
         """Another engine runs on the same GPUs (the portfolio's LNS on a lone GPU): this

@@ -4,7 +4,7 @@ faults tests inject (FZN_GPU_FAIL_DEVICE) to check that nothing is lost when one
 
 from __future__ import annotations
 
-import os
+from .. import settings
 
 
 class DeviceFault(Exception):
@@ -16,7 +16,7 @@ def injected_fault(device: int, block: int, slice_no: int = 0) -> bool:
     step), before it starts (s = 0, the default) or after its s-th slice, when its searches
     may have donated paths already; k = 0: in complete search's dive or root split, before any
     block (tests of fault recovery)."""
-    for spec in filter(None, os.environ.get("FZN_GPU_FAIL_DEVICE", "").split(",")):
+    for spec in filter(None, (settings.text("FZN_GPU_FAIL_DEVICE") or "").split(",")):
         parts = spec.split(":")
         dev, at_block, at = (parts + ["1", "0"][len(parts) - 1 :])[:3]
         if dev.isdigit() and int(dev) == device and block == int(at_block or 1) and int(at or 0) == slice_no:

@@ -5,9 +5,15 @@ elimination implement it; tests/test_engine_interface.py checks each against it.
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
 
 from .incumbent import Outcome
+
+# how an engine joins the run's Ray cluster: (model, device model, options) -> the workers
+# (cluster/driver.cluster_for). Handed to the engines by SolveRun where --cluster asks for one,
+# so that no engine imports cluster/, which imports the engines to run them on its workers.
+JoinCluster = Callable[[Any, Any, Any], Any]
 
 
 @runtime_checkable

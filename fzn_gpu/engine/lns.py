@@ -35,6 +35,7 @@ from ..errors import FznError
 from ..model import LNS_STRATEGIES, LnsSpec, Model, VarKind
 from ..options import SolveOptions
 from .incumbent import Incumbent, Outcome, Solution
+from .interface import JoinCluster
 from .lns_graph import RelatedVariables
 from .lns_island import Island, run_batch
 from .pack import DeviceModel
@@ -158,12 +159,13 @@ class LnsSearch:
         report,
         spec: LnsSpec | None,
         incumbent: Incumbent | None = None,
-        cluster: bool = False,
+        cluster: JoinCluster | None = None,
     ):
         """`incumbent`: one shared with another engine (the portfolio's branch and bound), whose
         solutions then become the islands' starting points too; else one of its own, printing
-        through report(values, objective). `cluster`: the islands on the workers of the run's Ray
-        cluster instead (opts.cluster; fzn_gpu/cluster/), sharing the incumbent through it."""
+        through report(values, objective). `cluster`: how to join the run's Ray cluster, whose
+        workers then run the islands instead (opts.cluster; fzn_gpu/cluster/), sharing the
+        incumbent through it."""
         if dm.obj_var < 0:
             raise FznError("LNS needs an objective", fix="solve minimize/maximize, or drop the lns annotation")
         self.dm = dm
@@ -185,10 +187,8 @@ class LnsSearch:
         self._bugs: list[BaseException] = []  # unexpected errors of device threads
         self._left_out: list[FznError] = []  # devices whose runner could not be built
         self.cluster = None
-        if cluster and opts.cluster:
-            from ..cluster.driver import cluster_for
-
-            self.cluster = cluster_for(model, dm, opts)
+        if cluster is not None and opts.cluster:
+            self.cluster = cluster(model, dm, opts)
 
     @property
     def runners(self) -> list[Runner]:

@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from .. import clock
+from .. import clock, settings
 from ..errors import FznError
 from ..model import LNS_STRATEGIES, LnsSpec
 from .faults import injected_fault
@@ -27,14 +27,15 @@ from .lns_graph import RelatedVariables
 from .lns_merge import accepted_prefix, disjoint_chain, prefix_merges
 from .lns_paths import DevicePaths, Draw, on_device
 from .paths import Paths
-from .runner import INT_MAX, Exploration, Runner, _env_int
+from .runner import INT_MAX, Exploration, Runner
 
 MAX_VALUES = 64  # ICM / Gibbs: values tried per variable and step (sampled beyond)
 CE_NODES = 2000  # complete exploration: the most nodes per neighbourhood and step
 ENOUGH = 0.9  # a step ends when this share of its work-items is done (runner.Exploration)
 SHAPES = ("random", "related")  # how a step's neighbourhoods are drawn (lns_graph.py), chosen by a bandit
 # a step's improving neighbourhoods merged (lns_merge.py) in up to this many launches; 0: off
-MERGE_ROUNDS = _env_int("FZN_GPU_LNS_MERGE_ROUNDS", 3, minimum=0)
+# (FZN_GPU_LNS_MERGE_ROUNDS for measurements)
+MERGE_ROUNDS = 3
 
 
 class StepPace:
@@ -226,7 +227,8 @@ class Island:
         # whether a step's improving neighbourhoods are merged (lns_merge.py), by the gains of
         # the steps with and without: merges pay on a grid's cost functions and on QAP's
         # permutations, and cost a tour's steps their pace (docs/BENCHMARKS.md)
-        merges = MERGE_ROUNDS > 0 and not runner.float_objective  # a float's rows are not bounded path by path
+        self.merge_rounds = settings.integer("FZN_GPU_LNS_MERGE_ROUNDS", MERGE_ROUNDS)
+        merges = self.merge_rounds > 0 and not runner.float_objective  # a float's rows are not bounded path by path
         self.merging = StrategyBandit(2, np.random.default_rng([seed, index, 2])) if merges else None
         self.merging_steps = 0  # steps that merged
         self.runner = runner
@@ -601,7 +603,7 @@ class Island:
             return None
         kept_obj, kept = int(rows[chain[0], 0]), found[chain[0]]
         rest, best = chain[1:], None
-        for _ in range(MERGE_ROUNDS):
+        for _ in range(self.merge_rounds):
             if not len(rest) or time.monotonic() >= deadline or self.incumbent.stopped:
                 break
             candidates = prefix_merges(kept, base, found, rest)

@@ -13,12 +13,12 @@ DEVICE_MIN decisions (`FZN_GPU_DEVICE_PATHS`: 1 always, 0 never, for tests and c
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
+from .. import settings
 from ..kernel_abi import DEC, Op
 from ..kernel_launch import enqueue
 from .lns_graph import GROW_TRIES
@@ -31,8 +31,8 @@ DEVICE_MIN = 20_000
 
 def on_device(decisions: int) -> bool:
     """Whether paths of this many decisions in all are built on the device."""
-    forced = os.environ.get("FZN_GPU_DEVICE_PATHS", "").strip()
-    if forced in ("0", "1"):
+    forced = settings.choice("FZN_GPU_DEVICE_PATHS", "")
+    if forced:
         return forced == "1"
     return decisions >= DEVICE_MIN
 

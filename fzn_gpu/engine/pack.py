@@ -5,12 +5,12 @@ no kernel runs, so the engine never guesses."""
 from __future__ import annotations
 
 import dataclasses
-import os
 from dataclasses import dataclass, field
 from typing import cast
 
 import numpy as np
 
+from .. import settings
 from ..arrays import unique_pairs
 from ..codegen import (
     FLOAT_VAL_BASE,
@@ -184,7 +184,7 @@ def is_narrow(span: np.ndarray, nf: int) -> bool:
     """Whether every variable's initial span fits one 32-bit word (none empty, no floats), so
     that each can be a bitmap of one word (and bitmaps that wide are in use at all).
     FZN_GPU_NARROW=0 turns it off (for comparisons)."""
-    if os.environ.get("FZN_GPU_NARROW") == "0" or nf > 0 or len(span) == 0 or BITMAP_MAX_SPAN < NARROW_SPAN:
+    if not settings.flag("FZN_GPU_NARROW", True) or nf > 0 or len(span) == 0 or BITMAP_MAX_SPAN < NARROW_SPAN:
         return False
     return bool(((span >= 1) & (span <= NARROW_SPAN)).all())
 
@@ -559,15 +559,13 @@ _GROUP_AT = np.array([k.group_length_at for k in KINDS], dtype=np.int64)
 def group_row_min() -> int:
     """Rows at least this long are walked by a whole work-group (kernel_abi.GROUP_ROW_MIN;
     FZN_GPU_GROUP_ROW_MIN for tuning runs and tests, 0: never)."""
-    value = os.environ.get("FZN_GPU_GROUP_ROW_MIN", "")
-    return int(value) if value.strip().isdigit() else GROUP_ROW_MIN
+    return settings.integer("FZN_GPU_GROUP_ROW_MIN", GROUP_ROW_MIN)
 
 
 def parts_max() -> int:
     """A constraint shared out by variable has at most this many parts (kernel_abi.PARTS_MAX;
     FZN_GPU_PARTS_MAX, 1 to PARTS_MAX, for tuning runs)."""
-    value = os.environ.get("FZN_GPU_PARTS_MAX", "")
-    return min(max(int(value), 1), PARTS_MAX) if value.strip().isdigit() else PARTS_MAX
+    return min(settings.integer("FZN_GPU_PARTS_MAX", PARTS_MAX), PARTS_MAX)
 
 
 def constraint_parts(ckind: np.ndarray, cd: np.ndarray, coff: np.ndarray, row_min: int | None = None) -> np.ndarray:

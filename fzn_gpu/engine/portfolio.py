@@ -21,19 +21,18 @@ override it for measurements, docs/BENCHMARKS.md)."""
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from .. import clock
+from .. import clock, settings
 from ..device import Device
 from ..errors import FznError
 from ..model import LnsSpec, Model, RestartSpec
 from ..options import SolveOptions
 from .complete import CompleteSearch
 from .incumbent import Incumbent, Outcome
-from .interface import Engine
+from .interface import Engine, JoinCluster
 from .lns import LnsSearch
 from .pack import DeviceModel
 from .restart import RestartSearch
@@ -42,7 +41,7 @@ from .threads import run_engines
 if TYPE_CHECKING:  # imported where bucket elimination runs
     from .bucket import BucketSearch
 
-KINDS = ("all", "gpu", "cpu")
+KINDS = settings.DEVICE_KINDS
 # on a machine with both kinds: LNS on every device, the GPUs' islands the widest (the GPU-LNS
 # paper), branch and bound on the GPUs beside them at SHARED_GPU_BNB of their time (its
 # relaxation bounds prove the optima LNS finds: docs/BENCHMARKS.md, "Relaxation bounds")
@@ -56,7 +55,7 @@ def shared_gpu_share() -> float:
     step by step, and each of its launches waited behind one of branch and bound's slices
     (docs/BENCHMARKS.md, the default engines on a GPU alone); branch and bound still proves the
     small optima, later."""
-    text = os.environ.get("FZN_GPU_BNB_SHARE")
+    text = settings.text("FZN_GPU_BNB_SHARE")
     if text is None:
         return SHARED_GPU_BNB
     try:
@@ -77,9 +76,7 @@ def split_devices(devices: list[Device], split: dict[str, str] = DEFAULT_SPLIT) 
     chosen = []
     for engine in split:
         var = f"FZN_GPU_{engine.upper()}_DEVICES"
-        kind = os.environ.get(var) or (split[engine] if mixed else "all")
-        if kind not in KINDS:
-            raise FznError(f"{var}={kind!r} is not a kind of device", fix=f"unset {var} or give all, gpu or cpu")
+        kind = settings.choice(var, split[engine] if mixed else "all")
         picked = [d for d in devices if kind == "all" or d.is_gpu == (kind == "gpu")]
         chosen.append(picked or list(devices))
     return chosen[0], chosen[1]
@@ -95,10 +92,12 @@ class PortfolioSearch:
         report,
         spec: LnsSpec | None,
         restart: RestartSpec | None = None,
+        cluster: JoinCluster | None = None,
     ):
         """report(values, objective) prints one solution; `spec`: the model's lns(...)
         annotation, configuring the LNS part (the --lns-* flags over it); `restart`: branch and
-        bound restarts with this sequence (restart.py) instead of searching the tree once."""
+        bound restarts with this sequence (restart.py) instead of searching the tree once;
+        `cluster`: how branch and bound joins the run's Ray cluster (--cluster)."""
         self.opts = opts
         self.outcome = Outcome()
         self.incumbent = Incumbent(self.outcome, dm.obj_sense, report)
@@ -107,11 +106,11 @@ class PortfolioSearch:
         if restart is not None:
             self.bnb = RestartSearch(model, dm, bnb_devices, opts, report, restart, incumbent=self.incumbent)
         else:
-            self.bnb = CompleteSearch(model, dm, bnb_devices, opts, report, incumbent=self.incumbent)
+            self.bnb = CompleteSearch(model, dm, bnb_devices, opts, report, incumbent=self.incumbent, cluster=cluster)
         # LNS's first solution, from one CPU work-item of its own, comes sooner than a GPU's
         # one-work-item dive would give one: branch and bound searches in parallel at once
         # (FZN_GPU_DIVE_MS, where set, decides as everywhere else)
-        self.bnb.dive = "FZN_GPU_DIVE_MS" in os.environ or not any(
+        self.bnb.dive = settings.is_set("FZN_GPU_DIVE_MS") or not any(
             not d.is_gpu and d not in bnb_devices for d in lns_devices
         )
         self.lns = LnsSearch(model, dm, lns_devices, opts, report, spec, incumbent=self.incumbent)

@@ -5,7 +5,6 @@ solution slots."""
 from __future__ import annotations
 
 import math
-import os
 import sys
 import threading
 import time
@@ -14,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import settings
 from ..arrays import unique
 from ..device import (
     BUILD_LOGS,
@@ -49,7 +49,6 @@ GROUP_SHAPES = ((False, False), (True, False), (False, True))
 INLINE_MAX_KINDS = 4
 SOL_MIN, SOL_MAX_BYTES = 256, 64 << 20  # solution slots per slice: at least, and memory at most
 INDEX_MAX = 2**31 - 1  # the kernel indexes per-item arrays with 32-bit ints
-POISON = os.environ.get("FZN_GPU_POISON") == "1"  # fill fresh buffers with a pattern (debugging)
 
 
 @dataclass(frozen=True)
@@ -95,54 +94,51 @@ class Tuning:
     @staticmethod
     def for_device(device: Device, floats: bool = False) -> Tuning:
         """`floats`: the model has float variables, which only the work-item model runs."""
-        env = os.environ
         gpu = device.is_gpu
-        layout = env.get("FZN_GPU_LAYOUT", "interleaved" if gpu else "blocked")
-        if layout not in ("interleaved", "blocked"):
-            raise FznError(f"FZN_GPU_LAYOUT={layout!r} is not a layout", fix="use interleaved or blocked")
-        model = env.get("FZN_GPU_KERNEL", "group" if gpu else "item")
-        if model not in ("group", "item"):
-            raise FznError(f"FZN_GPU_KERNEL={model!r} is not an execution model", fix="use group or item")
+        layout = settings.choice("FZN_GPU_LAYOUT", "interleaved" if gpu else "blocked")
+        model = settings.choice("FZN_GPU_KERNEL", "group" if gpu else "item")
         if floats:
             model = "item"
         group = model == "group"
         return Tuning(
             model=model,
-            items_per_cu=_env_int("FZN_GPU_ITEMS_PER_CU", (32 if group else 512) if gpu else (1 if group else 4)),
-            local=_env_int("FZN_GPU_LOCAL", 32 if group else (64 if gpu else 1)),
+            items_per_cu=settings.integer(
+                "FZN_GPU_ITEMS_PER_CU", (32 if group else 512) if gpu else (1 if group else 4)
+            ),
+            local=settings.integer("FZN_GPU_LOCAL", 32 if group else (64 if gpu else 1)),
             interleave=layout == "interleaved",
-            specialise=_env_flag("FZN_GPU_SPECIALISE", gpu),
+            specialise=settings.flag("FZN_GPU_SPECIALISE", gpu),
             # with a GPU's tens of thousands of work-items, 2 per item split fastest
             # (docs/BENCHMARKS.md); PHACT's 50 suits CPUs with a few work-items
-            subs_per_item=_env_int("FZN_GPU_SUBS_PER_ITEM", 2 if gpu else 50),
+            subs_per_item=settings.integer("FZN_GPU_SUBS_PER_ITEM", 2 if gpu else 50),
             # a GPU's throughput comes from tens of thousands of slow threads: one
             # alone reaches a first solution far sooner (docs/BENCHMARKS.md)
-            dive_ms=_env_int("FZN_GPU_DIVE_MS", 1000 if gpu else 0, minimum=0),
+            dive_ms=settings.integer("FZN_GPU_DIVE_MS", 1000 if gpu else 0),
             # NVIDIA builds out of line several times faster, for somewhat slower
             # kernels (docs/BENCHMARKS.md)
-            outline=_env_flag("FZN_GPU_OUTLINE", gpu),
+            outline=settings.flag("FZN_GPU_OUTLINE", gpu),
             # --build-only builds a GPU's specialised program inlined, its fastest
             # kernel, where the user did not choose (docs/BENCHMARKS.md)
-            inline_specialised=gpu and "FZN_GPU_OUTLINE" not in env,
-            slice_budget=_env_int("FZN_GPU_SLICE_BUDGET", 0, minimum=0),
-            profile=_env_flag("FZN_GPU_PROFILE", False),
+            inline_specialised=gpu and not settings.is_set("FZN_GPU_OUTLINE"),
+            slice_budget=settings.integer("FZN_GPU_SLICE_BUDGET", 0),
+            profile=settings.flag("FZN_GPU_PROFILE", False),
             # NVIDIA: a register cap lets more work-groups stay resident on a
             # multiprocessor; 64 measured fastest (docs/BENCHMARKS.md)
-            max_registers=_env_int("FZN_GPU_MAX_REGISTERS", 64 if is_nvidia(device) else 0, minimum=0),
+            max_registers=settings.integer("FZN_GPU_MAX_REGISTERS", 64 if is_nvidia(device) else 0),
             # a propagation longer than the slice's budget and this stops and resumes
             # in the next slice; ordinary nodes stay whole (their order of search with
             # them, which branch and bound's bound sharing is sensitive to)
-            propagation_floor=_env_int("FZN_GPU_PROPAGATION_FLOOR", 4096),
+            propagation_floor=settings.integer("FZN_GPU_PROPAGATION_FLOOR", 4096),
             # FZN_GPU_SLICE_CLOCK=1: a work-group slice ends by NVIDIA's clock, every group
             # within microseconds of the others, instead of after a budget of steps (on
             # PoCL a counter stands in: kernels/profile.cl). Off: reading it every step
             # costs more than the groups' waiting for the slowest saves (docs/BENCHMARKS.md,
             # slices ended by the clock)
-            slice_clock=group and _env_flag("FZN_GPU_SLICE_CLOCK", False),
+            slice_clock=group and settings.flag("FZN_GPU_SLICE_CLOCK", False),
             # a dive (one search) or an LNS step of a few hundred neighbourhoods left
             # most of a GPU idle with groups of 32: wider groups give each search the
             # lanes the others leave (docs/BENCHMARKS.md, wider work-groups)
-            wide_local=_env_int("FZN_GPU_WIDE_LOCAL", 1024 if gpu and group else 0, minimum=0),
+            wide_local=settings.integer("FZN_GPU_WIDE_LOCAL", 1024 if gpu and group else 0),
         )
 
 
@@ -160,24 +156,6 @@ def inlining_pays(dm: DeviceModel) -> bool:
 def _round8(nbytes: int) -> int:
     """A local buffer's size, rounded up to a multiple of 8 bytes."""
     return -(-nbytes // 8) * 8
-
-
-def _env_flag(name: str, default: bool) -> bool:
-    text = os.environ.get(name)
-    if text is None:
-        return default
-    if text not in ("0", "1"):
-        raise FznError(f"{name}={text!r} is not 0 or 1", fix=f"unset {name} or give 0 or 1")
-    return text == "1"
-
-
-def _env_int(name: str, default: int, minimum: int = 1) -> int:
-    text = os.environ.get(name)
-    if text is None:
-        return default
-    if not text.isdigit() or int(text) < minimum:
-        raise FznError(f"{name}={text!r} is not an integer >= {minimum}", fix=f"unset {name} or give a number")
-    return int(text)
 
 
 @dataclass
@@ -370,7 +348,7 @@ class Runner:
         self.narrow = self.group and dm.narrow
         # a node too big for local memory stays in global memory (FZN_GPU_STORE_GLOBAL=1 forces it)
         self.store_global = self.group and (
-            self._group_local_bytes(with_store=True) > device.local_mem or _env_flag("FZN_GPU_STORE_GLOBAL", False)
+            self._group_local_bytes(with_store=True) > device.local_mem or settings.flag("FZN_GPU_STORE_GLOBAL", False)
         )
         kinds = frozenset(int(k) for k in unique(dm.ckind)) if t.specialise else None
         options = t.build_options(device, self.store_global, self.floats, self.narrow)
@@ -467,7 +445,7 @@ class Runner:
         branches are far shallower. FZN_GPU_STACK_LEVELS sets it (tests of recomputation)."""
         dm, d = self.dm, self.device
         full = dm.maxd + 1
-        forced = _env_int("FZN_GPU_STACK_LEVELS", 0)
+        forced = settings.integer("FZN_GPU_STACK_LEVELS", 0)
         if forced > 0:
             return min(forced, full)
         want = max(d.compute_units * self.tuning.items_per_cu, 1)
@@ -562,11 +540,12 @@ class Runner:
         if self.recomputes():  # deeper levels are recomputed from the branch's path
             pcap = max(pcap, max(paths.max_decisions(), resplit.longest if resplit else 0) + self.branch_path())
         rw = mf.READ_WRITE
+        poison = settings.flag("FZN_GPU_POISON", False)  # debugging: what a kernel reads before writing shows up
 
         def zeros(nbytes):
             nbytes = -(-max(int(nbytes), 4) // 4) * 4  # whole ints (a byte mask's too): a fill's unit
             buf = cl.Buffer(self.ctx, rw, size=nbytes)
-            if POISON:  # debugging: what a kernel reads before writing shows up
+            if poison:
                 cl.enqueue_fill_buffer(self.queue, buf, np.int32(0x5A5A5A5A), 0, nbytes)
             return buf
 
@@ -575,7 +554,7 @@ class Runner:
             less: an LNS step is a phase, and a GPU's stacks take gigabytes."""
             nbytes = max(int(nbytes), 4)
             held = self._scratch.get(name)
-            if held is None or held.size < nbytes or POISON:
+            if held is None or held.size < nbytes or poison:
                 self._scratch.pop(name, None)  # freed before its successor is allocated
                 held = self._scratch[name] = zeros(nbytes)
             return held
@@ -732,7 +711,7 @@ class Runner:
                 ("results", RESULTS),
                 ("use_results", np.int32(Results.NONE if lns is None else lns.mode)),
             ]
-            settings = [
+            scalars = [
                 ("use_weights", np.int32(1 if use_weights else 0)),
                 ("obj_var", np.int32(dm.obj_var)),
                 ("obj_sense", np.int32(dm.obj_sense)),
@@ -752,7 +731,7 @@ class Runner:
                     ("pcap", np.int32(pcap)),
                     ("rcap", np.int32(rcap)),
                     ("ngroups", np.int32(self.ngroups)),
-                    *settings,
+                    *scalars,
                     ("slice_us", np.int32(slice_us)),
                     ("n_items", np.int32(n_items)),
                     ("donate_each", np.int32(resplit.each if resplit is not None else 1)),
@@ -771,7 +750,7 @@ class Runner:
                     ("maxd", np.int32(dm.maxd)),
                     ("pcap", np.int32(pcap)),
                     ("ngroups", np.int32(self.ngroups)),
-                    *settings,
+                    *scalars,
                     ("n_items", np.int32(n_items)),
                     ("interleave", np.int32(1 if self.tuning.interleave else 0)),
                     ("track", np.int32(1 if resplit is not None else 0)),
@@ -1052,11 +1031,12 @@ class SliceBudget:
 
     TARGET_S, START, LOWEST, HIGHEST = 0.05, 16, 8, 1 << 22
     # a tail slice's share of a whole one (docs/BENCHMARKS.md, shorter slices in a search's tail); 1: off
-    TAIL_SHARE = _env_int("FZN_GPU_TAIL_SHARE", 5)
+    TAIL_SHARE = 5  # FZN_GPU_TAIL_SHARE for tuning runs
     CLOCKED = 1 << 30  # a slice the device's clock ends: the budget never does
 
     def __init__(self, fixed: int = 0) -> None:
         self.fixed = fixed
+        self.TAIL_SHARE = settings.integer("FZN_GPU_TAIL_SHARE", SliceBudget.TAIL_SHARE)
         self.value = fixed or self.START
         self.size = -1  # the current phase's size: its work-items' bit length
         self.s_per_unit: float | None = None  # the last slice's seconds per unit of budget

@@ -30,7 +30,7 @@ from ..model import Model, RestartSpec
 from ..options import SolveOptions
 from .complete import CompleteSearch
 from .incumbent import Outcome
-from .interface import Engine
+from .interface import Engine, JoinCluster
 from .pack import DeviceModel
 from .portfolio import split_devices
 from .restart import RestartSearch
@@ -53,13 +53,15 @@ class SatisfactionPortfolio:
         opts: SolveOptions,
         report,
         spec: RestartSpec | None = None,
+        cluster: JoinCluster | None = None,
     ):
-        """report(values, objective) prints one solution; `spec`: the restarts' sequence."""
+        """report(values, objective) prints one solution; `spec`: the restarts' sequence;
+        `cluster`: how complete search joins the run's Ray cluster (--cluster)."""
         self.outcome = Outcome()
         self._lock = threading.Lock()
         self._report = report
         complete_devices, restart_devices = split_devices(devices, SPLIT)
-        self.complete = CompleteSearch(model, dm, complete_devices, opts, self._first_only)
+        self.complete = CompleteSearch(model, dm, complete_devices, opts, self._first_only, cluster=cluster)
         self.restarts = RestartSearch(model, dm, restart_devices, opts, self._first_only, spec or DEFAULT_RESTARTS)
         self.local = None
         if opts.local_search != "off" and not dm.nf and not len(dm.set_vars):

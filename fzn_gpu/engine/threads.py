@@ -3,12 +3,13 @@ the main thread stays able to take an interrupt."""
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
+
+from .. import settings
 
 if TYPE_CHECKING:  # the engines import this module
     from .incumbent import Outcome
@@ -27,11 +28,7 @@ SWITCH_INTERVAL_S = 0.0005
 def switch_interval() -> float:
     """The GIL hand-over interval while device threads run: FZN_GPU_SWITCH_INTERVAL, else
     SWITCH_INTERVAL_S."""
-    text = os.environ.get("FZN_GPU_SWITCH_INTERVAL", "").strip()
-    try:
-        value = float(text) if text else SWITCH_INTERVAL_S
-    except ValueError:
-        return SWITCH_INTERVAL_S
+    value = settings.number("FZN_GPU_SWITCH_INTERVAL", SWITCH_INTERVAL_S)
     return value if value > 0 else SWITCH_INTERVAL_S
 
 

@@ -16,13 +16,12 @@ search labels it), and the host writes y = x + c into every solution it reads ba
 from __future__ import annotations
 
 import dataclasses
-import os
 from dataclasses import dataclass
 from typing import cast
 
 import numpy as np
 
-from ..errors import FznError
+from .. import settings
 from ..kernel_abi import ALLDIFF_WORDS
 from ..model import Model, VarKind
 
@@ -32,10 +31,7 @@ LIN_EQ = "int_lin_eq"
 
 def wanted() -> bool:
     """FZN_GPU_OFFSET_VIEWS=0 keeps every variable and row as flattened (to measure the fold)."""
-    text = os.environ.get("FZN_GPU_OFFSET_VIEWS", "1")
-    if text not in ("0", "1"):
-        raise FznError(f"FZN_GPU_OFFSET_VIEWS={text!r} is not 0 or 1", fix="unset it or give 0 or 1")
-    return text == "1"
+    return settings.flag("FZN_GPU_OFFSET_VIEWS", True)
 
 
 @dataclass

@@ -26,14 +26,13 @@ devices at the start): a timed run that starts cold stays on the devices it star
 from __future__ import annotations
 
 import fcntl
-import os
 import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .. import build_record
+from .. import build_record, settings
 from ..device import Device
 from ..errors import FznError
 from ..procs import start_detached
@@ -182,5 +181,5 @@ def spawn_builder() -> bool:
     if held is None:
         return False
     held.close()  # the builder takes it itself; two runs racing here start two, one of which leaves at once
-    env = {k: v for k, v in os.environ.items() if k not in ("FZN_GPU_CL_OPTIONS",)}
+    env = {k: v for k, v in settings.environment().items() if k not in ("FZN_GPU_CL_OPTIONS",)}
     return start_detached(["fzn_gpu", "build-kernels", "--background"], env=env)
