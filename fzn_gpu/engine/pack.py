@@ -214,15 +214,49 @@ class WideConstant(Unsupported):
     having 63 bits (SolveRun's fallback, engine/__init__.py)."""
 
 
-def pack(model: Model, opts: SolveOptions) -> DeviceModel:
-    check_supported(model)
-    folded = views.find(model, table_vars) if views.wanted() else None
-    if folded is not None:  # y = x + c inside all_different: x's domain narrowed, y fixed
-        model = folded.model
+@dataclass
+class _Rows:
+    """The device's constraint rows as they are gathered: each part's kind ids, data and
+    lengths, and the (constraint ids, variable ids) pairs that watch them."""
+
+    kinds: list[np.ndarray] = field(default_factory=list)
+    data: list[np.ndarray] = field(default_factory=list)
+    lens: list[np.ndarray] = field(default_factory=list)
+    watches: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
+    count: int = 0
+
+    def add_table(self, kind_id: int, data: np.ndarray, lens: np.ndarray, rows: np.ndarray, vs: np.ndarray) -> None:
+        """A table's rows: `rows` (its row of each watched pair) and `vs` (their variables)."""
+        self.kinds.append(np.full(len(lens), kind_id, dtype=np.int32))
+        self.data.append(data.astype(np.int32))
+        self.lens.append(lens)
+        self.watches.append((self.count + rows, vs))
+        self.count += len(lens)
+
+    def add_encoded(self, encoded) -> None:
+        """Rows encoded apart (set and float kinds: (kind ids, rows, watched pairs))."""
+        ekinds, erows, epairs = encoded
+        for k, row in zip(ekinds, erows):
+            self.kinds.append(np.array([k], dtype=np.int32))
+            self.data.append(np.asarray(row, dtype=np.int32))
+            self.lens.append(np.array([len(row)]))
+        if epairs:
+            pairs_arr = np.asarray(epairs, dtype=np.int64)
+            self.watches.append((pairs_arr[:, 0], pairs_arr[:, 1]))
+        self.count += len(ekinds)
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(ckind, cd, coff): the rows' kinds, their data end to end, and each row's offset."""
+        ckind = np.concatenate(self.kinds) if self.kinds else np.zeros(0, np.int32)
+        cd = np.concatenate(self.data) if self.data else np.zeros(0, np.int32)
+        lens = np.concatenate(self.lens) if self.lens else np.zeros(0, np.int64)
+        return ckind, cd, (np.cumsum(lens) - lens).astype(np.int32)
+
+
+def _device_bounds(model: Model, lb: np.ndarray, ub: np.ndarray) -> None:
+    """Refuses a declared bound or constant past ±LIMIT (clipped into `lb`, `ub`), and checks
+    that lowering fixed every constant."""
     V = model.vars
-    nv = len(V)
-    lb = np.clip(V.lb, -LIMIT, LIMIT)
-    ub = np.clip(V.ub, -LIMIT, LIMIT)
     declared = (np.abs(V.lb) != UNBOUNDED) & (V.lb != lb) | (np.abs(V.ub) != UNBOUNDED) & (V.ub != ub)
     if declared.any():
         v = int(np.nonzero(declared)[0][0])
@@ -237,6 +271,56 @@ def pack(model: Model, opts: SolveOptions) -> DeviceModel:
     # (a constant given a value outside its declared domain is empty: lb > ub, the model unsatisfiable)
     loose = V.is_const & (lb < ub) & ((V.kind == VarKind.INT) | (V.kind == VarKind.BOOL))
     assert not loose.any(), f"constant {V.names[int(np.argmax(loose))]} is not fixed"  # lowering bug
+
+
+def _table_rows(model: Model, folded, lb: np.ndarray, ub: np.ndarray) -> _Rows:
+    """Every int and bool table's rows (set and float kinds are encoded apart), a constant past
+    ±LIMIT refused; all_different's rows with their offset views (views.py)."""
+    out = _Rows()
+    for key, table in model.tables.items():
+        if len(table) == 0 or table.kind.domain in ("set", "float"):  # sets.encode and floats.encode
+            continue
+        kind = table.kind
+        if np.abs(table.data).max(initial=0) > LIMIT + 1:
+            r = int(np.argmax(np.abs(table.data)))
+            raise WideConstant(
+                f"a constant of {kind.name} is beyond ±{LIMIT}",
+                file=model.source,
+                line=int(table.lines[np.searchsorted(table.row_ptr, r, side="right") - 1]),
+                fix="scale the model's numbers down; fzn-gpu works with 32-bit integers",
+            )
+        if key == views.ALLDIFF:  # [n, x..., offset...]: views.py
+            data, lens = views.alldiff_rows(table, folded, lb, ub)
+            table = dataclasses.replace(table, data=data, row_ptr=np.concatenate([[0], np.cumsum(lens)]))
+        rows, vs = table_vars(table)
+        out.add_table(kind.id, table.data, np.diff(table.row_ptr), rows, vs)
+    return out
+
+
+def _watch_lists(rows: _Rows, is_const: np.ndarray, nv: int, ckind, cd, coff, bm_nw):
+    """(deg, wptr, wlist): each variable's constraints (CSR), without constants and duplicates."""
+    if rows.watches:
+        wc = np.concatenate([w[0] for w in rows.watches]).astype(np.int64)
+        wv = np.concatenate([w[1] for w in rows.watches]).astype(np.int64)
+    else:
+        wc = wv = np.zeros(0, np.int64)
+    keep = ~is_const[wv] if len(wv) else np.zeros(0, bool)
+    pairs = unique_pairs(wv[keep], wc[keep])
+    deg = np.bincount(pairs[:, 0], minlength=nv).astype(np.int32) if len(pairs) else np.zeros(nv, np.int32)
+    wptr = np.concatenate([[0], np.cumsum(deg)]).astype(np.int32)
+    return deg, wptr, watch_entries(pairs[:, 1], ckind, cd, coff, bm_nw)
+
+
+def pack(model: Model, opts: SolveOptions) -> DeviceModel:
+    check_supported(model)
+    folded = views.find(model, table_vars) if views.wanted() else None
+    if folded is not None:  # y = x + c inside all_different: x's domain narrowed, y fixed
+        model = folded.model
+    V = model.vars
+    nv = len(V)
+    lb = np.clip(V.lb, -LIMIT, LIMIT)
+    ub = np.clip(V.ub, -LIMIT, LIMIT)
+    _device_bounds(model, lb, ub)
     # a float variable's int slot is a flag: set when search accepts its box (floats.py)
     is_float = V.kind == VarKind.FLOAT
     lb = np.where(is_float, np.where(V.is_const, 1, 0), lb)
@@ -265,76 +349,19 @@ def pack(model: Model, opts: SolveOptions) -> DeviceModel:
     bits = _domain_bits(holes, want_bits, lb, ub, bm_off, bm_nw, nwords)
 
     # constraint rows, with set_in rows added for holes that no bitmap can hold
-    rows_kind: list[np.ndarray] = []
-    rows_data: list[np.ndarray] = []
-    rows_len: list[np.ndarray] = []
-    watches: list[tuple[np.ndarray, np.ndarray]] = []  # (constraint ids, var ids)
-    next_c = 0
-    for key, table in model.tables.items():
-        n = len(table)
-        if n == 0 or table.kind.domain in ("set", "float"):  # sets.encode and floats.encode, below
-            continue
-        kind = table.kind
-        if np.abs(table.data).max(initial=0) > LIMIT + 1:
-            r = int(np.argmax(np.abs(table.data)))
-            raise WideConstant(
-                f"a constant of {kind.name} is beyond ±{LIMIT}",
-                file=model.source,
-                line=int(table.lines[np.searchsorted(table.row_ptr, r, side="right") - 1]),
-                fix="scale the model's numbers down; fzn-gpu works with 32-bit integers",
-            )
-        if key == views.ALLDIFF:  # [n, x..., offset...]: views.py
-            data, lens = views.alldiff_rows(table, folded, lb, ub)
-            table = dataclasses.replace(table, data=data, row_ptr=np.concatenate([[0], np.cumsum(lens)]))
-        rows_kind.append(np.full(n, kind.id, dtype=np.int32))
-        rows_data.append(table.data.astype(np.int32))
-        rows_len.append(np.diff(table.row_ptr))
-        rows, vs = table_vars(table)
-        watches.append((next_c + rows, vs))
-        next_c += n
-
-    def append_rows(encoded) -> int:
-        """Rows encoded apart (set and float kinds: (kind ids, rows, watched pairs)); their count."""
-        ekinds, erows, epairs = encoded
-        for k, row in zip(ekinds, erows):
-            rows_kind.append(np.array([k], dtype=np.int32))
-            rows_data.append(np.asarray(row, dtype=np.int32))
-            rows_len.append(np.array([len(row)]))
-        if epairs:
-            pairs_arr = np.asarray(epairs, dtype=np.int64)
-            watches.append((pairs_arr[:, 0], pairs_arr[:, 1]))
-        return len(ekinds)
-
+    rows = _table_rows(model, folded, lb, ub)
     if layout is not None:
-        next_c += append_rows(sets.encode(model, layout, next_c))
+        rows.add_encoded(sets.encode(model, layout, rows.count))
     if flayout.nf or any(len(t) and t.kind.domain == "float" for t in model.tables.values()):
-        next_c += append_rows(floats.encode(model, next_c))
+        rows.add_encoded(floats.encode(model, rows.count))
     set_in = BY_KEY["set_in"]
     for v, dom in holes.items():
         if not want_bits[v]:
             row = [v, len(dom.ranges)] + [b for r in dom.ranges for b in r]
-            rows_kind.append(np.array([set_in.id], dtype=np.int32))
-            rows_data.append(np.array(row, dtype=np.int32))
-            rows_len.append(np.array([len(row)]))
-            watches.append((np.array([next_c]), np.array([v])))
-            next_c += 1
-    nc = next_c
-    ckind = np.concatenate(rows_kind) if rows_kind else np.zeros(0, np.int32)
-    cd = np.concatenate(rows_data) if rows_data else np.zeros(0, np.int32)
-    lens = np.concatenate(rows_len) if rows_len else np.zeros(0, np.int64)
-    coff = (np.cumsum(lens) - lens).astype(np.int32)
-
-    # watch lists: variable -> constraints, without constants and duplicates
-    if watches:
-        wc = np.concatenate([w[0] for w in watches]).astype(np.int64)
-        wv = np.concatenate([w[1] for w in watches]).astype(np.int64)
-    else:
-        wc = wv = np.zeros(0, np.int64)
-    keep = ~is_const[wv] if len(wv) else np.zeros(0, bool)
-    pairs = unique_pairs(wv[keep], wc[keep])
-    deg = np.bincount(pairs[:, 0], minlength=nv).astype(np.int32) if len(pairs) else np.zeros(nv, np.int32)
-    wptr = np.concatenate([[0], np.cumsum(deg)]).astype(np.int32)
-    wlist = watch_entries(pairs[:, 1], ckind, cd, coff, bm_nw)
+            rows.add_table(set_in.id, np.array(row), np.array([len(row)]), np.array([0]), np.array([v]))
+    nc = rows.count
+    ckind, cd, coff = rows.arrays()
+    deg, wptr, wlist = _watch_lists(rows, is_const, nv, ckind, cd, coff, bm_nw)
 
     sg_ptr, sg_var, sg_sel, sg_prec, use_weights = search_plan(model, opts)
     optimising = model.solve.kind != "satisfy"
