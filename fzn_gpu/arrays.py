@@ -2,7 +2,7 @@
 
 numpy 2.3+'s np.unique takes a hash-table path for a 1-D array that is far slower than a sort
 on the millions of keys a big model's setup makes, and its return_index path is slow too
-(docs/BENCHMARKS.md, "Front end"). These give what np.unique gives, sorted, for 1-D int
+(docs/bench/measurements.md, "Front end"). These give what np.unique gives, sorted, for 1-D int
 arrays."""
 
 from __future__ import annotations

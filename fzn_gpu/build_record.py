@@ -2,7 +2,7 @@
 
 A specialised kernel (the model's constraint kinds only) runs faster on a GPU than the generic
 one, but NVIDIA's compiler needs seconds for each new set of kinds, inside the user's time limit
-(docs/BENCHMARKS.md, kernel builds). The driver keeps what it built in its own cache,
+(docs/bench/measurements.md, kernel builds). The driver keeps what it built in its own cache,
 which cannot be asked what it holds; so each build leaves a record here, named by a hash of
 everything the driver's cache is keyed on (source, options, device, driver), with the seconds
 the build took. A GPU run takes the specialised program where it was built before, else the

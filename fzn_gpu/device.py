@@ -447,7 +447,7 @@ def choose_program(
     """(kinds, options) of the program a run on `device` uses. `inlined`: the options of the
     same program with its propagators inlined, for a GPU model whose specialised program may be
     inlined (the fastest kernel, but an NVIDIA build of about 45 s instead of 10:
-    docs/BENCHMARKS.md, inlined specialised kernels). `build_now` (--build-only): the best
+    docs/bench/measurements.md, inlined specialised kernels). `build_now` (--build-only): the best
     program, built now: the inlined specialised one where offered, else the specialised one.
     Otherwise the inlined specialised program where this machine built it before, else what
     `kinds_to_build` picks with `options`."""

@@ -3,7 +3,7 @@
 pyopencl calls clEnqueueNDRangeKernel holding the lock, and NVIDIA's driver may wait inside
 that call: a launch on one queue waited there for a slice another queue of the same context
 was running (the portfolio on a GPU alone: branch and bound's launch behind LNS's slice), and
-every thread of the run, the watchdog's among them, stood still meanwhile (docs/BENCHMARKS.md,
+every thread of the run, the watchdog's among them, stood still meanwhile (docs/bench/measurements.md,
 Time limits and the interpreter's lock). ctypes releases the lock around a foreign call, so
 the same entry point, called through the ICD loader pyopencl uses, blocks only its own thread.
 """

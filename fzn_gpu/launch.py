@@ -3,7 +3,7 @@ else it runs in this process, and a server is started in the background for the 
 
 A run in a fresh process spends most of a small model's time starting: Python imports numpy,
 pyopencl, Lark and the engine, and OpenCL starts its drivers and creates a context
-(docs/BENCHMARKS.md, start-up). MiniZinc starts a new solver process for every model, so the
+(docs/bench/measurements.md, start-up). MiniZinc starts a new solver process for every model, so the
 IDE and a regression suite pay that on every run. The server has done the imports once; a spare
 process forked from it has started OpenCL and waits on the socket. This module is all a run
 through the server loads: the standard library's socket, the request (argument list, working

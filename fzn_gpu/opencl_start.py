@@ -4,7 +4,7 @@ model.
 
 On the H100 machine, enumerating the platforms took 0.20 s of a 16-queens run (loading NVIDIA's
 library and initialising its driver) and creating the context 0.12 s, each inside the user's
-time, after the model was read (docs/BENCHMARKS.md, "the host between slices"). The thread calls
+time, after the model was read (docs/bench/measurements.md, "the host between slices"). The thread calls
 the ICD loader through ctypes, which releases the interpreter's lock for the length of each
 call, so the drivers start while Python works. pyopencl then finds the drivers ready, and
 `device.build` takes the context made here (`take_context`) instead of creating one.

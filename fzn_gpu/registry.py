@@ -132,7 +132,7 @@ SHARED_BY_VARIABLE = frozenset({"fzn_all_different_int"})
 # work-item takes terms i = lid, lid + w, ... of the row, the group adds up their partial sums
 # (linear) or supports (element) in local memory, or gathers a circuit's fixed successors
 # there, and each narrows its own terms, where one work-item walking such a row kept the rest
-# of its warp waiting (docs/BENCHMARKS.md). The value: the row position of the row's length
+# of its warp waiting (docs/bench/measurements.md). The value: the row position of the row's length
 # (its number of terms), which decides whether it is long enough (kernel_abi.GROUP_ROW_MIN).
 SHARED_BY_GROUP = {
     "int_lin_eq": 0,

@@ -1,7 +1,7 @@
 """A thread that writes the solution stream while the search goes on.
 
 MiniZinc's solns2out reads a solver's output more slowly than a GPU finds solutions, and a
-write into the full pipe blocked the search with no kernel running (docs/BENCHMARKS.md,
+write into the full pipe blocked the search with no kernel running (docs/bench/measurements.md,
 printed enumeration). Here the search hands each batch over and launches its next slice at
 once; the thread formats and writes, so the run takes about as long as MiniZinc's reading
 alone.

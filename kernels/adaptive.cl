@@ -534,7 +534,7 @@ lsum terms_change(const Net *n, const Walk *w, int from, int to, int c, int x, l
 // terms re-scored from its sum (LIN), its range (DOMAIN) or as it is (an all_different holding
 // both: a swap leaves its histogram as it is). What evaluate() gives that move, without the
 // move's hash tables in global memory, whose chains of dependent loads and stores dominate a
-// GPU walk that scores every swap of a big permutation each iteration (docs/BENCHMARKS.md,
+// GPU walk that scores every swap of a big permutation each iteration (docs/bench/measurements.md,
 // Adaptive Search), and without reading a constraint's row. An invariant's undefined value
 // counts as LS_UNDEFINED, as evaluate() takes it. LONG_MAX where either is not marked or an
 // all_different holds one of them alone: the caller evaluates that move as any other.

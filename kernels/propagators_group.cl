@@ -2,7 +2,7 @@
 // kernel_abi.GROUP_ROW_MIN terms; engine/pack.py marks them with parts -GROUP_ROW_MIN).
 //
 // One work-item walking a long row keeps the others of its warp waiting at the pass's barrier,
-// and such rows took most of an optimisation model's pass (docs/BENCHMARKS.md, where a big
+// and such rows took most of an optimisation model's pass (docs/bench/measurements.md, where a big
 // model's pass goes). Here every work-item of the group takes the terms lid, lid + w,
 // ... of one row in two steps around a reduction in local memory:
 //  - share: it reads its terms and writes its share (a linear sum's span; an element's
@@ -78,7 +78,7 @@ inline bool group_element(Ctx *x, __global const int *row, bool apply, Share *t,
 
 // circuit (prop_circuit, globals.cl) walked by the whole group: the same deductions, each
 // work-item taking the nodes i = lid, lid + w, ... in three steps between barriers, where one
-// work-item walking every node was most of a TSP node's pass (docs/BENCHMARKS.md):
+// work-item walking every node was most of a TSP node's pass (docs/bench/measurements.md):
 //  - its nodes' domains to the nodes and off themselves, and its fixed successors set as bits
 //    of one bitmap in `red` (a bit already set: two nodes share a successor, a failure);
 //  - its open nodes lose every fixed successor a word at a time, and each fixed node of its

@@ -13,7 +13,7 @@ export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
 # the scripts that measure runs through a server say so (scripts/startup.sh, SERVER=1)
 export FZN_GPU_SERVER=${FZN_GPU_SERVER:-off}
 # bytecode ahead, as pip install and a user's first run leave it: otherwise every process
-# there compiled its 136 modules again (0.5 s of each run's start-up, docs/BENCHMARKS.md)
+# there compiled its 136 modules again (0.5 s of each run's start-up, docs/bench/measurements.md)
 python3 -m compileall -q -j 0 /tmp/site "$PWD/fzn_gpu" $(ls -d "$PWD"/.carry/old/fzn_gpu 2>/dev/null) >/dev/null 2>&1
 mkdir -p /opt/mzn && tar -C /opt/mzn -xJf .carry/minizinc-gecode.tar.xz
 export PATH=/opt/mzn/bin:/tmp/fzn-bin:$PATH LD_LIBRARY_PATH=/opt/mzn/lib

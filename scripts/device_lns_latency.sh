@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# How long an LNS step's node takes on the GPU (docs/BENCHMARKS.md, "LNS on every device"):
+# How long an LNS step's node takes on the GPU (docs/bench/measurements.md, "LNS on every device"):
 # `--engine lns` on the GPU alone, once with the profile build (FZN_GPU_PROFILE=1: cycles a
 # node by phase and by constraint kind, `nodeProfile` / `kindProfile` in -s) and once without,
 # under each work-group width cap in WIDTHS (FZN_GPU_WIDE_LOCAL; 1024 is the default), with -v

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Launch-shape and kernel-build measurements on the GPU machine (see docs/BENCHMARKS.md):
+# Launch-shape and kernel-build measurements on the GPU machine (see docs/bench/measurements.md):
 # the time to build the search kernel (specialised to the model, and whole), then n-queens
 # all solutions counted (--count-only) under several FZN_GPU_* settings.
 # Usage there: bash scripts/device_tune.sh OUT N [SETTINGS...], each setting as

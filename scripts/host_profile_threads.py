@@ -1,7 +1,7 @@
 """One fzn-gpu run under cProfile, the engines' threads (LNS islands, devices) included: at the
 run's end each thread's busiest functions go to stderr (Python 3.12 profiles every thread with
 one profiler, printed as the main thread's). Where a GPU island's step spends its host time
-(docs/BENCHMARKS.md, LNS on every device). Run in the process (FZN_GPU_SERVER=off):
+(docs/bench/measurements.md, LNS on every device). Run in the process (FZN_GPU_SERVER=off):
     FZN_GPU_SERVER=off python3 scripts/host_profile_threads.py [fzn-gpu arguments]
 PROF_TOP=N functions a thread (35), PROF_SORT=tottime|cumulative."""
 

@@ -6,7 +6,7 @@ interpreter's lock held through the call). The calls: pyopencl's launch and a ct
 (kernel_launch.enqueue) each followed by a blocking read; a non-blocking copy whose event is
 dropped at once, on the kernel's queue and on another; a buffer made from host memory; a
 set_arg; a launch and a blocking read on another queue. What this found on the H100 machine
-and here: docs/BENCHMARKS.md, Time limits and the interpreter's lock.
+and here: docs/bench/measurements.md, Time limits and the interpreter's lock.
 
 Usage: python3 scripts/interpreter_stalls.py
 """

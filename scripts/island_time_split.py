@@ -2,7 +2,7 @@
 split at the end (stderr): wall seconds of its steps, its thread's CPU seconds in them, the
 seconds its runner waited on kernel slices (launch to finish, the interpreter's lock taken
 back included), and the rest (host work, and waiting for the interpreter's lock or a core). Whether a GPU island's steps are slower beside a CPU island than alone because
-of its own host work or because it waits for the other thread (docs/BENCHMARKS.md, LNS on
+of its own host work or because it waits for the other thread (docs/bench/measurements.md, LNS on
 every device):
     FZN_GPU_SERVER=off python3 scripts/island_time_split.py --engine lns --devices all -s -t 10000 F.fzn
 """

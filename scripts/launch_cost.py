@@ -1,7 +1,7 @@
 """What a kernel launch costs the host on each OpenCL device, through pyopencl: an empty kernel
 launched and waited for, with a 256 B read back, a buffer made from 64 KB of host memory, and
 a kernel of 60 arguments (pyopencl sets every argument at every launch), each 300 times.
-Usage: python3 scripts/launch_cost.py (docs/BENCHMARKS.md, LNS on every device)."""
+Usage: python3 scripts/launch_cost.py (docs/bench/measurements.md, LNS on every device)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 (>) and end (<) of its main phases: reading and lowering the FlatZinc, packing it for complete
 search, opening the devices, building the local search network, Adaptive Search's walks (their
 setup, program and answer), the verifier; at the stream's end, the launches of the walks and the
-seconds inside them. Where a run's time goes besides its kernels (docs/BENCHMARKS.md, Adaptive
+seconds inside them. Where a run's time goes besides its kernels (docs/bench/measurements.md, Adaptive
 Search's host part). Run in the process (FZN_GPU_SERVER=off):
     FZN_GPU_SERVER=off python3 scripts/phase_stamps.py [fzn-gpu arguments]"""
 

@@ -23,7 +23,7 @@ def use_kernel(monkeypatch, name: str) -> None:
     monkeypatch.setenv("FZN_GPU_KERNEL", name.split("-")[0])
     if name.startswith("group"):
         # PoCL's optimiser spends tens of seconds on each variant of the work-group kernel, a
-        # tenth of that without it (docs/BENCHMARKS.md, the tests on a fresh machine): with an
+        # tenth of that without it (docs/bench/measurements.md, the tests on a fresh machine): with an
         # empty cache a timed test that was the first to run its variant spent its whole limit
         # in the compile. Users run this kernel on GPUs, built by their own compilers; here the
         # tests check what it computes.

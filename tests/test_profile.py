@@ -99,7 +99,7 @@ def test_the_register_cap_is_nvidias_alone(monkeypatch):
 
 def test_slices_end_by_the_clock_where_asked_on_work_groups_alone(monkeypatch):
     """Slices end by a budget unless FZN_GPU_SLICE_CLOCK=1, which the work-group kernel alone
-    takes (measured slower on NVIDIA: docs/BENCHMARKS.md)."""
+    takes (measured slower on NVIDIA: docs/bench/measurements.md)."""
     monkeypatch.delenv("FZN_GPU_SLICE_CLOCK", raising=False)
     nvidia, pocl = _device("NVIDIA CUDA", True), _device("Portable Computing Language", False)
     monkeypatch.setenv("FZN_GPU_KERNEL", "group")

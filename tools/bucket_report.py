@@ -5,7 +5,7 @@ plan (induced width, largest table, work) or why there is none, whether the defa
 would run it beside the portfolio, and for those it takes, `fzn-gpu --engine bucket --check`'s
 answer and time beside branch and bound's (`--engine complete`) and against the reference
 (Gecode's optimum and time where it proved one). Writes a JSON
-file and a Markdown table (docs/BENCHMARKS.md keeps one).
+file and a Markdown table (docs/bench/measurements.md keeps one).
 
     python3 tools/bucket_report.py --corpus ../shared/corpus/hakank --bench models/bench --out OUT [-t 60]
 """

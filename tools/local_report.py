@@ -4,7 +4,7 @@ model of a corpus (hakank's, compiled by tools/compile_corpus.py) the network (g
 invariants, soft constraints) or why there is none, and for those it takes, `--engine
 adaptive`'s answer within a limit, each solution checked by the independent checker; models
 the manifest calls unsatisfiable must get no solution. Writes JSON and a Markdown summary
-(docs/BENCHMARKS.md keeps one). Exit status 1 on any wrong answer or crash.
+(docs/bench/measurements.md keeps one). Exit status 1 on any wrong answer or crash.
 
     python3 tools/compile_corpus.py ../shared/corpus/hakank FZN
     python3 tools/local_report.py ../shared/corpus/hakank FZN --out OUT [-t 2]

@@ -3,7 +3,7 @@ files of a folder, on a generated chain of N linear constraints, and on a genera
 M megabytes like a MiniZinc Challenge model's.
 
     python -m fzn_gpu.bench.frontend --fzn-dir DIR --top 5 --generate 1000000 --generate-mb 77
-Prints a markdown table (docs/BENCHMARKS.md keeps the figures)."""
+Prints a markdown table (docs/bench/measurements.md keeps the figures)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ A big bucket is joined on the device, one work-item per entry of the result, and
 stays there (`DeviceTable`): the next bucket that takes it copies it into its own input on the
 device, and the backward pass reads back only the few entries it looks at (`DeviceTable`'s
 indexing, a gather kernel): sending each result to the host and back had been most of the
-GPU's time, the kernels themselves a small part of it (docs/BENCHMARKS.md). A small bucket is
+GPU's time, the kernels themselves a small part of it (docs/bench/measurements.md). A small bucket is
 joined by numpy on the host (`eliminate.join_min`), since a launch and its transfers cost more
 than its work. Both give the same table (tests compare them)."""
 

@@ -216,7 +216,7 @@ def extract(model: Model, entries_max: int | None = None, stop: Callable[[], boo
     table is built, those of the rows that name no defined variable even before the
     definitions narrow the domains (which they cannot change there): otherwise a model's
     thousands of tables were built, gigabytes and seconds of them, before a last constraint
-    too big said no (QAP 64: docs/BENCHMARKS.md, bucket elimination)."""
+    too big said no (QAP 64: docs/bench/measurements.md, bucket elimination)."""
     V = model.vars
     if {VarKind(int(k)) for k in V.kind} & {VarKind.FLOAT, VarKind.SET}:
         raise NotDecomposable("it has float or set variables")

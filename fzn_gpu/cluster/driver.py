@@ -233,7 +233,7 @@ class Cluster:
         # in a random order: the split lists neighbouring subtrees together, and their sizes
         # run in streaks (n-queens' heavy middle rows), so a run of paths measured a worker's
         # speed wrongly and the worker holding the heaviest streak kept the others waiting
-        # (docs/BENCHMARKS.md, a search on a Ray cluster); a sample of the whole is a fair one
+        # (docs/bench/measurements.md, a search on a Ray cluster); a sample of the whole is a fair one
         paths = paths.take(np.random.default_rng(search.opts.seed).permutation(len(paths)))
         self.longest = paths.max_decisions()
         best = r.best() if search.optimising else None

@@ -47,7 +47,7 @@ ITEMS_PER_CU = 1024  # a GPU's work-items a compute unit (walks x width)
 # squares and partition take far less time; at 64 less still, but the spills slow walks that
 # evaluate their moves the general way (Costas, through many invariants), so 64 is for a
 # network whose every move is a swap scored from swap terms (LsNetwork.swaps_only), where the
-# general evaluation runs once an iteration (docs/BENCHMARKS.md, Adaptive Search).
+# general evaluation runs once an iteration (docs/bench/measurements.md, Adaptive Search).
 REGISTER_CAP = 128
 REGISTER_CAP_SWAPS = 64
 
@@ -62,7 +62,7 @@ def walk_params(net: LsNetwork, width: int) -> np.ndarray:
     variables are frozen. Where every decision variable is in a permutation and every error is
     a linear relation's distance (`LsNetwork.linear_permutation`), plateaus are followed 94
     times in 100, as Adaptive Search's own magic square model does: there a plateau's swaps
-    move values between sums without undoing any (magic squares; docs/BENCHMARKS.md), while
+    move values between sums without undoing any (magic squares; docs/bench/measurements.md), while
     counting errors (Costas' all_different) and linear models of free variables do better
     leaving plateaus more often. Where most decision variables share their projected error
     (`LsNetwork.shared_error`: number partitioning's first half carries both sums), a reset
@@ -164,7 +164,7 @@ def shape(net: LsNetwork, device: Device) -> tuple[int, int]:
     projected error (`LsNetwork.shared_error`), a walk's iterations mostly sample the whole
     neighbourhood, 8 moves a work-item, and its width sets only the sample: there the
     narrowest groups, and so the most walks, answer within the time on more seeds (number
-    partitioning; docs/BENCHMARKS.md, more, narrower walks), while walks that move one
+    partitioning; docs/bench/measurements.md, more, narrower walks), while walks that move one
     variable at a time need the width (magic square 200). FZN_GPU_LS_WALKS and
     FZN_GPU_LS_WIDTH override them; device memory caps the walks."""
     if device.is_gpu:
@@ -261,7 +261,7 @@ class DeviceWalks:
         def filled(count: int, value) -> cl.Buffer:
             """`count` copies of `value` made on the device: the walks' scratch runs to gigabytes
             on a GPU, which a host array would first build and then copy over
-            (docs/BENCHMARKS.md, Adaptive Search)."""
+            (docs/bench/measurements.md, Adaptive Search)."""
             buf = cl.Buffer(ctx, mf.READ_WRITE, size=max(count, 1) * value.itemsize)
             cl.enqueue_fill_buffer(self.queue, buf, value, 0, max(count, 1) * value.itemsize)
             return buf

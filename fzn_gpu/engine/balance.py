@@ -19,7 +19,7 @@ the work-item kernel, the busy one hands over instead: each of its searches give
 has left (every open level's right branch and the node it is at) and stops, and the device
 leaves the search. A CPU beside a GPU took as long on a path as a GPU work-group, so its last
 paths, given away one branch a search and slice, outlasted the GPU's whole share
-(docs/BENCHMARKS.md, a slow device hands its search over). A failed device's block goes back
+(docs/bench/measurements.md, a slow device hands its search over). A failed device's block goes back
 less what it gave away, so nothing is searched twice."""
 
 from __future__ import annotations

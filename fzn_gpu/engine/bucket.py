@@ -41,7 +41,7 @@ from .runner import INT_MAX, Exploration, Runner
 CONSTRAINTS_MAX = 20_000  # more rows than this: not even tried by the default engine
 # Work (bucket table entries, added up over the plan) that the default engine runs beside the
 # portfolio without a time limit, and the rate it expects under one (entries a second): numpy
-# on a 2-core machine did WCSP 10x10's 3.65e9 in about 19 s (docs/BENCHMARKS.md); the GPU's
+# on a 2-core machine did WCSP 10x10's 3.65e9 in about 19 s (docs/bench/measurements.md); the GPU's
 # rate is a cautious guess, not yet measured.
 AUTO_WORK = {"gpu": 4e10, "cpu": 4e9}
 RATE = {"gpu": 2e9, "cpu": 1.5e8}

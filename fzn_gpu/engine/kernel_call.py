@@ -1,7 +1,7 @@
 """A kernel launched slice after slice with mostly the same arguments: each launch sets only the
 arguments that changed since the one before. pyopencl's call sets every one at every launch,
 each a call into the driver, for the search kernel's 75 arguments (an LNS step launches it once
-or twice, ICM and Gibbs once a position; what it saves: docs/BENCHMARKS.md, LNS on every
+or twice, ICM and Gibbs once a position; what it saves: docs/bench/measurements.md, LNS on every
 device)."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ class KernelCall:
         # device memory waits for the device's kernels to end (NVIDIA's, as CUDA's cuMemFree
         # does), and pyopencl frees a buffer holding the interpreter lock, so a buffer dropped
         # just after this launch stopped every thread of the process for the whole slice
-        # (docs/BENCHMARKS.md, Time limits and the interpreter's lock)
+        # (docs/bench/measurements.md, Time limits and the interpreter's lock)
         self.retired = last
 
     def settle(self) -> None:

@@ -46,7 +46,7 @@ from .threads import run_threads
 DEFAULTS: dict[str, int | None] = {"percent": 20, "steps": 50, "restarts": 1 << 30, "timeout": None}
 # Where the user gives no H, a descent restarts from the first solution once this many of its
 # steps in a row have not improved it, not after a fixed H, which restarts descents whether
-# they still improve or stalled long before (docs/BENCHMARKS.md, LNS descents restarted when
+# they still improve or stalled long before (docs/bench/measurements.md, LNS descents restarted when
 # they stall)
 STALL_STEPS = 10
 

@@ -46,7 +46,7 @@ class StepPace:
     one fixed budget made the GPU's steps last seconds while the CPU's took milliseconds; and a
     budget cut to fit thousands of neighbourhoods (one per GPU work-group) into a step explored
     none of them, where fewer neighbourhoods with a real budget improved at most steps
-    (docs/BENCHMARKS.md, LNS neighbourhoods sized to the device).
+    (docs/bench/measurements.md, LNS neighbourhoods sized to the device).
 
     The first step has the fewest neighbourhoods where the island steers them (below). A slow
     step first cuts the budget down to FLOOR, then the neighbourhoods down to
@@ -63,7 +63,7 @@ class StepPace:
     # counts): a first step of thousands of neighbourhoods of a big model on a GPU would
     # otherwise run to the time limit, and its length is the pace's only news that it must
     # shrink; the adaptive strategy's first tries of ICM, Gibbs or random labelling could each
-    # take seconds of a GPU (docs/BENCHMARKS.md, the default engines on a GPU alone).
+    # take seconds of a GPU (docs/bench/measurements.md, the default engines on a GPU alone).
     CUTOFF_S = 20 * TARGET_S
     CUT_MOST, CUT_FEW = 0.5, 0.1  # shares of neighbourhoods cut at the budget that reshape a step
 
@@ -118,7 +118,7 @@ class ModesPace:
     2 T M V candidate paths a position. T x M filling the device (as complete exploration's
     neighbourhoods do) made a position 2V times the device's searches: on the H100, 506,880
     paths of 60 decisions for TSP 60, seconds of host work to build, and a launch cut off at
-    the step's second after 17k of them (docs/BENCHMARKS.md, ICM's and Gibbs' steps sized to
+    the step's second after 17k of them (docs/bench/measurements.md, ICM's and Gibbs' steps sized to
     the device). So the neighbourhoods start where a position gives each search about one
     candidate and move toward a step of StepPace.TARGET_S: halved after a step over it or cut
     off before its last position, doubled after one under half of it, between 1 and `most`."""
@@ -143,13 +143,13 @@ class StrategyBandit:
     of that strategy, so a strategy that has stalled gives way, and is tried again once the
     others stall too. Counting improving steps instead favoured quick strategies with small
     gains: on a GPU alone, two-exchange's many 1 % steps over complete exploration's fewer,
-    far larger ones (docs/BENCHMARKS.md, the default engines on a GPU alone).
+    far larger ones (docs/bench/measurements.md, the default engines on a GPU alone).
 
     The arm explored at random is drawn in inverse proportion to its recent seconds a step,
     so that exploring gives each arm about the same time, not the same steps: a strategy
     whose steps run to the cut-off (ICM walking a big model's hundreds of released positions
     on a GPU, a launch each) drawn as often as one of a single short launch took a third of a
-    GPU island's run on coins grid 31 for no gain (docs/BENCHMARKS.md, LNS exploration
+    GPU island's run on coins grid 31 for no gain (docs/bench/measurements.md, LNS exploration
     weighed by time)."""
 
     DECAY = 0.8
@@ -226,7 +226,7 @@ class Island:
         self.shape = 0
         # whether a step's improving neighbourhoods are merged (lns_merge.py), by the gains of
         # the steps with and without: merges pay on a grid's cost functions and on QAP's
-        # permutations, and cost a tour's steps their pace (docs/BENCHMARKS.md)
+        # permutations, and cost a tour's steps their pace (docs/bench/measurements.md)
         self.merge_rounds = settings.integer("FZN_GPU_LNS_MERGE_ROUNDS", MERGE_ROUNDS)
         merges = self.merge_rounds > 0 and not runner.float_objective  # a float's rows are not bounded path by path
         self.merging = StrategyBandit(2, np.random.default_rng([seed, index, 2])) if merges else None
@@ -510,7 +510,7 @@ class Island:
         """`count` (default T) neighbourhoods releasing k positions each, `repeat` paths a
         neighbourhood, every other position fixed to `values`. Drawn on the device (at random
         or grown through the graph) where the paths are built there (lns_paths.Draw): the
-        host's draws and masks took longer than the paths (docs/BENCHMARKS.md); a small step's
+        host's draws and masks took longer than the paths (docs/bench/measurements.md); a small step's
         are drawn on the host."""
         count = self.settings.neighbourhoods if count is None else min(count, self.settings.neighbourhoods)
         n = count * repeat

@@ -31,7 +31,7 @@ def disjoint_chain(base: np.ndarray, found: np.ndarray, objectives: np.ndarray, 
     seen: set[bytes] = set()
     # in objective order, a chunk at a time until `most` are found: a GPU step's rows are every
     # neighbourhood's improvements (tens of thousands), and comparing and deduplicating them
-    # all (np.unique over rows) took longer than the step's kernel (docs/BENCHMARKS.md, the
+    # all (np.unique over rows) took longer than the step's kernel (docs/bench/measurements.md, the
     # host's part of a GPU island's merges)
     start, size = 0, 2 * most
     while start < len(order) and len(useful) < most:

@@ -6,7 +6,7 @@ graph, where the host's draws (an argsort of random keys, or lns_graph's growth,
 built from them) took longer than the paths had.
 
 A GPU island's step of thousands of neighbourhoods spent longer building and uploading its
-decisions than its kernel ran (docs/BENCHMARKS.md, LNS on every device); the mask is a byte a
+decisions than its kernel ran (docs/bench/measurements.md, LNS on every device); the mask is a byte a
 position, the values one row. A CPU island's step holds a few dozen paths, cheaper to build on
 the host than a launch of their own (PoCL), so the island asks for device paths only past
 DEVICE_MIN decisions (`FZN_GPU_DEVICE_PATHS`: 1 always, 0 never, for tests and comparisons)."""

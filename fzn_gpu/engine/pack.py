@@ -610,7 +610,7 @@ def constraint_parts(ckind: np.ndarray, cd: np.ndarray, coff: np.ndarray, row_mi
     total = int(parts[shared].sum())
     if ROUND_LANES < total <= 2 * ROUND_LANES:
         # one round instead of two: each work-item narrows two variables of a constraint after
-        # reading its row once, where two rounds read it twice (docs/BENCHMARKS.md: 16-queens'
+        # reading its row once, where two rounds read it twice (docs/bench/measurements.md: 16-queens'
         # 48 parts as 24, kernel 3.58 -> 3.09 s)
         parts[shared] = np.maximum(parts[shared] * ROUND_LANES // total, 1)
     row_min = group_row_min() if row_min is None else row_min

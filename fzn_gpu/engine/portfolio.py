@@ -17,7 +17,7 @@ Bucket elimination joins them where the model is a cost-function network of low 
 Devices: one device runs both engines, each with its own runner and command queue. Where
 GPUs and CPUs are both present, LNS runs on every device and branch and bound on the GPUs
 (`split_devices`; FZN_GPU_BNB_DEVICES and FZN_GPU_LNS_DEVICES, each all, gpu or cpu,
-override it for measurements, docs/BENCHMARKS.md)."""
+override it for measurements, docs/bench/measurements.md)."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # imported where bucket elimination runs
 KINDS = settings.DEVICE_KINDS
 # on a machine with both kinds: LNS on every device, the GPUs' islands the widest (the GPU-LNS
 # paper), branch and bound on the GPUs beside them at SHARED_GPU_BNB of their time (its
-# relaxation bounds prove the optima LNS finds: docs/BENCHMARKS.md, "Relaxation bounds")
+# relaxation bounds prove the optima LNS finds: docs/bench/measurements.md, "Relaxation bounds")
 DEFAULT_SPLIT = {"bnb": "gpu", "lns": "all"}
 SHARED_GPU_BNB = 0.25  # branch and bound's share of a GPU's time where LNS runs on it too
 
@@ -53,7 +53,7 @@ def shared_gpu_share() -> float:
     """Branch and bound's share of the wall time on a GPU that LNS uses as well (a machine whose
     only device is a GPU): SHARED_GPU_BNB, or FZN_GPU_BNB_SHARE for measurements. LNS improves
     step by step, and each of its launches waited behind one of branch and bound's slices
-    (docs/BENCHMARKS.md, the default engines on a GPU alone); branch and bound still proves the
+    (docs/bench/measurements.md, the default engines on a GPU alone); branch and bound still proves the
     small optima, later."""
     text = settings.text("FZN_GPU_BNB_SHARE")
     if text is None:

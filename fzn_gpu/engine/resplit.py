@@ -16,14 +16,14 @@ from .paths import Paths
 # Ask for donations once a 32nd of the work-items are idle, and for a reserve of a quarter of
 # the work-items beyond them: a donation is taken at the start of a slice and searched from the
 # one after, so work-items falling idle meanwhile find an unstarted path waiting instead of
-# idling two slices (measured against an eighth and no reserve: docs/BENCHMARKS.md,
+# idling two slices (measured against an eighth and no reserve: docs/bench/measurements.md,
 # all_different shared out over a work-group).
 IDLE_SHARE = 32
 RESERVE_SHARE = 4
 # The most paths one work-group search gives away in a slice: the right branches of its open
 # levels, shallowest first. One each left a search's tail to the few searches still busy, each
 # giving one path a slice to thousands of idle groups; several each fill them in a slice or two
-# (docs/BENCHMARKS.md). Ordered printing takes one each (its keys order one donation per
+# (docs/bench/measurements.md). Ordered printing takes one each (its keys order one donation per
 # path and slice).
 DONATE_EACH = 64
 # The most records one work-item search gives in a hand-over (the right branch of each open

@@ -185,7 +185,7 @@ class RestartSearch:
         in order, so each takes about one of each layer), and a search that reaches its limit
         takes its next path at once, within the launch. (One sequence spread over all of a
         GPU's searches handed a few of them restarts millions of nodes long, and the phase
-        waited for those: docs/BENCHMARKS.md.) Phases double while shorter than PHASE_S."""
+        waited for those: docs/bench/measurements.md.) Phases double while shorter than PHASE_S."""
         runner = self.runners[index]
         sequence = node_limits(self.spec)
         per_search = FIRST_PER_SEARCH

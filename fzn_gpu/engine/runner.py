@@ -45,7 +45,7 @@ INT_MAX = 2**31 - 1
 # the generic program is built ahead in each (engine.build_generic)
 GROUP_SHAPES = ((False, False), (True, False), (False, True))
 # a specialised program of at most this many constraint kinds may be inlined when built ahead
-# (--build-only on a GPU): its build grows with the kinds' code (docs/BENCHMARKS.md)
+# (--build-only on a GPU): its build grows with the kinds' code (docs/bench/measurements.md)
 INLINE_MAX_KINDS = 4
 SOL_MIN, SOL_MAX_BYTES = 256, 64 << 20  # solution slots per slice: at least, and memory at most
 INDEX_MAX = 2**31 - 1  # the kernel indexes per-item arrays with 32-bit ints
@@ -54,7 +54,7 @@ INDEX_MAX = 2**31 - 1  # the kernel indexes per-item arrays with 32-bit ints
 @dataclass(frozen=True)
 class Tuning:
     """Launch shape. Defaults suit NVIDIA GPUs and PoCL; the FZN_GPU_* environment variables
-    override them for tuning runs (see docs/BENCHMARKS.md)."""
+    override them for tuning runs (see docs/bench/measurements.md)."""
 
     model: str  # "group": a work-group per sub-search space; "item": a work-item each
     items_per_cu: int  # searches per compute unit (work-items, or work-groups)
@@ -109,21 +109,21 @@ class Tuning:
             interleave=layout == "interleaved",
             specialise=settings.flag("FZN_GPU_SPECIALISE", gpu),
             # with a GPU's tens of thousands of work-items, 2 per item split fastest
-            # (docs/BENCHMARKS.md); PHACT's 50 suits CPUs with a few work-items
+            # (docs/bench/measurements.md); PHACT's 50 suits CPUs with a few work-items
             subs_per_item=settings.integer("FZN_GPU_SUBS_PER_ITEM", 2 if gpu else 50),
             # a GPU's throughput comes from tens of thousands of slow threads: one
-            # alone reaches a first solution far sooner (docs/BENCHMARKS.md)
+            # alone reaches a first solution far sooner (docs/bench/measurements.md)
             dive_ms=settings.integer("FZN_GPU_DIVE_MS", 1000 if gpu else 0),
             # NVIDIA builds out of line several times faster, for somewhat slower
-            # kernels (docs/BENCHMARKS.md)
+            # kernels (docs/bench/measurements.md)
             outline=settings.flag("FZN_GPU_OUTLINE", gpu),
             # --build-only builds a GPU's specialised program inlined, its fastest
-            # kernel, where the user did not choose (docs/BENCHMARKS.md)
+            # kernel, where the user did not choose (docs/bench/measurements.md)
             inline_specialised=gpu and not settings.is_set("FZN_GPU_OUTLINE"),
             slice_budget=settings.integer("FZN_GPU_SLICE_BUDGET", 0),
             profile=settings.flag("FZN_GPU_PROFILE", False),
             # NVIDIA: a register cap lets more work-groups stay resident on a
-            # multiprocessor; 64 measured fastest (docs/BENCHMARKS.md)
+            # multiprocessor; 64 measured fastest (docs/bench/measurements.md)
             max_registers=settings.integer("FZN_GPU_MAX_REGISTERS", 64 if is_nvidia(device) else 0),
             # a propagation longer than the slice's budget and this stops and resumes
             # in the next slice; ordinary nodes stay whole (their order of search with
@@ -132,12 +132,12 @@ class Tuning:
             # FZN_GPU_SLICE_CLOCK=1: a work-group slice ends by NVIDIA's clock, every group
             # within microseconds of the others, instead of after a budget of steps (on
             # PoCL a counter stands in: kernels/profile.cl). Off: reading it every step
-            # costs more than the groups' waiting for the slowest saves (docs/BENCHMARKS.md,
+            # costs more than the groups' waiting for the slowest saves (docs/bench/measurements.md,
             # slices ended by the clock)
             slice_clock=group and settings.flag("FZN_GPU_SLICE_CLOCK", False),
             # a dive (one search) or an LNS step of a few hundred neighbourhoods left
             # most of a GPU idle with groups of 32: wider groups give each search the
-            # lanes the others leave (docs/BENCHMARKS.md, wider work-groups)
+            # lanes the others leave (docs/bench/measurements.md, wider work-groups)
             wide_local=settings.integer("FZN_GPU_WIDE_LOCAL", 1024 if gpu and group else 0),
         )
 
@@ -147,7 +147,7 @@ def inlining_pays(dm: DeviceModel) -> bool:
     about 45 s instead of 10 (NVIDIA), for kernels 20-40 % faster where a node is many short
     propagator calls (n-queens, Costas arrays: each call's overhead out of line is much of its
     cost), and none faster where long rows walked by the whole group fill the passes
-    (knapsack, TSP: docs/BENCHMARKS.md, inlined specialised kernels). So: few kinds, no long
+    (knapsack, TSP: docs/bench/measurements.md, inlined specialised kernels). So: few kinds, no long
     rows."""
     kinds = unique(dm.ckind[: dm.nc])
     return len(kinds) <= INLINE_MAX_KINDS and not bool((dm.cparts[: dm.nc] < 0).any())
@@ -562,7 +562,7 @@ class Runner:
         # the events of the copies put() queued: pyopencl's event of a copy that is not done
         # waits for it when dropped, holding the interpreter lock, and PoCL's copy waits for
         # whatever the device runs, another queue's slice too: every thread of the process,
-        # the watchdog's among them, stood still until that slice ended (docs/BENCHMARKS.md,
+        # the watchdog's among them, stood still until that slice ended (docs/bench/measurements.md,
         # Time limits and the interpreter's lock). So they are kept until the phase's first slice has
         # finished, and dropped once done.
         uploads: list = []
@@ -946,7 +946,7 @@ class Runner:
         keeps this runner's launches at `time_share` of the wall time. Two engines launching
         on one GPU (the portfolio on a lone GPU) take turns slice by slice whatever their
         work-groups, so branch and bound's full slices held every LNS launch back
-        (docs/BENCHMARKS.md, the default engines on a GPU alone)."""
+        (docs/bench/measurements.md, the default engines on a GPU alone)."""
         if self.time_share >= 1:
             return
         wait = dt * (1 / self.time_share - 1)
@@ -997,7 +997,7 @@ class Exploration:
     kept (a path's first node is not the root). `enough` < 1 ends the batch when that share of
     the work-items has finished and no path is left to start: a GPU thread is slow, and a
     batch waiting for its slowest neighbourhood took seconds, its paths' node counts spread
-    from tens to the limit (docs/BENCHMARKS.md)."""
+    from tens to the limit (docs/bench/measurements.md)."""
 
     node_limit: int = 0
     random_values: bool = False
@@ -1030,7 +1030,7 @@ class SliceBudget:
     spending a GPU step's launches doubling up to its node budget from START."""
 
     TARGET_S, START, LOWEST, HIGHEST = 0.05, 16, 8, 1 << 22
-    # a tail slice's share of a whole one (docs/BENCHMARKS.md, shorter slices in a search's tail); 1: off
+    # a tail slice's share of a whole one (docs/bench/measurements.md, shorter slices in a search's tail); 1: off
     TAIL_SHARE = 5  # FZN_GPU_TAIL_SHARE for tuning runs
     CLOCKED = 1 << 30  # a slice the device's clock ends: the budget never does
 

@@ -6,7 +6,7 @@ Complete search splits the tree and searches it all, so it proves unsatisfiabili
 where solutions are plentiful; a puzzle whose first choices are wrong keeps its threads in
 subtrees without a solution for as long as they last. Restarts dive from the root again and
 again, each dive different (random tie-breaking, dom_w_deg where the model leaves the search
-free) and steered by the failures before (figures: docs/BENCHMARKS.md, "Restarts beside
+free) and steered by the failures before (figures: docs/bench/measurements.md, "Restarts beside
 complete search"). Whichever finds a solution first prints it and stops the other;
 either one's proof (complete search exhausting the tree, a restart round finishing under its
 limit) ends the run UNSATISFIABLE. Restarts follow the Luby sequence of 100 nodes unless the
@@ -14,7 +14,7 @@ model or --restart names another. With GPUs and CPUs both present, complete sear
 the GPUs and restarts on the CPUs (SPLIT); with one kind, both share every device.
 
 Local search wins where tree search is hopeless (magic squares, number partitioning: a
-random start repaired move by move, docs/BENCHMARKS.md) and proves nothing. It joins after
+random start repaired move by move, docs/bench/measurements.md) and proves nothing. It joins after
 LOCAL_DELAY_S, so a model the tree searches answer at once never pays for its network or its
 kernel, and runs on every device beside the other two (`--local-search off`: never)."""
 

@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # the engines import this module
 # while device threads run side by side. A device's thread gives the GIL up at every kernel wait
 # and wants it back as its kernel ends; at CPython's 5 ms it could wait that long each time for
 # the other threads' Python work before it could take the slice's results or launch the next
-# (docs/BENCHMARKS.md, LNS on every device: the interpreter's lock handed over within 0.5 ms).
+# (docs/bench/measurements.md, LNS on every device: the interpreter's lock handed over within 0.5 ms).
 # FZN_GPU_SWITCH_INTERVAL (seconds) sets another.
 SWITCH_INTERVAL_S = 0.0005
 

@@ -4,7 +4,7 @@ machine, so figures from different runs compare. `python3 models/bench/instances
 (default: models/bench/data, which the benchmark command fills on first use).
 
 Each family draws from its own `random.Random(seed)`, in a fixed order of calls; changing a seed
-or the order of draws changes the instances, and every figure in docs/BENCHMARKS.md with them.
+or the order of draws changes the instances, and every figure in docs/bench/measurements.md with them.
 """
 
 from __future__ import annotations
