@@ -21,7 +21,8 @@ from fzn_gpu.engine.lns_island import Island, run_batch
 from fzn_gpu.engine.lns_merge import MOST, accepted_prefix, disjoint_chain, prefix_merges
 from fzn_gpu.engine.lns_paths import DevicePaths
 from fzn_gpu.engine.pack import pack
-from fzn_gpu.engine.runner import INT_MAX, Exploration, Runner
+from fzn_gpu.engine.phase import INT_MAX
+from fzn_gpu.engine.runner import Exploration, Runner
 from fzn_gpu.lower import lower
 from fzn_gpu.options import SolveOptions
 from fzn_gpu.parser import parse_items

@@ -36,7 +36,8 @@ from .incumbent import Incumbent, Outcome, Solution
 from .lns_island import run_batch
 from .pack import DeviceModel
 from .paths import Paths
-from .runner import INT_MAX, Exploration, Runner
+from .phase import INT_MAX
+from .runner import Exploration, Runner
 
 CONSTRAINTS_MAX = 20_000  # more rows than this: not even tried by the default engine
 # Work (bucket table entries, added up over the plan) that the default engine runs beside the

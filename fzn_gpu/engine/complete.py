@@ -24,8 +24,9 @@ from .interface import JoinCluster
 from .ordered import OrderedSolutions
 from .pack import DeviceModel
 from .paths import Paths
+from .phase import CapacityError
 from .resplit import Resplit, SelfSplit
-from .runner import CapacityError, Runner, other_runners, share_gpus
+from .runner import Runner, other_runners, share_gpus
 
 MAX_EXPANSIONS = 12
 

@@ -40,7 +40,8 @@ from .lns_graph import RelatedVariables
 from .lns_island import Island, run_batch
 from .pack import DeviceModel
 from .paths import Paths
-from .runner import CapacityError, Runner
+from .phase import CapacityError
+from .runner import Runner
 from .threads import run_threads
 
 DEFAULTS: dict[str, int | None] = {"percent": 20, "steps": 50, "restarts": 1 << 30, "timeout": None}

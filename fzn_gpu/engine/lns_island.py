@@ -27,7 +27,8 @@ from .lns_graph import RelatedVariables
 from .lns_merge import accepted_prefix, disjoint_chain, prefix_merges
 from .lns_paths import DevicePaths, Draw, on_device
 from .paths import Paths
-from .runner import INT_MAX, Exploration, Runner
+from .phase import INT_MAX
+from .runner import Exploration, Runner
 
 MAX_VALUES = 64  # ICM / Gibbs: values tried per variable and step (sampled beyond)
 CE_NODES = 2000  # complete exploration: the most nodes per neighbourhood and step

@@ -44,7 +44,8 @@ from ..options import SolveOptions
 from .incumbent import Incumbent, Outcome
 from .pack import DeviceModel
 from .paths import Paths
-from .runner import CapacityError, Exploration, Runner, other_runners, share_gpus
+from .phase import CapacityError
+from .runner import Exploration, Runner, other_runners, share_gpus
 from .threads import run_threads
 
 MAX_LIMIT = 1 << 30  # node limits stop growing here (the kernel counts in int)

@@ -27,20 +27,25 @@ from ..device import (
     launch_lock,
 )
 from ..errors import FznError
-from ..kernel_abi import DEC, Cnt, Ctrl, Div, Lv, Results, St, Status
-from . import views
+from ..kernel_abi import DEC, Ctrl, Lv, Results, St
 from .floats import FLOAT_NONE, float_value, to_ord
 from .kernel_call import KernelCall
 from .lns_paths import DevicePaths
 from .pack import DeviceModel
 from .paths import Paths
+from .phase import (
+    INT_MAX,
+    MODEL_ARGS,
+    PLAN_ARGS,
+    ROOT_ARGS,
+    Phase,
+    path_capacity,
+)
 from .profile import cnt_row
-from .resplit import HANDOVER_RECORDS, Resplit, many_idle
+from .resplit import Resplit
 
-RESPLIT_SLACK = 32  # decisions a donated path may add to the longest path of its phase
 STACK_MIN = 8  # a work-group's stack holds at least this many levels (if the branch can be as deep)
 BRANCH_PATH_MAX = 1 << 16  # decisions of a branch a group records for recomputation, at most
-INT_MAX = 2**31 - 1
 # the shapes of a work-group program a model may run, (node in global memory, narrow domains):
 # the generic program is built ahead in each (engine.build_generic)
 GROUP_SHAPES = ((False, False), (True, False), (False, True))
@@ -182,28 +187,6 @@ class Stats:
     clock_seen_hz: float = 0.0
 
 
-def path_capacity(paths: Paths | DevicePaths, cutoff: int) -> int:
-    """Decisions an expansion pass's paths can reach: the longest input path, up to two per
-    level of the cutoff (a right branch and the next left one), and slack."""
-    return paths.max_decisions() + 2 * cutoff + 8
-
-
-def on_host(paths: Paths | DevicePaths) -> Paths:
-    """The paths as host arrays (a phase that grows its paths works on them there)."""
-    return paths if isinstance(paths, Paths) else paths.to_host()
-
-
-# The names of the search kernels' argument groups (kernels/search.cl, search_group.cl), as
-# their signatures have them: Runner.kernel_args checks every launch's list against those.
-MODEL_ARGS = ("bm_off", "bm_nw", "base", "ckind", "coff", "cd", "wptr", "wlist", "deg", "ubits", "compan")
-ROOT_ARGS = ("root_lb", "root_ub", "root_bits")
-PLAN_ARGS = ("sg_ptr", "sg_var", "sg_sel")
-ROOT_OUT_ARGS = ("root_out_lb", "root_out_ub", "root_out_bits")
-ITEM_STATE_ARGS = ("LB", "UB", "BITS", "FB", "STAMP", "TRAIL", "QUEUE", "INQ")
-GROUP_STATE_ARGS = ("CUR", "STACK")
-LOCAL_ARGS = ("L_store", "L_changed", "L_queued", "L_clist", "L_act", "L_red", "ctl")
-
-
 class Runner:
     """Holds the model on one device and runs phases (lists of sub-search spaces) on it."""
 
@@ -308,6 +291,7 @@ class Runner:
         self.phase_solutions = 0  # the last phase's solutions met,
         self.phase_cut = 0  # and its paths left at their node limit
         self.phase_explored = 0  # and its paths searched to the end
+        self.root_failed = False  # the last phase's root failed (Phase.finish)
 
     def _describe_kernel(self) -> None:
         """-v: what the built kernel costs a work-item (private memory: registers spilled) and
@@ -519,403 +503,8 @@ class Runner:
         work-items donate paths when it asks, and it may give the unstarted rest away.
         With `lns` (lns.py), each path gets a node budget, values may be chosen at random, and
         the best objective met below each path lands in lns.results."""
-        cl = self.cl
-        dm = self.dm
-        mf = cl.mem_flags
-        enqueue_all = enqueue_all or lns is not None
-        n_sub = len(paths)
-        n_items = max(1, min(self.max_items, n_sub))
-        self.stats.items = max(self.stats.items, n_items)
-        hands_over = resplit is not None and resplit.may_hand_over and not self.group
-        if resplit is not None:
-            pcap = max(paths.max_decisions(), resplit.longest) + RESPLIT_SLACK
-            emit_stride = 2 + DEC * pcap  # length, decisions, source path
-            # at most one donation per item and slice, or a hand-over's records
-            emit_cap = n_items * (HANDOVER_RECORDS if hands_over else 1)
-        else:
-            pcap = path_capacity(paths, cutoff) if cutoff > 0 else 1
-            emit_stride = 2 + DEC * pcap  # length, decisions, source path
-            emit_cap = max(emit_cap, 1) if cutoff > 0 else 1
-        rcap = pcap  # the longest path a record (emitted, donated) holds
-        if self.recomputes():  # deeper levels are recomputed from the branch's path
-            pcap = max(pcap, max(paths.max_decisions(), resplit.longest if resplit else 0) + self.branch_path())
-        rw = mf.READ_WRITE
-        poison = settings.flag("FZN_GPU_POISON", False)  # debugging: what a kernel reads before writing shows up
-
-        def zeros(nbytes):
-            nbytes = -(-max(int(nbytes), 4) // 4) * 4  # whole ints (a byte mask's too): a fill's unit
-            buf = cl.Buffer(self.ctx, rw, size=nbytes)
-            if poison:
-                cl.enqueue_fill_buffer(self.queue, buf, np.int32(0x5A5A5A5A), 0, nbytes)
-            return buf
-
-        def scratch(name: str, nbytes: int):
-            """A buffer the kernel writes before it reads, kept for the next phase of this size or
-            less: an LNS step is a phase, and a GPU's stacks take gigabytes."""
-            nbytes = max(int(nbytes), 4)
-            held = self._scratch.get(name)
-            if held is None or held.size < nbytes or poison:
-                self._scratch.pop(name, None)  # freed before its successor is allocated
-                held = self._scratch[name] = zeros(nbytes)
-            return held
-
-        # the events of the copies put() queued: pyopencl's event of a copy that is not done
-        # waits for it when dropped, holding the interpreter lock, and PoCL's copy waits for
-        # whatever the device runs, another queue's slice too: every thread of the process,
-        # the watchdog's among them, stood still until that slice ended (docs/bench/measurements.md,
-        # Time limits and the interpreter's lock). So they are kept until the phase's first slice has
-        # finished, and dropped once done.
-        uploads: list = []
-
-        def put(name: str, a: np.ndarray):
-            """A scratch buffer holding a copy of `a`, queued ahead of the launch: a phase's
-            inputs take the last phase's buffers instead of new ones (an LNS step is a phase,
-            and a buffer made with its data cost an allocation and a wait each)."""
-            a = np.ascontiguousarray(a) if a.size else np.zeros(1, a.dtype)
-            buf = scratch(name, a.nbytes)
-            uploads.append(cl.enqueue_copy(self.queue, buf, a, is_blocking=False))
-            return buf
-
-        def upload(part: Paths | DevicePaths):
-            if isinstance(part, DevicePaths):  # built on the device (engine/lns_paths.py)
-                if self.paths_kernel is None:
-                    self.paths_kernel = cl.Kernel(self.prog, "lns_paths")
-                with self.launch_lock:  # PoCL: one launch in flight at a time (device.launch_lock)
-                    buffers = part.to_device(cl, self.queue, self.paths_kernel, put, lambda n, name: scratch(name, n))
-                    self.queue.finish()
-                return buffers
-            data = part.data if len(part.data) else np.zeros(1, np.int32)
-            return (
-                cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=part.ptr),
-                cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=data),
-            )
-
-        if self.group:  # a node between slices, the stack of nodes, two active lists
-            state = [
-                scratch("node", 4 * n_items * self.store_ints()),
-                scratch("stack", 4 * n_items * self.stack_levels * self.store_ints()),
-            ]
-        else:  # domains (float boxes too), trail stamps, trail, queue, queued flags
-            inq = np.zeros(n_items * max(dm.nc, 1), dtype=np.uint8)
-            state = [
-                zeros(4 * n_items * dm.nv),
-                zeros(4 * n_items * dm.nv),
-                zeros(4 * n_items * dm.nwords),
-                zeros(8 * n_items * 2 * dm.nf),
-                zeros(4 * n_items * dm.nv),
-                zeros(4 * n_items * self.tcap),
-                zeros(4 * n_items * max(dm.nc, 1)),
-                cl.Buffer(self.ctx, rw | mf.COPY_HOST_PTR, hostbuf=inq),
-            ]
-        LV = scratch("levels", 4 * n_items * dm.maxd * len(Lv))
-        PATH = scratch("path", 4 * n_items * pcap * DEC)
-        use_weights = dm.use_weights or bool(lns is not None and lns.div & Div.WDEG)
-        WEIGHTS = self._weights(n_items if use_weights else 0, lns is not None and lns.keep_weights)
-        st = np.zeros((n_items, len(St)), dtype=np.int32)
-        salt = lns.salt if lns is not None else 0
-        st[:, St.RNG] = (np.arange(n_items, dtype=np.int64) * 2654435761 + self.seed * 97 + salt * 7919 + 12345) % (
-            2**31 - 1
-        ) + 1
-        if lns is not None and lns.div:  # the search of path 0 follows the plan, the others depart from it
-            st[:, St.DIV] = lns.div
-            if lns.div & Div.TIES:  # the kernel draws each path's key from this and the path
-                st[:, St.TIE] = np.random.default_rng([self.seed, salt]).integers(1, 2**31 - 1, n_items)
-        ST = put("st", st)
-        cnt = np.zeros((n_items, cnt_row(self.tuning.profile)), dtype=np.int64)
-        CNT = scratch("cnt", cnt.nbytes)
-        cl.enqueue_fill_buffer(self.queue, CNT, np.int32(0), 0, cnt.nbytes)
-        base = 0  # the device holds paths base..n_sub-1; Ctrl.NEXT counts from base
-        SUBP, SUBD = upload(paths)
-        EMIT = scratch("emit", 4 * emit_cap * emit_stride)
-        node_limits = lns.limits if lns is not None else None
-        limits = node_limits is not None
-        if node_limits is not None:
-            if len(node_limits) != n_sub:
-                raise ValueError("Exploration.limits needs one node limit per path")
-            LIMITS = put("limits", np.ascontiguousarray(node_limits, np.int32))
-        else:
-            LIMITS = scratch("limits", 4)
-        if lns is not None:
-            # each path's own bound starts at the phase's (Results.OWN), else INT_MAX: none met
-            start = int(self.ctrl[Ctrl.BEST]) if lns.mode == Results.OWN else INT_MAX
-            lns.results = np.full(max(n_sub, 1), start, dtype=np.int32)
-            RESULTS = put("results", lns.results)
-        else:
-            RESULTS = scratch("results", 4)
-        root = [
-            put(name, a)
-            for name, a in zip(
-                ("root_lb", "root_ub", "root_bits", "root_fb"),
-                (self.root_lb, self.root_ub, self.root_bits) + (() if self.group else (self.root_fb,)),
-            )
-        ]
-        for k in (Ctrl.NEXT, Ctrl.SOLS, Ctrl.EMIT, Ctrl.OVERFLOW, Ctrl.DONATED):
-            self.ctrl[k] = 0
-        cl.enqueue_copy(self.queue, self.ctrl_buf, self.ctrl)
-
-        local = self.phase_local(n_items)
-        self.stats.width = max(self.stats.width, local if self.group else 0)
-        if self.group:  # a work-group per search
-            global_size = n_items * local
-            if self.store_global:  # the node, changed list and active lists in global memory
-                ACT = scratch("active", 4 * n_items * (2 * dm.nunits + max(dm.nv, 1)))
-            else:
-                ACT = zeros(4)
-            local_mem = tuple(cl.LocalMemory(n) for n in self._group_local_sizes(not self.store_global, local))
-        else:
-            global_size = ((n_items + local - 1) // local) * local
-        finished = False
-        donate, hungry, handover = 0, False, False
-        self.budget.begin_phase(n_items)
-        slice_end = None
-        phase_kernel_s = 0.0
-        while True:
-            # many searches idle at the last slice's end: they wait for this slice's donations,
-            # or run the few paths just given them, which busy ones may split at the next start
-            tail = self.group and hungry
-            budget = self.budget.for_slice(deadline, tail=tail)
-            slice_us = self.budget.clock_us(deadline) if self.tuning.slice_clock else 0
-            if slice_us:
-                budget = SliceBudget.CLOCKED
-            common = [
-                *zip(self.model_names, self.model_bufs),
-                *zip(self.root_names, root),
-                *zip(self.plan_names, self.plan_bufs),
-                *zip(GROUP_STATE_ARGS if self.group else ITEM_STATE_ARGS, state),
-                ("LV", LV),
-                ("PATH", PATH),
-                ("WEIGHTS", WEIGHTS),
-                ("ST", ST),
-                ("CNT", CNT),
-                *((("ACT", ACT),) if self.group else ()),
-                ("sub_ptr", SUBP),
-                ("sub_data", SUBD),
-                ("n_sub", np.int32(n_sub - base)),
-                ("emit", EMIT),
-                ("emit_cap", np.int32(emit_cap)),
-                ("emit_stride", np.int32(emit_stride)),
-                ("cutoff", np.int32(cutoff)),
-                ("sols", self.sol_buf),
-                ("sol_cap", np.int32(self.sol_cap)),
-                ("sol_words", np.int32(dm.sol_words)),
-                *zip(ROOT_OUT_ARGS + (() if self.group else ("root_out_fb",)), self.root_out),
-                ("ctrl", self.ctrl_buf),
-            ]
-            lns_args = [
-                ("donate", np.int32(donate)),
-                ("sub_base", np.int32(base)),
-                ("node_limit", np.int32(lns.node_limit if lns else 0)),
-                ("limits", LIMITS),
-                ("use_limits", np.int32(1 if limits else 0)),
-                ("random_values", np.int32(1 if lns and lns.random_values else 0)),
-                ("results", RESULTS),
-                ("use_results", np.int32(Results.NONE if lns is None else lns.mode)),
-            ]
-            scalars = [
-                ("use_weights", np.int32(1 if use_weights else 0)),
-                ("obj_var", np.int32(dm.obj_var)),
-                ("obj_sense", np.int32(dm.obj_sense)),
-                ("count_only", np.int32(1 if count_only else 0)),
-                ("enqueue_all", np.int32(1 if enqueue_all else 0)),
-                ("budget", np.int32(budget)),
-            ]
-            if self.group:
-                named = [
-                    *common,
-                    ("nv", np.int32(dm.nv)),
-                    ("nc", np.int32(dm.nc)),
-                    ("nunits", np.int32(dm.nunits)),
-                    ("nwords", np.int32(dm.nwords)),
-                    ("maxd", np.int32(dm.maxd)),
-                    ("slevels", np.int32(self.stack_levels)),
-                    ("pcap", np.int32(pcap)),
-                    ("rcap", np.int32(rcap)),
-                    ("ngroups", np.int32(self.ngroups)),
-                    *scalars,
-                    ("slice_us", np.int32(slice_us)),
-                    ("n_items", np.int32(n_items)),
-                    ("donate_each", np.int32(resplit.each if resplit is not None else 1)),
-                    *lns_args,
-                    *zip(LOCAL_ARGS, local_mem),
-                ]
-            else:
-                named = [
-                    *common,
-                    ("fbest", self.fbest_buf),
-                    ("nv", np.int32(dm.nv)),
-                    ("nc", np.int32(dm.nc)),
-                    ("nwords", np.int32(dm.nwords)),
-                    ("nf", np.int32(dm.nf)),
-                    ("tcap", np.int32(self.tcap)),
-                    ("maxd", np.int32(dm.maxd)),
-                    ("pcap", np.int32(pcap)),
-                    ("ngroups", np.int32(self.ngroups)),
-                    *scalars,
-                    ("n_items", np.int32(n_items)),
-                    ("interleave", np.int32(1 if self.tuning.interleave else 0)),
-                    ("track", np.int32(1 if resplit is not None else 0)),
-                    *lns_args,
-                    ("handover", np.int32(1 if handover else 0)),
-                ]
-            args = self.kernel_args(named)
-            t0 = time.perf_counter()
-            if slice_end is not None:
-                self.stats.gap_s += t0 - slice_end
-            try:
-                with self.launch_lock:
-                    self.launch(cl, self.queue, (global_size,), (local,), args)
-                    cl.enqueue_copy(self.queue, self.ctrl, self.ctrl_buf)
-                    self.queue.finish()
-                    self.launch.settle()
-            except cl.Error as err:
-                raise FznError(
-                    f"the search kernel failed on {self.device.name} with {n_items} work-items: {err}",
-                    fix="fewer work-items (FZN_GPU_ITEMS_PER_CU), another device (--devices), or a smaller model",
-                ) from None
-            slice_end = time.perf_counter()
-            uploads.clear()  # done: the queue has finished
-            dt = slice_end - t0
-            self.stats.kernel_s += dt
-            phase_kernel_s += dt
-            self.stats.search_s += n_items * dt
-            self.stats.launches += 1
-            nsol = int(self.ctrl[Ctrl.SOLS])
-            if self.float_objective:
-                cl.enqueue_copy(self.queue, self.fbest, self.fbest_buf)
-            sols = None
-            if nsol:
-                sols = np.empty((nsol, self.sol_row), dtype=np.int32)
-                cl.enqueue_copy(self.queue, sols, self.sol_buf)
-                views.fill(dm.views, sols[:, 1 : 1 + dm.nv])  # variables folded into all_different
-                self.ctrl[Ctrl.SOLS] = 0
-                cl.enqueue_copy(self.queue, self.ctrl_buf, self.ctrl)
-            cl.enqueue_copy(self.queue, st, ST)
-            self.queue.finish()
-            # a slice ended by a full solution buffer or by every search running out of work
-            # says nothing of how long its budget would have taken
-            if not slice_us:
-                self.budget.after_slice(
-                    budget,
-                    dt,
-                    cut_short=nsol >= self.sol_cap or bool((st[:n_items, St.STATUS] == Status.DONE).all()),
-                    tail=tail,
-                )
-            if self.ctrl[Ctrl.ERR]:
-                raise CapacityError(int(self.ctrl[Ctrl.ERR]))
-            if self.verbose:
-                done = int((st[:, St.STATUS] == Status.DONE).sum())
-                print(
-                    f"fzn-gpu: slice {self.stats.launches}: {dt * 1000:.1f} ms, budget {budget}, "
-                    f"{done}/{n_items} items done, next sub-space {base + int(self.ctrl[Ctrl.NEXT])}/{n_sub}, "
-                    f"{nsol} solutions, donated {min(int(self.ctrl[Ctrl.DONATED]), donate)}, cutoff {cutoff}",
-                    file=sys.stderr,
-                )
-            started = base + min(int(self.ctrl[Ctrl.NEXT]), n_sub - base)  # paths taken so far
-            if resplit is not None:
-                n_donated = min(int(self.ctrl[Ctrl.DONATED]), donate)
-                if n_donated:
-                    rec = np.empty((n_donated, emit_stride), dtype=np.int32)
-                    cl.enqueue_copy(self.queue, rec, EMIT)
-                    self.queue.finish()
-                    kept = on_host(paths) if n_sub == len(paths) else paths.block(0, n_sub)
-                    paths = kept.extend(Paths.from_records(rec[:, :-1]))
-                    n_sub = len(paths)
-                    self.stats.donated += n_donated
-                    resplit.donated(rec[:, -1].copy(), paths)
-                n_sub = max(min(resplit.keep(started, n_sub), n_sub), started)
-                # paths handed in from outside while the phase runs (a cluster worker's next
-                # paths from its driver: cluster/worker.py), after its own unstarted ones
-                fed = resplit.more()
-                if fed is not None:
-                    kept = on_host(paths) if n_sub == len(paths) else paths.block(0, n_sub)
-                    paths = kept.extend(fed)
-                    n_sub = len(paths)
-                if n_donated or fed is not None:  # the device now holds the unstarted paths only
-                    SUBP, SUBD = upload(paths.block(started, n_sub))
-                    base, self.ctrl[Ctrl.NEXT] = started, 0
-                elif self.ctrl[Ctrl.NEXT] > n_sub - base:
-                    self.ctrl[Ctrl.NEXT] = n_sub - base
-            # what is not searched to its end yet, the slice's donations included: the paths
-            # running and those not started (ordered printing waits on them: engine/ordered.py)
-            active = np.isin(st[:n_items, St.STATUS], (Status.NEED_SUB, Status.DONE), invert=True)
-            self.unfinished = (st[:n_items, St.SUB][active].copy(), started, n_sub)
-            keep_going = on_slice(sols)
-            self.pause_after(dt, deadline)
-            prune = getattr(resplit, "prune", None)  # ordered printing's resplit alone has it
-            pruned = prune(paths, started, n_sub, self.unfinished[0]) if keep_going and prune is not None else None
-            if pruned is not None:  # ordered printing: what lies right of its last solution goes
-                paths, n_sub, stop = pruned
-                SUBP, SUBD = upload(paths.block(started, n_sub))
-                base, self.ctrl[Ctrl.NEXT] = started, 0
-                st[np.flatnonzero(active)[stop], St.STATUS] = Status.NEED_SUB
-                cl.enqueue_copy(self.queue, ST, st)
-            if resplit is not None:
-                idle = st[:, St.STATUS] == Status.DONE
-                hungry = many_idle(int(idle.sum()), n_items)
-                if n_sub > started and idle.any():  # idle work-items take the new paths
-                    st[idle, St.STATUS] = Status.NEED_SUB
-                    cl.enqueue_copy(self.queue, ST, st)
-                    idle = st[:, St.STATUS] == Status.DONE
-                donate = min(resplit.wanted(int(idle.sum()), n_sub - started, n_items), emit_cap) if keep_going else 0
-                handover = hands_over and keep_going and resplit.hand_over()
-                if handover:  # every search's records, as many as fit
-                    donate = emit_cap
-                self.ctrl[Ctrl.DONATED] = 0
-                cl.enqueue_copy(self.queue, self.ctrl_buf, self.ctrl)
-            done = st[:, St.STATUS] == Status.DONE
-            if done.all():
-                finished = True
-                break
-            if (
-                lns is not None
-                and lns.enough < 1
-                and base + int(self.ctrl[Ctrl.NEXT]) >= n_sub
-                and done.mean() >= lns.enough
-            ):
-                break  # LNS: the stragglers' neighbourhoods are left unexplored
-            if not keep_going or (deadline is not None and time.monotonic() >= deadline):
-                break
-        cl.enqueue_copy(self.queue, cnt, CNT)
-        self.queue.finish()
-        self.phase_solutions = int(cnt[:, Cnt.SOLS].sum())
-        self.phase_cut = int(cnt[:, Cnt.CUT].sum())
-        # paths searched to the end: taken, neither cut at their node limit nor still running
-        running = int(np.isin(st[:n_items, St.STATUS], (Status.NEED_SUB, Status.DONE), invert=True).sum())
-        self.phase_explored = max(0, int(cnt[:, Cnt.SUBS].sum()) - self.phase_cut - running)
-        self.stats.nodes += int(cnt[:, Cnt.NODES].sum())
-        self.stats.fails += int(cnt[:, Cnt.FAILS].sum())
-        self.stats.props += int(cnt[:, Cnt.PROPS].sum())
-        self.stats.subs += int(cnt[:, Cnt.SUBS].sum())
-        self.stats.recomputed += int(cnt[:, Cnt.RECOMPUTED].sum())
-        self.stats.passes += int(cnt[:, Cnt.PASSES].sum())
-        if self.tuning.profile:
-            self.stats.cycles += cnt.sum(axis=0)  # a profile build's row: phases, then kinds
-            if phase_kernel_s > 0.05:  # long enough for launch overheads not to count
-                busiest = float(cnt[:n_items, Cnt.T_TOTAL].max(initial=0))
-                self.stats.clock_seen_hz = max(self.stats.clock_seen_hz, busiest / phase_kernel_s)
-        self.root_failed = bool(self.ctrl[Ctrl.ROOT_FAILED])
-        if lns is not None:
-            cl.enqueue_copy(self.queue, lns.results, RESULTS)
-            self.queue.finish()
-        elif enqueue_all and finished and not self.root_failed:  # the root's fixpoint
-            for buf, arr in zip(self.root_out, (self.root_lb, self.root_ub, self.root_bits, self.root_fb)):
-                if arr.size:
-                    cl.enqueue_copy(self.queue, arr, buf)
-            self.queue.finish()
-        emitted = None
-        if cutoff > 0 and finished:
-            n_emit = int(self.ctrl[Ctrl.EMIT])
-            if self.ctrl[Ctrl.OVERFLOW]:
-                emitted = None
-            else:
-                rec = np.empty((n_emit, emit_stride), dtype=np.int32)
-                if n_emit:
-                    cl.enqueue_copy(self.queue, rec, EMIT)
-                    self.queue.finish()
-                # in tree order: a search emits its frontier left to right, and the sources
-                # are in tree order themselves (the sort is stable)
-                emitted = Paths.from_records(rec[np.argsort(rec[:, -1], kind="stable"), :-1])
-        return finished, emitted
+        phase = Phase(self, paths, cutoff, enqueue_all, deadline, count_only, emit_cap, resplit, lns)
+        return phase.finish(phase.run(on_slice))
 
     def _weights(self, n_items: int, keep: bool):
         """dom_w_deg's failure counts, one per constraint and search (a one-int buffer where no
@@ -1083,11 +672,3 @@ class SliceBudget:
         if cut_short:
             ratio = min(ratio, 1.0)
         self.value = int(min(max(used * min(ratio, 2.0), self.LOWEST), self.HIGHEST))
-
-
-class CapacityError(Exception):
-    """A work-item ran out of trail or depth: the search is incomplete (never a wrong answer)."""
-
-    def __init__(self, code: int):
-        super().__init__({1: "trail", 2: "depth", 3: "path"}.get(code, "capacity"))
-        self.code = code

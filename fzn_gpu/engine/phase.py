@@ -1,0 +1,532 @@
+"""One phase on one device: a list of sub-search spaces searched in slices of the search kernel
+(Runner.run_phase). A `Phase` owns what the phase uploads and keeps between its slices (its
+buffers, the paths the device holds, the searches' status rows, the donations asked for), and
+splits its work into the steps every slice takes: the kernel's arguments, the launch, what the
+slice read back, the re-split of busy searches' paths, ordered printing's pruning, the hand
+over of idle searches. The Runner owns the device (context, queue, program, the model's
+buffers) and the results a phase leaves on it (phase_solutions and the statistics).
+
+Nothing here imports runner.py: the Runner hands itself in."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+from .. import settings
+from ..errors import FznError
+from ..kernel_abi import DEC, Cnt, Ctrl, Div, Lv, Results, St, Status
+from . import views
+from .lns_paths import DevicePaths
+from .paths import Paths
+from .profile import cnt_row
+from .resplit import HANDOVER_RECORDS, Resplit, many_idle
+
+RESPLIT_SLACK = 32  # decisions a donated path may add to the longest path of its phase
+INT_MAX = 2**31 - 1
+
+# The names of the search kernels' argument groups (kernels/search.cl, search_group.cl), as
+# their signatures have them: Runner.kernel_args checks every launch's list against those.
+MODEL_ARGS = ("bm_off", "bm_nw", "base", "ckind", "coff", "cd", "wptr", "wlist", "deg", "ubits", "compan")
+ROOT_ARGS = ("root_lb", "root_ub", "root_bits")
+PLAN_ARGS = ("sg_ptr", "sg_var", "sg_sel")
+ROOT_OUT_ARGS = ("root_out_lb", "root_out_ub", "root_out_bits")
+ITEM_STATE_ARGS = ("LB", "UB", "BITS", "FB", "STAMP", "TRAIL", "QUEUE", "INQ")
+GROUP_STATE_ARGS = ("CUR", "STACK")
+LOCAL_ARGS = ("L_store", "L_changed", "L_queued", "L_clist", "L_act", "L_red", "ctl")
+
+
+class CapacityError(Exception):
+    """A work-item ran out of trail or depth: the search is incomplete (never a wrong answer)."""
+
+    def __init__(self, code: int):
+        super().__init__({1: "trail", 2: "depth", 3: "path"}.get(code, "capacity"))
+        self.code = code
+
+
+def path_capacity(paths: Paths | DevicePaths, cutoff: int) -> int:
+    """Decisions an expansion pass's paths can reach: the longest input path, up to two per
+    level of the cutoff (a right branch and the next left one), and slack."""
+    return paths.max_decisions() + 2 * cutoff + 8
+
+
+def on_host(paths: Paths | DevicePaths) -> Paths:
+    """The paths as host arrays (a phase that grows its paths works on them there)."""
+    return paths if isinstance(paths, Paths) else paths.to_host()
+
+
+class Phase:
+    """Runner.run_phase's work: `run(on_slice)` searches every sub-search space of `paths`
+    (all of it, or to `cutoff` left decisions, emitting the frontier), then `finish` reads
+    back the counters and the emitted paths. See Runner.run_phase for the arguments."""
+
+    def __init__(
+        self,
+        runner: Any,
+        paths: Paths | DevicePaths,
+        cutoff: int,
+        enqueue_all: bool,
+        deadline: float | None,
+        count_only: bool,
+        emit_cap: int,
+        resplit: Resplit | None,
+        lns: Any,
+    ):
+        r = self.r = runner
+        self.cl, self.dm = r.cl, r.dm
+        self.cutoff, self.deadline, self.count_only = cutoff, deadline, count_only
+        self.resplit, self.lns = resplit, lns
+        self.enqueue_all = enqueue_all or lns is not None
+        self.paths = paths
+        self.n_sub = len(paths)
+        self.n_items = n_items = max(1, min(r.max_items, self.n_sub))
+        r.stats.items = max(r.stats.items, n_items)
+        self.hands_over = resplit is not None and resplit.may_hand_over and not r.group
+        self._shapes(emit_cap)
+        self.poison = settings.flag("FZN_GPU_POISON", False)  # debugging: what a kernel reads before writing shows up
+        # the events of the copies put() queued: pyopencl's event of a copy that is not done
+        # waits for it when dropped, holding the interpreter lock, and PoCL's copy waits for
+        # whatever the device runs, another queue's slice too: every thread of the process,
+        # the watchdog's among them, stood still until that slice ended (docs/bench/measurements.md,
+        # Time limits and the interpreter's lock). So they are kept until the phase's first
+        # slice has finished, and dropped once done.
+        self.uploads: list = []
+        self._buffers()
+        self.finished = False
+        self.donate, self.hungry, self.handover = 0, False, False
+        self.slice_end: float | None = None
+        self.kernel_s = 0.0
+
+    # -- set-up
+    def _shapes(self, emit_cap: int) -> None:
+        """The longest path the device holds (pcap), a record's (rcap), and the emitted records'
+        stride and count."""
+        r, paths, resplit, n_items = self.r, self.paths, self.resplit, self.n_items
+        if resplit is not None:
+            pcap = max(paths.max_decisions(), resplit.longest) + RESPLIT_SLACK
+            # at most one donation per item and slice, or a hand-over's records
+            emit_cap = n_items * (HANDOVER_RECORDS if self.hands_over else 1)
+        else:
+            pcap = path_capacity(paths, self.cutoff) if self.cutoff > 0 else 1
+            emit_cap = max(emit_cap, 1) if self.cutoff > 0 else 1
+        self.emit_stride = 2 + DEC * pcap  # length, decisions, source path
+        self.emit_cap = emit_cap
+        self.rcap = pcap  # the longest path a record (emitted, donated) holds
+        if r.recomputes():  # deeper levels are recomputed from the branch's path
+            pcap = max(pcap, max(paths.max_decisions(), resplit.longest if resplit else 0) + r.branch_path())
+        self.pcap = pcap
+
+    def zeros(self, nbytes: int):
+        cl = self.cl
+        nbytes = -(-max(int(nbytes), 4) // 4) * 4  # whole ints (a byte mask's too): a fill's unit
+        buf = cl.Buffer(self.r.ctx, cl.mem_flags.READ_WRITE, size=nbytes)
+        if self.poison:
+            cl.enqueue_fill_buffer(self.r.queue, buf, np.int32(0x5A5A5A5A), 0, nbytes)
+        return buf
+
+    def scratch(self, name: str, nbytes: int):
+        """A buffer the kernel writes before it reads, kept for the next phase of this size or
+        less: an LNS step is a phase, and a GPU's stacks take gigabytes."""
+        nbytes = max(int(nbytes), 4)
+        held = self.r._scratch.get(name)
+        if held is None or held.size < nbytes or self.poison:
+            self.r._scratch.pop(name, None)  # freed before its successor is allocated
+            held = self.r._scratch[name] = self.zeros(nbytes)
+        return held
+
+    def put(self, name: str, a: np.ndarray):
+        """A scratch buffer holding a copy of `a`, queued ahead of the launch: a phase's inputs
+        take the last phase's buffers instead of new ones (an LNS step is a phase, and a buffer
+        made with its data cost an allocation and a wait each)."""
+        a = np.ascontiguousarray(a) if a.size else np.zeros(1, a.dtype)
+        buf = self.scratch(name, a.nbytes)
+        self.uploads.append(self.cl.enqueue_copy(self.r.queue, buf, a, is_blocking=False))
+        return buf
+
+    def upload(self, part: Paths | DevicePaths) -> None:
+        """The paths the device takes its next sub-search spaces from (SUBP, SUBD)."""
+        r, cl = self.r, self.cl
+        if isinstance(part, DevicePaths):  # built on the device (engine/lns_paths.py)
+            if r.paths_kernel is None:
+                r.paths_kernel = cl.Kernel(r.prog, "lns_paths")
+            with r.launch_lock:  # PoCL: one launch in flight at a time (device.launch_lock)
+                self.SUBP, self.SUBD = part.to_device(
+                    cl, r.queue, r.paths_kernel, self.put, lambda n, name: self.scratch(name, n)
+                )
+                r.queue.finish()
+            return
+        mf = cl.mem_flags
+        data = part.data if len(part.data) else np.zeros(1, np.int32)
+        self.SUBP = cl.Buffer(r.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=part.ptr)
+        self.SUBD = cl.Buffer(r.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=data)
+
+    def _buffers(self) -> None:
+        """Every buffer of the phase, its searches' status rows and counters, the root and the
+        control block reset."""
+        r, cl, dm, lns, n_items = self.r, self.cl, self.dm, self.lns, self.n_items
+        if r.group:  # a node between slices, the stack of nodes, two active lists
+            self.state = [
+                self.scratch("node", 4 * n_items * r.store_ints()),
+                self.scratch("stack", 4 * n_items * r.stack_levels * r.store_ints()),
+            ]
+        else:  # domains (float boxes too), trail stamps, trail, queue, queued flags
+            inq = np.zeros(n_items * max(dm.nc, 1), dtype=np.uint8)
+            self.state = [
+                self.zeros(4 * n_items * dm.nv),
+                self.zeros(4 * n_items * dm.nv),
+                self.zeros(4 * n_items * dm.nwords),
+                self.zeros(8 * n_items * 2 * dm.nf),
+                self.zeros(4 * n_items * dm.nv),
+                self.zeros(4 * n_items * r.tcap),
+                self.zeros(4 * n_items * max(dm.nc, 1)),
+                cl.Buffer(r.ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=inq),
+            ]
+        self.LV = self.scratch("levels", 4 * n_items * dm.maxd * len(Lv))
+        self.PATH = self.scratch("path", 4 * n_items * self.pcap * DEC)
+        self.use_weights = dm.use_weights or bool(lns is not None and lns.div & Div.WDEG)
+        self.WEIGHTS = r._weights(n_items if self.use_weights else 0, lns is not None and lns.keep_weights)
+        st = self.st = np.zeros((n_items, len(St)), dtype=np.int32)
+        salt = lns.salt if lns is not None else 0
+        st[:, St.RNG] = (np.arange(n_items, dtype=np.int64) * 2654435761 + r.seed * 97 + salt * 7919 + 12345) % (
+            2**31 - 1
+        ) + 1
+        if lns is not None and lns.div:  # the search of path 0 follows the plan, the others depart from it
+            st[:, St.DIV] = lns.div
+            if lns.div & Div.TIES:  # the kernel draws each path's key from this and the path
+                st[:, St.TIE] = np.random.default_rng([r.seed, salt]).integers(1, 2**31 - 1, n_items)
+        self.ST = self.put("st", st)
+        self.cnt = np.zeros((n_items, cnt_row(r.tuning.profile)), dtype=np.int64)
+        self.CNT = self.scratch("cnt", self.cnt.nbytes)
+        cl.enqueue_fill_buffer(r.queue, self.CNT, np.int32(0), 0, self.cnt.nbytes)
+        self.base = 0  # the device holds paths base..n_sub-1; Ctrl.NEXT counts from base
+        self.upload(self.paths)
+        self.EMIT = self.scratch("emit", 4 * self.emit_cap * self.emit_stride)
+        node_limits = lns.limits if lns is not None else None
+        self.limits = node_limits is not None
+        if node_limits is not None:
+            if len(node_limits) != self.n_sub:
+                raise ValueError("Exploration.limits needs one node limit per path")
+            self.LIMITS = self.put("limits", np.ascontiguousarray(node_limits, np.int32))
+        else:
+            self.LIMITS = self.scratch("limits", 4)
+        if lns is not None:
+            # each path's own bound starts at the phase's (Results.OWN), else INT_MAX: none met
+            start = int(r.ctrl[Ctrl.BEST]) if lns.mode == Results.OWN else INT_MAX
+            lns.results = np.full(max(self.n_sub, 1), start, dtype=np.int32)
+            self.RESULTS = self.put("results", lns.results)
+        else:
+            self.RESULTS = self.scratch("results", 4)
+        roots = (r.root_lb, r.root_ub, r.root_bits) + (() if r.group else (r.root_fb,))
+        self.root = [self.put(name, a) for name, a in zip(("root_lb", "root_ub", "root_bits", "root_fb"), roots)]
+        for k in (Ctrl.NEXT, Ctrl.SOLS, Ctrl.EMIT, Ctrl.OVERFLOW, Ctrl.DONATED):
+            r.ctrl[k] = 0
+        cl.enqueue_copy(r.queue, r.ctrl_buf, r.ctrl)
+        self.local = local = r.phase_local(n_items)
+        r.stats.width = max(r.stats.width, local if r.group else 0)
+        if r.group:  # a work-group per search
+            self.global_size = n_items * local
+            if r.store_global:  # the node, changed list and active lists in global memory
+                self.ACT = self.scratch("active", 4 * n_items * (2 * dm.nunits + max(dm.nv, 1)))
+            else:
+                self.ACT = self.zeros(4)
+            self.local_mem = tuple(cl.LocalMemory(n) for n in r._group_local_sizes(not r.store_global, local))
+        else:
+            self.global_size = ((n_items + local - 1) // local) * local
+
+    # -- a slice
+    def arguments(self, budget: int, slice_us: int) -> tuple:
+        """The kernel's arguments for the next slice, by name (Runner.kernel_args checks them
+        against the kernel's signature)."""
+        r, dm, lns = self.r, self.dm, self.lns
+        common = [
+            *zip(r.model_names, r.model_bufs),
+            *zip(r.root_names, self.root),
+            *zip(r.plan_names, r.plan_bufs),
+            *zip(GROUP_STATE_ARGS if r.group else ITEM_STATE_ARGS, self.state),
+            ("LV", self.LV),
+            ("PATH", self.PATH),
+            ("WEIGHTS", self.WEIGHTS),
+            ("ST", self.ST),
+            ("CNT", self.CNT),
+            *((("ACT", self.ACT),) if r.group else ()),
+            ("sub_ptr", self.SUBP),
+            ("sub_data", self.SUBD),
+            ("n_sub", np.int32(self.n_sub - self.base)),
+            ("emit", self.EMIT),
+            ("emit_cap", np.int32(self.emit_cap)),
+            ("emit_stride", np.int32(self.emit_stride)),
+            ("cutoff", np.int32(self.cutoff)),
+            ("sols", r.sol_buf),
+            ("sol_cap", np.int32(r.sol_cap)),
+            ("sol_words", np.int32(dm.sol_words)),
+            *zip(ROOT_OUT_ARGS + (() if r.group else ("root_out_fb",)), r.root_out),
+            ("ctrl", r.ctrl_buf),
+        ]
+        lns_args = [
+            ("donate", np.int32(self.donate)),
+            ("sub_base", np.int32(self.base)),
+            ("node_limit", np.int32(lns.node_limit if lns else 0)),
+            ("limits", self.LIMITS),
+            ("use_limits", np.int32(1 if self.limits else 0)),
+            ("random_values", np.int32(1 if lns and lns.random_values else 0)),
+            ("results", self.RESULTS),
+            ("use_results", np.int32(Results.NONE if lns is None else lns.mode)),
+        ]
+        scalars = [
+            ("use_weights", np.int32(1 if self.use_weights else 0)),
+            ("obj_var", np.int32(dm.obj_var)),
+            ("obj_sense", np.int32(dm.obj_sense)),
+            ("count_only", np.int32(1 if self.count_only else 0)),
+            ("enqueue_all", np.int32(1 if self.enqueue_all else 0)),
+            ("budget", np.int32(budget)),
+        ]
+        if r.group:
+            named = [
+                *common,
+                ("nv", np.int32(dm.nv)),
+                ("nc", np.int32(dm.nc)),
+                ("nunits", np.int32(dm.nunits)),
+                ("nwords", np.int32(dm.nwords)),
+                ("maxd", np.int32(dm.maxd)),
+                ("slevels", np.int32(r.stack_levels)),
+                ("pcap", np.int32(self.pcap)),
+                ("rcap", np.int32(self.rcap)),
+                ("ngroups", np.int32(r.ngroups)),
+                *scalars,
+                ("slice_us", np.int32(slice_us)),
+                ("n_items", np.int32(self.n_items)),
+                ("donate_each", np.int32(self.resplit.each if self.resplit is not None else 1)),
+                *lns_args,
+                *zip(LOCAL_ARGS, self.local_mem),
+            ]
+        else:
+            named = [
+                *common,
+                ("fbest", r.fbest_buf),
+                ("nv", np.int32(dm.nv)),
+                ("nc", np.int32(dm.nc)),
+                ("nwords", np.int32(dm.nwords)),
+                ("nf", np.int32(dm.nf)),
+                ("tcap", np.int32(r.tcap)),
+                ("maxd", np.int32(dm.maxd)),
+                ("pcap", np.int32(self.pcap)),
+                ("ngroups", np.int32(r.ngroups)),
+                *scalars,
+                ("n_items", np.int32(self.n_items)),
+                ("interleave", np.int32(1 if r.tuning.interleave else 0)),
+                ("track", np.int32(1 if self.resplit is not None else 0)),
+                *lns_args,
+                ("handover", np.int32(1 if self.handover else 0)),
+            ]
+        return r.kernel_args(named)
+
+    def launch(self, args: tuple) -> float:
+        """One slice on the device, the control block read back: its seconds."""
+        r, cl = self.r, self.cl
+        t0 = time.perf_counter()
+        if self.slice_end is not None:
+            r.stats.gap_s += t0 - self.slice_end
+        try:
+            with r.launch_lock:
+                r.launch(cl, r.queue, (self.global_size,), (self.local,), args)
+                cl.enqueue_copy(r.queue, r.ctrl, r.ctrl_buf)
+                r.queue.finish()
+                r.launch.settle()
+        except cl.Error as err:
+            raise FznError(
+                f"the search kernel failed on {r.device.name} with {self.n_items} work-items: {err}",
+                fix="fewer work-items (FZN_GPU_ITEMS_PER_CU), another device (--devices), or a smaller model",
+            ) from None
+        self.slice_end = time.perf_counter()
+        self.uploads.clear()  # done: the queue has finished
+        dt = self.slice_end - t0
+        r.stats.kernel_s += dt
+        self.kernel_s += dt
+        r.stats.search_s += self.n_items * dt
+        r.stats.launches += 1
+        return dt
+
+    def read_slice(self) -> np.ndarray | None:
+        """The slice's solutions (their folded variables written back) and the searches'
+        status rows (self.st)."""
+        r, cl, dm = self.r, self.cl, self.dm
+        nsol = int(r.ctrl[Ctrl.SOLS])
+        if r.float_objective:
+            cl.enqueue_copy(r.queue, r.fbest, r.fbest_buf)
+        sols = None
+        if nsol:
+            sols = np.empty((nsol, r.sol_row), dtype=np.int32)
+            cl.enqueue_copy(r.queue, sols, r.sol_buf)
+            views.fill(dm.views, sols[:, 1 : 1 + dm.nv])  # variables folded into all_different
+            r.ctrl[Ctrl.SOLS] = 0
+            cl.enqueue_copy(r.queue, r.ctrl_buf, r.ctrl)
+        cl.enqueue_copy(r.queue, self.st, self.ST)
+        r.queue.finish()
+        return sols
+
+    def take_donations(self, started: int) -> None:
+        """Re-splitting: the paths busy searches donated this slice, and any handed in from
+        outside (a cluster worker's next paths: cluster/worker.py), after the unstarted ones;
+        the device then holds the unstarted paths only."""
+        r, cl, resplit = self.r, self.cl, self.resplit
+        assert resplit is not None
+        n_donated = min(int(r.ctrl[Ctrl.DONATED]), self.donate)
+        if n_donated:
+            rec = np.empty((n_donated, self.emit_stride), dtype=np.int32)
+            cl.enqueue_copy(r.queue, rec, self.EMIT)
+            r.queue.finish()
+            kept = on_host(self.paths) if self.n_sub == len(self.paths) else self.paths.block(0, self.n_sub)
+            self.paths = kept.extend(Paths.from_records(rec[:, :-1]))
+            self.n_sub = len(self.paths)
+            r.stats.donated += n_donated
+            resplit.donated(rec[:, -1].copy(), self.paths)
+        self.n_sub = max(min(resplit.keep(started, self.n_sub), self.n_sub), started)
+        fed = resplit.more()
+        if fed is not None:
+            kept = on_host(self.paths) if self.n_sub == len(self.paths) else self.paths.block(0, self.n_sub)
+            self.paths = kept.extend(fed)
+            self.n_sub = len(self.paths)
+        if n_donated or fed is not None:  # the device now holds the unstarted paths only
+            self.upload(self.paths.block(started, self.n_sub))
+            self.base, r.ctrl[Ctrl.NEXT] = started, 0
+        elif r.ctrl[Ctrl.NEXT] > self.n_sub - self.base:
+            r.ctrl[Ctrl.NEXT] = self.n_sub - self.base
+
+    def prune(self, started: int, active: np.ndarray) -> None:
+        """Ordered printing (its resplit alone has `prune`): what lies right of its last
+        solution goes."""
+        r, st = self.r, self.st
+        pruned = self.resplit.prune(self.paths, started, self.n_sub, r.unfinished[0])  # type: ignore[union-attr]
+        if pruned is None:
+            return
+        self.paths, self.n_sub, stop = pruned
+        self.upload(self.paths.block(started, self.n_sub))
+        self.base, r.ctrl[Ctrl.NEXT] = started, 0
+        st[np.flatnonzero(active)[stop], St.STATUS] = Status.NEED_SUB
+        self.cl.enqueue_copy(r.queue, self.ST, st)
+
+    def feed_idle(self, started: int, keep_going: bool) -> None:
+        """Re-splitting: idle searches take the new paths, and the donations (or a hand-over's
+        records) the next slice asks of the busy ones."""
+        r, cl, st, resplit = self.r, self.cl, self.st, self.resplit
+        assert resplit is not None
+        idle = st[:, St.STATUS] == Status.DONE
+        self.hungry = many_idle(int(idle.sum()), self.n_items)
+        if self.n_sub > started and idle.any():  # idle work-items take the new paths
+            st[idle, St.STATUS] = Status.NEED_SUB
+            cl.enqueue_copy(r.queue, self.ST, st)
+            idle = st[:, St.STATUS] == Status.DONE
+        wanted = resplit.wanted(int(idle.sum()), self.n_sub - started, self.n_items)
+        self.donate = min(wanted, self.emit_cap) if keep_going else 0
+        self.handover = self.hands_over and keep_going and resplit.hand_over()
+        if self.handover:  # every search's records, as many as fit
+            self.donate = self.emit_cap
+        r.ctrl[Ctrl.DONATED] = 0
+        cl.enqueue_copy(r.queue, r.ctrl_buf, r.ctrl)
+
+    def verbose_line(self, dt: float, budget: int, nsol: int) -> None:
+        r, st = self.r, self.st
+        done = int((st[:, St.STATUS] == Status.DONE).sum())
+        print(
+            f"fzn-gpu: slice {r.stats.launches}: {dt * 1000:.1f} ms, budget {budget}, "
+            f"{done}/{self.n_items} items done, next sub-space {self.base + int(r.ctrl[Ctrl.NEXT])}/{self.n_sub}, "
+            f"{nsol} solutions, donated {min(int(r.ctrl[Ctrl.DONATED]), self.donate)}, cutoff {self.cutoff}",
+            file=sys.stderr,
+        )
+
+    def run(self, on_slice) -> bool:
+        """Slices until every search is done (True), on_slice(solutions) returns False, the
+        deadline passes, or an LNS step's stragglers are left (False)."""
+        r, st, n_items, lns, deadline = self.r, self.st, self.n_items, self.lns, self.deadline
+        r.budget.begin_phase(n_items)
+        while True:
+            # many searches idle at the last slice's end: they wait for this slice's donations,
+            # or run the few paths just given them, which busy ones may split at the next start
+            tail = r.group and self.hungry
+            budget = r.budget.for_slice(deadline, tail=tail)
+            slice_us = r.budget.clock_us(deadline) if r.tuning.slice_clock else 0
+            if slice_us:
+                budget = r.budget.CLOCKED
+            dt = self.launch(self.arguments(budget, slice_us))
+            nsol = int(r.ctrl[Ctrl.SOLS])
+            sols = self.read_slice()
+            # a slice ended by a full solution buffer or by every search running out of work
+            # says nothing of how long its budget would have taken
+            if not slice_us:
+                all_done = bool((st[:n_items, St.STATUS] == Status.DONE).all())
+                r.budget.after_slice(budget, dt, cut_short=nsol >= r.sol_cap or all_done, tail=tail)
+            if r.ctrl[Ctrl.ERR]:
+                raise CapacityError(int(r.ctrl[Ctrl.ERR]))
+            if r.verbose:
+                self.verbose_line(dt, budget, nsol)
+            started = self.base + min(int(r.ctrl[Ctrl.NEXT]), self.n_sub - self.base)  # paths taken so far
+            if self.resplit is not None:
+                self.take_donations(started)
+            # what is not searched to its end yet, the slice's donations included: the paths
+            # running and those not started (ordered printing waits on them: engine/ordered.py)
+            active = np.isin(st[:n_items, St.STATUS], (Status.NEED_SUB, Status.DONE), invert=True)
+            r.unfinished = (st[:n_items, St.SUB][active].copy(), started, self.n_sub)
+            keep_going = on_slice(sols)
+            r.pause_after(dt, deadline)
+            if keep_going and getattr(self.resplit, "prune", None) is not None:
+                self.prune(started, active)
+            if self.resplit is not None:
+                self.feed_idle(started, keep_going)
+            done = st[:, St.STATUS] == Status.DONE
+            if done.all():
+                return True
+            if (
+                lns is not None
+                and lns.enough < 1
+                and self.base + int(r.ctrl[Ctrl.NEXT]) >= self.n_sub
+                and done.mean() >= lns.enough
+            ):
+                return False  # LNS: the stragglers' neighbourhoods are left unexplored
+            if not keep_going or (deadline is not None and time.monotonic() >= deadline):
+                return False
+
+    # -- the end
+    def finish(self, finished: bool) -> tuple[bool, Paths | None]:
+        """The phase's counters into the runner's statistics, the LNS results or the root's
+        fixpoint read back; (finished, the emitted frontier or None on overflow)."""
+        r, cl, cnt, st, n_items = self.r, self.cl, self.cnt, self.st, self.n_items
+        cl.enqueue_copy(r.queue, cnt, self.CNT)
+        r.queue.finish()
+        r.phase_solutions = int(cnt[:, Cnt.SOLS].sum())
+        r.phase_cut = int(cnt[:, Cnt.CUT].sum())
+        # paths searched to the end: taken, neither cut at their node limit nor still running
+        running = int(np.isin(st[:n_items, St.STATUS], (Status.NEED_SUB, Status.DONE), invert=True).sum())
+        r.phase_explored = max(0, int(cnt[:, Cnt.SUBS].sum()) - r.phase_cut - running)
+        r.stats.nodes += int(cnt[:, Cnt.NODES].sum())
+        r.stats.fails += int(cnt[:, Cnt.FAILS].sum())
+        r.stats.props += int(cnt[:, Cnt.PROPS].sum())
+        r.stats.subs += int(cnt[:, Cnt.SUBS].sum())
+        r.stats.recomputed += int(cnt[:, Cnt.RECOMPUTED].sum())
+        r.stats.passes += int(cnt[:, Cnt.PASSES].sum())
+        if r.tuning.profile:
+            r.stats.cycles += cnt.sum(axis=0)  # a profile build's row: phases, then kinds
+            if self.kernel_s > 0.05:  # long enough for launch overheads not to count
+                busiest = float(cnt[:n_items, Cnt.T_TOTAL].max(initial=0))
+                r.stats.clock_seen_hz = max(r.stats.clock_seen_hz, busiest / self.kernel_s)
+        r.root_failed = bool(r.ctrl[Ctrl.ROOT_FAILED])
+        if self.lns is not None:
+            cl.enqueue_copy(r.queue, self.lns.results, self.RESULTS)
+            r.queue.finish()
+        elif self.enqueue_all and finished and not r.root_failed:  # the root's fixpoint
+            for buf, arr in zip(r.root_out, (r.root_lb, r.root_ub, r.root_bits, r.root_fb)):
+                if arr.size:
+                    cl.enqueue_copy(r.queue, arr, buf)
+            r.queue.finish()
+        if self.cutoff <= 0 or not finished or r.ctrl[Ctrl.OVERFLOW]:
+            return finished, None
+        n_emit = int(r.ctrl[Ctrl.EMIT])
+        rec = np.empty((n_emit, self.emit_stride), dtype=np.int32)
+        if n_emit:
+            cl.enqueue_copy(r.queue, rec, self.EMIT)
+            r.queue.finish()
+        # in tree order: a search emits its frontier left to right, and the sources are in
+        # tree order themselves (the sort is stable)
+        return finished, Paths.from_records(rec[np.argsort(rec[:, -1], kind="stable"), :-1])
