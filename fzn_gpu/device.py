@@ -250,7 +250,8 @@ def _leave_cores_for_gpus(chosen: list[Device]) -> list[Device]:
     thread and driver, and the GPU searched 2.5x fewer nodes per second beside it. The part is
     made once a process: the programs built for it (`build`, keyed by its cl_device) serve
     every run of the process, and a solver server's spare loads them ahead for its run
-    (server.py); a part made afresh each run built them again (0.1 s on the H200 machine)."""
+    (server.py); a part made afresh each run loaded them again (docs/bench/measurements.md, a warm
+    spare's CPU part)."""
     gpus = sum(d.is_gpu for d in chosen)
     if not gpus:
         return chosen

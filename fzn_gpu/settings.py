@@ -28,8 +28,8 @@ GROUPS = {
 class Setting:
     """One environment variable: `kind` is flag (0/1), int, float, choice, text or path;
     `default` as the user meets it (a value, or what decides it). A plain class, not a
-    dataclass: the solver server's client imports this module on every run, and
-    dataclasses' import alone cost it 7 ms."""
+    dataclass: the solver server's client imports this module on every run, and importing
+    dataclasses would be much of its start-up."""
 
     __slots__ = ("name", "kind", "default", "doc", "group", "minimum", "choices")
 

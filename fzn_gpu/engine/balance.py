@@ -107,6 +107,7 @@ class WorkPool:
         self.returned: list[Paths] = []
         self.shares = shares
         self.may_decline = True
+        self.hand_over_speedup = settings.integer("FZN_GPU_HAND_OVER_SPEEDUP", HAND_OVER_SPEEDUP)
         self.running: dict[int, RunningBlock] = {}
         self.stop = stop or threading.Event()
         self.lock = threading.Lock()
@@ -184,11 +185,7 @@ class WorkPool:
         if not holder.can_hand_over:
             return False
         mine, theirs = self._live_speed(holder), self._live_speed(thief)
-        return (
-            mine is not None
-            and theirs is not None
-            and theirs >= settings.integer("FZN_GPU_HAND_OVER_SPEEDUP", HAND_OVER_SPEEDUP) * mine
-        )
+        return mine is not None and theirs is not None and theirs >= self.hand_over_speedup * mine
 
     def donations_wanted(self, index: int, idle_items: int, unstarted: int, items: int) -> int:
         """Donations device `index` asks of its busy work-items: for its own idle ones, and one
