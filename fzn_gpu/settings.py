@@ -296,7 +296,19 @@ SETTINGS: tuple[Setting, ...] = (
         minimum=0,
     ),
     _s(
-        "FZN_GPU_BNB_SHARE", "float", "0.25", "tuning", "branch and bound's share of a GPU that LNS uses too, in (0, 1]"
+        "FZN_GPU_BNB_SHARE",
+        "float",
+        "the proving share",
+        "tuning",
+        "branch and bound's share of a GPU that LNS uses too, in (0, 1], fixed (a measurement's)",
+    ),
+    _s(
+        "FZN_GPU_BNB_PROVING_SHARE",
+        "float",
+        "0.75",
+        "tuning",
+        "branch and bound's share of a GPU that LNS uses too once the best has stood still "
+        "(a quarter before), in (0, 1]",
     ),
     _s(
         "FZN_GPU_BNB_DEVICES",

@@ -281,11 +281,14 @@ def test_the_statistics_do_not_wait_for_a_report_in_progress():
 def test_a_paused_runner_waits_its_share_and_wakes_when_cancelled():
     """Runner.pause_after: a runner holding a quarter of the wall time waits three times its
     slice; not past the deadline; at once once its search is cancelled; not at all when whole."""
-    from types import SimpleNamespace
-
     from fzn_gpu.engine.runner import Runner
 
-    r = SimpleNamespace(time_share=0.25, resume=threading.Event())
+    def runner(share: float) -> Runner:
+        r = object.__new__(Runner)
+        r.time_share, r.resume = share, threading.Event()
+        return r
+
+    r = runner(0.25)
     t0 = time.monotonic()
     Runner.pause_after(r, 0.02, None)
     assert time.monotonic() - t0 >= 0.06
@@ -296,7 +299,7 @@ def test_a_paused_runner_waits_its_share_and_wakes_when_cancelled():
     t0 = time.monotonic()
     Runner.pause_after(r, 100.0, None)  # cancelled while it waits
     assert time.monotonic() - t0 < 5
-    whole = SimpleNamespace(time_share=1.0, resume=threading.Event())
+    whole = runner(1.0)
     t0 = time.monotonic()
     Runner.pause_after(whole, 100.0, None)
     assert time.monotonic() - t0 < 1
@@ -349,12 +352,67 @@ def test_the_shared_gpu_share_is_checked(monkeypatch, text, ok):
     from fzn_gpu.engine.portfolio import SHARED_GPU_BNB, shared_gpu_share
     from fzn_gpu.errors import FznError
 
+    incumbent = Incumbent(Outcome(), 1, lambda values, obj: None)
+    monkeypatch.delenv("FZN_GPU_BNB_PROVING_SHARE", raising=False)
     if text is None:
         monkeypatch.delenv("FZN_GPU_BNB_SHARE", raising=False)
     else:
         monkeypatch.setenv("FZN_GPU_BNB_SHARE", text)
     if ok:
-        assert shared_gpu_share() == (SHARED_GPU_BNB if text is None else float(text))
+        share = shared_gpu_share(incumbent)
+        assert (share() if text is None else share) == (SHARED_GPU_BNB if text is None else float(text))
     else:
         with pytest.raises(FznError, match="FZN_GPU_BNB_SHARE"):
-            shared_gpu_share()
+            shared_gpu_share(incumbent)
+    monkeypatch.delenv("FZN_GPU_BNB_SHARE", raising=False)
+    monkeypatch.setenv("FZN_GPU_BNB_PROVING_SHARE", text or "0.75")
+    if ok:
+        assert shared_gpu_share(incumbent).proving == float(text or "0.75")
+    else:
+        with pytest.raises(FznError, match="FZN_GPU_BNB_PROVING_SHARE"):
+            shared_gpu_share(incumbent)
+
+
+def test_branch_and_bound_takes_more_of_a_shared_gpu_once_the_best_stands_still():
+    """ProvingShare: the base share before any solution and while the best improves; the
+    proving share once it has stood still for as long as the search took to reach it (at
+    least QUIET_MIN_S); the base again at the next improvement, and while bucket elimination
+    runs (`yield_to`)."""
+    from fzn_gpu.engine import portfolio
+
+    now = [100.0]
+    bucket_runs = [False]
+    incumbent = Incumbent(Outcome(), 1, lambda values, obj: None)
+    incumbent.started = 100.0
+    share = portfolio.ProvingShare(incumbent, proving=0.75, yield_to=lambda: bucket_runs[0], now=lambda: now[0])
+    base = portfolio.SHARED_GPU_BNB
+    assert base < 0.75
+    now[0] = 105.0
+    assert share() == base  # no solution yet, however long
+    incumbent.improved_at = 100.01  # found 10 ms in: still for QUIET_MIN_S then
+    now[0] = 100.01 + portfolio.QUIET_MIN_S * 0.9
+    assert share() == base
+    now[0] = 100.01 + portfolio.QUIET_MIN_S * 1.1
+    assert share() == 0.75
+    bucket_runs[0] = True
+    assert share() == base
+    bucket_runs[0] = False
+    incumbent.improved_at = 104.0  # found 4 s in: the proving share after 4 s of stillness
+    now[0] = 107.9
+    assert share() == base
+    now[0] = 108.1
+    assert share() == 0.75
+
+
+def test_the_incumbent_notes_when_it_improved():
+    """Incumbent.improved_at moves with each improvement, not with a solution no better."""
+    incumbent = Incumbent(Outcome(), 1, lambda values, obj: None)
+    assert incumbent.improved_at is None
+    incumbent.offer(np.array([[5, 1, 2]]))
+    first = incumbent.improved_at
+    assert first is not None
+    time.sleep(0.01)
+    incumbent.offer(np.array([[7, 1, 2]]))
+    assert incumbent.improved_at == first
+    incumbent.offer(np.array([[3, 1, 2]]))
+    assert incumbent.improved_at > first

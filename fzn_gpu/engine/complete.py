@@ -26,7 +26,7 @@ from .pack import DeviceModel
 from .paths import Paths
 from .phase import CapacityError
 from .resplit import Resplit, SelfSplit
-from .runner import Runner, other_runners, share_gpus
+from .runner import Runner, TimeShare, other_runners, share_gpus
 
 MAX_EXPANSIONS = 12
 
@@ -63,7 +63,7 @@ class CompleteSearch:
         self.runner = Runner(self.devices[0], dm, seed=opts.seed, verbose=opts.verbose)
         self.runners = [self.runner]
         self.others_started = False  # _start_other_devices ran
-        self.gpu_time_share = 1.0  # of each GPU's wall time (share_gpus)
+        self.gpu_time_share: TimeShare = 1.0  # of each GPU's wall time (share_gpus)
         self.shares: list[DeviceShare] = []
         self._lock = threading.RLock()  # device threads report solutions and counts
         self.optimising = dm.obj_var >= 0
@@ -97,9 +97,10 @@ class CompleteSearch:
             return None
         return join(self.model, self.dm, self.opts)
 
-    def share_gpus(self, share: float) -> None:
+    def share_gpus(self, share: TimeShare) -> None:
         """Another engine runs on the same GPUs (the portfolio's LNS on a lone GPU): this
-        search's launches on a GPU take at most `share` of the wall time (Runner.pause_after)."""
+        search's launches on a GPU take at most `share` of the wall time (Runner.pause_after;
+        a callable says it at each slice)."""
         self.gpu_time_share = share
         share_gpus(self.runners, share, self.cancel)
 

@@ -6,6 +6,7 @@ in the portfolio), which keeps the printed stream a strictly improving sequence.
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,6 +60,8 @@ class Incumbent:
         self.report = report
         self.best: Solution | None = None
         self._stamp = 0  # how many times best has improved
+        self.started = time.monotonic()  # the search's start (PortfolioSearch.run sets it)
+        self.improved_at: float | None = None  # time.monotonic() of the last improvement
         self.stopped = False  # set to end every LNS island at its next step or slice
         self.sources: list[list] = []  # [engine, improvements] runs, in the order printed
 
@@ -79,6 +82,7 @@ class Incumbent:
             if self.best is None or sols[i, 0] < self.best[0]:
                 self.best = (int(sols[i, 0]), sols[i, 1:].copy())
                 self._stamp += 1
+                self.improved_at = time.monotonic()
             printed = self.outcome.solutions - before
             gain = best_before - self.best[0] if best_before is not None and self.best is not None else 0
             if printed:

@@ -22,6 +22,8 @@ override it for measurements, docs/bench/measurements.md)."""
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -47,17 +49,58 @@ KINDS = settings.DEVICE_KINDS
 # relaxation bounds prove the optima LNS finds: docs/bench/measurements.md, "Relaxation bounds")
 DEFAULT_SPLIT = {"bnb": "gpu", "lns": "all"}
 SHARED_GPU_BNB = 0.25  # branch and bound's share of a GPU's time where LNS runs on it too
+PROVING_GPU_BNB = 0.75  # its share once LNS has stopped improving (ProvingShare)
+QUIET_MIN_S = 0.05  # the shortest stillness that counts as LNS having stopped improving
 
 
-def shared_gpu_share() -> float:
+class ProvingShare:
+    """Branch and bound's share of a GPU that LNS uses too, asked at each of its slices
+    (Runner.share_now): `base` while the run's best keeps improving, `proving` once it has
+    stood still for as long as the search took to reach it (QUIET_MIN_S at least), until the
+    next improvement; `base` while `yield_to()` holds (bucket elimination runs on the GPU:
+    its proof is the run's, and branch and bound's slices would only delay it).
+
+    Why: while LNS improves, its launches are what the run needs and branch and bound's slices
+    only delay them; once it stops, what is left is the proof, which at a quarter of the GPU
+    took three times as long as it needed (TSP 20, transportation: their optimum found in the
+    first 0.1 s). Stillness measured against the time to the last improvement keeps a long run
+    that still improves now and then (QAP 64) at the base share (docs/bench/measurements.md,
+    "Branch and bound's share of a GPU that LNS uses")."""
+
+    def __init__(
+        self,
+        incumbent: Incumbent,
+        base: float = SHARED_GPU_BNB,
+        proving: float = PROVING_GPU_BNB,
+        yield_to: Callable[[], bool] = lambda: False,
+        now: Callable[[], float] = time.monotonic,
+    ):
+        self.incumbent, self.base, self.proving = incumbent, base, proving
+        self.yield_to, self.now = yield_to, now
+
+    def __call__(self) -> float:
+        improved = self.incumbent.improved_at
+        if improved is None or self.yield_to():  # no solution yet: LNS's first steps come first
+            return self.base
+        quiet = max(QUIET_MIN_S, improved - self.incumbent.started)
+        return self.proving if self.now() - improved >= quiet else self.base
+
+
+def shared_gpu_share(incumbent: Incumbent, yield_to: Callable[[], bool] = lambda: False) -> float | ProvingShare:
     """Branch and bound's share of the wall time on a GPU that LNS uses as well (a machine whose
-    only device is a GPU): SHARED_GPU_BNB, or FZN_GPU_BNB_SHARE for measurements. LNS improves
+    only device is a GPU): a ProvingShare (FZN_GPU_BNB_PROVING_SHARE its share once LNS has
+    stopped improving), or FZN_GPU_BNB_SHARE, a fixed share, for measurements. LNS improves
     step by step, and each of its launches waited behind one of branch and bound's slices
-    (docs/bench/measurements.md, the default engines on a GPU alone); branch and bound still proves the
-    small optima, later."""
+    (docs/bench/measurements.md, the default engines on a GPU alone); branch and bound takes
+    more of the GPU once LNS stops improving."""
     text = settings.text("FZN_GPU_BNB_SHARE")
     if text is None:
-        return SHARED_GPU_BNB
+        proving = settings.number("FZN_GPU_BNB_PROVING_SHARE", PROVING_GPU_BNB)
+        if not 0 < proving <= 1:
+            raise FznError(
+                f"FZN_GPU_BNB_PROVING_SHARE={proving!r} is not a share in (0, 1]", fix="unset it or give e.g. 0.75"
+            )
+        return ProvingShare(incumbent, proving=proving, yield_to=yield_to)
     try:
         share = float(text)
     except ValueError:
@@ -115,9 +158,9 @@ class PortfolioSearch:
         )
         self.lns = LnsSearch(model, dm, lns_devices, opts, report, spec, incumbent=self.incumbent)
         self.shared_gpus = any(d.is_gpu and d in lns_devices for d in bnb_devices)
-        if self.shared_gpus:
-            self.bnb.share_gpus(shared_gpu_share())
         self.bucket: _PlannedBucket | None = self._bucket(model, dm, devices, opts, report)
+        if self.shared_gpus:
+            self.bnb.share_gpus(shared_gpu_share(self.incumbent, self._bucket_running))
         self.proved_by: str | None = None  # bnb, lns (its dive explored everything) or bucket
 
     def _bucket(self, model: Model, dm: DeviceModel, devices: list[Device], opts: SolveOptions, report):
@@ -135,7 +178,11 @@ class PortfolioSearch:
     def shares(self) -> list:
         return self.bnb.shares
 
+    def _bucket_running(self) -> bool:
+        return self.bucket is not None and self.bucket.running
+
     def run(self, deadline: float | None) -> Outcome:
+        self.incumbent.started = time.monotonic()  # ProvingShare's stillness counts from here
         engines: dict[str, Engine] = {"bnb": self.bnb, "lns": _ThenWhole(self.lns, self.bnb)}
         if self.bucket is not None:
             engines["bucket"] = self.bucket
@@ -231,6 +278,7 @@ class _PlannedBucket:
         self.model, self.dm, self.devices, self.opts, self.report = model, dm, devices, opts, report
         self.incumbent = incumbent
         self.search: BucketSearch | None = None  # once planned and worth running
+        self.running = False  # its search runs (branch and bound yields a shared GPU to it)
 
     @property
     def runners(self) -> list:
@@ -268,7 +316,11 @@ class _PlannedBucket:
         search = self.search = BucketSearch(
             self.model, self.dm, self.devices, self.opts, self.report, prep, incumbent=self.incumbent
         )
-        return search.run(deadline)
+        self.running = True
+        try:
+            return search.run(deadline)
+        finally:
+            self.running = False
 
     def progress(self) -> Outcome:
         return self.search.progress() if self.search is not None else Outcome()

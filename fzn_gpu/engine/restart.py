@@ -45,7 +45,7 @@ from .incumbent import Incumbent, Outcome
 from .pack import DeviceModel
 from .paths import Paths
 from .phase import CapacityError
-from .runner import Exploration, Runner, other_runners, share_gpus
+from .runner import Exploration, Runner, TimeShare, other_runners, share_gpus
 from .threads import run_threads
 
 MAX_LIMIT = 1 << 30  # node limits stop growing here (the kernel counts in int)
@@ -114,7 +114,7 @@ class RestartSearch:
         if self.runner.float_objective:
             raise FznError("restarts work with int objectives", fix="drop the restart annotation (or --restart none)")
         self.runners = [self.runner]
-        self.gpu_time_share = 1.0  # of each GPU's wall time (share_gpus)
+        self.gpu_time_share: TimeShare = 1.0  # of each GPU's wall time (share_gpus)
         self.shares: list = []
         self.outcome = Outcome()
         self.incumbent = incumbent if self.optimising else None
@@ -125,9 +125,10 @@ class RestartSearch:
         self._seen: set[bytes] = set()  # satisfaction solutions printed, so none prints twice
         self._errors: list[BaseException] = []
 
-    def share_gpus(self, share: float) -> None:
+    def share_gpus(self, share: TimeShare) -> None:
         """Another engine runs on the same GPUs (the portfolio's LNS on a lone GPU): this
-        search's launches on a GPU take at most `share` of the wall time (Runner.pause_after)."""
+        search's launches on a GPU take at most `share` of the wall time (Runner.pause_after;
+        a callable says it at each slice)."""
         self.gpu_time_share = share
         share_gpus(self.runners, share, self.cancel)
 

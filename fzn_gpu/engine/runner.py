@@ -8,6 +8,7 @@ import math
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -54,6 +55,8 @@ GROUP_SHAPES = ((False, False), (True, False), (False, True))
 INLINE_MAX_KINDS = 4
 SOL_MIN, SOL_MAX_BYTES = 256, 64 << 20  # solution slots per slice: at least, and memory at most
 INDEX_MAX = 2**31 - 1  # the kernel indexes per-item arrays with 32-bit ints
+# a runner's share of its GPU's wall time, or what says it at each slice (Runner.share_now)
+TimeShare = float | Callable[[], float]
 
 
 @dataclass(frozen=True)
@@ -208,8 +211,8 @@ class Runner:
         self.dm = dm
         self.stats = Stats()
         # the share of the wall time this runner's launches may take (another engine launches
-        # on the same GPU: Runner.pause_after)
-        self.time_share = 1.0
+        # on the same GPU: Runner.pause_after), or what says it at each slice
+        self.time_share: TimeShare = 1.0
         self.resume = threading.Event()  # set: a pause ends at once (the search is cancelled)
         t_build = time.perf_counter()
         kinds, options, self.stats.generic, self.stats.inlined = self._choose_program(specialise_now)
@@ -530,15 +533,21 @@ class Runner:
             return float_value(int(self.fbest[0]))
         return int(self.ctrl[Ctrl.BEST])
 
+    def share_now(self) -> float:
+        """This runner's share of its device's wall time now (time_share, asked if callable)."""
+        share = self.time_share() if callable(self.time_share) else self.time_share
+        return min(1.0, share)
+
     def pause_after(self, dt: float, deadline: float | None) -> None:
         """After a slice of `dt` seconds, leave the device to the other engine for as long as
-        keeps this runner's launches at `time_share` of the wall time. Two engines launching
-        on one GPU (the portfolio on a lone GPU) take turns slice by slice whatever their
-        work-groups, so branch and bound's full slices held every LNS launch back
+        keeps this runner's launches at its share of the wall time (share_now). Two engines
+        launching on one GPU (the portfolio on a lone GPU) take turns slice by slice whatever
+        their work-groups, so branch and bound's full slices held every LNS launch back
         (docs/bench/measurements.md, the default engines on a GPU alone)."""
-        if self.time_share >= 1:
+        share = self.share_now()
+        if share >= 1:
             return
-        wait = dt * (1 / self.time_share - 1)
+        wait = dt * (1 / share - 1)
         if deadline is not None:
             wait = min(wait, deadline - time.monotonic())
         if wait > 0:
@@ -553,9 +562,10 @@ class Runner:
         self.cl.enqueue_copy(self.queue, self.ctrl_buf, self.ctrl)
 
 
-def share_gpus(runners: list[Runner], share: float, resume: threading.Event) -> None:
+def share_gpus(runners: list[Runner], share: TimeShare, resume: threading.Event) -> None:
     """The GPU runners of a search that another engine runs beside (the portfolio's LNS on a
-    lone GPU) take `share` of the wall time (Runner.pause_after); `resume` ends a pause."""
+    lone GPU) take `share` of the wall time (Runner.pause_after; a callable: the share it
+    returns at each slice); `resume` ends a pause."""
     for r in runners:
         if r.device.is_gpu:
             r.time_share, r.resume = share, resume
