@@ -10,7 +10,7 @@ import functools
 import signal
 import sys
 
-from . import __version__, clock, exiting, settings  # noqa: F401  (clock first: the time limit counts from here at the latest)
+from . import __version__, clock, exiting, hooks, settings  # noqa: F401  (clock first: the time limit counts from here at the latest)
 from .errors import FznError, Unsupported
 from .options import BUCKET, ENGINES, LOCAL_SEARCH, RELAX
 from .search_options import LNS_STRATEGIES, RESTART_KINDS, RestartSpec
@@ -249,6 +249,7 @@ def main(argv: list[str] | None = None) -> None:
 
     signal.signal(signal.SIGTERM, terminated)
     try:
+        hooks.load()  # a test's faults, where it set FZN_GPU_TEST_HOOKS (fzn_gpu/hooks.py)
         code = run(argv)
     except Unsupported as err:
         print(f"fzn-gpu: {err}", file=sys.stderr)

@@ -34,7 +34,7 @@ import time
 import traceback
 from dataclasses import dataclass
 
-from fzn_gpu import settings
+from fzn_gpu import hooks, settings
 
 IDLE_S = 900.0
 POLL_S = 0.5
@@ -307,7 +307,7 @@ def _spare(listener: socket.socket, status_w: int, server: int, path: str) -> No
         _preload_programs(path)
     except Exception:  # noqa: BLE001 - the run meets the same fault and reports it
         pass
-    if settings.text("FZN_GPU_SERVER_FAIL") == "hang":  # tests: a driver that never returns
+    if hooks.spare_hangs():  # tests: a driver that never returns
         time.sleep(3600)
     os.write(status_w, b"r")  # ready: the server stops counting its start-up
     while True:
@@ -393,6 +393,8 @@ def serve(path: str) -> int:
     """Serve runs on the socket at `path` until idle; 0 at once where another server holds it."""
     signal.signal(signal.SIGTERM, _leave)  # from the start: the imports below take seconds on a cold cache
     from fzn_gpu.launch import private_folder
+
+    hooks.load()  # a test's faults for the spares (its runs read their own at cli.main)
 
     try:
         private_folder(os.path.dirname(os.path.abspath(path)))

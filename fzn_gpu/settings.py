@@ -20,7 +20,7 @@ GROUPS = {
     "server": "The solver server",
     "tuning": "Launch and search tuning (measurements)",
     "devices": "Devices (tests and measurements)",
-    "test": "Test hooks: faults and limits injected by tests",
+    "test": "Test hooks: faults injected by tests (fzn_gpu/hooks.py)",
     "external": "Read from other software's conventions",
 }
 
@@ -373,24 +373,30 @@ SETTINGS: tuple[Setting, ...] = (
     _s("FZN_GPU_CPU_ALL_CORES", "flag", "0", "devices", "1: a CPU beside GPUs keeps all its cores"),
     # -- test hooks
     _s(
-        "FZN_GPU_FAIL_DEVICE",
+        "FZN_GPU_TEST_HOOKS",
         "text",
         "",
         "test",
-        "i:k[:s],...: device i fails on its k-th block (k = 0: in the dive or the root split), after its s-th slice",
+        "faults a test makes happen, read once at a run's start: device=i:k[:s],...; worker=i:b,...; "
+        "spare=hang (fzn_gpu/hooks.py)",
     ),
-    _s("FZN_GPU_FAIL_WORKER", "text", "", "test", "i:b,...: cluster worker i exits in the middle of its b-th block"),
-    _s("FZN_GPU_SERVER_FAIL", "choice", "", "test", "hang: the server's driver never returns", choices=("hang",)),
-    _s("FZN_GPU_BUCKET_MEMORY", "int", "the device's", "test", "bytes bucket elimination may plan for", minimum=0),
+    _s(
+        "FZN_GPU_BUCKET_MEMORY",
+        "int",
+        "a third of the available memory (a GPU's: its largest allocation)",
+        "tuning",
+        "bytes bucket elimination's tables may take",
+        minimum=0,
+    ),
     _s(
         "FZN_GPU_BUCKET_WORK",
         "float",
         "by the time left",
-        "test",
+        "tuning",
         "the most work bucket elimination plans for",
         minimum=0,
     ),
-    _s("FZN_GPU_POISON", "flag", "0", "test", "1: fresh device buffers filled with a pattern (debugging)"),
+    _s("FZN_GPU_POISON", "flag", "0", "tuning", "1: fresh device buffers filled with a pattern (debugging)"),
     # -- other software's
     _s("XDG_CACHE_HOME", "path", "~/.cache", "external", "the base of fzn-gpu's build records"),
     _s("XDG_RUNTIME_DIR", "path", "", "external", "the base of the solver server's socket folder"),

@@ -13,7 +13,8 @@ import sys
 import numpy as np
 import pytest
 
-from fzn_gpu.cluster.driver import failing_workers, worker_slots
+from fzn_gpu import hooks
+from fzn_gpu.cluster.driver import worker_slots
 from fzn_gpu.cluster.worker import ClusterWorker, _FedSplit, _NodeIncumbent
 from fzn_gpu.engine.balance import DeviceShare, WorkPool
 from fzn_gpu.engine.pack import pack
@@ -34,7 +35,9 @@ def test_one_worker_per_gpu_and_one_per_node_without():
         {"NodeID": "c", "Alive": False, "Resources": {"CPU": 4.0, "GPU": 1.0}},
     ]
     assert worker_slots(nodes) == [("a", 1), ("a", 1), ("b", 0)]
-    assert failing_workers("1:2,0:1") == {1: 2, 0: 1} and failing_workers("") == {}
+    with hooks.inject(hooks.Plan.parse("worker=1:2,0:1")):
+        assert hooks.failing_workers() == {1: 2, 0: 1}
+    assert hooks.failing_workers() == {}
 
 
 def first_queen_paths(model, n: int, values) -> Paths:
@@ -206,7 +209,7 @@ def solutions(out: str) -> list[str]:
 @pytest.mark.parametrize("fault", [None, "1:1", "0:2"])
 def test_counts_limits_and_optima_agree_with_one_process(tmp_path, cluster, monkeypatch, fault):
     if fault:
-        monkeypatch.setenv("FZN_GPU_FAIL_WORKER", fault)
+        monkeypatch.setenv("FZN_GPU_TEST_HOOKS", f"worker={fault}")
     r = run("--cluster", cluster, "--engine", "complete", "-a", "--count-only", "-s", fzn(tmp_path, QUEENS10))
     assert r.returncode == 0, r.stderr
     assert stat(r.stdout, "solutions") == "724" and "==========" in r.stdout
@@ -244,7 +247,7 @@ def test_the_portfolio_branch_and_bound_runs_on_the_cluster(tmp_path, cluster):
 
 
 def test_a_cluster_that_dies_ends_the_search_incomplete_with_what_it_found(tmp_path, cluster, monkeypatch):
-    monkeypatch.setenv("FZN_GPU_FAIL_WORKER", "0:1,1:1")
+    monkeypatch.setenv("FZN_GPU_TEST_HOOKS", "worker=0:1,1:1")
     r = run("--cluster", cluster, "--engine", "complete", "-a", "--check", "-s", fzn(tmp_path, queens(10)))
     assert "Traceback" not in r.stderr
     assert "every cluster worker failed" in r.stderr, r.stderr

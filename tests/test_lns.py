@@ -144,7 +144,7 @@ def test_every_device_runs_its_own_steps_and_a_failed_one_leaves_the_rest(monkey
     failing at its second step leaves the other going, and the stream stays improving."""
     monkeypatch.setenv("FZN_GPU_CPU_SUBDEVICES", "2")
     if fault:
-        monkeypatch.setenv("FZN_GPU_FAIL_DEVICE", fault)
+        monkeypatch.setenv("FZN_GPU_TEST_HOOKS", f"device={fault}")
     r = solve("qap_8", "--lns-strategy", "random_labeling", "-a", "-s", "-t", "5000")
     assert r.returncode == 0, r.stderr
     found = objectives(r.stdout, "cost")

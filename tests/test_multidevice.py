@@ -1,6 +1,6 @@
 """Several devices on one search (PHACT load balancing): on PoCL the CPU is split into two
 OpenCL sub-devices (FZN_GPU_CPU_SUBDEVICES=2), which must give the same counts and optima as
-one device, and a device that fails (FZN_GPU_FAIL_DEVICE) must lose nothing."""
+one device, and a device that fails (a test's fault: fzn_gpu/hooks.py) must lose nothing."""
 
 import re
 import sys
@@ -52,14 +52,14 @@ def test_two_devices_list_and_share_the_search(tmp_path, two_devices):
 @pytest.mark.parametrize("fault", [None, "0:1", "1:2", "0:0"])  # 0:0: in the root split
 def test_counts_optima_and_limits_agree_with_one_device(tmp_path, two_devices, monkeypatch, fault, kernel_with_clock):
     if fault:
-        monkeypatch.setenv("FZN_GPU_FAIL_DEVICE", fault)
+        monkeypatch.setenv("FZN_GPU_TEST_HOOKS", f"device={fault}")
     r = run("-a", "--count-only", "--bucket", "off", "-s", fzn(tmp_path, QUEENS10))
     assert r.returncode == 0 and stat(r.stdout, "solutions") == "724" and "==========" in r.stdout
     r = run("-n", "5", "--check", fzn(tmp_path, QUEENS10))
     assert r.returncode == 0 and r.stdout.count("----------") == 5
     r = run("-s", "--check", fzn(tmp_path, KNAPSACK, "k.fzn"))
     monkeypatch.delenv("FZN_GPU_CPU_SUBDEVICES")
-    monkeypatch.delenv("FZN_GPU_FAIL_DEVICE", raising=False)
+    monkeypatch.delenv("FZN_GPU_TEST_HOOKS", raising=False)
     alone = run("-s", "--check", fzn(tmp_path, KNAPSACK, "k1.fzn"))
     assert stat(r.stdout, "objective") == stat(alone.stdout, "objective") and "==========" in r.stdout
     if fault:  # the fault is reported, and only when it fired (a device may finish before its block)
@@ -77,7 +77,7 @@ def test_a_device_handing_its_search_over_loses_nothing(tmp_path, two_devices, m
     monkeypatch.setenv("FZN_GPU_HAND_OVER_SPEEDUP", "0")
     monkeypatch.setenv("FZN_GPU_SLICE_BUDGET", budget)
     if fault:
-        monkeypatch.setenv("FZN_GPU_FAIL_DEVICE", fault)
+        monkeypatch.setenv("FZN_GPU_TEST_HOOKS", f"device={fault}")
     r = run("-a", "--count-only", "--bucket", "off", "-s", fzn(tmp_path, QUEENS10))
     assert r.returncode == 0 and stat(r.stdout, "solutions") == "724" and "==========" in r.stdout, r.stderr
     if not fault:  # the hand-over happened
@@ -145,7 +145,7 @@ def test_work_handed_over_is_not_searched_again_after_a_fault():
 
 @pytest.mark.parametrize("faults", ["0:1,1:1", "0:0,1:0"])
 def test_every_device_failing_is_an_error_not_an_answer(tmp_path, two_devices, monkeypatch, faults):
-    monkeypatch.setenv("FZN_GPU_FAIL_DEVICE", faults)
+    monkeypatch.setenv("FZN_GPU_TEST_HOOKS", f"device={faults}")
     r = run("-a", "--count-only", "--bucket", "off", fzn(tmp_path, QUEENS10))
     assert r.returncode != 0 and "every device failed" in r.stderr and "Traceback" not in r.stderr
     assert "==========" not in r.stdout and "UNSATISFIABLE" not in r.stdout
@@ -301,14 +301,14 @@ def test_a_device_failing_in_the_dive_or_the_root_split_loses_nothing(tmp_path, 
     from the same paths; the optimum and every count are those of one device, each solution
     printed once, and the fault said on stderr."""
     monkeypatch.setenv("FZN_GPU_DIVE_MS", "50")
-    monkeypatch.setenv("FZN_GPU_FAIL_DEVICE", "0:0")
+    monkeypatch.setenv("FZN_GPU_TEST_HOOKS", "device=0:0")
     r = run("--engine", engine, "-s", "--check", fzn(tmp_path, KNAPSACK, "k.fzn"))
-    monkeypatch.delenv("FZN_GPU_FAIL_DEVICE")
+    monkeypatch.delenv("FZN_GPU_TEST_HOOKS")
     alone = run("--engine", engine, "-s", "--check", fzn(tmp_path, KNAPSACK, "k1.fzn"))
     assert r.returncode == 0 and "==========" in r.stdout, r.stderr
     assert stat(r.stdout, "objective") == stat(alone.stdout, "objective")
     assert "goes on without" in r.stderr and "Traceback" not in r.stderr
-    monkeypatch.setenv("FZN_GPU_FAIL_DEVICE", "0:0")
+    monkeypatch.setenv("FZN_GPU_TEST_HOOKS", "device=0:0")
     r = run("-a", "--check", "--bucket", "off", fzn(tmp_path, QUEENS10))
     assert r.returncode == 0 and r.stdout.count("----------") == 724 and "==========" in r.stdout  # none twice
 

@@ -322,7 +322,7 @@ def test_a_server_sent_sigterm_exits_within_a_second_whatever_it_is_doing(tmp_pa
     """SIGTERM while the server still imports (its caches cold), while it serves, while a
     client holds a connection without a request, and while its spare hangs in OpenCL's start:
     each time the server is gone within a second (server.EXIT_S) and leaves no socket behind."""
-    extra = {"FZN_GPU_SERVER_FAIL": "hang"} if moment == "a spare hanging" else {}
+    extra = {"FZN_GPU_TEST_HOOKS": "spare=hang"} if moment == "a spare hanging" else {}
     env = _env(tmp_path, FZN_GPU_SERVER_IDLE_S="300", **extra)
     path = _socket(env)
     if moment == "importing":
@@ -347,10 +347,10 @@ def test_a_server_sent_sigterm_exits_within_a_second_whatever_it_is_doing(tmp_pa
 
 
 def test_a_spare_that_never_gets_ready_leaves_runs_to_their_own_processes(tmp_path):
-    """A spare whose OpenCL start hangs (FZN_GPU_SERVER_FAIL=hang): the server gives up after
+    """A spare whose OpenCL start hangs (a test's fault spare=hang: fzn_gpu/hooks.py): the server gives up after
     FZN_GPU_SERVER_READY_S, the run waiting on it goes on in its own process (its solution
     checked), and no server is started there again for a while."""
-    env = _env(tmp_path, "on", FZN_GPU_SERVER_FAIL="hang", FZN_GPU_SERVER_READY_S="1")
+    env = _env(tmp_path, "on", FZN_GPU_TEST_HOOKS="spare=hang", FZN_GPU_SERVER_READY_S="1")
     proc = _start_server(env)
     path = _socket(env)
     r = run(env, "--check", fzn(tmp_path, QUEENS6))

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .. import exiting, settings
+from .. import exiting, hooks, settings
 from ..engine.balance import DeviceShare, WorkPool, balance
 from ..engine.faults import DeviceFault
 from ..engine.incumbent import Incumbent
@@ -131,18 +131,6 @@ def worker_slots(nodes: list[dict]) -> list[tuple[str, int]]:
     return slots
 
 
-def failing_workers(spec: str) -> dict[int, int]:
-    """FZN_GPU_FAIL_WORKER=i:b[,j:c...] (tests): worker i exits in the middle of its b-th block."""
-    out: dict[int, int] = {}
-    for item in spec.split(","):
-        try:
-            i, b = (int(x) for x in item.split(":"))
-        except ValueError:
-            continue
-        out[i] = b
-    return out
-
-
 _RUN: Cluster | None = None  # the run's cluster (a run is one process), which its engines share
 
 
@@ -169,7 +157,7 @@ class Cluster:
         slots = worker_slots(ray.nodes())
         if not slots:
             raise FznError(f"the Ray cluster at {address} has no live node", fix=REACH_FIX)
-        fail = failing_workers(settings.text("FZN_GPU_FAIL_WORKER", "") or "")
+        fail = hooks.failing_workers()
         remote = ray.remote(ClusterWorker)
         model_ref, dm_ref = ray.put(model), ray.put(dm)
         worker_opts = _worker_options(opts)

@@ -27,7 +27,7 @@ from ..engine.resplit import SelfSplit
 from ..model import Model
 from ..options import SolveOptions
 
-FAIL_EXIT = 71  # the exit status of a worker that FZN_GPU_FAIL_WORKER stops
+FAIL_EXIT = 71  # the exit status of a worker that a test stops (hooks: worker=i:b)
 
 
 @dataclass
@@ -142,7 +142,7 @@ class _NodeSearch(CompleteSearch):
         return self._more()
 
     def _more(self) -> bool:
-        if self.fail_at_slice:  # FZN_GPU_FAIL_WORKER: the process dies in the middle of a block
+        if self.fail_at_slice:  # a test's fault (hooks: worker=i:b): the process dies in the middle of a block
             os._exit(FAIL_EXIT)
         return super()._more()
 
@@ -185,7 +185,7 @@ class ClusterWorker:
 
     def __init__(self, model: Model, dm: DeviceModel, opts: SolveOptions, index: int, fail_block: int = 0):
         """`fail_block` > 0: the process exits after the first slice of its block of that
-        number (FZN_GPU_FAIL_WORKER, for tests of a worker dying mid-search)."""
+        number (hooks: worker=i:b, for tests of a worker dying mid-search)."""
         from ..device import select_devices
 
         self.index = index

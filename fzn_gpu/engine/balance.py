@@ -32,9 +32,9 @@ from typing import Literal
 
 import numpy as np
 
-from .. import settings
+from .. import hooks, settings
 from ..errors import FznError
-from .faults import DeviceFault, injected_fault
+from .faults import DeviceFault
 from .paths import Paths
 from .resplit import DONATE_EACH, idle_wish
 from .threads import quick_gil_handover
@@ -334,8 +334,8 @@ def balance(paths: Paths, shares: list[DeviceShare], search_block, lead_all: boo
             share.blocks += 1
             t0 = time.monotonic()
             try:
-                if injected_fault(share.index, share.blocks):
-                    raise DeviceFault(f"fault injected by FZN_GPU_FAIL_DEVICE in block {share.blocks}")
+                if hooks.device_fails(share.index, share.blocks):
+                    raise DeviceFault(f"fault injected by a test in block {share.blocks}")
                 finished = search_block(share.index, rb.paths, BlockSplit(pool, share))
             except DeviceFault as fault:
                 share.failed = str(fault)
@@ -405,10 +405,8 @@ class BlockSplit:
 
     def keep(self, started: int, n: int) -> int:
         self.slices += 1
-        if injected_fault(self.share.index, self.share.blocks, self.slices):
-            raise DeviceFault(
-                f"fault injected by FZN_GPU_FAIL_DEVICE after slice {self.slices} of block {self.share.blocks}"
-            )
+        if hooks.device_fails(self.share.index, self.share.blocks, self.slices):
+            raise DeviceFault(f"fault injected by a test after slice {self.slices} of block {self.share.blocks}")
         return self.pool.shrink(self.index, started)
 
     def wanted(self, idle_items: int, unstarted: int, items: int) -> int:

@@ -74,7 +74,7 @@ def _memory_budget(device: Device | None) -> int:
     budget = _host_budget()
     if device is not None and device.is_gpu:
         budget = min(budget, int(device.max_alloc))
-    return settings.integer("FZN_GPU_BUCKET_MEMORY", budget)  # bytes, for tests
+    return settings.integer("FZN_GPU_BUCKET_MEMORY", budget)  # bytes (FZN_GPU_BUCKET_MEMORY caps them)
 
 
 def prepare(model: Model, device: Device | None, counting: bool = False, stop=None) -> Prepared:

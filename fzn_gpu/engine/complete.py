@@ -12,12 +12,13 @@ from dataclasses import replace
 
 import numpy as np
 
+from .. import hooks
 from ..device import Device
 from ..errors import FznError
 from ..model import Model
 from ..options import SolveOptions
 from .balance import DeviceShare, balance
-from .faults import DeviceFault, injected_fault
+from .faults import DeviceFault
 from .floats import objective_keys
 from .incumbent import Incumbent, Outcome, report_improvements
 from .interface import JoinCluster
@@ -156,8 +157,8 @@ class CompleteSearch:
         for optimisation (only improvements are printed) and for one solution. `whole`: the
         dive is the search, to the end or the deadline (deterministic optimisation)."""
         r = self.runner
-        if not whole and injected_fault(r.device.index, 0):
-            raise FznError("fault injected by FZN_GPU_FAIL_DEVICE in the dive")
+        if not whole and hooks.device_fails(r.device.index, 0):
+            raise FznError("fault injected by a test in the dive")
         until = deadline if whole else time.monotonic() + r.tuning.dive_ms / 1000.0
         if deadline is not None and until is not None:
             until = min(until, deadline)
@@ -249,9 +250,9 @@ class CompleteSearch:
     # -- the root split
     def _split_pass(self, r: Runner, paths: Paths, first: bool, hold, deadline: float | None, emit_cap: int):
         """One expansion pass of the root split on runner r: run_phase's (finished, emitted).
-        A failure of its device is a DeviceFault (FZN_GPU_FAIL_DEVICE=i:0 injects one)."""
-        if injected_fault(r.device.index, 0):
-            raise DeviceFault("fault injected by FZN_GPU_FAIL_DEVICE in the root split")
+        A failure of its device is a DeviceFault (a test injects one: hooks.device_fails)."""
+        if hooks.device_fails(r.device.index, 0):
+            raise DeviceFault("fault injected by a test in the root split")
         try:
             return r.run_phase(paths, 1, first, hold, deadline, emit_cap=emit_cap, count_only=self.count_only)
         except FznError as err:

@@ -18,10 +18,9 @@ import time
 
 import numpy as np
 
-from .. import clock, settings
+from .. import clock, hooks, settings
 from ..errors import FznError
 from ..model import LNS_STRATEGIES, LnsSpec
-from .faults import injected_fault
 from .incumbent import Incumbent, Solution
 from .lns_graph import RelatedVariables
 from .lns_merge import accepted_prefix, disjoint_chain, prefix_merges
@@ -278,8 +277,8 @@ class Island:
                 begun = self.incumbent.better_since(mark, current)
                 stalled = 0 if begun[0] < current[0] else stalled
                 current = begun
-                if injected_fault(self.index, self.steps + 1):
-                    raise FznError(f"fault injected by FZN_GPU_FAIL_DEVICE in step {self.steps + 1}")
+                if hooks.device_fails(self.index, self.steps + 1):
+                    raise FznError(f"fault injected by a test in step {self.steps + 1}")
                 arm = self.bandit.pick() if self.bandit else 0
                 self.settings = self.arms[arm]
                 self.shape = self.shapes.pick() if self.shapes else 0
