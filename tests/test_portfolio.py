@@ -139,6 +139,43 @@ def test_branch_and_bound_takes_the_incumbents_bound():
     assert incumbent.found_by() == "other:1"
 
 
+@pytest.mark.parametrize("with_incumbent", [False, True])
+def test_a_lost_solution_makes_the_end_of_the_search_no_proof(monkeypatch, with_incumbent):
+    """A solution the device found (its bound fell) that never reached the stream: the search
+    still explores everything below the device's bound, so its end would prove an optimum
+    that was not printed. CompleteSearch._lost_solution turns that into an incomplete search
+    that says why; the same search with nothing lost proves the optimum."""
+    model, dm, opts, best, _ = knapsack_model(2)
+    printed = []
+    incumbent = Incumbent(Outcome(), dm.obj_sense, lambda values, obj: printed.append(obj)) if with_incumbent else None
+
+    def search() -> CompleteSearch:
+        return CompleteSearch(
+            model, dm, select_devices("all")[0], opts, lambda values, obj: printed.append(obj), incumbent=incumbent
+        )
+
+    take = CompleteSearch._take_locked
+    dropped = []
+
+    def drop_the_optimum(self, sols):
+        if sols is not None and len(sols) and int(sols[:, 0].min()) == best * dm.obj_sense and not dropped:
+            dropped.append(sols)  # the optimum's batch never reaches the stream
+            return self._more()
+        return take(self, sols)
+
+    monkeypatch.setattr(CompleteSearch, "_take_locked", drop_the_optimum)
+    outcome = search().run(None)
+    assert dropped, "the optimum was found on the device"
+    assert not outcome.complete and "a solution was lost" in (outcome.error or "")
+    assert best not in printed
+    monkeypatch.setattr(CompleteSearch, "_take_locked", take)
+    printed.clear()
+    if incumbent is not None:
+        incumbent = Incumbent(Outcome(), dm.obj_sense, lambda values, obj: printed.append(obj))
+    outcome = search().run(None)
+    assert outcome.complete and outcome.error is None and printed[-1] == best
+
+
 @needs_minizinc
 @pytest.mark.parametrize(
     "model, objective, best, sense", [("knapsack_30", "value", 232, -1), ("tsp_10", "length", 72, 1)]

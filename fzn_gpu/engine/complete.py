@@ -25,7 +25,7 @@ from .interface import JoinCluster
 from .ordered import OrderedSolutions
 from .pack import DeviceModel
 from .paths import Paths
-from .phase import CapacityError
+from .phase import INT_MAX, CapacityError
 from .resplit import Resplit, SelfSplit
 from .runner import Runner, TimeShare, other_runners, share_gpus
 
@@ -392,5 +392,29 @@ class CompleteSearch:
                 self._release(None)
         if self.count_only:
             self.outcome.solutions = self.counted
+        if complete and self.outcome.error is None:
+            self.outcome.error = self._lost_solution()
         self.outcome.complete = complete and self.outcome.error is None
         return self.outcome
+
+    def _lost_solution(self) -> str | None:
+        """Why a search that ended is no proof, where a device's bound is better than the best
+        solution printed. A device's bound falls only by a solution it reports or by the best
+        printed (`_share_bound`), so such a bound means a solution found on the device never
+        reached the stream, and the end of the search (which pruned below that bound) proves
+        nothing: the run says so rather than claim the optimum. (Cluster workers' bounds are
+        theirs; a float objective's bound is compared in its own order.)"""
+        if not self.optimising or self.runner.float_objective or self.cluster is not None:
+            return None
+        with self._lock:
+            device = min(x.best() for x in self.runners)
+        if device == INT_MAX:
+            return None
+        printed = self.incumbent.bound() if self.incumbent is not None else self.outcome.best
+        if printed is not None and device >= printed:
+            return None
+        return (
+            f"a device's bound ({device * self.dm.obj_sense}) is better than the best solution printed "
+            f"({'none' if printed is None else printed * self.dm.obj_sense}): a solution was lost, so the "
+            "search's end proves nothing"
+        )
