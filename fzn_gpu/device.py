@@ -12,7 +12,7 @@ import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from functools import cache, lru_cache
+from functools import lru_cache
 from typing import Any
 
 from . import build_record, device_check, settings
@@ -511,21 +511,3 @@ def _build_program(device: Device, key: tuple, kinds, model, floats, options, fr
     build_record.record(build_record.build_key(device_id(device), source, options), time.monotonic() - t0, fresh)
     BUILD_LOGS[key[0]] = prog.get_build_info(device.cl_device, cl.program_build_info.LOG) or ""
     return ctx, prog
-
-
-SEARCH_KERNELS = {"item": ("search.cl", "search"), "group": ("search_group.cl", "search_group")}
-
-
-@cache
-def kernel_parameters(model: str) -> tuple[str, ...]:
-    """The parameter names of the search kernel of execution model `model` (SEARCH_KERNELS),
-    read from its source: the one list of them. The runner names every argument it passes and
-    is checked against this list (engine/runner.py, Runner.kernel_args), so an argument added,
-    dropped or moved on one side only fails at once, by name, instead of searching with a
-    buffer in another's place."""
-    file, name = SEARCH_KERNELS[model]
-    text = (kernels_dir() / file).read_text()
-    start = text.index(f"__kernel void {name}(") + len(f"__kernel void {name}(")
-    end = text.index(")\n{", start)
-    body = re.sub(r"//[^\n]*", "", text[start:end])
-    return tuple(re.findall(r"(\w+)\s*$", param.strip())[0] for param in body.split(","))

@@ -125,31 +125,9 @@ bool choose(Ctx *x, __global const int *sg_ptr, __global const int *sg_var, __gl
     return false;
 }
 
-__kernel void search(
-    // model
-    __global const int *bm_off, __global const int *bm_nw, __global const int *base,
-    __global const int *ckind, __global const int *coff, __global const int *cd,
-    __global const int *wptr, __global const int *wlist, __global const int *deg,
-    __global const uint *ubits, __global const int *compan, __global const int *fslot,
-    __global const int *root_lb, __global const int *root_ub, __global const uint *root_bits,
-    __global const long *root_fb,
-    __global const int *sg_ptr, __global const int *sg_var, __global const int *sg_sel, __global const long *sg_prec,
-    // per work-item state
-    __global int *LB, __global int *UB, __global uint *BITS, __global long *FB, __global int *STAMP,
-    __global int *TRAIL, __global int *QUEUE, __global uchar *INQ, __global int *LV,
-    __global int *PATH, __global int *WEIGHTS, __global int *ST, __global long *CNT,
-    // work in, work out
-    __global const int *sub_ptr, __global const int *sub_data, int n_sub,
-    __global int *emit, int emit_cap, int emit_stride, int cutoff,
-    __global int *sols, int sol_cap, int sol_words,
-    __global int *root_out_lb, __global int *root_out_ub, __global uint *root_out_bits,
-    __global long *root_out_fb, __global volatile int *ctrl, __global long *fbest,
-    // sizes and settings
-    int nv, int nc, int nwords, int nf, int tcap, int maxd, int pcap, int ngroups, int use_weights,
-    int obj_var, int obj_sense, int count_only, int enqueue_all, int budget, int n_items, int interleave,
-    int track, int donate, int sub_base,
-    int node_limit, __global const int *limits, int use_limits, int random_values, __global int *results,
-    int use_results, int handover)
+// the parameters: fzn_gpu/kernel_abi.py's SEARCH_PARAMS, the one list (the header generated from it
+// writes them as SEARCH_ITEM_PARAMS; the host passes its arguments by name in that order)
+__kernel void search(SEARCH_ITEM_PARAMS)
 {
     int gid = get_global_id(0);
     if (gid >= n_items) return;

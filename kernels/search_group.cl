@@ -327,34 +327,9 @@ bool choose_group(Ctx *x, __global const int *sg_ptr, __global const int *sg_var
     return false;
 }
 
-__kernel void search_group(
-    // model
-    __global const int *bm_off, __global const int *bm_nw, __global const int *base,
-    __global const int *ckind, __global const int *coff, __global const int *cd,
-    __global const int *wptr, __global const int *wlist, __global const int *deg,
-    __global const uint *ubits, __global const int *compan, __global const int *cparts,
-    __global const int *root_lb, __global const int *root_ub, __global const uint *root_bits,
-    __global const int *sg_ptr, __global const int *sg_var, __global const int *sg_sel,
-    // per search (one per work-group): node between slices, stack of nodes, levels, path,
-    // dom_w_deg weights, scalars, counters, active constraint lists
-    __global int *CUR, __global int *STACK, __global int *LV, __global int *PATH, __global int *WEIGHTS,
-    __global int *ST, __global long *CNT, __global int *ACT,
-    // work in, work out
-    __global const int *sub_ptr, __global const int *sub_data, int n_sub,
-    __global int *emit, int emit_cap, int emit_stride, int cutoff,
-    __global int *sols, int sol_cap, int sol_words,
-    __global int *root_out_lb, __global int *root_out_ub, __global uint *root_out_bits,
-    __global volatile int *ctrl,
-    // sizes and settings (slevels: the stack's levels; pcap: decisions a path records; rcap: the
-    // longest path an emitted or donated record holds)
-    int nv, int nc, int nunits, int nwords, int maxd, int slevels, int pcap, int rcap, int ngroups, int use_weights,
-    int obj_var, int obj_sense, int count_only, int enqueue_all, int budget, int slice_us, int n_items,
-    int donate_each, int donate, int sub_base, int node_limit, __global const int *limits, int use_limits,
-    int random_values,
-    __global int *results, int use_results,
-    // local memory
-    __local int *L_store, __local uint *L_changed, __local uint *L_queued, __local int *L_clist, __local int *L_act,
-    __local long *L_red, __local int *ctl)
+// the parameters: fzn_gpu/kernel_abi.py's SEARCH_PARAMS, the one list (the header generated from it
+// writes them as SEARCH_GROUP_PARAMS; the host passes its arguments by name in that order)
+__kernel void search_group(SEARCH_GROUP_PARAMS)
 {
     int g = get_group_id(0), lid = get_local_id(0), w = get_local_size(0);
     if (g >= n_items) return;

@@ -52,27 +52,37 @@ def test_the_reader_of_the_dispatch_sees_a_missing_line():
     assert dispatched("    PROPAGATOR(int_ne, c)\n") == {"int_ne"}
 
 
-def test_the_runner_names_every_kernel_argument_and_is_checked():
-    """The search kernels' parameters are read from their signatures (device.kernel_parameters);
-    the runner names what it passes (Runner.kernel_args), and a list out of order fails by name."""
+def test_the_kernel_parameters_are_declared_once_and_passed_by_name():
+    """kernel_abi.SEARCH_PARAMS is the one list: the generated header writes each kernel's as a
+    macro, which is the kernel's signature, and the runner passes its arguments by name, put in
+    the declared order (Runner.kernel_args); a name missing, unknown or given twice fails by name."""
     import pytest
 
-    from fzn_gpu.device import kernel_parameters
+    from fzn_gpu import codegen, kernel_abi
+    from fzn_gpu.device import kernels_dir
     from fzn_gpu.engine.runner import Runner
     from fzn_gpu.errors import FznError
 
-    item, group = kernel_parameters("item"), kernel_parameters("group")
+    item, group = kernel_abi.parameter_names("item"), kernel_abi.parameter_names("group")
     assert item[:3] == ("bm_off", "bm_nw", "base") and "fbest" in item and "INQ" in item
     assert group[-1] == "ctl" and "ACT" in group and "slevels" in group
+    header = codegen.header()
+    for kernel, (file, name) in {"item": ("search.cl", "search"), "group": ("search_group.cl", "search_group")}.items():
+        macro = kernel_abi.SEARCH_MACROS[kernel]
+        assert f"__kernel void {name}({macro})" in (kernels_dir() / file).read_text()
+        line = next(x for x in header.splitlines() if x.startswith(f"#define {macro} "))
+        declared = [p.strip() for p in line.split(" ", 2)[2].split(",")]
+        assert [d.replace("*", " ").split()[-1] for d in declared] == list(kernel_abi.parameter_names(kernel))
     runner = Runner.__new__(Runner)
     runner.group = False
     named = [(name, i) for i, name in enumerate(item)]
-    assert runner.kernel_args(named) == tuple(range(len(item)))
-    named[3], named[4] = named[4], named[3]
-    with pytest.raises(FznError, match="takes ckind as its argument 3, where the host passes coff"):
-        runner.kernel_args(named)
-    with pytest.raises(FznError, match=f"argument {len(item)}"):
-        runner.kernel_args([(name, 0) for name in item] + [("extra", 1)])
+    assert runner.kernel_args(list(reversed(named))) == tuple(range(len(item)))
+    with pytest.raises(FznError, match="ckind missing"):
+        runner.kernel_args([pair for pair in named if pair[0] != "ckind"])
+    with pytest.raises(FznError, match="extra unknown"):
+        runner.kernel_args(named + [("extra", 1)])
+    with pytest.raises(FznError, match="nv twice"):
+        runner.kernel_args(named + [("nv", 1)])
 
 
 def test_a_launch_sets_only_the_arguments_that_changed():

@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import settings
 from ..errors import FznError
-from ..kernel_abi import DEC, Cnt, Ctrl, Div, Lv, Results, St, Status
+from ..kernel_abi import DEC, Cnt, Ctrl, Div, Lv, Results, St, Status, parameter_names
 from . import views
 from .lns_paths import DevicePaths
 from .paths import Paths
@@ -27,16 +27,6 @@ from .resplit import HANDOVER_RECORDS, Resplit, many_idle
 
 RESPLIT_SLACK = 32  # decisions a donated path may add to the longest path of its phase
 INT_MAX = 2**31 - 1
-
-# The names of the search kernels' argument groups (kernels/search.cl, search_group.cl), as
-# their signatures have them: Runner.kernel_args checks every launch's list against those.
-MODEL_ARGS = ("bm_off", "bm_nw", "base", "ckind", "coff", "cd", "wptr", "wlist", "deg", "ubits", "compan")
-ROOT_ARGS = ("root_lb", "root_ub", "root_bits")
-PLAN_ARGS = ("sg_ptr", "sg_var", "sg_sel")
-ROOT_OUT_ARGS = ("root_out_lb", "root_out_ub", "root_out_bits")
-ITEM_STATE_ARGS = ("LB", "UB", "BITS", "FB", "STAMP", "TRAIL", "QUEUE", "INQ")
-GROUP_STATE_ARGS = ("CUR", "STACK")
-LOCAL_ARGS = ("L_store", "L_changed", "L_queued", "L_clist", "L_act", "L_red", "ctl")
 
 
 class CapacityError(Exception):
@@ -238,14 +228,14 @@ class Phase:
 
     # -- a slice
     def arguments(self, budget: int, slice_us: int) -> tuple:
-        """The kernel's arguments for the next slice, by name (Runner.kernel_args checks them
-        against the kernel's signature)."""
+        """The kernel's arguments for the next slice, by name (Runner.kernel_args puts them in
+        the order of kernel_abi.SEARCH_PARAMS, from which the kernel's signature is generated)."""
         r, dm, lns = self.r, self.dm, self.lns
         common = [
             *zip(r.model_names, r.model_bufs),
             *zip(r.root_names, self.root),
             *zip(r.plan_names, r.plan_bufs),
-            *zip(GROUP_STATE_ARGS if r.group else ITEM_STATE_ARGS, self.state),
+            *zip(parameter_names(r.kernel_name, "node"), self.state),
             ("LV", self.LV),
             ("PATH", self.PATH),
             ("WEIGHTS", self.WEIGHTS),
@@ -262,7 +252,7 @@ class Phase:
             ("sols", r.sol_buf),
             ("sol_cap", np.int32(r.sol_cap)),
             ("sol_words", np.int32(dm.sol_words)),
-            *zip(ROOT_OUT_ARGS + (() if r.group else ("root_out_fb",)), r.root_out),
+            *zip(parameter_names(r.kernel_name, "root_out"), r.root_out),
             ("ctrl", r.ctrl_buf),
         ]
         lns_args = [
@@ -300,7 +290,7 @@ class Phase:
                 ("n_items", np.int32(self.n_items)),
                 ("donate_each", np.int32(self.resplit.each if self.resplit is not None else 1)),
                 *lns_args,
-                *zip(LOCAL_ARGS, self.local_mem),
+                *zip(parameter_names("group", "local"), self.local_mem),
             ]
         else:
             named = [

@@ -24,24 +24,16 @@ from ..device import (
     build_options,
     choose_program,
     is_nvidia,
-    kernel_parameters,
     launch_lock,
 )
 from ..errors import FznError
-from ..kernel_abi import DEC, Ctrl, Lv, Results, St
+from ..kernel_abi import DEC, Ctrl, Lv, Results, St, parameter_names
 from .floats import FLOAT_NONE, float_value, to_ord
 from .kernel_call import KernelCall
 from .lns_paths import DevicePaths
 from .pack import DeviceModel
 from .paths import Paths
-from .phase import (
-    INT_MAX,
-    MODEL_ARGS,
-    PLAN_ARGS,
-    ROOT_ARGS,
-    Phase,
-    path_capacity,
-)
+from .phase import INT_MAX, Phase, path_capacity
 from .profile import cnt_row
 from .resplit import Resplit
 
@@ -242,9 +234,9 @@ class Runner:
             return cl.Buffer(self.ctx, ro, hostbuf=a)
 
         # each argument group's names, as the kernels' signatures have them (kernel_args)
-        self.model_names = MODEL_ARGS + (("cparts",) if self.group else ("fslot",))
-        self.plan_names = PLAN_ARGS + (() if self.group else ("sg_prec",))
-        self.root_names = ROOT_ARGS + (() if self.group else ("root_fb",))
+        self.model_names = parameter_names(self.kernel_name, "model")
+        self.plan_names = parameter_names(self.kernel_name, "plan")
+        self.root_names = parameter_names(self.kernel_name, "root")
         self.model_bufs = [
             const(dm.bm_off),
             const(dm.bm_nw),
@@ -330,6 +322,7 @@ class Runner:
         device, dm = self.device, self.dm
         self.tuning = t = Tuning.for_device(device, floats=dm.nf > 0)
         self.group = t.model == "group"
+        self.kernel_name = t.model  # kernel_abi.SEARCH_PARAMS's key: item or group
         self.floats = dm.nf > 0
         # a node of one-word bitmaps alone (kernels/domain.cl, FZN_NARROW)
         self.narrow = self.group and dm.narrow
@@ -381,20 +374,20 @@ class Runner:
         return sum(self._group_local_sizes(with_store, width))
 
     def kernel_args(self, named: list[tuple[str, object]]) -> tuple:
-        """The values of `named` (parameter, value) in order, once their names are checked
-        against the kernel's signature (device.kernel_parameters): a list kept on the host
-        beside the kernel's own, which a mismatch would make search with one buffer in
-        another's place."""
-        want = kernel_parameters("group" if self.group else "item")
-        names = tuple(name for name, _ in named)
-        if names != want:
-            wrong = next((i for i, (a, b) in enumerate(zip(names, want)) if a != b), min(len(names), len(want)))
+        """The values of `named` (parameter, value), in any order, as the kernel takes them: in
+        the order of kernel_abi.SEARCH_PARAMS, from which the kernels' signatures are generated.
+        A parameter named twice, or one the kernel has not or lacks, fails by name (an internal
+        error: a launch with a buffer missing would search with another's)."""
+        want = parameter_names("group" if self.group else "item")
+        values = dict(named)
+        problems = [f"{name} twice" for name in values if sum(1 for n, _ in named if n == name) > 1]
+        problems += [f"{name} missing" for name in want if name not in values]
+        problems += [f"{name} unknown" for name in values if name not in set(want)]
+        if problems:
             raise FznError(
-                f"the search kernel takes {want[wrong] if wrong < len(want) else 'nothing more'} as its "
-                f"argument {wrong}, where the host passes {names[wrong] if wrong < len(names) else 'nothing'} "
-                "(an internal error in fzn-gpu: please report it)"
+                f"the search kernel's arguments: {', '.join(problems)} (an internal error in fzn-gpu: please report it)"
             )
-        return tuple(value for _, value in named)
+        return tuple(values[name] for name in want)
 
     def phase_local(self, n_items: int) -> int:
         """A phase's work-group size: the tuned one, doubled while the phase's searches still
