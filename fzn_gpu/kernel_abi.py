@@ -250,7 +250,10 @@ SEARCH_PARAMS: dict[str, tuple[Param, ...]] = {
             "__global int *LB, __global int *UB, __global uint *BITS, __global long *FB, __global int *STAMP,"
             " __global int *TRAIL, __global int *QUEUE, __global uchar *INQ",
         ),
-        *_params("search", "__global int *LV, __global int *PATH, __global int *WEIGHTS, __global int *ST, __global long *CNT"),
+        *_params(
+            "search",
+            "__global int *LV, __global int *PATH, __global int *WEIGHTS, __global int *ST, __global long *CNT",
+        ),
         *_params("work", _WORK),
         *_params("root_out", _ROOT_OUT + ", __global long *root_out_fb"),
         *_params("work", "__global volatile int *ctrl, __global long *fbest"),
