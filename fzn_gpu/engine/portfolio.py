@@ -93,20 +93,23 @@ def shared_gpu_share(incumbent: Incumbent, yield_to: Callable[[], bool] = lambda
     step by step, and each of its launches waited behind one of branch and bound's slices
     (docs/bench/measurements.md, the default engines on a GPU alone); branch and bound takes
     more of the GPU once LNS stops improving."""
-    text = settings.text("FZN_GPU_BNB_SHARE")
+    fixed = _share("FZN_GPU_BNB_SHARE", settings.text("FZN_GPU_BNB_SHARE"))
+    if fixed is not None:
+        return fixed
+    proving = _share("FZN_GPU_BNB_PROVING_SHARE", settings.text("FZN_GPU_BNB_PROVING_SHARE"))
+    return ProvingShare(incumbent, proving=PROVING_GPU_BNB if proving is None else proving, yield_to=yield_to)
+
+
+def _share(name: str, text: str | None) -> float | None:
+    """Variable `name`'s value `text` as a share of a GPU's wall time, in (0, 1] (None: unset)."""
     if text is None:
-        proving = settings.number("FZN_GPU_BNB_PROVING_SHARE", PROVING_GPU_BNB)
-        if not 0 < proving <= 1:
-            raise FznError(
-                f"FZN_GPU_BNB_PROVING_SHARE={proving!r} is not a share in (0, 1]", fix="unset it or give e.g. 0.75"
-            )
-        return ProvingShare(incumbent, proving=proving, yield_to=yield_to)
+        return None
     try:
         share = float(text)
     except ValueError:
         share = 0.0
     if not 0 < share <= 1:
-        raise FznError(f"FZN_GPU_BNB_SHARE={text!r} is not a share in (0, 1]", fix="unset it or give e.g. 0.25")
+        raise FznError(f"{name}={text!r} is not a share in (0, 1]", fix="unset it or give e.g. 0.25")
     return share
 
 

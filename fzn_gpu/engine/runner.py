@@ -380,10 +380,11 @@ class Runner:
         error: a launch with a buffer missing would search with another's)."""
         want = parameter_names("group" if self.group else "item")
         values = dict(named)
-        problems = [f"{name} twice" for name in values if sum(1 for n, _ in named if n == name) > 1]
-        problems += [f"{name} missing" for name in want if name not in values]
-        problems += [f"{name} unknown" for name in values if name not in set(want)]
-        if problems:
+        if len(values) != len(named) or values.keys() != set(want):  # the launch's check, by set: cheap
+            given = [name for name, _ in named]
+            problems = [f"{name} twice" for name in values if given.count(name) > 1]
+            problems += [f"{name} missing" for name in want if name not in values]
+            problems += [f"{name} unknown" for name in values if name not in want]
             raise FznError(
                 f"the search kernel's arguments: {', '.join(problems)} (an internal error in fzn-gpu: please report it)"
             )
