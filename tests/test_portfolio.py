@@ -145,14 +145,18 @@ def test_a_lost_solution_makes_the_end_of_the_search_no_proof(monkeypatch, with_
     still explores everything below the device's bound, so its end would prove an optimum
     that was not printed. CompleteSearch._lost_solution turns that into an incomplete search
     that says why; the same search with nothing lost proves the optimum."""
-    model, dm, opts, best, _ = knapsack_model(2)
+    model, dm, opts, best, checker = knapsack_model(2)
     printed = []
-    incumbent = Incumbent(Outcome(), dm.obj_sense, lambda values, obj: printed.append(obj)) if with_incumbent else None
+
+    def report(values, obj):
+        bad = checker.check(assignment(model, values))
+        assert not bad, f"a non-solution: {bad[0]}"
+        printed.append(obj)
+
+    incumbent = Incumbent(Outcome(), dm.obj_sense, report) if with_incumbent else None
 
     def search() -> CompleteSearch:
-        return CompleteSearch(
-            model, dm, select_devices("all")[0], opts, lambda values, obj: printed.append(obj), incumbent=incumbent
-        )
+        return CompleteSearch(model, dm, select_devices("all")[0], opts, report, incumbent=incumbent)
 
     take = CompleteSearch._take_locked
     dropped = []
@@ -171,7 +175,7 @@ def test_a_lost_solution_makes_the_end_of_the_search_no_proof(monkeypatch, with_
     monkeypatch.setattr(CompleteSearch, "_take_locked", take)
     printed.clear()
     if incumbent is not None:
-        incumbent = Incumbent(Outcome(), dm.obj_sense, lambda values, obj: printed.append(obj))
+        incumbent = Incumbent(Outcome(), dm.obj_sense, report)
     outcome = search().run(None)
     assert outcome.complete and outcome.error is None and printed[-1] == best
 

@@ -61,9 +61,8 @@ class ProvingShare:
     its proof is the run's, and branch and bound's slices would only delay it).
 
     Why: while LNS improves, its launches are what the run needs and branch and bound's slices
-    only delay them; once it stops, what is left is the proof, which at a quarter of the GPU
-    took three times as long as it needed (TSP 20, transportation: their optimum found in the
-    first 0.1 s). Stillness measured against the time to the last improvement keeps a long run
+    only delay them; once it stops, what is left is the proof, which a quarter of the GPU makes
+    three times as long as it needs to be (the short proofs: their optimum found early). Stillness measured against the time to the last improvement keeps a long run
     that still improves now and then (QAP 64) at the base share (docs/bench/measurements.md,
     "Branch and bound's share of a GPU that LNS uses")."""
 
