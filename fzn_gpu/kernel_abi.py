@@ -190,7 +190,7 @@ class Lv(IntEnum):
 @dataclass(frozen=True)
 class Param:
     """One parameter of a search kernel: its OpenCL type as written before the name
-    (`__global const int *`, `int`), and its role, which names a group of parameters the host
+    (`__global const int *`, `long`), and its role, which names a group of parameters the host
     passes together (Phase.arguments)."""
 
     name: str
@@ -211,91 +211,184 @@ def _params(role: str, declarations: str) -> tuple[Param, ...]:
     return tuple(out)
 
 
-_MODEL = (
-    "__global const int *bm_off, __global const int *bm_nw, __global const int *base, __global const int *ckind,"
-    " __global const int *coff, __global const int *cd, __global const int *wptr, __global const int *wlist,"
-    " __global const int *deg, __global const uint *ubits, __global const int *compan"
-)
-_ROOT = "__global const int *root_lb, __global const int *root_ub, __global const uint *root_bits"
-_PLAN = "__global const int *sg_ptr, __global const int *sg_var, __global const int *sg_sel"
-_WORK = (
-    "__global const int *sub_ptr, __global const int *sub_data, int n_sub, __global int *emit, int emit_cap,"
-    " int emit_stride, int cutoff, __global int *sols, int sol_cap, int sol_words"
-)
-_ROOT_OUT = "__global int *root_out_lb, __global int *root_out_ub, __global uint *root_out_bits"
-_LNS = (
-    "int node_limit, __global const int *limits, int use_limits, int random_values, __global int *results,"
-    " int use_results"
-)
-_SCALARS = "int use_weights, int obj_var, int obj_sense, int count_only, int enqueue_all, int budget"
+ITEMSIZE = {"int": 4, "uint": 4, "long": 8, "uchar": 1}
+PACK_ALIGN = 8  # bytes: every array of a packed parameter starts at a multiple (longs among them)
 
-# The search kernels' parameters, in order: the one list. Roles: model (the constraint tables,
-# read-only), root (the phase's root domains), plan (the search plan's variable groups), node (a
-# search's current node: a work-item's domains and trail; a work-group's node between slices and
-# its stack of levels, `slevels` of them, deeper ones recomputed), search (levels, path, dom/wdeg
-# weights, scalars, counters), work (the paths in, the records and solutions out, the control
-# words), root_out (the root's fixpoint), sizes (`pcap`: decisions a path records; `rcap`: the
-# longest path an emitted or donated record holds), scalars, lns (an LNS phase's node limits and
-# results), local (a work-group's local memory). The generated header writes each as a
-# macro (SEARCH_ITEM_PARAMS, SEARCH_GROUP_PARAMS) that the kernels' signatures are, and the host
-# passes its arguments by name, put in this order (Runner.kernel_args).
+
+@dataclass(frozen=True)
+class Part:
+    """One array of a packed parameter: the name the kernel's body reads it by and its element
+    type. Its byte offset within the packed buffer is the setting `at_<name>`."""
+
+    name: str
+    ctype: str
+
+    @property
+    def itemsize(self) -> int:
+        return ITEMSIZE[self.ctype]
+
+
+def _parts(declarations: str) -> tuple[Part, ...]:
+    return tuple(Part(*reversed(item.split())) for item in declarations.split(","))
+
+
+# The search kernels' parameters, in order: the one list. A kernel takes few parameters: the
+# arrays of one kind travel packed in one buffer (PACKED: the model's tables and search plan,
+# a phase's root domains, the root's fixpoint written back, a work-item's node, a work-group's
+# local memory), every scalar in one struct passed by value (SETTINGS), and the generated header writes each
+# list as the macro that is the kernel's signature (SEARCH_ITEM_PARAMS, SEARCH_GROUP_PARAMS)
+# and the statements that unpack them under their old names (SEARCH_ITEM_UNPACK, ...), so the
+# kernels' bodies read `nv`, `root_lb` or `L_store` as before (the model's tables through
+# M_<TABLE>(x, i): model_lines). Roles: packed, settings, node
+# (a work-group's node between slices and its stack of levels, `slevels` of them, deeper ones
+# recomputed), search (levels, path, dom/wdeg weights, scalars, counters), work (the paths in,
+# the records and solutions out, the control words), lns (an LNS phase's node limits and
+# results). The host passes its arguments by name, put in this order (Runner.kernel_args).
 SEARCH_PARAMS: dict[str, tuple[Param, ...]] = {
     # kernels/search.cl: a work-item per search
     "item": (
-        *_params("model", _MODEL + ", __global const int *fslot"),
-        *_params("root", _ROOT + ", __global const long *root_fb"),
-        *_params("plan", _PLAN + ", __global const long *sg_prec"),
-        *_params(
-            "node",
-            "__global int *LB, __global int *UB, __global uint *BITS, __global long *FB, __global int *STAMP,"
-            " __global int *TRAIL, __global int *QUEUE, __global uchar *INQ",
-        ),
+        *_params("packed", "__global const int *pk_model, __global const int *pk_root, __global int *pk_node"),
+        *_params("settings", "SearchSettings pk_settings"),
         *_params(
             "search",
             "__global int *LV, __global int *PATH, __global int *WEIGHTS, __global int *ST, __global long *CNT",
         ),
-        *_params("work", _WORK),
-        *_params("root_out", _ROOT_OUT + ", __global long *root_out_fb"),
-        *_params("work", "__global volatile int *ctrl, __global long *fbest"),
-        *_params("sizes", "int nv, int nc, int nwords, int nf, int tcap, int maxd, int pcap, int ngroups"),
-        *_params("scalars", _SCALARS),
-        *_params("sizes", "int n_items, int interleave, int track, int donate, int sub_base"),
-        *_params("lns", _LNS),
-        *_params("sizes", "int handover"),
+        *_params("work", "__global const int *sub_ptr, __global const int *sub_data, __global int *emit"),
+        *_params("work", "__global int *sols, __global volatile int *ctrl, __global long *fbest"),
+        *_params("packed", "__global int *pk_root_out"),
+        *_params("lns", "__global const int *limits, __global int *results"),
     ),
     # kernels/search_group.cl: a work-group per search
     "group": (
-        *_params("model", _MODEL + ", __global const int *cparts"),
-        *_params("root", _ROOT),
-        *_params("plan", _PLAN),
+        *_params("packed", "__global const int *pk_model, __global const int *pk_root"),
+        *_params("settings", "SearchSettings pk_settings"),
         *_params("node", "__global int *CUR, __global int *STACK"),
         *_params(
             "search",
             "__global int *LV, __global int *PATH, __global int *WEIGHTS, __global int *ST, __global long *CNT,"
             " __global int *ACT",
         ),
-        *_params("work", _WORK),
-        *_params("root_out", _ROOT_OUT),
-        *_params("work", "__global volatile int *ctrl"),
-        *_params(
-            "sizes", "int nv, int nc, int nunits, int nwords, int maxd, int slevels, int pcap, int rcap, int ngroups"
-        ),
-        *_params("scalars", _SCALARS),
-        *_params("sizes", "int slice_us, int n_items, int donate_each, int donate, int sub_base"),
-        *_params("lns", _LNS),
-        *_params(
-            "local",
-            "__local int *L_store, __local uint *L_changed, __local uint *L_queued, __local int *L_clist,"
-            " __local int *L_act, __local long *L_red, __local int *ctl",
-        ),
+        *_params("work", "__global const int *sub_ptr, __global const int *sub_data, __global int *emit"),
+        *_params("work", "__global int *sols, __global volatile int *ctrl"),
+        *_params("packed", "__global int *pk_root_out"),
+        *_params("lns", "__global const int *limits, __global int *results"),
+        *_params("packed", "__local long *pk_local"),
     ),
 }
 SEARCH_MACROS = {"item": "SEARCH_ITEM_PARAMS", "group": "SEARCH_GROUP_PARAMS"}
+UNPACK_MACROS = {"item": "SEARCH_ITEM_UNPACK", "group": "SEARCH_GROUP_UNPACK"}
+
+_MODEL = (
+    "int bm_off, int bm_nw, int base, int ckind, int coff, int cd, int wptr, int wlist, int deg, uint ubits, int compan"
+)
+_PLAN = "int sg_ptr, int sg_var, int sg_sel"
+# What each packed parameter holds, in order: the model's tables and the search plan (a
+# runner's, uploaded once), the phase's root domains (float bounds as ordinals: root_fb), the
+# root's fixpoint the kernel writes back, a work-item's node (domains, float boxes, trail
+# stamps, trail, propagation queue and its queued flags), a work-group's local memory (the
+# node, the changed and queued sets, the changed list, the two active lists, the reduction
+# words, the control words: Runner._group_local_sizes).
+PACKED: dict[str, dict[str, tuple[Part, ...]]] = {
+    "item": {
+        "pk_model": _parts(f"{_MODEL}, int fslot, {_PLAN}, long sg_prec"),
+        "pk_root": _parts("int root_lb, int root_ub, uint root_bits, long root_fb"),
+        "pk_node": _parts("int LB, int UB, uint BITS, long FB, int STAMP, int TRAIL, int QUEUE, uchar INQ"),
+        "pk_root_out": _parts("int root_out_lb, int root_out_ub, uint root_out_bits, long root_out_fb"),
+    },
+    "group": {
+        "pk_model": _parts(f"{_MODEL}, int cparts, {_PLAN}"),
+        "pk_root": _parts("int root_lb, int root_ub, uint root_bits"),
+        "pk_root_out": _parts("int root_out_lb, int root_out_ub, uint root_out_bits"),
+        "pk_local": _parts("int L_store, uint L_changed, uint L_queued, int L_clist, int L_act, long L_red, int ctl"),
+    },
+}
+
+# packed parameters whose offsets may pass 2^31 bytes (the others' are 32-bit: packed.pack checks)
+WIDE_PACKED = ("pk_node",)
+
+_SIZES_ITEM = "nv, nc, nwords, nf, tcap, maxd, pcap, ngroups, n_items, interleave, track, handover"
+_SIZES_GROUP = "nv, nc, nunits, nwords, maxd, slevels, pcap, rcap, ngroups, n_items, slice_us, donate_each"
+_SCALARS = "use_weights, obj_var, obj_sense, count_only, enqueue_all, budget"
+_WORK = "n_sub, emit_cap, emit_stride, cutoff, sol_cap, sol_words, donate, sub_base"
+_LNS = "node_limit, use_limits, random_values, use_results"
+# Every scalar a search kernel reads, its `int` value in the SearchSettings struct the kernel
+# takes by value (a long a slot, where the packed parameters' offsets sit too): sizes (`pcap`: decisions a path records; `rcap`:
+# the longest path an emitted or donated record holds), the search's scalars, the work's
+# counts, an LNS phase's.
+SETTINGS: dict[str, tuple[str, ...]] = {
+    kernel: tuple(name.strip() for name in ", ".join((sizes, _SCALARS, _WORK, _LNS)).split(","))
+    for kernel, sizes in (("item", _SIZES_ITEM), ("group", _SIZES_GROUP))
+}
+
+
+def settings_names(kernel: str) -> tuple[str, ...]:
+    """The settings kernel `kernel` reads: its scalars, then each packed array's offset."""
+    return SETTINGS[kernel] + tuple(f"at_{part.name}" for parts in PACKED[kernel].values() for part in parts)
+
+
+# the settings' slots: every name either kernel reads, each at one index (SET_<NAME>)
+SETTING_SLOTS: dict[str, int] = {
+    name: i for i, name in enumerate(dict.fromkeys(settings_names("item") + settings_names("group")))
+}
 
 
 def parameter_names(kernel: str, role: str | None = None) -> tuple[str, ...]:
     """The names of search kernel `kernel`'s parameters (item or group), of one role or all."""
     return tuple(p.name for p in SEARCH_PARAMS[kernel] if role is None or p.role == role)
+
+
+def pack_layout(parts: tuple[Part, ...], counts: dict[str, int]) -> tuple[dict[str, int], int]:
+    """Each part's byte offset in its packed buffer, `counts[name]` elements each (at least
+    one), and the buffer's bytes: the parts end to end, each at a multiple of PACK_ALIGN."""
+    at, end = {}, 0
+    for part in parts:
+        at[part.name] = end
+        end += -(-max(int(counts[part.name]), 1) * part.itemsize // PACK_ALIGN) * PACK_ALIGN
+    return at, end
+
+
+def _unpack(kernel: str) -> str:
+    """The statements that give a kernel's body its scalars and packed arrays by name."""
+    params = {p.name: p for p in SEARCH_PARAMS[kernel]}
+    out = [f"int {name} = (int)pk_settings.v[SET_{name.upper()}];" for name in SETTINGS[kernel]]
+    for packed, parts in PACKED[kernel].items():
+        if packed == "pk_model":  # read through the search's Ctx (model_lines)
+            continue
+        space = params[packed].ctype.replace("*", " ").split()[:-1]  # its qualifiers: __global const
+        char = " ".join((*space, "char"))
+        # a 32-bit offset where the buffer is under 2 GiB (all but a work-item node's): 64-bit
+        # ones made the work-group kernel spill more (docs/bench/measurements.md, the kernels'
+        # parameters packed)
+        offset = "" if packed in WIDE_PACKED else "(int)"
+        for part in parts:
+            ptr = " ".join((*space, part.ctype)) + " *"
+            at = f"{offset}pk_settings.v[SET_AT_{part.name.upper()}]"
+            out.append(f"{ptr}{part.name} = ({ptr})(({char} *){packed} + {at});")
+    return " ".join(out)
+
+
+def model_lines() -> list[str]:
+    """The model's tables are read through one base pointer and an element offset per table,
+    never through a pointer per table: `M_CD(x, i)` is `x->model[x->at_cd + i]`. The base and
+    the offsets are the kernel's parameters (the settings), which NVIDIA's compiler reloads
+    wherever it needs them; a pointer per table derived from them at the kernel's start was a
+    value it kept, and spilled (15-queens' kernel time 10 % longer on the H200, against 2-4 %
+    this way: docs/bench/measurements.md, "The search kernels' parameters packed"). MODEL_AT_FIELDS are
+    the search context's offsets, SEARCH_*_MODEL(x) sets them from the settings."""
+    parts = {p.name: p for kernel in PACKED for p in PACKED[kernel]["pk_model"]}
+    lines = ["#define MODEL_AT_FIELDS " + " ".join(f"int at_{name};" for name in parts)]
+    for name, part in parts.items():
+        lines.append(
+            f"#define M_{name.upper()}(x, i) (((__global const {part.ctype} *)(x)->model)[(x)->at_{name} + (i)])"
+        )
+    for kernel, macro in UNPACK_MACROS.items():
+        shifts = {p.name: p.itemsize.bit_length() - 1 for p in PACKED[kernel]["pk_model"]}
+        sets = " ".join(
+            f"(x)->at_{name} = (int)(pk_settings.v[SET_AT_{name.upper()}] >> {shift});"
+            for name, shift in shifts.items()
+        )
+        lines.append(f"#define {macro.replace('UNPACK', 'MODEL')}(x) (x)->model = pk_model; {sets}")
+    return lines
 
 
 def defines() -> list[str]:
@@ -323,8 +416,13 @@ def defines() -> list[str]:
     lines.append(f"#define ALLDIFF_WORDS {ALLDIFF_WORDS}")
     lines.append(f"#define TABLE_WORDS {TABLE_WORDS}")
     lines.append(f"#define REGULAR_WORDS {REGULAR_WORDS}")
+    lines += [f"#define SET_{name.upper()} {i}" for name, i in SETTING_SLOTS.items()]
+    lines.append(f"#define NSET {len(SETTING_SLOTS)}")
+    lines.append("typedef struct { long v[NSET]; } SearchSettings;")
     for kernel, macro in SEARCH_MACROS.items():
         lines.append(f"#define {macro} " + ", ".join(p.declaration() for p in SEARCH_PARAMS[kernel]))
+        lines.append(f"#define {UNPACK_MACROS[kernel]} {_unpack(kernel)}")
+    lines += model_lines()
     return lines
 
 

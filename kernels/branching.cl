@@ -20,14 +20,14 @@ inline int apply_decision(Ctx *x, int v, int op, int value, int value_hi) {
     case OP_GT: return set_min(x, v, (long)value + 1);
     case OP_GE: return set_min(x, v, value);
     case OP_LT: return set_max(x, v, (long)value - 1);
-    case OP_SET_IN: return remove_value(x, x->compan[v], value);     // required: out of N
+    case OP_SET_IN: return remove_value(x, M_COMPAN(x, v), value);     // required: out of N
     default: return remove_value(x, v, value);                       // OP_SET_OUT: out of P
     }
 }
 
 // A set variable's undecided elements (in both P and N, the sentinel aside), by its P.
 inline long set_open(Ctx *x, int p) {
-    int n = x->compan[p], op = x->bm_off[p], on = x->bm_off[n], nw = x->bm_nw[p];
+    int n = M_COMPAN(x, p), op = M_BM_OFF(x, p), on = M_BM_OFF(x, n), nw = M_BM_NW(x, p);
     long c = 0;
     for (int w = 0; w < nw; ++w) c += popcount(BITS_(x, op + w) & BITS_(x, on + w));
     return c - 1;
@@ -55,7 +55,7 @@ inline bool better_set(Ctx *x, int sel, int v, int best) {
 
 // The decision on set variable p: its smallest or largest undecided element, in or out first.
 inline void select_set_value(Ctx *x, int p, int valsel, int *out_op, int *out_val) {
-    int n = x->compan[p], op = x->bm_off[p], on = x->bm_off[n], nw = x->bm_nw[p], b = x->base[p];
+    int n = M_COMPAN(x, p), op = M_BM_OFF(x, p), on = M_BM_OFF(x, n), nw = M_BM_NW(x, p), b = M_BASE(x, p);
     int top = dmax(x, p);                                 // the sentinel
     bool largest = valsel == VAL_SET_IN_MAX || valsel == VAL_SET_OUT_MAX;
     int u = top;
@@ -90,7 +90,7 @@ inline int kth_value(Ctx *x, int v, long k) {
 // dom_w_deg's weight of v: the failures of the constraints watching it (weights[c * ws]).
 inline long wdeg(Ctx *x, __global const int *weights, int ws, int v) {
     long s = 0;
-    for (int i = x->wptr[v]; i < x->wptr[v + 1]; ++i) s += weights[watcher(x->wlist[i]) * ws];
+    for (int i = M_WPTR(x, v); i < M_WPTR(x, v + 1); ++i) s += weights[watcher(M_WLIST(x, i)) * ws];
     return s > 0 ? s : 1;
 }
 
@@ -119,17 +119,17 @@ inline SubRun sub_run(__global const int *st, int sub, __global const int *limit
 
 // Is candidate (size a_num/a_den) better than the incumbent under the variable selection?
 // Returns true if v should replace best.
-bool better_var(Ctx *x, int sel, int v, int best, __global const int *deg, __global const int *weights, int ws) {
+bool better_var(Ctx *x, int sel, int v, int best, __global const int *weights, int ws) {
     if (best < 0) return true;
     switch (sel) {
     case VS_FIRST_FAIL: return dsize(x, v) < dsize(x, best);
     case VS_ANTI_FIRST_FAIL: return dsize(x, v) > dsize(x, best);
     case VS_SMALLEST: return dmin(x, v) < dmin(x, best);
     case VS_LARGEST: return dmax(x, v) > dmax(x, best);
-    case VS_OCCURRENCE: return deg[v] > deg[best];
+    case VS_OCCURRENCE: return M_DEG(x, v) > M_DEG(x, best);
     case VS_MOST_CONSTRAINED: {
         long sv = dsize(x, v), sb = dsize(x, best);
-        return sv < sb || (sv == sb && deg[v] > deg[best]);
+        return sv < sb || (sv == sb && M_DEG(x, v) > M_DEG(x, best));
     }
     case VS_MAX_REGRET: {
         long rv = has_bits(x, v) ? (long)next_value(x, v, dmin(x, v) + 1) - dmin(x, v) : 1;
@@ -151,23 +151,22 @@ inline bool keyed_selection(int sel) {
            sel == VS_LARGEST || sel == VS_OCCURRENCE;
 }
 
-inline uint var_key(Ctx *x, int sel, int v, __global const int *deg) {
+inline uint var_key(Ctx *x, int sel, int v) {
     switch (sel) {
     case VS_FIRST_FAIL: return (uint)(dsize(x, v) - 1);             // an int domain holds at most 2^32 values
     case VS_ANTI_FIRST_FAIL: return ~(uint)(dsize(x, v) - 1);
     case VS_SMALLEST: return (uint)dmin(x, v) ^ 0x80000000u;        // signed order as unsigned
     case VS_LARGEST: return ~((uint)dmax(x, v) ^ 0x80000000u);
-    case VS_OCCURRENCE: return ~(uint)deg[v];
+    case VS_OCCURRENCE: return ~(uint)M_DEG(x, v);
     default: return 0u;                                             // input order: position alone
     }
 }
 
 // better_var, ties broken by the salt's keys where `tie` is set (input order has no ties).
-inline bool better_var_tie(Ctx *x, int sel, int v, int best, __global const int *deg, __global const int *weights,
-                           int ws, uint tie) {
-    if (better_var(x, sel, v, best, deg, weights, ws)) return true;
+inline bool better_var_tie(Ctx *x, int sel, int v, int best, __global const int *weights, int ws, uint tie) {
+    if (better_var(x, sel, v, best, weights, ws)) return true;
     return tie && sel != VS_INPUT_ORDER && tie_key(tie, v) < tie_key(tie, best) &&
-           !better_var(x, sel, best, v, deg, weights, ws);
+           !better_var(x, sel, best, v, weights, ws);
 }
 
 // The decision on `best` that value selection `valsel` makes: x = v, or a split x <= v.

@@ -29,8 +29,8 @@
     PROPAGATOR(NAME##_imp, prop_flin(x, row, REL, 1, 1))
 
 bool propagate_one(Ctx *x, int c) {
-    __global const int *row = x->cd + x->coff[c];
-    switch (x->ckind[c]) {
+    __global const int *row = &M_CD(x, M_COFF(x, c));
+    switch (M_CKIND(x, c)) {
     REL3(int_eq, R_EQ)
     REL3(int_ne, R_NE)
     REL3(int_le, R_LE)
@@ -175,8 +175,8 @@ bool propagate_one(Ctx *x, int c) {
 // whole propagator, as for a row the group may walk together but that was woken short).
 bool propagate_part(Ctx *x, int c, int p, int parts) {
     if (parts <= 1) return propagate_one(x, c);
-    __global const int *row = x->cd + x->coff[c];
-    switch (x->ckind[c]) {
+    __global const int *row = &M_CD(x, M_COFF(x, c));
+    switch (M_CKIND(x, c)) {
     PROPAGATOR(fzn_all_different_int, prop_alldiff(x, row, p, parts))
     default:
         return false;   // unreachable: only those kinds get parts (engine/pack.py)

@@ -29,18 +29,19 @@
 //    -DFZN_STORE_GLOBAL), the group's work-items running the woken constraints side by side.
 
 // The model's part of either execution model's Ctx (read-only, shared by every search).
+// The model, read-only: one buffer (kernel_abi.PACKED's pk_model) and each table's offset in it,
+// read as M_<TABLE>(x, i) (generated: kernel_abi.model_lines). Its tables: bm_off (first bitmap
+// word of each variable, or -1), bm_nw (its number of words), base (the value of bit 0), ckind,
+// coff and cd (constraint rows, fzn_gpu.registry's encoding), wptr and wlist (variable ->
+// watching constraints, CSR; c << 2 | its WAKE_* event: wakes() below), deg, ubits (the bitmaps
+// as declared: a set variable's universe), compan (a set variable's P -> its N, engine/sets.py,
+// else -1), fslot (a float variable's slot, engine/floats.py, else -1; the work-item kernel's),
+// cparts (work-items sharing each constraint, engine/pack.py; the work-group kernel's), and the
+// search plan (sg_ptr, sg_var, sg_sel, sg_prec).
 #define CTX_MODEL_FIELDS \
     int nv;                                                                                     \
-    __global const int *bm_off;     /* first bitmap word of each variable, or -1 */             \
-    __global const int *bm_nw;      /* its number of words */                                   \
-    __global const int *base;       /* the value of bit 0 */                                    \
-    __global const int *ckind;                                                                  \
-    __global const int *coff;                                                                   \
-    __global const int *cd;         /* constraint rows (fzn_gpu.registry encoding) */           \
-    __global const int *wptr;       /* variable -> watching constraints (CSR) */                \
-    __global const int *wlist;      /* c << 2 | its WAKE_* event (wakes() below) */             \
-    __global const uint *ubits;     /* the bitmaps as declared (a set variable's universe) */   \
-    __global const int *compan;     /* a set variable's P -> its N (engine/sets.py), else -1 */
+    __global const int *model;                                                                  \
+    MODEL_AT_FIELDS
 
 // A search's counts and, built with FZN_PROFILE, its cycles by phase (profile.cl).
 #ifdef FZN_PROFILE
@@ -68,7 +69,6 @@ typedef struct {
     STORE int *clist;               // ... and the same variables listed, once each
     __local volatile int *nchanged; // the length of that list
     __local volatile int *failed;   // set by any work-item that meets a wipe-out
-    __global const int *cparts;     // work-items sharing each constraint (engine/pack.py)
     int nc;
     int nu;                         // an active list's capacity: every constraint's parts
     int err;                        // ERR_* when a capacity ran out
@@ -93,7 +93,6 @@ typedef struct {
 typedef struct {
     // model (read-only, shared by all work-items)
     CTX_MODEL_FIELDS
-    __global const int *fslot;      // a float variable's slot (engine/floats.py), else -1
     // this work-item's state
     __global int *lb;
     __global int *ub;
@@ -145,8 +144,8 @@ typedef struct {
 inline int low_bit(uint b) { return popcount((b & (0u - b)) - 1u); }
 // An empty word (a wipe-out that another work-item met in this pass) reads as min > max, as a
 // bound that crossed the other does in the general representation, and as not fixed.
-inline int dmin(Ctx *x, int v) { return x->base[v] + low_bit(BITS_(x, v)); }
-inline int dmax(Ctx *x, int v) { return x->base[v] + 31 - (int)clz(BITS_(x, v)); }
+inline int dmin(Ctx *x, int v) { return M_BASE(x, v) + low_bit(BITS_(x, v)); }
+inline int dmax(Ctx *x, int v) { return M_BASE(x, v) + 31 - (int)clz(BITS_(x, v)); }
 inline bool is_fixed(Ctx *x, int v) {
     uint b = BITS_(x, v);
     return b != 0u && (b & (b - 1u)) == 0u;
@@ -172,19 +171,19 @@ inline int dmax(Ctx *x, int v) { return UB_(x, v); }
 #ifdef FZN_NARROW
 inline bool has_bits(Ctx *x, int v) { return true; }
 #else
-inline bool has_bits(Ctx *x, int v) { return x->bm_off[v] >= 0; }
+inline bool has_bits(Ctx *x, int v) { return M_BM_OFF(x, v) >= 0; }
 #endif
 #ifdef FZN_FLOATS
-inline bool is_float(Ctx *x, int v) { return x->fslot[v] >= 0; }
+inline bool is_float(Ctx *x, int v) { return M_FSLOT(x, v) >= 0; }
 #else
 inline bool is_float(Ctx *x, int v) { return false; }     // floats run in the work-item kernel only
 #endif
 
 #ifdef FZN_NARROW
-inline bool bit_at(Ctx *x, int v, int value) { return (BITS_(x, v) >> ((value - x->base[v]) & 31)) & 1u; }
+inline bool bit_at(Ctx *x, int v, int value) { return (BITS_(x, v) >> ((value - M_BASE(x, v)) & 31)) & 1u; }
 
 inline bool contains(Ctx *x, int v, long value) {
-    long i = value - x->base[v];
+    long i = value - M_BASE(x, v);
     return i >= 0 && i < 32 && ((BITS_(x, v) >> i) & 1u);
 }
 
@@ -192,7 +191,7 @@ inline long dsize(Ctx *x, int v) { return popcount(BITS_(x, v)); }
 
 // The smallest value >= from in v's word, or INT_MAX.
 inline int next_value(Ctx *x, int v, int from) {
-    int b = x->base[v];
+    int b = M_BASE(x, v);
     long i = max((long)from - b, 0L);
     if (i >= 32) return INT_MAX;
     uint word = BITS_(x, v) & (0xFFFFFFFFu << (int)i);
@@ -201,7 +200,7 @@ inline int next_value(Ctx *x, int v, int from) {
 
 // The largest value <= from in v's word, or INT_MIN.
 inline int prev_value(Ctx *x, int v, int from) {
-    int b = x->base[v];
+    int b = M_BASE(x, v);
     long i = min((long)from - b, 31L);
     if (i < 0) return INT_MIN;
     uint word = BITS_(x, v) & (0xFFFFFFFFu >> (31 - (int)i));
@@ -209,8 +208,8 @@ inline int prev_value(Ctx *x, int v, int from) {
 }
 #else
 inline bool bit_at(Ctx *x, int v, int value) {
-    int i = value - x->base[v];
-    return (BITS_(x, x->bm_off[v] + (i >> 5)) >> (i & 31)) & 1u;
+    int i = value - M_BASE(x, v);
+    return (BITS_(x, M_BM_OFF(x, v) + (i >> 5)) >> (i & 31)) & 1u;
 }
 
 inline bool contains(Ctx *x, int v, long value) {
@@ -221,7 +220,7 @@ inline bool contains(Ctx *x, int v, long value) {
 
 inline long dsize(Ctx *x, int v) {
     if (!has_bits(x, v)) return (long)UB_(x, v) - (long)LB_(x, v) + 1;
-    int off = x->bm_off[v], nw = x->bm_nw[v];
+    int off = M_BM_OFF(x, v), nw = M_BM_NW(x, v);
     long n = 0;
     for (int w = 0; w < nw; ++w) n += popcount(BITS_(x, off + w));
     return n;
@@ -229,7 +228,7 @@ inline long dsize(Ctx *x, int v) {
 
 // The smallest value >= from in the bitmap of v, or INT_MAX.
 inline int next_value(Ctx *x, int v, int from) {
-    int off = x->bm_off[v], nw = x->bm_nw[v], b = x->base[v];
+    int off = M_BM_OFF(x, v), nw = M_BM_NW(x, v), b = M_BASE(x, v);
     int i = from - b;
     if (i < 0) i = 0;
     int w = i >> 5;
@@ -244,7 +243,7 @@ inline int next_value(Ctx *x, int v, int from) {
 
 // The largest value <= from in the bitmap of v, or INT_MIN.
 inline int prev_value(Ctx *x, int v, int from) {
-    int off = x->bm_off[v], nw = x->bm_nw[v], b = x->base[v];
+    int off = M_BM_OFF(x, v), nw = M_BM_NW(x, v), b = M_BASE(x, v);
     int i = from - b;
     if (i >= nw * 32) i = nw * 32 - 1;
     if (i < 0) return INT_MIN;
@@ -287,7 +286,7 @@ inline uint var_bits32(Ctx *x, int v, long s) {
 }
 #else
 inline uint var_bits32(Ctx *x, int v, long s) {
-    int off = x->bm_off[v], nw = x->bm_nw[v];
+    int off = M_BM_OFF(x, v), nw = M_BM_NW(x, v);
     long wi = s >> 5;
     int sh = (int)(s & 31);
     uint a = (wi >= 0 && wi < nw) ? BITS_(x, off + (int)wi) : 0u;

@@ -23,8 +23,8 @@ inline double downk(double d) { for (int i = 0; i < FUZZ; ++i) d = down(d); retu
 inline double upk(double d) { for (int i = 0; i < FUZZ; ++i) d = up(d); return d; }
 
 // a float variable's bounds; an int variable (int2float) reads as its int bounds
-inline double flo(Ctx *x, int v) { return is_float(x, v) ? fval(FB_(x, 2 * x->fslot[v])) : (double)dmin(x, v); }
-inline double fhi(Ctx *x, int v) { return is_float(x, v) ? fval(FB_(x, 2 * x->fslot[v] + 1)) : (double)dmax(x, v); }
+inline double flo(Ctx *x, int v) { return is_float(x, v) ? fval(FB_(x, 2 * M_FSLOT(x, v))) : (double)dmin(x, v); }
+inline double fhi(Ctx *x, int v) { return is_float(x, v) ? fval(FB_(x, 2 * M_FSLOT(x, v) + 1)) : (double)dmax(x, v); }
 inline bool fpoint(Ctx *x, int v) { return flo(x, v) == fhi(x, v); }
 
 // A result's box read one ulp wider each side, where a backward projection starts: b = f(a)
@@ -630,7 +630,7 @@ inline void select_float(Ctx *x, int v, int valsel, double prec, int *out_op, in
                                             (hi < 0.0 && lo >= SPLIT_RATIO * hi))) {
             m = lo * 0.5 + hi * 0.5;
         } else {
-            int f = 2 * x->fslot[v];
+            int f = 2 * M_FSLOT(x, v);
             long olo = FB_(x, f), ohi = FB_(x, f + 1);
             m = fval((olo >> 1) + (ohi >> 1) + (olo & ohi & 1));   // lo <= m < hi in ordinals
         }

@@ -4,8 +4,8 @@
 #ifndef FZN_NARROW      // narrow domains have their own (mutate_group.cl)
 // remove_mask on a bitmap variable: whole words at a time.
 MUTATOR int remove_mask_bits(Ctx *x, int v, const uint *mask, int mw, long lo) {
-    int off = x->bm_off[v], nw = x->bm_nw[v];
-    long b = x->base[v];
+    int off = M_BM_OFF(x, v), nw = M_BM_NW(x, v);
+    long b = M_BASE(x, v);
     bool changed = false;
     for (int w = 0; w < nw; ++w)
         if (and_word(x, v, off + w, ~mask_bits32(mask, mw, b + 32 * w - lo), &changed) == FAILED) return FAILED;
@@ -39,8 +39,8 @@ MUTATOR int remove_mask(Ctx *x, int v, const uint *mask, int mw, long lo) {
 // Keep in y (a bitmap variable) only the values v with v + d in the domain of z (a bitmap
 // variable too): y = z - d, domain consistent, a word at a time.
 MUTATOR int keep_shifted(Ctx *x, int y, int z, long d) {
-    int off = x->bm_off[y], nw = x->bm_nw[y];
-    long s0 = (long)x->base[y] + d - x->base[z];
+    int off = M_BM_OFF(x, y), nw = M_BM_NW(x, y);
+    long s0 = (long)M_BASE(x, y) + d - M_BASE(x, z);
     bool changed = false;
     for (int w = 0; w < nw; ++w) {
         if (!BITS_(x, off + w)) continue;

@@ -113,38 +113,38 @@ inline int keep_bits(Ctx *x, int v, uint keep) {
 MUTATOR int set_min(Ctx *x, int v, long m) {
     if (m <= dmin(x, v)) return UNCHANGED;
     if (m > dmax(x, v)) return wipe_out(x);
-    return keep_bits(x, v, 0xFFFFFFFFu << (int)(m - x->base[v]));       // 1..31: dmin < m <= dmax
+    return keep_bits(x, v, 0xFFFFFFFFu << (int)(m - M_BASE(x, v)));       // 1..31: dmin < m <= dmax
 }
 
 MUTATOR int set_max(Ctx *x, int v, long m) {
     if (m >= dmax(x, v)) return UNCHANGED;
     if (m < dmin(x, v)) return wipe_out(x);
-    return keep_bits(x, v, 0xFFFFFFFFu >> (31 - (int)(m - x->base[v])));   // 0..30: dmin <= m < dmax
+    return keep_bits(x, v, 0xFFFFFFFFu >> (31 - (int)(m - M_BASE(x, v))));   // 0..30: dmin <= m < dmax
 }
 
 MUTATOR int fix(Ctx *x, int v, long value) {
     if (!contains(x, v, value)) return wipe_out(x);
-    return keep_bits(x, v, 1u << (int)(value - x->base[v]));
+    return keep_bits(x, v, 1u << (int)(value - M_BASE(x, v)));
 }
 
 MUTATOR int remove_value(Ctx *x, int v, long value) {
     if (!contains(x, v, value)) return UNCHANGED;
-    return keep_bits(x, v, ~(1u << (int)(value - x->base[v])));
+    return keep_bits(x, v, ~(1u << (int)(value - M_BASE(x, v))));
 }
 
 // remove_mask on v's word: the values lo + i whose bit i is set in mask[0..mw) leave it.
 MUTATOR int remove_mask_bits(Ctx *x, int v, const uint *mask, int mw, long lo) {
-    return keep_bits(x, v, ~mask_bits32(mask, mw, (long)x->base[v] - lo));
+    return keep_bits(x, v, ~mask_bits32(mask, mw, (long)M_BASE(x, v) - lo));
 }
 
 // y = z - d, domain consistent: y keeps the values v with v + d in z's domain.
 MUTATOR int keep_shifted(Ctx *x, int y, int z, long d) {
-    return keep_bits(x, y, var_bits32(x, z, (long)x->base[y] + d - x->base[z]));
+    return keep_bits(x, y, var_bits32(x, z, (long)M_BASE(x, y) + d - M_BASE(x, z)));
 }
 #else
 // Clear the bits of v outside [lo, hi], touching only the words that hold such bits.
 inline void clear_outside(Ctx *x, int v, int lo, int hi) {
-    int off = x->bm_off[v], nw = x->bm_nw[v], b = x->base[v];
+    int off = M_BM_OFF(x, v), nw = M_BM_NW(x, v), b = M_BASE(x, v);
     for (int w = 0; w < nw; ++w) {
         uint keep = keep_mask(b, w, lo, hi);
         if (BITS_(x, off + w) & ~keep) atomic_and(&BITS_(x, off + w), keep);
@@ -194,9 +194,9 @@ MUTATOR int remove_value(Ctx *x, int v, long value) {
     if (value < LB_(x, v) || value > UB_(x, v)) return UNCHANGED;
     if (LB_(x, v) == UB_(x, v)) return wipe_out(x);
     if (has_bits(x, v)) {
-        int i = (int)value - x->base[v];
+        int i = (int)value - M_BASE(x, v);
         uint bit = 1u << (i & 31);
-        if (!(atomic_and(&BITS_(x, x->bm_off[v] + (i >> 5)), ~bit) & bit)) return UNCHANGED;
+        if (!(atomic_and(&BITS_(x, M_BM_OFF(x, v) + (i >> 5)), ~bit) & bit)) return UNCHANGED;
         bool moved = false;
         if (value == LB_(x, v)) {
             int n = next_value(x, v, (int)value);

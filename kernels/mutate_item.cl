@@ -10,7 +10,7 @@
 // instead of growing the trail without end. An entry keeps v's previous stamp, which restore
 // puts back. Entries are [lb, ub, words.., old stamp, v] so that restore pops them from the top.
 // The ints of v's entry besides TRAIL_FIXED: its bitmap words, or a float's two ordinals.
-inline int entry_words(Ctx *x, int v) { return has_bits(x, v) ? x->bm_nw[v] : (is_float(x, v) ? 4 : 0); }
+inline int entry_words(Ctx *x, int v) { return has_bits(x, v) ? M_BM_NW(x, v) : (is_float(x, v) ? 4 : 0); }
 
 inline bool save(Ctx *x, int v) {
     int old = STAMP_(x, v);
@@ -21,10 +21,10 @@ inline bool save(Ctx *x, int v) {
     TRAIL_(x, t) = LB_(x, v);
     TRAIL_(x, t + 1) = UB_(x, v);
     if (has_bits(x, v)) {
-        int off = x->bm_off[v];
+        int off = M_BM_OFF(x, v);
         for (int w = 0; w < nw; ++w) TRAIL_(x, t + 2 + w) = (int)BITS_(x, off + w);
     } else if (nw) {                     // a float: its two ordinals as four ints
-        int f = 2 * x->fslot[v];
+        int f = 2 * M_FSLOT(x, v);
         for (int k = 0; k < 2; ++k) {
             long o = FB_(x, f + k);
             TRAIL_(x, t + 2 + 2 * k) = (int)o;
@@ -47,10 +47,10 @@ inline void restore(Ctx *x, int mark) {
         LB_(x, v) = TRAIL_(x, t);
         UB_(x, v) = TRAIL_(x, t + 1);
         if (has_bits(x, v)) {
-            int off = x->bm_off[v];
+            int off = M_BM_OFF(x, v);
             for (int w = 0; w < nw; ++w) BITS_(x, off + w) = (uint)TRAIL_(x, t + 2 + w);
         } else if (nw) {
-            int f = 2 * x->fslot[v];
+            int f = 2 * M_FSLOT(x, v);
             for (int k = 0; k < 2; ++k)
                 FB_(x, f + k) = (long)(uint)TRAIL_(x, t + 2 + 2 * k) | ((long)TRAIL_(x, t + 3 + 2 * k) << 32);
         }
@@ -69,8 +69,8 @@ inline void enqueue(Ctx *x, int c) {
 
 // v changed (`moved`: a bound of it too): the constraints its change wakes go on the queue.
 inline void wake(Ctx *x, int v, bool moved) {
-    for (int i = x->wptr[v]; i < x->wptr[v + 1]; ++i) {
-        int e = x->wlist[i];
+    for (int i = M_WPTR(x, v); i < M_WPTR(x, v + 1); ++i) {
+        int e = M_WLIST(x, i);
         if (wakes(x, e, v, moved)) enqueue(x, watcher(e));
     }
 }
@@ -85,7 +85,7 @@ inline void clear_queue(Ctx *x) {
 
 // Clear the bits of v outside [lo, hi] (a range of the current bounds).
 inline void clear_bits_outside(Ctx *x, int v, int lo, int hi) {
-    int off = x->bm_off[v], nw = x->bm_nw[v], b = x->base[v];
+    int off = M_BM_OFF(x, v), nw = M_BM_NW(x, v), b = M_BASE(x, v);
     for (int w = 0; w < nw; ++w) BITS_(x, off + w) &= keep_mask(b, w, lo, hi);
 }
 
@@ -137,8 +137,8 @@ MUTATOR int remove_value(Ctx *x, int v, long value) {
     if (has_bits(x, v)) {
         if (!bit_at(x, v, (int)value)) return UNCHANGED;
         if (!save(x, v)) return FAILED;
-        int i = (int)value - x->base[v];
-        BITS_(x, x->bm_off[v] + (i >> 5)) &= ~(1u << (i & 31));
+        int i = (int)value - M_BASE(x, v);
+        BITS_(x, M_BM_OFF(x, v) + (i >> 5)) &= ~(1u << (i & 31));
         bool moved = value == LB_(x, v) || value == UB_(x, v);
         if (value == LB_(x, v)) LB_(x, v) = next_value(x, v, (int)value);
         else if (value == UB_(x, v)) UB_(x, v) = prev_value(x, v, (int)value);
@@ -176,7 +176,7 @@ inline int and_word(Ctx *x, int v, int w, uint keep, bool *changed) {
 // Float bounds (ordinals, floats.cl): narrowed like int bounds, trailed the same way.
 #ifdef FZN_FLOATS
 MUTATOR int fset_lo(Ctx *x, int v, long o) {
-    int f = 2 * x->fslot[v];
+    int f = 2 * M_FSLOT(x, v);
     if (o <= FB_(x, f)) return UNCHANGED;
     if (o > FB_(x, f + 1)) return FAILED;
     if (!save(x, v)) return FAILED;
@@ -186,7 +186,7 @@ MUTATOR int fset_lo(Ctx *x, int v, long o) {
 }
 
 MUTATOR int fset_hi(Ctx *x, int v, long o) {
-    int f = 2 * x->fslot[v];
+    int f = 2 * M_FSLOT(x, v);
     if (o >= FB_(x, f + 1)) return UNCHANGED;
     if (o < FB_(x, f)) return FAILED;
     if (!save(x, v)) return FAILED;

@@ -27,7 +27,7 @@ PROPAGATOR_FN bool prop_alldiff_pairs(Ctx *x, __global const int *row, int p, in
 inline bool prop_alldiff_segment(Ctx *x, __global const int *row, int n, int p, int P) {
     __global const int *xs = row + 1, *cs = row + 1 + n;
     int base = row[1 + 2 * n];
-    uint seg = seg_of((uint)(row - x->cd));
+    uint seg = seg_of((uint)((row - x->model) - x->at_cd));
     int s = popcount(seg);
     int lo = INT_MAX, hi = INT_MIN, nfixed = 0;
     uint used_lo = 0u, used_hi = 0u;

@@ -157,8 +157,8 @@ bool group_circuit(Ctx *x, __global const int *row, __local long *red, int lid, 
 
 // The terms a walk of c's row would take now.
 int group_work(Ctx *x, int c) {
-    __global const int *row = x->cd + x->coff[c];
-    switch (x->ckind[c]) {
+    __global const int *row = &M_CD(x, M_COFF(x, c));
+    switch (M_CKIND(x, c)) {
     USE_array_int_element(case KIND_array_int_element:)
     USE_array_bool_element(case KIND_array_bool_element:)
         return (int)min((long)dmax(x, row[0]) - dmin(x, row[0]) + 1, (long)INT_MAX);
@@ -171,10 +171,10 @@ int group_work(Ctx *x, int c) {
 
 // One step of constraint c's group propagator (share, or apply the group's total `t`).
 bool group_step(Ctx *x, int c, bool apply, Share *t, int lid, int w) {
-    __global const int *row = x->cd + x->coff[c];
+    __global const int *row = &M_CD(x, M_COFF(x, c));
     int n = row[0];
     __global const int *cs = row + 1, *vs = row + 2 + n;
-    switch (x->ckind[c]) {
+    switch (M_CKIND(x, c)) {
     PROPAGATOR(int_lin_eq, group_lin(x, n, cs, vs, -1, 0, true, vs[n], true, vs[n], apply, t, lid, w))
     PROPAGATOR(int_lin_le, group_lin(x, n, cs, vs, -1, 0, false, 0, true, vs[n], apply, t, lid, w))
     PROPAGATOR(bool_lin_eq, group_lin(x, n, cs, vs, vs[n], -1, true, 0, true, 0, apply, t, lid, w))
@@ -222,8 +222,8 @@ bool propagate_shares(Ctx *x, int c, __local long *red, int lid, int w) {
 // Constraint c propagated by the whole group (every work-item calls it, all taking one case):
 // a circuit in its own steps, the other kinds by their shares.
 bool propagate_group(Ctx *x, int c, __local long *red, int lid, int w) {
-    __global const int *row = x->cd + x->coff[c];
-    switch (x->ckind[c]) {
+    __global const int *row = &M_CD(x, M_COFF(x, c));
+    switch (M_CKIND(x, c)) {
     PROPAGATOR(fzn_gpu_circuit, group_circuit(x, row, red, lid, w))
     default:
         return propagate_shares(x, c, red, lid, w);

@@ -10,24 +10,24 @@ typedef struct { int p, n, c; } SetVar;
 
 inline SetVar set_at(__global const int *row) { SetVar s = {row[0], row[1], row[2]}; return s; }
 
-inline int set_first(Ctx *x, SetVar s) { return x->base[s.p]; }
+inline int set_first(Ctx *x, SetVar s) { return M_BASE(x, s.p); }
 inline int set_sentinel(Ctx *x, SetVar s) { return dmax(x, s.p); }   // never leaves P, the largest
 
 // Bits v0..v0+31 of the set's universe (its root bitmap less the sentinel).
 inline uint set_universe32(Ctx *x, SetVar s, long v0) {
-    int off = x->bm_off[s.p], nw = x->bm_nw[s.p];
-    long i = v0 - x->base[s.p], wi = i >> 5;
+    int off = M_BM_OFF(x, s.p), nw = M_BM_NW(x, s.p);
+    long i = v0 - M_BASE(x, s.p), wi = i >> 5;
     int sh = (int)(i & 31);
-    uint a = (wi >= 0 && wi < nw) ? x->ubits[off + wi] : 0u;
-    uint b = (wi + 1 >= 0 && wi + 1 < nw) ? x->ubits[off + wi + 1] : 0u;
+    uint a = (wi >= 0 && wi < nw) ? M_UBITS(x, off + wi) : 0u;
+    uint b = (wi + 1 >= 0 && wi + 1 < nw) ? M_UBITS(x, off + wi + 1) : 0u;
     uint m = sh ? (a >> sh) | (b << (32 - sh)) : a;
     long si = (long)set_sentinel(x, s) - v0;
     if (si >= 0 && si < 32) m &= ~(1u << si);
     return m;
 }
 // possible (in P), and required (in the universe, out of N), 32 values from v0
-inline uint set_pos32(Ctx *x, SetVar s, long v0) { return var_bits32(x, s.p, v0 - x->base[s.p]) & set_universe32(x, s, v0); }
-inline uint set_req32(Ctx *x, SetVar s, long v0) { return set_universe32(x, s, v0) & ~var_bits32(x, s.n, v0 - x->base[s.n]); }
+inline uint set_pos32(Ctx *x, SetVar s, long v0) { return var_bits32(x, s.p, v0 - M_BASE(x, s.p)) & set_universe32(x, s, v0); }
+inline uint set_req32(Ctx *x, SetVar s, long v0) { return set_universe32(x, s, v0) & ~var_bits32(x, s.n, v0 - M_BASE(x, s.n)); }
 
 // the value range [lo, hi) covering the universes of a and b, in chunks from lo
 inline long set_lo(Ctx *x, SetVar a, SetVar b) { return min(set_first(x, a), set_first(x, b)); }

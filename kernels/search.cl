@@ -29,7 +29,7 @@ int propagate(Ctx *x, long limit) {
         x->props += 1;
         PROF_START(t_call);
         bool ok = propagate_one(x, c);
-        PROF_KIND(x->kprof, x->ckind[c], t_call);
+        PROF_KIND(x->kprof, M_CKIND(x, c), t_call);
         if (!ok) {
             x->failed = c;
             clear_queue(x);
@@ -86,27 +86,25 @@ inline void mark_points_solved(Ctx *x, __global int *lv, int depth) {
 #endif
 
 // Choose the next decision; false when every variable of the plan is decided (a solution).
-bool choose(Ctx *x, __global const int *sg_ptr, __global const int *sg_var, __global const int *sg_sel,
-            __global const long *sg_prec, int ngroups, __global const int *deg, __global const int *weights,
-            uint *rng, int random_values, int div, uint tie, bool halve, int *out_var, int *out_op, int *out_val,
+bool choose(Ctx *x, int ngroups, __global const int *weights, uint *rng, int random_values, int div, uint tie, bool halve, int *out_var, int *out_op, int *out_val,
             int *out_hi) {
     for (int g = 0; g < ngroups; ++g) {
-        int vsel = sg_sel[2 * g], valsel = sg_sel[2 * g + 1];
+        int vsel = M_SG_SEL(x, 2 * g), valsel = M_SG_SEL(x, 2 * g + 1);
         bool sets = set_group(valsel), floats = float_group(valsel);
         if ((random_values || (div & DIV_VALUES)) && !sets && !floats) valsel = VAL_RANDOM;
         if ((div & DIV_WDEG) && !sets && !floats) vsel = VS_DOM_W_DEG;
         int best = -1;
-        for (int i = sg_ptr[g]; i < sg_ptr[g + 1]; ++i) {
-            int v = sg_var[i];
+        for (int i = M_SG_PTR(x, g); i < M_SG_PTR(x, g + 1); ++i) {
+            int v = M_SG_VAR(x, i);
             if (!open_var(x, v, valsel)) continue;
 #ifdef FZN_FLOATS
-            if (floats && !float_needs(x, v, valsel, as_double(sg_prec[g]))) continue;
+            if (floats && !float_needs(x, v, valsel, as_double(M_SG_PREC(x, g)))) continue;
 #endif
             bool better;
 #ifdef FZN_FLOATS
             if (floats) better = better_float(x, vsel, v, best); else
 #endif
-            better = sets ? better_set(x, vsel, v, best) : better_var_tie(x, vsel, v, best, deg, weights, x->st, tie);
+            better = sets ? better_set(x, vsel, v, best) : better_var_tie(x, vsel, v, best, weights, x->st, tie);
             if (better) {
                 best = v;
                 if (vsel == VS_INPUT_ORDER) break;
@@ -116,7 +114,7 @@ bool choose(Ctx *x, __global const int *sg_ptr, __global const int *sg_var, __gl
         *out_var = best;
         *out_hi = 0;
 #ifdef FZN_FLOATS
-        if (floats) { select_float(x, best, valsel, as_double(sg_prec[g]), out_op, out_val, out_hi); return true; }
+        if (floats) { select_float(x, best, valsel, as_double(M_SG_PREC(x, g)), out_op, out_val, out_hi); return true; }
 #endif
         if (sets) select_set_value(x, best, valsel, out_op, out_val);
         else select_value(x, best, valsel, rng, halve, out_op, out_val);
@@ -126,18 +124,18 @@ bool choose(Ctx *x, __global const int *sg_ptr, __global const int *sg_var, __gl
 }
 
 // the parameters: fzn_gpu/kernel_abi.py's SEARCH_PARAMS, the one list (the header generated from it
-// writes them as SEARCH_ITEM_PARAMS; the host passes its arguments by name in that order)
+// writes them as SEARCH_ITEM_PARAMS and their unpacking as SEARCH_ITEM_UNPACK; the host passes its
+// arguments by name in that order, its scalars in the settings)
 __kernel void search(SEARCH_ITEM_PARAMS)
 {
+    SEARCH_ITEM_UNPACK  // the scalars and packed arrays by name (kernel_abi)
     int gid = get_global_id(0);
     if (gid >= n_items) return;
 
     Ctx cx;
     Ctx *x = &cx;
     x->nv = nv; x->nc = nc;
-    x->bm_off = bm_off; x->bm_nw = bm_nw; x->base = base;
-    x->ckind = ckind; x->coff = coff; x->cd = cd; x->wptr = wptr; x->wlist = wlist;
-    x->ubits = ubits; x->compan = compan; x->fslot = fslot;
+    SEARCH_ITEM_MODEL(x);
     // interleaved: entry i of work-item gid at i * n_items + gid; blocked: at gid * size + i
     long first = interleave ? (long)gid : 0;
     x->st = interleave ? n_items : 1;
@@ -153,7 +151,7 @@ __kernel void search(SEARCH_ITEM_PARAMS)
     x->qlen = 0;
     x->err = 0;
 #ifdef FZN_FLOATS
-    bool obj_float = obj_var >= 0 && fslot[obj_var] >= 0;
+    bool obj_float = obj_var >= 0 && M_FSLOT(x, obj_var) >= 0;
 #else
     bool obj_float = false;
 #endif
@@ -355,7 +353,7 @@ __kernel void search(SEARCH_ITEM_PARAMS)
             }
             int v, op, value, value_hi = 0;
             PROF_START(t_choose);
-            bool open = choose(x, sg_ptr, sg_var, sg_sel, sg_prec, ngroups, deg, weights, &rng, random_values, run.div, run.tie,
+            bool open = choose(x, ngroups, weights, &rng, random_values, run.div, run.tie,
                                2 * depth >= maxd, &v, &op, &value, &value_hi);
             PROF_ADD(x->t_choose, t_choose);
             if (!open) {

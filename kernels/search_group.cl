@@ -75,7 +75,7 @@ void settle(Ctx *x, bool wake, STORE int *next, __local uint *queued, __local in
             int nl = next_value(x, v, lo);
             if (nl > hi) { ctl[L_FAILED] = 1; continue; }
             int nu = prev_value(x, v, hi);
-            int off = x->bm_off[v], nw = x->bm_nw[v], b = x->base[v];
+            int off = M_BM_OFF(x, v), nw = M_BM_NW(x, v), b = M_BASE(x, v);
             for (int k = 0; k < nw; ++k) BITS_(x, off + k) &= keep_mask(b, k, nl, nu);
             LB_(x, v) = nl;
             UB_(x, v) = nu;
@@ -83,13 +83,13 @@ void settle(Ctx *x, bool wake, STORE int *next, __local uint *queued, __local in
         }
 #endif
         if (!wake) continue;
-        for (int k = x->wptr[v]; k < x->wptr[v + 1]; ++k) {
-            int e = x->wlist[k];
+        for (int k = M_WPTR(x, v); k < M_WPTR(x, v + 1); ++k) {
+            int e = M_WLIST(x, k);
             if (!wakes(x, e, v, moved)) continue;
             int c = watcher(e);
             uint cbit = 1u << (c & 31);
             if (atomic_or(&queued[c >> 5], cbit) & cbit) continue;
-            int parts = x->cparts[c];                       // its parts, side by side in the list
+            int parts = M_CPARTS(x, c);                       // its parts, side by side in the list
             if (parts < 0 && group_work(x, c) >= -parts) {
                 next[x->nu - 1 - atomic_inc(&ctl[count_slot + L_GCOUNT - L_COUNT])] = c;
                 continue;
@@ -123,7 +123,7 @@ inline void long_row_done(Ctx *x, int c, bool all, bool ok, __local uint *queued
 // narrowed so far and its propagation resumes, every constraint woken, in the next slice).
 // `all`: the first pass runs every constraint whole (a sub-search space's root), else those
 // watching the variables changed since the last fixpoint, a constraint shared out over
-// several work-items (x->cparts) as that many entries c | p << PART_SHIFT, and after them the rows
+// several work-items (cparts) as that many entries c | p << PART_SHIFT, and after them the rows
 // the whole group walks together, one at a time (propagators_group.cl), the first pass's too.
 // `passes` counts the passes run.
 // `t_end` (work-item 0's; 0: none): past the floor of passes, the slice's clock stops it too.
@@ -137,7 +137,7 @@ int fixpoint(Ctx *x, bool all, STORE int *act, __local uint *queued, __local int
     if (all) {
         for (int c = lid; c < nc; c += w) {
             act[c] = c;
-            if (x->cparts[c] < 0) act[nu - 1 - atomic_inc(&ctl[L_GCOUNT])] = c;
+            if (M_CPARTS(x, c) < 0) act[nu - 1 - atomic_inc(&ctl[L_GCOUNT])] = c;
         }
     }
     sync_group();
@@ -160,12 +160,12 @@ int fixpoint(Ctx *x, bool all, STORE int *act, __local uint *queued, __local int
         if (lid == 0) { ctl[L_COUNT + 1 - cur] = 0; ctl[L_GCOUNT + 1 - cur] = 0; }
         for (int i = lid; i < n; i += w) {
             int e = list[i], c = e & ((1 << PART_SHIFT) - 1), p = e >> PART_SHIFT;
-            if (all && x->cparts[c] < 0) continue;       // on the group's list, below
+            if (all && M_CPARTS(x, c) < 0) continue;       // on the group's list, below
             if (!all && p == 0) atomic_and(&queued[c >> 5], ~(1u << (c & 31)));
             x->props += p == 0;
             PROF_START(t_call);
-            bool ok = all ? propagate_one(x, c) : propagate_part(x, c, p, x->cparts[c]);
-            PROF_KIND(x->kprof, x->ckind[c], t_call);
+            bool ok = all ? propagate_one(x, c) : propagate_part(x, c, p, M_CPARTS(x, c));
+            PROF_KIND(x->kprof, M_CKIND(x, c), t_call);
             if (!ok) {
                 ctl[L_FAILED] = 1;
                 if (use_weights) atomic_inc(&weights[c]);       // dom_w_deg
@@ -181,7 +181,7 @@ int fixpoint(Ctx *x, bool all, STORE int *act, __local uint *queued, __local int
                 PROF_START(t_call);
                 bool ok = propagate_group(x, c, x->red, lid, w);
                 if (lid == 0) {
-                    PROF_KIND(x->kprof, x->ckind[c], t_call);
+                    PROF_KIND(x->kprof, M_CKIND(x, c), t_call);
                     long_row_done(x, c, all, ok, queued, weights, use_weights);
                 }
                 if (!ok) ctl[L_FAILED] = 1;
@@ -191,7 +191,7 @@ int fixpoint(Ctx *x, bool all, STORE int *act, __local uint *queued, __local int
                 int c = list[nu - 1 - k];
                 PROF_START(t_call);
                 bool ok = propagate_one(x, c);
-                PROF_KIND(x->kprof, x->ckind[c], t_call);
+                PROF_KIND(x->kprof, M_CKIND(x, c), t_call);
                 long_row_done(x, c, all, ok, queued, weights, use_weights);
                 if (!ok) ctl[L_FAILED] = 1;
             }
@@ -259,20 +259,19 @@ inline int compact_right_branch(__global const int *path, int plen, int floor, i
 // The next decision, the group choosing the variable together (each work-item the best of its
 // share of a group of the plan, then work-item 0 the best of theirs, earlier ones winning
 // ties, so the choice is the one the one-work-item kernel makes). False at a solution.
-bool choose_group(Ctx *x, __global const int *sg_ptr, __global const int *sg_var, __global const int *sg_sel,
-                  int ngroups, __global const int *deg, __global const int *weights, uint *rng, int random_values,
+bool choose_group(Ctx *x, int ngroups, __global const int *weights, uint *rng, int random_values,
                   int div, uint tie, bool halve, __local int *red, __local int *ctl, int lid, int w, int *out_var, int *out_op,
                   int *out_val, int *out_hi) {
     for (int g = 0; g < ngroups; ++g) {
-        int vsel = sg_sel[2 * g], valsel = sg_sel[2 * g + 1];
+        int vsel = M_SG_SEL(x, 2 * g), valsel = M_SG_SEL(x, 2 * g + 1);
         bool sets = set_group(valsel);
         if ((random_values || (div & DIV_VALUES)) && !sets) valsel = VAL_RANDOM;
         if ((div & DIV_WDEG) && !sets) vsel = VS_DOM_W_DEG;
         int best = -1, best_pos = INT_MAX;
-        for (int i = sg_ptr[g] + lid; i < sg_ptr[g + 1]; i += w) {
-            int v = sg_var[i];
+        for (int i = M_SG_PTR(x, g) + lid; i < M_SG_PTR(x, g + 1); i += w) {
+            int v = M_SG_VAR(x, i);
             if (!open_var(x, v, valsel)) continue;
-            if (sets ? better_set(x, vsel, v, best) : better_var_tie(x, vsel, v, best, deg, weights, 1, tie)) {
+            if (sets ? better_set(x, vsel, v, best) : better_var_tie(x, vsel, v, best, weights, 1, tie)) {
                 best = v; best_pos = i;
                 if (vsel == VS_INPUT_ORDER) break;
             }
@@ -285,11 +284,11 @@ bool choose_group(Ctx *x, __global const int *sg_ptr, __global const int *sg_var
         if (KEYED_GROUP(w) && (!tie || vsel == VS_INPUT_ORDER) && !sets && !float_group(valsel) &&
                 valsel != VAL_RANDOM && keyed_selection(vsel)) {
             __local uint *red_u = (__local uint *)red;
-            uint key = best >= 0 ? var_key(x, vsel, best, deg) : UINT_MAX;
+            uint key = best >= 0 ? var_key(x, vsel, best) : UINT_MAX;
             uint k = group_min(key, red_u, lid, w);
             uint pos = group_min(best >= 0 && key == k ? (uint)best_pos : UINT_MAX, red_u, lid, w);
             if (pos == UINT_MAX) continue;          // nothing open in this group of the plan
-            int b = sg_var[pos], op, value;
+            int b = M_SG_VAR(x, pos), op, value;
             select_value(x, b, valsel, rng, halve, &op, &value);
             *out_var = b; *out_op = op; *out_val = value; *out_hi = 0;
             return true;
@@ -303,8 +302,8 @@ bool choose_group(Ctx *x, __global const int *sg_ptr, __global const int *sg_var
             for (int k = 0; k < w; ++k) {
                 int v = red[2 * k], p = red[2 * k + 1];
                 if (v < 0) continue;
-                bool better = sets ? better_set(x, vsel, v, b) : better_var(x, vsel, v, b, deg, weights, 1);
-                bool worse = b >= 0 && (sets ? better_set(x, vsel, b, v) : better_var(x, vsel, b, v, deg, weights, 1));
+                bool better = sets ? better_set(x, vsel, v, b) : better_var(x, vsel, v, b, weights, 1);
+                bool worse = b >= 0 && (sets ? better_set(x, vsel, b, v) : better_var(x, vsel, b, v, weights, 1));
                 bool first = tie && !sets && vsel != VS_INPUT_ORDER ? tie_key(tie, v) < tie_key(tie, b) : p < bp;
                 if (b < 0 || better || (!worse && first)) { b = v; bp = p; }
             }
@@ -328,9 +327,11 @@ bool choose_group(Ctx *x, __global const int *sg_ptr, __global const int *sg_var
 }
 
 // the parameters: fzn_gpu/kernel_abi.py's SEARCH_PARAMS, the one list (the header generated from it
-// writes them as SEARCH_GROUP_PARAMS; the host passes its arguments by name in that order)
+// writes them as SEARCH_GROUP_PARAMS and their unpacking as SEARCH_GROUP_UNPACK; the host passes its
+// arguments by name in that order, its scalars in the settings)
 __kernel void search_group(SEARCH_GROUP_PARAMS)
 {
+    SEARCH_GROUP_UNPACK  // the scalars and packed arrays by name (kernel_abi)
     int g = get_group_id(0), lid = get_local_id(0), w = get_local_size(0);
     if (g >= n_items) return;
 #ifdef FZN_NARROW
@@ -350,10 +351,8 @@ __kernel void search_group(SEARCH_GROUP_PARAMS)
 #endif
     Ctx cx;
     Ctx *x = &cx;
-    x->nv = nv; x->nc = nc; x->nu = nunits; x->cparts = cparts;
-    x->bm_off = bm_off; x->bm_nw = bm_nw; x->base = base;
-    x->ckind = ckind; x->coff = coff; x->cd = cd; x->wptr = wptr; x->wlist = wlist;
-    x->ubits = ubits; x->compan = compan;
+    x->nv = nv; x->nc = nc; x->nu = nunits;
+    SEARCH_GROUP_MODEL(x);
     x->lb = store; x->ub = store + nv; x->bits = (STORE uint *)(store + wfirst);
     x->changed = L_changed;
     x->red = L_red;
@@ -564,7 +563,7 @@ __kernel void search_group(SEARCH_GROUP_PARAMS)
             }
             int v, op, value, value_hi;
             PROF_START(t_choose);
-            bool open = choose_group(x, sg_ptr, sg_var, sg_sel, ngroups, deg, weights, &rng, random_values, run.div, run.tie, 2 * depth >= maxd,
+            bool open = choose_group(x, ngroups, weights, &rng, random_values, run.div, run.tie, 2 * depth >= maxd,
                               red_ints, ctl, lid, w, &v, &op, &value, &value_hi);
             PROF_ADD(x->t_choose, t_choose);
             PROF_START(t_branch);

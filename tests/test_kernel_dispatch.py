@@ -55,7 +55,9 @@ def test_the_reader_of_the_dispatch_sees_a_missing_line():
 def test_the_kernel_parameters_are_declared_once_and_passed_by_name():
     """kernel_abi.SEARCH_PARAMS is the one list: the generated header writes each kernel's as a
     macro, which is the kernel's signature, and the runner passes its arguments by name, put in
-    the declared order (Runner.kernel_args); a name missing, unknown or given twice fails by name."""
+    the declared order (Runner.kernel_args); a name missing, unknown or given twice fails by name.
+    A kernel takes at most 20: the arrays of one kind packed in one buffer, the scalars in the
+    settings."""
     import pytest
 
     from fzn_gpu import codegen, kernel_abi
@@ -64,12 +66,14 @@ def test_the_kernel_parameters_are_declared_once_and_passed_by_name():
     from fzn_gpu.errors import FznError
 
     item, group = kernel_abi.parameter_names("item"), kernel_abi.parameter_names("group")
-    assert item[:3] == ("bm_off", "bm_nw", "base") and "fbest" in item and "INQ" in item
-    assert group[-1] == "ctl" and "ACT" in group and "slevels" in group
+    assert len(item) <= 20 and len(group) <= 20
+    assert item[:2] == ("pk_model", "pk_root") and "fbest" in item and "pk_node" in item
+    assert group[-1] == "pk_local" and "ACT" in group and "STACK" in group
     header = codegen.header()
     for kernel, (file, name) in {"item": ("search.cl", "search"), "group": ("search_group.cl", "search_group")}.items():
-        macro = kernel_abi.SEARCH_MACROS[kernel]
-        assert f"__kernel void {name}({macro})" in (kernels_dir() / file).read_text()
+        macro, unpack = kernel_abi.SEARCH_MACROS[kernel], kernel_abi.UNPACK_MACROS[kernel]
+        source = (kernels_dir() / file).read_text()
+        assert f"__kernel void {name}({macro})\n{{\n    {unpack}" in source
         line = next(x for x in header.splitlines() if x.startswith(f"#define {macro} "))
         declared = [p.strip() for p in line.split(" ", 2)[2].split(",")]
         assert [d.replace("*", " ").split()[-1] for d in declared] == list(kernel_abi.parameter_names(kernel))
@@ -77,12 +81,70 @@ def test_the_kernel_parameters_are_declared_once_and_passed_by_name():
     runner.group = False
     named = [(name, i) for i, name in enumerate(item)]
     assert runner.kernel_args(list(reversed(named))) == tuple(range(len(item)))
-    with pytest.raises(FznError, match="ckind missing"):
-        runner.kernel_args([pair for pair in named if pair[0] != "ckind"])
+    with pytest.raises(FznError, match="pk_model missing"):
+        runner.kernel_args([pair for pair in named if pair[0] != "pk_model"])
     with pytest.raises(FznError, match="extra unknown"):
         runner.kernel_args(named + [("extra", 1)])
-    with pytest.raises(FznError, match="nv twice"):
-        runner.kernel_args(named + [("nv", 1)])
+    with pytest.raises(FznError, match="LV twice"):
+        runner.kernel_args(named + [("LV", 1)])
+
+
+def test_the_settings_and_packed_arrays_are_declared_once():
+    """Every scalar a kernel reads is a setting its generated unpacking reads by name from the
+    SearchSettings struct it takes by value, every packed array a pointer it derives at the
+    offset the settings carry, and the model's tables an element offset from the model's base
+    (M_<TABLE>(x, i)); the
+    host's row names each (a setting missing or unknown fails by name), and a packed buffer
+    lays its arrays end to end, aligned for longs, and reads back what it packed."""
+    import numpy as np
+    import pytest
+
+    from fzn_gpu import codegen, kernel_abi
+    from fzn_gpu.engine import packed
+    from fzn_gpu.errors import FznError
+
+    header = codegen.header()
+    for kernel, unpack in kernel_abi.UNPACK_MACROS.items():
+        line = next(x for x in header.splitlines() if x.startswith(f"#define {unpack} "))
+        for name in kernel_abi.SETTINGS[kernel]:
+            assert f"int {name} = (int)pk_settings.v[SET_{name.upper()}];" in line
+        model = next(x for x in header.splitlines() if x.startswith(f"#define {unpack.replace('UNPACK', 'MODEL')}(x) "))
+        for buffer, parts in kernel_abi.PACKED[kernel].items():
+            for part in parts:
+                at = f"SET_AT_{part.name.upper()}"
+                if buffer == "pk_model":  # read as M_<NAME>(x, i): the base and an element offset
+                    shift = part.itemsize.bit_length() - 1
+                    assert f"(x)->at_{part.name} = (int)(pk_settings.v[{at}] >> {shift});" in model
+                    assert f"#define M_{part.name.upper()}(x, i) (((__global const {part.ctype} *)(x)->model)" in header
+                else:  # a pointer; a 32-bit offset but in a work-item node (WIDE_PACKED)
+                    cast = "" if buffer in kernel_abi.WIDE_PACKED else "(int)"
+                    assert f"{part.ctype} *{part.name} = " in line and f"{buffer} + {cast}pk_settings.v[{at}]" in line
+        names = kernel_abi.settings_names(kernel)
+        assert len(set(names)) == len(names)
+        # the settings travel by value: with the pointers, within the 1,024 bytes of parameters
+        # OpenCL promises every device
+        assert packed.SETTINGS_DTYPE.itemsize + 8 * (len(kernel_abi.SEARCH_PARAMS[kernel]) - 1) <= 1024
+        row = packed.settings_row(kernel, {name: i for i, name in enumerate(names)})
+        assert [row[kernel_abi.SETTING_SLOTS[name]] for name in names] == list(range(len(names)))
+        with pytest.raises(FznError, match="budget missing"):
+            packed.settings_row(kernel, {name: 0 for name in names if name != "budget"})
+        with pytest.raises(FznError, match="extra unknown"):
+            packed.settings_row(kernel, {**dict.fromkeys(names, 0), "extra": 1})
+    roots = {
+        "root_lb": np.array([1, 2, 3], np.int32),
+        "root_ub": np.array([4, 5, 6], np.int32),
+        "root_bits": np.array([7], np.uint32),
+        "root_fb": np.array([-(2**40), 2**40], np.int64),
+    }
+    data, at = packed.pack("item", "pk_root", roots)
+    assert at == {"at_root_lb": 0, "at_root_ub": 16, "at_root_bits": 32, "at_root_fb": 40} and len(data) == 56
+    back = {name.replace("root_", "root_out_"): np.zeros_like(a) for name, a in roots.items()}
+    out_at = {k.replace("root_", "root_out_"): v for k, v in at.items()}
+    packed.unpack_into("item", "pk_root_out", data, out_at, back)
+    for name, a in roots.items():
+        assert (back[name.replace("root_", "root_out_")] == a).all()
+    with pytest.raises(FznError, match="root_fb"):
+        packed.pack("item", "pk_root", {**roots, "root_fb": np.zeros(2, np.int32)})
 
 
 def test_a_launch_sets_only_the_arguments_that_changed():

@@ -16,15 +16,18 @@ from typing import Any
 
 import numpy as np
 
-from .. import settings
+from .. import kernel_abi, settings
 from ..errors import FznError
-from ..kernel_abi import DEC, Cnt, Ctrl, Div, Lv, Results, St, Status, parameter_names
-from . import views
+from ..kernel_abi import DEC, SETTING_SLOTS, Cnt, Ctrl, Div, Lv, Results, St, Status
+from . import packed, views
 from .lns_paths import DevicePaths
 from .paths import Paths
 from .profile import cnt_row
 from .resplit import HANDOVER_RECORDS, Resplit, many_idle
 
+# the settings a phase changes from slice to slice (Phase.arguments), each at its slot
+SLICE_SETTINGS = ("budget", "slice_us", "n_sub", "sub_base", "donate", "handover")
+SLOT = {name: SETTING_SLOTS[name] for name in SLICE_SETTINGS}
 RESPLIT_SLACK = 32  # decisions a donated path may add to the longest path of its phase
 INT_MAX = 2**31 - 1
 
@@ -158,22 +161,14 @@ class Phase:
         control block reset."""
         r, cl, dm, lns, n_items = self.r, self.cl, self.dm, self.lns, self.n_items
         if r.group:  # a node between slices, the stack of nodes, two active lists
-            self.state = [
-                self.scratch("node", 4 * n_items * r.store_ints()),
-                self.scratch("stack", 4 * n_items * r.stack_levels * r.store_ints()),
-            ]
-        else:  # domains (float boxes too), trail stamps, trail, queue, queued flags
-            inq = np.zeros(n_items * max(dm.nc, 1), dtype=np.uint8)
-            self.state = [
-                self.zeros(4 * n_items * dm.nv),
-                self.zeros(4 * n_items * dm.nv),
-                self.zeros(4 * n_items * dm.nwords),
-                self.zeros(8 * n_items * 2 * dm.nf),
-                self.zeros(4 * n_items * dm.nv),
-                self.zeros(4 * n_items * r.tcap),
-                self.zeros(4 * n_items * max(dm.nc, 1)),
-                cl.Buffer(r.ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=inq),
-            ]
+            self.CUR = self.scratch("node", 4 * n_items * r.store_ints())
+            self.STACK = self.scratch("stack", 4 * n_items * r.stack_levels * r.store_ints())
+            self.node_at: dict[str, int] = {}
+        else:  # one buffer: domains (float boxes too), trail stamps, trail, queue, queued flags
+            self.node_at, nbytes = packed.layout("item", "pk_node", r.node_sizes(n_items))
+            self.NODE = self.zeros(nbytes)
+            inq = self.node_at["at_INQ"]  # the queued flags start cleared
+            cl.enqueue_fill_buffer(r.queue, self.NODE, np.int32(0), inq, nbytes - inq)
         self.LV = self.scratch("levels", 4 * n_items * dm.maxd * len(Lv))
         self.PATH = self.scratch("path", 4 * n_items * self.pcap * DEC)
         self.use_weights = dm.use_weights or bool(lns is not None and lns.div & Div.WDEG)
@@ -209,8 +204,9 @@ class Phase:
             self.RESULTS = self.put("results", lns.results)
         else:
             self.RESULTS = self.scratch("results", 4)
-        roots = (r.root_lb, r.root_ub, r.root_bits) + (() if r.group else (r.root_fb,))
-        self.root = [self.put(name, a) for name, a in zip(("root_lb", "root_ub", "root_bits", "root_fb"), roots)]
+        roots = {"root_lb": r.root_lb, "root_ub": r.root_ub, "root_bits": r.root_bits, "root_fb": r.root_fb}
+        root, self.root_at = packed.pack(r.kernel_name, "pk_root", roots)
+        self.ROOT = self.put("root", root)
         for k in (Ctrl.NEXT, Ctrl.SOLS, Ctrl.EMIT, Ctrl.OVERFLOW, Ctrl.DONATED):
             r.ctrl[k] = 0
         cl.enqueue_copy(r.queue, r.ctrl_buf, r.ctrl)
@@ -222,95 +218,98 @@ class Phase:
                 self.ACT = self.scratch("active", 4 * n_items * (2 * dm.nunits + max(dm.nv, 1)))
             else:
                 self.ACT = self.zeros(4)
-            self.local_mem = tuple(cl.LocalMemory(n) for n in r._group_local_sizes(not r.store_global, local))
+            sizes = r._group_local_sizes(not r.store_global, local)
+            parts = kernel_abi.PACKED["group"]["pk_local"]
+            self.local_at, nbytes = packed.layout(
+                "group", "pk_local", {p.name: n // p.itemsize for p, n in zip(parts, sizes)}
+            )
+            self.LOCAL = cl.LocalMemory(nbytes)
         else:
             self.global_size = ((n_items + local - 1) // local) * local
+            self.local_at = {}
+        self.settings_row = self._settings()
+
+    def _settings(self) -> np.ndarray:
+        """The settings row of the phase's slices (kernel_abi.SETTINGS): every scalar the kernel
+        reads and the packed arrays' offsets; `arguments` sets what changes from slice to slice."""
+        r, dm, lns = self.r, self.dm, self.lns
+        values = {
+            "nv": dm.nv,
+            "nc": dm.nc,
+            "nwords": dm.nwords,
+            "maxd": dm.maxd,
+            "pcap": self.pcap,
+            "ngroups": r.ngroups,
+            "n_items": self.n_items,
+            "use_weights": self.use_weights,
+            "obj_var": dm.obj_var,
+            "obj_sense": dm.obj_sense,
+            "count_only": self.count_only,
+            "enqueue_all": self.enqueue_all,
+            "emit_cap": self.emit_cap,
+            "emit_stride": self.emit_stride,
+            "cutoff": self.cutoff,
+            "sol_cap": r.sol_cap,
+            "sol_words": dm.sol_words,
+            "node_limit": lns.node_limit if lns else 0,
+            "use_limits": self.limits,
+            "random_values": bool(lns and lns.random_values),
+            "use_results": Results.NONE if lns is None else lns.mode,
+            **r.model_at,
+            **self.root_at,
+            **r.root_out_at,
+            **self.node_at,
+            **self.local_at,
+            **dict.fromkeys(SLICE_SETTINGS, 0),
+        }
+        if r.group:
+            values |= {
+                "nunits": dm.nunits,
+                "slevels": r.stack_levels,
+                "rcap": self.rcap,
+                "donate_each": self.resplit.each if self.resplit is not None else 1,
+            }
+        else:
+            values |= {
+                "nf": dm.nf,
+                "tcap": r.tcap,
+                "interleave": r.tuning.interleave,
+                "track": self.resplit is not None,
+            }
+        names = kernel_abi.settings_names(r.kernel_name)
+        return packed.settings_row(r.kernel_name, {k: v for k, v in values.items() if k in names})
 
     # -- a slice
     def arguments(self, budget: int, slice_us: int) -> tuple:
         """The kernel's arguments for the next slice, by name (Runner.kernel_args puts them in
-        the order of kernel_abi.SEARCH_PARAMS, from which the kernel's signature is generated)."""
-        r, dm, lns = self.r, self.dm, self.lns
-        common = [
-            *zip(r.model_names, r.model_bufs),
-            *zip(r.root_names, self.root),
-            *zip(r.plan_names, r.plan_bufs),
-            *zip(parameter_names(r.kernel_name, "node"), self.state),
+        the order of kernel_abi.SEARCH_PARAMS, from which the kernel's signature is generated),
+        and the settings row's scalars that change from slice to slice."""
+        r, row = self.r, self.settings_row
+        values = (budget, slice_us, self.n_sub - self.base, self.base, self.donate, self.handover)
+        for name, value in zip(SLICE_SETTINGS, values):
+            row[SLOT[name]] = value
+        named = [
+            ("pk_model", r.model_buf),
+            ("pk_root", self.ROOT),
+            ("pk_settings", packed.settings_value(row)),
             ("LV", self.LV),
             ("PATH", self.PATH),
             ("WEIGHTS", self.WEIGHTS),
             ("ST", self.ST),
             ("CNT", self.CNT),
-            *((("ACT", self.ACT),) if r.group else ()),
             ("sub_ptr", self.SUBP),
             ("sub_data", self.SUBD),
-            ("n_sub", np.int32(self.n_sub - self.base)),
             ("emit", self.EMIT),
-            ("emit_cap", np.int32(self.emit_cap)),
-            ("emit_stride", np.int32(self.emit_stride)),
-            ("cutoff", np.int32(self.cutoff)),
             ("sols", r.sol_buf),
-            ("sol_cap", np.int32(r.sol_cap)),
-            ("sol_words", np.int32(dm.sol_words)),
-            *zip(parameter_names(r.kernel_name, "root_out"), r.root_out),
             ("ctrl", r.ctrl_buf),
-        ]
-        lns_args = [
-            ("donate", np.int32(self.donate)),
-            ("sub_base", np.int32(self.base)),
-            ("node_limit", np.int32(lns.node_limit if lns else 0)),
+            ("pk_root_out", r.root_out_buf),
             ("limits", self.LIMITS),
-            ("use_limits", np.int32(1 if self.limits else 0)),
-            ("random_values", np.int32(1 if lns and lns.random_values else 0)),
             ("results", self.RESULTS),
-            ("use_results", np.int32(Results.NONE if lns is None else lns.mode)),
-        ]
-        scalars = [
-            ("use_weights", np.int32(1 if self.use_weights else 0)),
-            ("obj_var", np.int32(dm.obj_var)),
-            ("obj_sense", np.int32(dm.obj_sense)),
-            ("count_only", np.int32(1 if self.count_only else 0)),
-            ("enqueue_all", np.int32(1 if self.enqueue_all else 0)),
-            ("budget", np.int32(budget)),
         ]
         if r.group:
-            named = [
-                *common,
-                ("nv", np.int32(dm.nv)),
-                ("nc", np.int32(dm.nc)),
-                ("nunits", np.int32(dm.nunits)),
-                ("nwords", np.int32(dm.nwords)),
-                ("maxd", np.int32(dm.maxd)),
-                ("slevels", np.int32(r.stack_levels)),
-                ("pcap", np.int32(self.pcap)),
-                ("rcap", np.int32(self.rcap)),
-                ("ngroups", np.int32(r.ngroups)),
-                *scalars,
-                ("slice_us", np.int32(slice_us)),
-                ("n_items", np.int32(self.n_items)),
-                ("donate_each", np.int32(self.resplit.each if self.resplit is not None else 1)),
-                *lns_args,
-                *zip(parameter_names("group", "local"), self.local_mem),
-            ]
+            named += [("CUR", self.CUR), ("STACK", self.STACK), ("ACT", self.ACT), ("pk_local", self.LOCAL)]
         else:
-            named = [
-                *common,
-                ("fbest", r.fbest_buf),
-                ("nv", np.int32(dm.nv)),
-                ("nc", np.int32(dm.nc)),
-                ("nwords", np.int32(dm.nwords)),
-                ("nf", np.int32(dm.nf)),
-                ("tcap", np.int32(r.tcap)),
-                ("maxd", np.int32(dm.maxd)),
-                ("pcap", np.int32(self.pcap)),
-                ("ngroups", np.int32(r.ngroups)),
-                *scalars,
-                ("n_items", np.int32(self.n_items)),
-                ("interleave", np.int32(1 if r.tuning.interleave else 0)),
-                ("track", np.int32(1 if self.resplit is not None else 0)),
-                *lns_args,
-                ("handover", np.int32(1 if self.handover else 0)),
-            ]
+            named += [("pk_node", self.NODE), ("fbest", r.fbest_buf)]
         return r.kernel_args(named)
 
     def launch(self, args: tuple) -> float:
@@ -506,10 +505,11 @@ class Phase:
             cl.enqueue_copy(r.queue, self.lns.results, self.RESULTS)
             r.queue.finish()
         elif self.enqueue_all and finished and not r.root_failed:  # the root's fixpoint
-            for buf, arr in zip(r.root_out, (r.root_lb, r.root_ub, r.root_bits, r.root_fb)):
-                if arr.size:
-                    cl.enqueue_copy(r.queue, arr, buf)
+            data = np.empty(r.root_out_buf.size, np.uint8)
+            cl.enqueue_copy(r.queue, data, r.root_out_buf)
             r.queue.finish()
+            roots = {"root_out_lb": r.root_lb, "root_out_ub": r.root_ub, "root_out_bits": r.root_bits}
+            packed.unpack_into(r.kernel_name, "pk_root_out", data, r.root_out_at, roots | {"root_out_fb": r.root_fb})
         if self.cutoff <= 0 or not finished or r.ctrl[Ctrl.OVERFLOW]:
             return finished, None
         n_emit = int(r.ctrl[Ctrl.EMIT])

@@ -27,7 +27,8 @@ from ..device import (
     launch_lock,
 )
 from ..errors import FznError
-from ..kernel_abi import DEC, Ctrl, Lv, Results, St, parameter_names
+from ..kernel_abi import DEC, PACKED, Ctrl, Lv, Results, St, parameter_names
+from . import packed
 from .floats import FLOAT_NONE, float_value, to_ord
 from .kernel_call import KernelCall
 from .lns_paths import DevicePaths
@@ -233,41 +234,20 @@ class Runner:
                 a = np.zeros(1, a.dtype)
             return cl.Buffer(self.ctx, ro, hostbuf=a)
 
-        # each argument group's names, as the kernels' signatures have them (kernel_args)
-        self.model_names = parameter_names(self.kernel_name, "model")
-        self.plan_names = parameter_names(self.kernel_name, "plan")
-        self.root_names = parameter_names(self.kernel_name, "root")
-        self.model_bufs = [
-            const(dm.bm_off),
-            const(dm.bm_nw),
-            const(dm.base),
-            const(dm.ckind),
-            const(dm.coff),
-            const(dm.cd),
-            const(dm.wptr),
-            const(dm.wlist),
-            const(dm.deg),
-            const(dm.bits),
-            const(dm.compan),
-        ]
+        # the model's tables and search plan, packed in one buffer (kernel_abi.PACKED)
+        model = {p.name: getattr(dm, p.name) for p in PACKED[self.kernel_name]["pk_model"] if p.name != "ubits"}
+        model_bytes, self.model_at = packed.pack(self.kernel_name, "pk_model", {**model, "ubits": dm.bits})
+        self.model_buf = const(model_bytes)
         self.root_lb, self.root_ub, self.root_bits = dm.lb.copy(), dm.ub.copy(), dm.bits.copy()
         self.root_fb = dm.froot.copy()  # float bounds (ordinals; floats.py)
-        self.plan_bufs = [const(dm.sg_ptr), const(dm.sg_var), const(dm.sg_sel)]
-        if self.group:  # how many work-items share each constraint
-            self.model_bufs.append(const(dm.cparts))
-        else:  # the work-item kernel's float arguments
-            self.model_bufs.append(const(dm.fslot))
-            self.plan_bufs.append(const(dm.sg_prec))
         self.ngroups = len(dm.sg_ptr) - 1
         self.tcap = self._trail_capacity()
         self.ctrl = np.zeros(len(Ctrl), dtype=np.int32)
         self.ctrl[Ctrl.BEST] = INT_MAX
         self.ctrl_buf = cl.Buffer(self.ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=self.ctrl)
-        self.root_out = [cl.Buffer(self.ctx, mf.READ_WRITE, size=4 * max(dm.nv, 1)) for _ in range(2)] + [
-            cl.Buffer(self.ctx, mf.READ_WRITE, size=4 * dm.nwords)
-        ]
-        if not self.group:
-            self.root_out.append(cl.Buffer(self.ctx, mf.READ_WRITE, size=8 * len(self.root_fb)))
+        # the root's fixpoint, which a phase that enqueues every constraint writes back
+        self.root_out_at, nbytes = packed.layout(self.kernel_name, "pk_root_out", self.root_sizes("root_out_"))
+        self.root_out_buf = cl.Buffer(self.ctx, mf.READ_WRITE, size=nbytes)
         # a float objective's bound: the best sense-adjusted value's ordinal (kernels/floats.cl)
         self.fbest = np.array([FLOAT_NONE], dtype=np.int64)
         self.fbest_buf = cl.Buffer(self.ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=self.fbest)
@@ -348,6 +328,19 @@ class Runner:
         bare.device, bare.dm = device, dm
         kinds, options, _, _ = bare._choose_program(False)
         return build_key(device, kinds, bare.tuning.model, options)
+
+    def root_sizes(self, prefix: str = "root_") -> dict[str, int]:
+        """The elements of each array of a phase's root (or, prefix root_out_, its fixpoint)."""
+        sizes = {"lb": len(self.root_lb), "ub": len(self.root_ub), "bits": len(self.root_bits), "fb": len(self.root_fb)}
+        return {f"{prefix}{k}": n for k, n in sizes.items() if not self.group or k != "fb"}
+
+    def node_sizes(self, n_items: int) -> dict[str, int]:
+        """The elements of each array of the work-item kernel's node buffer (kernel_abi.PACKED's
+        pk_node) for `n_items` searches: domains, float boxes, trail stamps, trail, queue and
+        queued flags."""
+        dm, nc = self.dm, max(self.dm.nc, 1)
+        one = {"LB": dm.nv, "UB": dm.nv, "BITS": dm.nwords, "FB": 2 * dm.nf, "STAMP": dm.nv, "TRAIL": self.tcap}
+        return {name: n_items * n for name, n in (one | {"QUEUE": nc, "INQ": nc}).items()}
 
     def store_ints(self) -> int:
         """One node of a work-group search: lower bounds, upper bounds, bitmap words; a narrow
@@ -462,7 +455,7 @@ class Runner:
             biggest = 4 * max(indexed, path)
             by_index = want if indexed <= INDEX_MAX else 0
         else:
-            biggest = max(self.tcap * 4, dm.nv * 4, dm.nc * 4, 1)
+            biggest = packed.layout("item", "pk_node", self.node_sizes(1))[1]  # one buffer holds a node
             by_index = INDEX_MAX // max(self.tcap, dm.nv, dm.nwords, dm.nc, dm.maxd * len(Lv), 1)
         by_alloc = int(d.max_alloc) // max(biggest, 1)
         n = max(1, min(want, by_mem, by_alloc, by_index))
