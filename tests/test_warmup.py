@@ -132,6 +132,30 @@ def test_a_timed_run_prints_from_the_ready_device_while_the_gpu_builds(slow_gpu,
     assert spawned == [True]
 
 
+def test_a_gpu_left_out_still_runs_bucket_elimination(slow_gpu, capsys, monkeypatch, tmp_path):
+    """Bucket elimination's kernel is a program of its own: the GPU a timed run leaves out for
+    want of its search program still eliminates (-s: bucketDevice), where planning for the host
+    alone had refused WCSP 10x10 on a fresh machine. Every bucket goes to the device here; the
+    optimum is proven by it, every solution checked."""
+    from test_bucket import grid
+
+    import fzn_gpu.bucket.device as bucket_device
+
+    gpu, _ = slow_gpu
+    monkeypatch.setattr("fzn_gpu.clock.STARTED", time.monotonic())
+    monkeypatch.setattr(bucket_device, "DEVICE_MIN", 0)
+    path = tmp_path / "g.fzn"
+    path.write_text(grid(6, 6, 4, 1))
+    model = lower(parse_items(path.read_text(), str(path)), str(path))
+    # --check: the independent checker verifies every solution before it is printed (the
+    # grid's defined variables are not printed)
+    code = solve(model, SolveOptions(time_limit_ms=20000, statistics=True, local_search="off", check=True))
+    out = capsys.readouterr().out
+    assert code == 0 and "==========" in out, out[-2000:]
+    assert f'devicesLeftOut="{gpu.name}: its program was never built here' in out
+    assert f'bucketDevice="{gpu.name}"' in out and 'provedBy="bucket"' in out, out[-2000:]
+
+
 def test_a_gpu_built_before_but_lost_by_its_driver_is_waited_for_a_while(slow_gpu, monkeypatch):
     """The GPU's program recorded as built (its build record), but rebuilt for 40 s: the run
     waits RECORDED_WAIT_S for it, then goes on without it."""

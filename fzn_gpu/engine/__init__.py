@@ -25,6 +25,7 @@ WIND_DOWN_S = 1.0  # how long an interrupt waits for the search to stop at its n
 
 if TYPE_CHECKING:  # imported where a run needs them: start-up stays light
     from ..check import Checker
+    from ..device import Device
     from ..relax import Relaxed
     from .bucket import Prepared
     from .pack import DeviceModel
@@ -72,6 +73,7 @@ class SolveRun:
         self.devices: list = []
         self.relaxed: Relaxed | None = None  # the relaxations' bounds added to the model (fzn_gpu/relax/)
         self.left_out: dict[str, str] = {}  # devices a timed run started without (warmup.py), and why
+        self.bucket_gpus: list[Device] = []  # a timed run's GPUs, left out or not (bucket elimination's)
         self.t_init = 0.0
         self.checker: Checker | None = None
         if opts.check:
@@ -233,8 +235,9 @@ class SolveRun:
         elif engine == "bucket":
             from .bucket import BucketSearch, forced
 
+            prep = forced(self.model, self.bucket_gpus or self.devices)
             return BucketSearch(
-                self.model, self.packed, self.devices, self.opts, self.report, forced(self.model, self.devices)
+                self.model, self.packed, self.devices, self.opts, self.report, prep, gpus=self.bucket_gpus or None
             )
         elif engine == "bucket-count":
             from .bucket import BucketCount, forced
@@ -265,6 +268,7 @@ class SolveRun:
                 self.model.solve.lns,
                 restart,
                 cluster=self._cluster(),
+                bucket_gpus=self.bucket_gpus or None,
             )
         else:
             from .complete import CompleteSearch
@@ -461,6 +465,10 @@ class SolveRun:
             from .warmup import ready_devices
 
             readiness = ready_devices(self.devices, self.dm, self.opts, deadline)
+            # bucket elimination's kernel is a program of its own: a GPU left out for want of
+            # its search program still eliminates (a fresh machine's first run: WCSP 10x10
+            # proven, where the host's estimate refused it)
+            self.bucket_gpus = [d for d in self.devices if d.is_gpu]
             self.devices, self.left_out = readiness.ready, readiness.left_out
         self.t_init = clock.elapsed()
         if self.dm.empty_var >= 0:  # nothing to search: the kernels assume non-empty domains

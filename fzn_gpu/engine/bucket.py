@@ -125,12 +125,17 @@ class BucketSearch:
         report,
         prepared: Prepared,
         incumbent: Incumbent | None = None,
+        gpus: list[Device] | None = None,
     ):
         """`prepared`: prepare()'s network and plan; `incumbent`: one shared with the
-        portfolio's engines (its optimum is offered there), else one of its own."""
+        portfolio's engines (its optimum is offered there), else one of its own; `gpus`: the
+        GPUs the elimination may use (kernels/bucket.cl, a program of its own and quick to
+        build), `devices`' by default: a timed run passes a GPU it left out for want of its
+        search program too (engine/warmup.py)."""
         self.model = model
         self.dm = dm
         self.devices = devices
+        self.gpus = [d for d in devices if d.is_gpu] if gpus is None else gpus
         self.opts = opts
         self.prepared = prepared
         self.incumbent = incumbent or Incumbent(Outcome(), dm.obj_sense, report)
@@ -145,7 +150,7 @@ class BucketSearch:
         """The first GPU's (kernels/bucket.cl) where a bucket is big enough for it, else numpy's."""
         from ..bucket.device import DEVICE_MIN, DeviceJoiner
 
-        gpu = next((d for d in self.devices if d.is_gpu), None)
+        gpu = next(iter(self.gpus), None)
         if gpu is None or self.prepared.plan.largest < DEVICE_MIN:
             return None
         import pyopencl as cl

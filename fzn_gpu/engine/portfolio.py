@@ -138,11 +138,13 @@ class PortfolioSearch:
         spec: LnsSpec | None,
         restart: RestartSpec | None = None,
         cluster: JoinCluster | None = None,
+        bucket_gpus: list[Device] | None = None,
     ):
         """report(values, objective) prints one solution; `spec`: the model's lns(...)
         annotation, configuring the LNS part (the --lns-* flags over it); `restart`: branch and
         bound restarts with this sequence (restart.py) instead of searching the tree once;
-        `cluster`: how branch and bound joins the run's Ray cluster (--cluster)."""
+        `cluster`: how branch and bound joins the run's Ray cluster (--cluster); `bucket_gpus`:
+        the GPUs bucket elimination may use (BucketSearch), the devices' by default."""
         self.opts = opts
         self.outcome = Outcome()
         self.incumbent = Incumbent(self.outcome, dm.obj_sense, report)
@@ -160,17 +162,18 @@ class PortfolioSearch:
         )
         self.lns = LnsSearch(model, dm, lns_devices, opts, report, spec, incumbent=self.incumbent)
         self.shared_gpus = any(d.is_gpu and d in lns_devices for d in bnb_devices)
-        self.bucket: _PlannedBucket | None = self._bucket(model, dm, devices, opts, report)
+        gpus = [d for d in devices if d.is_gpu] if bucket_gpus is None else bucket_gpus
+        self.bucket: _PlannedBucket | None = self._bucket(model, dm, devices, opts, report, gpus)
         if self.shared_gpus:
             self.bnb.share_gpus(shared_gpu_share(self.incumbent, self._bucket_running))
         self.proved_by: str | None = None  # bnb, lns (its dive explored everything) or bucket
 
-    def _bucket(self, model: Model, dm: DeviceModel, devices: list[Device], opts: SolveOptions, report):
+    def _bucket(self, model: Model, dm: DeviceModel, devices: list[Device], opts: SolveOptions, report, gpus):
         """Bucket elimination beside the two, planned in its own thread while they search
         (`_PlannedBucket`), where bucket elimination is on."""
         if opts.bucket == "off" or opts.deterministic:
             return None
-        return _PlannedBucket(model, dm, devices, opts, report, self.incumbent)
+        return _PlannedBucket(model, dm, devices, opts, report, self.incumbent, gpus)
 
     @property
     def runners(self) -> list:
@@ -276,9 +279,12 @@ class _PlannedBucket:
     (engine/bucket.py); its optimum ends the run. A model that is none, or a plan that failed,
     only leaves it out (said with -v)."""
 
-    def __init__(self, model: Model, dm: DeviceModel, devices: list[Device], opts: SolveOptions, report, incumbent):
+    def __init__(
+        self, model: Model, dm: DeviceModel, devices: list[Device], opts: SolveOptions, report, incumbent, gpus
+    ):
         self.model, self.dm, self.devices, self.opts, self.report = model, dm, devices, opts, report
         self.incumbent = incumbent
+        self.gpus: list[Device] = gpus  # those its elimination may use (BucketSearch)
         self.search: BucketSearch | None = None  # once planned and worth running
         self.running = False  # its search runs (branch and bound yields a shared GPU to it)
 
@@ -294,7 +300,7 @@ class _PlannedBucket:
         from ..bucket.network import NotDecomposable
         from .bucket import BucketSearch, prepare, say_why_not, worth_running
 
-        gpu = next((d for d in self.devices if d.is_gpu), None)
+        gpu = next(iter(self.gpus), None)
         try:
             prep = prepare(self.model, gpu, stop=lambda: self.incumbent.stopped or clock.past(deadline))
         except NotDecomposable as why:
@@ -307,16 +313,18 @@ class _PlannedBucket:
             return Outcome()
         if not worth_running(prep, gpu, deadline):
             plan = prep.plan
+            left = "" if deadline is None else f"{max(0.0, deadline - time.monotonic()):.1f} s "
             say_why_not(
                 NotDecomposable(
                     f"its {plan.describe()} are {plan.total:.3g} entries of work, more than the "
-                    "run's time is likely to allow"
+                    f"run's {left}left are likely to allow on {gpu.name if gpu else 'the host'} "
+                    f"(its plan took {prep.seconds:.2f} s)"
                 ),
                 self.opts.verbose,
             )
             return Outcome()
         search = self.search = BucketSearch(
-            self.model, self.dm, self.devices, self.opts, self.report, prep, incumbent=self.incumbent
+            self.model, self.dm, self.devices, self.opts, self.report, prep, incumbent=self.incumbent, gpus=self.gpus
         )
         self.running = True
         try:
