@@ -1,6 +1,6 @@
 """A model's first runs on a GPU machine whose kernels were never built, against the same runs
 once they are: what a user meets after `pip install`, a driver update, or with the caches
-emptied (engine/warmup.py). Run there by scripts/device_cold_start.sh.
+emptied (engine/warmup.py). Run there after `source scripts/device_env.sh`.
 
     python3 scripts/cold_start.py OUT [LIMIT_S]
 

@@ -142,6 +142,37 @@ def test_small_run_end_to_end(tmp_path):
     assert "ratio fzn-gpu / gecode -p1" in (out / "BENCHMARKS.md").read_text()
 
 
+def test_a_variant_of_ones_own_runs_in_rotation_with_its_settings(tmp_path):
+    """--variant NAME=FLAGS adds fzn-gpu with those flags, ENV:NAME=VALUE in its environment (here
+    a work-item a compute unit, which its statistics show), and --interleave runs the variants'
+    repeats in rotation; each run's kernel time is kept. A variant without NAME= is one clear
+    error."""
+    out = tmp_path / "bench"
+    common = [sys.executable, "-m", "fzn_gpu.bench", "--out", str(out), "--repeats", "2", "--only", "nqueens n=8"]
+    r = subprocess.run(
+        [
+            *common,
+            "--variant",
+            "one a unit=--count-only ENV:FZN_GPU_ITEMS_PER_CU=1",
+            "--variants",
+            "gpu-fzn count,one a unit",
+            "--interleave",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr
+    [res] = json.loads((out / "results.json").read_text())
+    runs = res["runs"]
+    assert {name: run["solutions"] for name, run in runs.items()} == {"gpu-fzn count": 92, "one a unit": 92}
+    assert all(len(run["kernel_s"]) == 2 and run["complete"] for run in runs.values())
+    assert int(runs["one a unit"]["stats"]["workItems"]) < int(runs["gpu-fzn count"]["stats"]["workItems"])
+    bad = subprocess.run([*common, "--variant", "no name"], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert bad.returncode != 0 and "write NAME=FLAGS" in bad.stderr and "Traceback" not in bad.stderr
+
+
 def test_the_suite_lives_in_the_project_and_its_data_is_made_the_same_every_time(tmp_path):
     """models/bench holds every model suite.json names, and instances.py writes every data file
     it names, byte for byte the same on each run (fixed seeds): figures from different runs and

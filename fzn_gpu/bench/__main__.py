@@ -5,7 +5,20 @@
 
 Runs each instance of models/bench/suite.json (or --bench-dir's) through `minizinc --solver NAME` for every
 solver variant, repeats it (median wall time), and writes results.json, BENCHMARKS.md (tables
-with ratios fzn-gpu / Gecode) and PNG plots into --out."""
+with ratios fzn-gpu / Gecode) and PNG plots into --out.
+
+The one command for every measurement: --only and --mode pick the instances, --devices the
+device sets, --variants the built-in variants (each engine, LNS strategy and portfolio split),
+and --variant NAME=FLAGS adds one of fzn-gpu's flags and settings, so an A/B of a setting or of
+another checkout of the code is one call, its variants run in rotation with --interleave:
+
+    python -m fzn_gpu.bench --suite full --only nqueens_15,costas --mode all --devices gpu \
+        --variants "gpu-fzn count,before" --variant "before=--count-only ENV:PYTHONPATH=/old/checkout" \
+        --interleave --repeats 4 --out ab
+    python -m fzn_gpu.bench --mode opt --variant "regs80=ENV:FZN_GPU_MAX_REGISTERS=80" --out regs
+
+Each run's -s statistics (kernelTime, improvementsBy, nodeProfile with FZN_GPU_PROFILE=1, ...)
+are kept in results.json."""
 
 from __future__ import annotations
 
@@ -83,11 +96,7 @@ def label(inst: dict) -> str:
 
 def run_once(solver: list[str], inst: dict, bdir: Path, limit_s: float) -> dict:
     """One run; a flag "ENV:NAME=VALUE" of `solver` sets NAME in the solver's environment."""
-    env = settings.environment()
-    for f in solver:
-        if f.startswith("ENV:"):
-            name, _, value = f[4:].partition("=")
-            env[name] = value
+    env = environment(solver)
     solver = [f for f in solver if not f.startswith("ENV:")]
     cmd = ["minizinc", *solver, str(bdir / inst["model"])]
     if inst.get("data"):
@@ -174,10 +183,22 @@ def profile(results: list[dict], solvers: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def warm_up(inst: dict, bdir: Path, devices: str) -> float:
-    """Build (and cache) the kernel for this instance's constraint kinds on these devices:
-    compile the model, then `fzn-gpu --build-only` (a first NVIDIA build would spend the time
-    limit of the timed runs). Seconds taken."""
+def environment(solver: list[str]) -> dict[str, str]:
+    """The environment a variant's runs get: this process's, with each flag "ENV:NAME=VALUE" of
+    `solver` setting NAME."""
+    env = settings.environment()
+    for f in solver:
+        if f.startswith("ENV:"):
+            name, _, value = f[4:].partition("=")
+            env[name] = value
+    return env
+
+
+def warm_up(inst: dict, bdir: Path, devices: str, solver: list[str] | None = None) -> float:
+    """Build (and cache) the kernel for this instance's constraint kinds on these devices, in
+    the environment of variant `solver` (its settings, its checkout: another build): compile
+    the model, then `fzn-gpu --build-only` (a first NVIDIA build would spend the time limit of
+    the timed runs). Seconds taken."""
     import sys
     import tempfile
 
@@ -201,16 +222,34 @@ def warm_up(inst: dict, bdir: Path, devices: str) -> float:
         subprocess.run(cmd, capture_output=True)
         t0 = time.monotonic()
         subprocess.run(
-            [sys.executable, "-m", "fzn_gpu", "--build-only", "--devices", devices, fzn], capture_output=True
+            [sys.executable, "-m", "fzn_gpu", "--build-only", "--devices", devices, fzn],
+            capture_output=True,
+            env=environment(solver or []),
+            cwd=tmp,  # not this checkout's folder: python -m puts the folder first on the path
         )
         return time.monotonic() - t0
 
 
 def median_run(solver, inst, bdir, limit_s, repeats) -> dict:
-    runs = [run_once(solver, inst, bdir, limit_s) for _ in range(repeats if inst["mode"] != "opt" else 1)]
+    return median([run_once(solver, inst, bdir, limit_s) for _ in range(repeats if inst["mode"] != "opt" else 1)])
+
+
+def interleaved(solvers: dict[str, list[str]], inst, bdir, limit_s, repeats) -> dict[str, dict]:
+    """Every variant's runs in rotation (one of each, `repeats` times), so that a machine's
+    drift (clocks, caches, another process) falls on all of them alike: an A/B's way."""
+    runs: dict[str, list[dict]] = {name: [] for name in solvers}
+    for _ in range(repeats if inst["mode"] != "opt" else 1):
+        for name, flags in solvers.items():
+            runs[name].append(run_once(flags, inst, bdir, limit_s))
+    return {name: median(r) for name, r in runs.items()}
+
+
+def median(runs: list[dict]) -> dict:
+    """The run of median wall time, with every run's wall time and kernel time beside it."""
     runs.sort(key=lambda r: r["wall_s"])
     mid = runs[len(runs) // 2]
     mid["walls"] = [r["wall_s"] for r in runs]
+    mid["kernel_s"] = [float(r["stats"]["kernelTime"]) for r in runs if "kernelTime" in r["stats"]]
     return mid
 
 
@@ -344,6 +383,22 @@ def plots(results, solvers, out: Path) -> list[str]:
     return made
 
 
+def user_variants(specs: list[str], device_set: str, check: bool = False) -> dict[str, list[str]]:
+    """--variant NAME=FLAGS: fzn-gpu on the first device set with FLAGS added (shell words;
+    ENV:NAME=VALUE sets a variable of its environment: a setting, or PYTHONPATH for another
+    checkout of the code)."""
+    out = {}
+    for spec in specs:
+        name, sep, flags = spec.partition("=")
+        if not sep or not name.strip():
+            raise SystemExit(
+                f"fzn-gpu-bench: --variant {spec!r}: write NAME=FLAGS, e.g. 'regs80=ENV:FZN_GPU_MAX_REGISTERS=80'"
+            )
+        out[name.strip()] = ["--solver", "gpu-fzn", "--devices", device_set, *(["--check"] if check else [])]
+        out[name.strip()] += shlex.split(flags)
+    return out
+
+
 def variants(device_sets: list[str], gecode_p: int, check: bool = False) -> dict[str, list[str]]:
     """Solver variants by name: fzn-gpu printed and counting per device set (named `gpu-fzn`
     alone when there is one set: the default engine), each engine alone, LNS with each
@@ -399,6 +454,18 @@ def main() -> None:
         help="only these solver variants (comma-separated names, e.g. 'gpu-fzn cpu count,gecode -p16')",
     )
     ap.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        help="NAME=FLAGS: fzn-gpu with these flags added (ENV:NAME=VALUE sets a setting, or PYTHONPATH for "
+        "another checkout); repeat it for more",
+    )
+    ap.add_argument(
+        "--interleave",
+        action="store_true",
+        help="run the variants' repeats in rotation (an A/B), not one after another",
+    )
+    ap.add_argument(
         "--check", action="store_true", help="fzn-gpu checks every solution it prints (slower: for tests, not timings)"
     )
     ap.add_argument("--machine", default=os.uname().nodename)
@@ -409,7 +476,8 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     device_sets = args.devices or ["all"]
-    solvers = variants(device_sets, args.gecode_p, args.check)
+    user = user_variants(args.variant, device_sets[0], args.check)
+    solvers = variants(device_sets, args.gecode_p, args.check) | user
     if args.variants:
         wanted = [v.strip() for v in args.variants.split(",")]
         unknown = [v for v in wanted if v not in solvers]
@@ -426,18 +494,24 @@ def main() -> None:
         res = {**inst, "label": label(inst), "runs": {}}
         if res["label"] not in warmed:  # the first run builds the kernel (cached after): not timed
             # per instance: a program is specialised to the instance's sizes, and a timed run
-            # leaves a GPU whose program was never built out (engine/warmup.py)
-            res["warmup_s"] = sum(warm_up(inst, bdir, d) for d in device_sets)
+            # leaves a GPU whose program was never built out (engine/warmup.py); a variant's own
+            # settings or checkout build programs of their own
+            own = {()} | {tuple(f for f in flags if f.startswith("ENV:")) for n, flags in solvers.items() if n in user}
+            res["warmup_s"] = sum(warm_up(inst, bdir, d, list(env)) for d in device_sets for env in own)
             warmed.add(res["label"])
             print(f"{res['label']:28s} warm-up (kernel build) {res['warmup_s']:.2f}s", flush=True)
-        for name, flags in solvers.items():
-            if name.endswith("count") and inst["mode"] != "all":
-                continue  # counting without printing applies to enumeration only
-            limit = args.opt_limit if inst["mode"] == "opt" else args.limit
-            r = median_run(flags, inst, bdir, limit, args.repeats)
+        # counting without printing applies to enumeration only
+        chosen = {n: f for n, f in solvers.items() if inst["mode"] == "all" or "--count-only" not in f}
+        limit = args.opt_limit if inst["mode"] == "opt" else args.limit
+        if args.interleave:
+            runs = interleaved(chosen, inst, bdir, limit, args.repeats)
+        else:
+            runs = {name: median_run(flags, inst, bdir, limit, args.repeats) for name, flags in chosen.items()}
+        for name, r in runs.items():
             res["runs"][name] = r
             print(
-                f"{res['label']:28s} {name:12s} {r['wall_s']:8.2f}s sols={r['solutions']} complete={r['complete']} best={r['best']}",
+                f"{res['label']:28s} {name:12s} {r['wall_s']:8.2f}s sols={r['solutions']} complete={r['complete']} best={r['best']}"
+                + (f" kernel={sorted(r['kernel_s'])[len(r['kernel_s']) // 2]:.3f}s" if r["kernel_s"] else ""),
                 flush=True,
             )
         results.append(res)
