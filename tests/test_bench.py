@@ -107,30 +107,18 @@ def test_merge_joins_split_calls_and_keeps_tagged_runs_apart(tmp_path):
     assert results[1]["runs"]["gecode -p1"]["best"] == 9
 
 
+def bench(out, *args: str, timeout: int = 300) -> subprocess.CompletedProcess:
+    """`python -m fzn_gpu.bench --out OUT ARGS...` from the checkout."""
+    cmd = [sys.executable, "-m", "fzn_gpu.bench", "--out", str(out), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=timeout)
+
+
 def test_small_run_end_to_end(tmp_path):
     out = tmp_path / "bench"
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "fzn_gpu.bench",
-            "--out",
-            str(out),
-            "--repeats",
-            "1",
-            "--limit",
-            "60",
-            "--only",
-            "nqueens n=8",
-            "--check",
-            "--variants",
-            "gpu-fzn,gpu-fzn count,gecode -p1",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=300,
-    )
+    r = bench(
+        out, "--repeats", "1", "--limit", "60", "--only", "nqueens n=8", "--check", "--variants",
+        "gpu-fzn,gpu-fzn count,gecode -p1",
+    )  # fmt: skip
     assert r.returncode == 0, r.stderr
     [res] = json.loads((out / "results.json").read_text())
     assert {name: run["solutions"] for name, run in res["runs"].items()} == {
@@ -148,28 +136,16 @@ def test_a_variant_of_ones_own_runs_in_rotation_with_its_settings(tmp_path):
     repeats in rotation; each run's kernel time is kept. A variant without NAME= is one clear
     error."""
     out = tmp_path / "bench"
-    common = [sys.executable, "-m", "fzn_gpu.bench", "--out", str(out), "--repeats", "2", "--only", "nqueens n=8"]
-    r = subprocess.run(
-        [
-            *common,
-            "--variant",
-            "one a unit=--count-only ENV:FZN_GPU_ITEMS_PER_CU=1",
-            "--variants",
-            "gpu-fzn count,one a unit",
-            "--interleave",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=300,
-    )
+    common = ["--repeats", "2", "--only", "nqueens n=8"]
+    variant = "one a unit=--count-only ENV:FZN_GPU_ITEMS_PER_CU=1"
+    r = bench(out, *common, "--variant", variant, "--variants", "gpu-fzn count,one a unit", "--interleave")
     assert r.returncode == 0, r.stderr
     [res] = json.loads((out / "results.json").read_text())
     runs = res["runs"]
     assert {name: run["solutions"] for name, run in runs.items()} == {"gpu-fzn count": 92, "one a unit": 92}
     assert all(len(run["kernel_s"]) == 2 and run["complete"] for run in runs.values())
     assert int(runs["one a unit"]["stats"]["workItems"]) < int(runs["gpu-fzn count"]["stats"]["workItems"])
-    bad = subprocess.run([*common, "--variant", "no name"], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    bad = bench(out, *common, "--variant", "no name", timeout=60)
     assert bad.returncode != 0 and "write NAME=FLAGS" in bad.stderr and "Traceback" not in bad.stderr
 
 
