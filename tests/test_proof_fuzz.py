@@ -27,7 +27,9 @@ CONFIGS = {
         "FZN_GPU_STACK_LEVELS": "2",
         "FZN_GPU_SLICE_BUDGET": "16",
         "FZN_GPU_ITEMS_PER_CU": "16",
-        "FZN_GPU_LOCAL": "8",
+        # groups of 32: at 8, PoCL 3.1 never ends the group kernel's first slice on these
+        # models (docs/TESTING.md, open questions)
+        "FZN_GPU_LOCAL": "32",
     },
     "group, many searches": {
         "FZN_GPU_KERNEL": "group",
