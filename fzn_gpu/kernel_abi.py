@@ -372,8 +372,8 @@ def model_lines() -> list[str]:
     never through a pointer per table: `M_CD(x, i)` is `x->model[x->at_cd + i]`. The base and
     the offsets are the kernel's parameters (the settings), which NVIDIA's compiler reloads
     wherever it needs them; a pointer per table derived from them at the kernel's start was a
-    value it kept, and spilled (15-queens' kernel time 10 % longer on the H200, against 2-4 %
-    this way: docs/bench/measurements.md, "The search kernels' parameters packed"). MODEL_AT_FIELDS are
+    value it kept, and spilled (docs/bench/measurements.md, "The search kernels' parameters
+    packed", has what each way cost). MODEL_AT_FIELDS are
     the search context's offsets, SEARCH_*_MODEL(x) sets them from the settings."""
     parts = {p.name: p for kernel in PACKED for p in PACKED[kernel]["pk_model"]}
     lines = ["#define MODEL_AT_FIELDS " + " ".join(f"int at_{name};" for name in parts)]

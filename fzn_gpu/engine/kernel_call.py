@@ -1,8 +1,7 @@
 """A kernel launched slice after slice with mostly the same arguments: each launch sets only the
 arguments that changed since the one before. pyopencl's call sets every one at every launch,
 each a call into the driver, and an LNS step launches the search kernel once or twice, ICM and
-Gibbs once a position (what it saved when the kernel took 75 arguments: docs/bench/measurements.md,
-LNS on every device)."""
+Gibbs once a position (what it saves: docs/bench/measurements.md, LNS on every device)."""
 
 from __future__ import annotations
 
