@@ -73,7 +73,7 @@ class SolveRun:
         self.devices: list = []
         self.relaxed: Relaxed | None = None  # the relaxations' bounds added to the model (fzn_gpu/relax/)
         self.left_out: dict[str, str] = {}  # devices a timed run started without (warmup.py), and why
-        self.bucket_gpus: list[Device] = []  # a timed run's GPUs, left out or not (bucket elimination's)
+        self.bucket_gpus: list[Device] = []  # the run's GPUs, a timed run's left-out ones too (bucket elimination's)
         self.t_init = 0.0
         self.checker: Checker | None = None
         if opts.check:
@@ -235,9 +235,9 @@ class SolveRun:
         elif engine == "bucket":
             from .bucket import BucketSearch, forced
 
-            prep = forced(self.model, self.bucket_gpus or self.devices)
+            prep = forced(self.model, self.bucket_gpus)
             return BucketSearch(
-                self.model, self.packed, self.devices, self.opts, self.report, prep, gpus=self.bucket_gpus or None
+                self.model, self.packed, self.devices, self.opts, self.report, prep, gpus=self.bucket_gpus
             )
         elif engine == "bucket-count":
             from .bucket import BucketCount, forced
@@ -268,7 +268,7 @@ class SolveRun:
                 self.model.solve.lns,
                 restart,
                 cluster=self._cluster(),
-                bucket_gpus=self.bucket_gpus or None,
+                bucket_gpus=self.bucket_gpus,
             )
         else:
             from .complete import CompleteSearch
@@ -453,6 +453,9 @@ class SolveRun:
         from ..relax import lp_budget, strengthen
 
         self.devices = select_devices(self.opts.devices, self.opts.parallel)
+        # bucket elimination's kernel is a program of its own: a GPU a timed run leaves out for
+        # want of its search program (warmup.py) still eliminates
+        self.bucket_gpus = [d for d in self.devices if d.is_gpu]
         self.relaxed = strengthen(self.model, self.opts.relax, lp_budget(self.opts.time_limit_ms), self.devices)
         try:
             self.dm = pack(self.model, self.opts)
@@ -465,10 +468,6 @@ class SolveRun:
             from .warmup import ready_devices
 
             readiness = ready_devices(self.devices, self.dm, self.opts, deadline)
-            # bucket elimination's kernel is a program of its own: a GPU left out for want of
-            # its search program still eliminates (a fresh machine's first run: WCSP 10x10
-            # proven, where the host's estimate refused it)
-            self.bucket_gpus = [d for d in self.devices if d.is_gpu]
             self.devices, self.left_out = readiness.ready, readiness.left_out
         self.t_init = clock.elapsed()
         if self.dm.empty_var >= 0:  # nothing to search: the kernels assume non-empty domains

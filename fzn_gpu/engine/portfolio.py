@@ -62,8 +62,9 @@ class ProvingShare:
 
     Why: while LNS improves, its launches are what the run needs and branch and bound's slices
     only delay them; once it stops, what is left is the proof, which a quarter of the GPU makes
-    three times as long as it needs to be (the short proofs: their optimum found early). Stillness measured against the time to the last improvement keeps a long run
-    that still improves now and then (QAP 64) at the base share (docs/bench/measurements.md,
+    three times as long as it needs to be (the short proofs: their optimum found early).
+    Stillness measured against the time to the last improvement keeps a long run that still
+    improves now and then (QAP 64) at the base share (docs/bench/measurements.md,
     "Branch and bound's share of a GPU that LNS uses")."""
 
     def __init__(
