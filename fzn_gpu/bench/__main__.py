@@ -12,7 +12,7 @@ device sets, --variants the built-in variants (each engine, LNS strategy and por
 and --variant NAME=FLAGS adds one of fzn-gpu's flags and settings, so an A/B of a setting or of
 another checkout of the code is one call, its variants run in rotation with --interleave:
 
-    python -m fzn_gpu.bench --suite full --only nqueens_15,costas --mode all --devices gpu \
+    python -m fzn_gpu.bench --suite full --only "nqueens n=15,costas" --mode all --devices gpu \
         --variants "gpu-fzn count,before" --variant "before=--count-only ENV:PYTHONPATH=/old/checkout" \
         --interleave --repeats 4 --out ab
     python -m fzn_gpu.bench --mode opt --variant "regs80=ENV:FZN_GPU_MAX_REGISTERS=80" --out regs
