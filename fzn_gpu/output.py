@@ -139,17 +139,25 @@ class Printer:
         # row -> {variable: IntSet or float}, for models with set or float variables (engine/decode.py)
         self.decoder: Callable[[np.ndarray], dict[int, object]] | None = None
 
-    def solutions(self, rows: np.ndarray) -> None:
-        """Hand over solutions (rows of every variable's value) to be printed in order."""
+    def solutions(self, rows: np.ndarray, supersedes: bool = False) -> None:
+        """Hand over solutions (rows of every variable's value) to be printed in order;
+        `supersedes` (an optimisation's improvements, best last): they replace those handed
+        over before and not yet written (writer.py)."""
         rows = np.array(rows, copy=True)  # the caller's buffer is reused by the next slice
         if self.decoder is not None:  # one solution at a time: sets and floats are decoded
             decoder = self.decoder
-            self._writer.put(lambda: self._decoded_text(rows, decoder), len(rows) * 16 * (rows.shape[1] + 4))
+            size = len(rows) * 16 * (rows.shape[1] + 4)
+            self._writer.put(lambda: self._decoded_text(rows, decoder), size, len(rows), supersedes)
             return
         if self._template is None:
             self._template = SolutionTemplate(self.model)
         template = self._template
-        self._writer.put(lambda: template.format(rows), len(rows) * template.row_bytes)
+        self._writer.put(lambda: template.format(rows), len(rows) * template.row_bytes, len(rows), supersedes)
+
+    @property
+    def superseded(self) -> int:
+        """Solutions handed over and replaced by a better one before they were written."""
+        return self._writer.superseded
 
     def _decoded_text(self, rows: np.ndarray, decoder: Callable[[np.ndarray], dict[int, object]]) -> str:
         parts = []

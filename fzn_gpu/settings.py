@@ -313,12 +313,19 @@ SETTINGS: tuple[Setting, ...] = (
     _s(
         "FZN_GPU_BNB_DEVICES",
         "choice",
-        "gpu beside CPUs, else all",
+        "cpu beside GPUs, else all",
         "tuning",
         "the portfolio's branch and bound devices",
         choices=DEVICE_KINDS,
     ),
-    _s("FZN_GPU_LNS_DEVICES", "choice", "all", "tuning", "the portfolio's LNS devices", choices=DEVICE_KINDS),
+    _s(
+        "FZN_GPU_LNS_DEVICES",
+        "choice",
+        "gpu beside CPUs, else all",
+        "tuning",
+        "the portfolio's LNS devices",
+        choices=DEVICE_KINDS,
+    ),
     _s(
         "FZN_GPU_COMPLETE_DEVICES",
         "choice",

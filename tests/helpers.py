@@ -115,6 +115,15 @@ def as_tuples(found: list[dict], names: list[str]) -> set[tuple]:
     return {tuple(s[n] if isinstance(s[n], frozenset) else int(s[n]) for n in names) for s in found}
 
 
+def superseded(stdout: str) -> int:
+    """How many improvements the solver found and did not print, a better one having replaced
+    them while the reader was behind (the supersededSolutions statistic; writer.py)."""
+    import re
+
+    m = re.search(r"^%%%mzn-stat: supersededSolutions=(\d+)$", stdout, re.M)
+    return int(m.group(1)) if m else 0
+
+
 def have_minizinc() -> bool:
     return (
         shutil.which("minizinc") is not None

@@ -12,16 +12,17 @@ import numpy as np
 import pytest
 
 from fzn_gpu.check import Checker
-from fzn_gpu.device import select_devices
+from fzn_gpu.device import Device, select_devices
 from fzn_gpu.engine import assignment
 from fzn_gpu.engine.complete import CompleteSearch
 from fzn_gpu.engine.incumbent import Incumbent, Outcome
 from fzn_gpu.engine.pack import pack
+from fzn_gpu.engine.portfolio import split_devices
 from fzn_gpu.lower import lower
 from fzn_gpu.options import SolveOptions
 from fzn_gpu.parser import parse_items
 
-from helpers import ROOT, have_minizinc, solve_text, stable_rng
+from helpers import ROOT, have_minizinc, solve_text, stable_rng, superseded
 from test_cli import fzn, run
 
 MODELS = ROOT / "models" / "lns"
@@ -198,9 +199,9 @@ def test_by_default_both_engines_run_and_the_optimum_is_proven(model, objective,
     assert 'engine="portfolio"' in r.stdout and 'lnsStrategy="adaptive"' in r.stdout
     bnb = int(re.search(r"bnbImprovements=(\d+)", r.stdout).group(1))
     lns = int(re.search(r"lnsImprovements=(\d+)", r.stdout).group(1))
-    assert bnb + lns == len(found)
+    assert bnb + lns == len(found) + superseded(r.stdout)  # found: those printed
     runs = re.search(r'improvementsBy="([^"]*)"', r.stdout).group(1).split()
-    assert sum(int(x.split(":")[1]) for x in runs) == len(found)
+    assert sum(int(x.split(":")[1]) for x in runs) == bnb + lns
     # the proof's engine: branch and bound, LNS's dive or bucket elimination
     assert re.search(r"^%%%mzn-stat: provedBy=\"?(bnb|lns|bucket)\"?$", r.stdout, re.M)
 
@@ -281,6 +282,26 @@ def test_on_two_devices_both_engines_share_them(monkeypatch, tmp_path):
     assert f"obj = {optimum(weights, values, limit, cover)}" in r.stdout
     for engine in ("bnb", "lns"):
         assert re.search(rf'{engine}Devices="[^";]+; [^";]+"', r.stdout), r.stdout[-1500:]
+
+
+def _device(index: int, gpu: bool) -> Device:
+    return Device(index, None, f"dev{index}", "test", gpu, 1, 1 << 30, 1 << 28)
+
+
+def test_beside_cpus_lns_takes_the_gpus_and_branch_and_bound_the_cpus(monkeypatch):
+    """The default split (portfolio.DEFAULT_SPLIT): on a machine with both kinds LNS runs on
+    the GPUs alone and branch and bound on the CPUs; with one kind both engines get every
+    device; the variables override it, and a kind the machine lacks falls back to all."""
+    gpu, cpu, cpu2 = _device(0, True), _device(1, False), _device(2, False)
+    monkeypatch.delenv("FZN_GPU_BNB_DEVICES", raising=False)
+    monkeypatch.delenv("FZN_GPU_LNS_DEVICES", raising=False)
+    assert split_devices([gpu, cpu, cpu2]) == ([cpu, cpu2], [gpu])
+    assert split_devices([cpu, cpu2]) == ([cpu, cpu2], [cpu, cpu2])
+    assert split_devices([gpu]) == ([gpu], [gpu])
+    monkeypatch.setenv("FZN_GPU_BNB_DEVICES", "gpu")
+    monkeypatch.setenv("FZN_GPU_LNS_DEVICES", "all")
+    assert split_devices([gpu, cpu]) == ([gpu], [gpu, cpu])
+    assert split_devices([cpu, cpu2]) == ([cpu, cpu2], [cpu, cpu2])  # no GPU: every device
 
 
 def test_device_split_variables_are_checked(monkeypatch, tmp_path):

@@ -117,3 +117,72 @@ def test_solutions_from_several_threads_stay_whole():
     printer.drain()
     lines = out.getvalue().split("----------\n")[:-1]
     assert len(lines) == 180 and all(line.startswith("x = ") for line in lines)
+
+
+def test_an_improvement_replaces_those_not_yet_written():
+    out = SlowPipe(0.05)  # MiniZinc reading a large solution
+    writer = StreamWriter(out)
+    for i in range(40):  # a search improving every millisecond
+        writer.put(lambda i=i: f"{i}\n", 3, supersedes=True)
+        time.sleep(0.001)
+    writer.drain()
+    written = [int(x) for x in out.getvalue().split()]
+    assert written[-1] == 39 and written == sorted(written) and len(written) < 20  # not 40 slow writes
+    assert writer.superseded == 40 - len(written)
+
+
+def test_only_superseding_jobs_are_replaced():
+    out = SlowPipe(0.05)
+    writer = StreamWriter(out)
+    writer.put(lambda: "a\n", 2, supersedes=True)  # taken by the thread at once
+    time.sleep(0.01)
+    writer.put(lambda: "kept\n", 5)
+    writer.put(lambda: "b\n", 2, solutions=2, supersedes=True)
+    writer.put(lambda: "c\n", 2, supersedes=True)
+    writer.drain()
+    assert out.getvalue() == "a\nkept\nc\n" and writer.superseded == 2
+
+
+def test_printer_prints_the_best_improvement_last():
+    model = lower(parse_items("var 1..99: x :: output_var;\nsolve maximize x;\n"))
+    out = SlowPipe(0.02)
+    printer = Printer(model, out)
+    rows = np.zeros((1, len(model.vars.kind)), dtype=np.int64)
+    for v in range(1, 60):
+        rows[0, 0] = v
+        printer.solutions(rows, supersedes=True)
+        time.sleep(0.001)
+    printer.status(SEARCH_COMPLETE)
+    text = out.getvalue()
+    values = [int(line[4:-1]) for line in text.splitlines() if line.startswith("x = ")]
+    assert values[-1] == 59 and values == sorted(values) and text.endswith(SEARCH_COMPLETE + "\n")
+    assert len(values) < 30  # 59 improvements in 59 ms: the reader got the best, not each
+    assert printer.superseded == 59 - len(values)
+
+
+def test_shrink_pipe_leaves_a_pipe_one_page():
+    import fcntl
+    import os
+
+    from fzn_gpu.writer import shrink_pipe
+
+    r, w = os.pipe()
+    try:
+        with os.fdopen(w, "w", closefd=False) as out:
+            if not hasattr(fcntl, "F_GETPIPE_SZ"):
+                pytest.skip("no F_GETPIPE_SZ here")
+            assert shrink_pipe(out)
+            assert fcntl.fcntl(w, fcntl.F_GETPIPE_SZ) == os.sysconf("SC_PAGESIZE")
+    finally:
+        os.close(r)
+        os.close(w)
+    assert not shrink_pipe(io.StringIO())  # not a pipe: left alone
+
+
+def test_a_reader_keeping_up_gets_every_improvement():
+    out = io.StringIO()
+    writer = StreamWriter(out)
+    for i in range(30):
+        writer.put(lambda i=i: f"{i}\n", 3, supersedes=True)
+        writer.drain()  # the writer is idle again before the next improvement
+    assert out.getvalue() == "".join(f"{i}\n" for i in range(30)) and writer.superseded == 0

@@ -17,6 +17,7 @@ from ..model import Model, RestartSpec, VarKind
 from ..options import SolveOptions
 from ..output import ERROR, SEARCH_COMPLETE, UNKNOWN, UNSATISFIABLE, Printer
 from ..watchdog import Watchdog, interrupt_code, signal_code
+from ..writer import shrink_pipe
 from .incumbent import Outcome
 from .interface import Engine, JoinCluster
 from .profile import kind_profile, node_profile
@@ -60,6 +61,8 @@ class SolveRun:
         self.optimising = model.solve.kind != "satisfy"
         self.count_only = opts.count_only and opts.all_solutions and not self.optimising
         self.print_each = (not self.optimising or opts.all_solutions or opts.intermediate) and not self.count_only
+        if self.optimising and self.print_each:
+            shrink_pipe(self.printer.out)  # the newest improvement waits in the writer's queue, not the pipe
         self.best_values: list[np.ndarray] = []
         self.lock = threading.Lock()
         self.ended = False
@@ -114,8 +117,8 @@ class SolveRun:
         with self.lock:
             if self.ended:
                 return
-            if self.print_each:
-                self.printer.solutions(rows)
+            if self.print_each:  # an optimisation's newest improvement replaces those not yet written
+                self.printer.solutions(rows, supersedes=self.optimising)
             else:
                 self.best_values[:] = [rows[-1].copy()]
 
@@ -145,6 +148,8 @@ class SolveRun:
         # `solutions`: what the search found (with --count-only, the count). Not `nSolutions`:
         # MiniZinc appends that itself, the solutions it printed (none when counting only)
         stats: dict[str, object] = {"solutions": outcome.solutions}
+        if self.optimising and self.print_each:  # improvements a better one replaced before MiniZinc read them
+            stats["supersededSolutions"] = self.printer.superseded
         solve_s = max(0.0, clock.elapsed() - self.t_init)
         runners = self.search.runners if self.search is not None else []
         if runners:
