@@ -86,14 +86,23 @@ def test_the_search_runs_on_while_the_reader_is_slow():
     assert handed_over < 0.1 and out.getvalue() == "slow\n"
 
 
-def test_printer_status_follows_every_solution():
-    model = lower(parse_items("var 1..9: x :: output_var;\nsolve satisfy;\n"))
-    out = SlowPipe(0.001)
+def hand_over(model_text: str, out: io.StringIO, values: range, supersedes: bool = False) -> Printer:
+    """A printer over `out`, handed one solution x = v after another in one buffer, refilled
+    (the printer keeps its own copy); improvements a millisecond apart where `supersedes`."""
+    model = lower(parse_items(model_text))
     printer = Printer(model, out)
     rows = np.zeros((1, len(model.vars.kind)), dtype=np.int64)
-    for v in range(1, 10):
+    for v in values:
         rows[0, 0] = v
-        printer.solutions(rows)  # the same buffer, refilled: the printer keeps its own copy
+        printer.solutions(rows, supersedes=supersedes)
+        if supersedes:
+            time.sleep(0.001)
+    return printer
+
+
+def test_printer_status_follows_every_solution():
+    out = SlowPipe(0.001)
+    printer = hand_over("var 1..9: x :: output_var;\nsolve satisfy;\n", out, range(1, 10))
     printer.status(SEARCH_COMPLETE)
     assert out.getvalue() == "".join(f"x = {v};\n----------\n" for v in range(1, 10)) + SEARCH_COMPLETE + "\n"
 
@@ -144,14 +153,8 @@ def test_only_superseding_jobs_are_replaced():
 
 
 def test_printer_prints_the_best_improvement_last():
-    model = lower(parse_items("var 1..99: x :: output_var;\nsolve maximize x;\n"))
     out = SlowPipe(0.02)
-    printer = Printer(model, out)
-    rows = np.zeros((1, len(model.vars.kind)), dtype=np.int64)
-    for v in range(1, 60):
-        rows[0, 0] = v
-        printer.solutions(rows, supersedes=True)
-        time.sleep(0.001)
+    printer = hand_over("var 1..99: x :: output_var;\nsolve maximize x;\n", out, range(1, 60), supersedes=True)
     printer.status(SEARCH_COMPLETE)
     text = out.getvalue()
     values = [int(line[4:-1]) for line in text.splitlines() if line.startswith("x = ")]
