@@ -168,7 +168,7 @@ def run(argv: list[str]) -> int:
     if argv and argv[0] == "install-solver-config":
         return _install_solver_config(argv[1:])
     if argv and argv[0] == "check-devices":
-        from .device import check_devices
+        from .runtime.device import check_devices
 
         return check_devices()
     if argv and argv[0] == "build-kernels":
@@ -177,7 +177,7 @@ def run(argv: list[str]) -> int:
         return build_generic(background=argv[1:] == ["--background"])
     args = _parser().parse_args(argv)
     if args.list_devices:
-        from .device import describe_devices
+        from .runtime.device import describe_devices
 
         print(describe_devices())
         return 0
@@ -218,7 +218,7 @@ def run(argv: list[str]) -> int:
         restart=_restart_option(args),
         cluster=args.cluster or None,
     )
-    from . import opencl_start
+    from .runtime import opencl_start
     from .watchdog import Watchdog, unknown_yet
 
     opencl_start.begin(args.devices)  # the drivers start while numpy, pyopencl and the model load
@@ -235,7 +235,7 @@ def run(argv: list[str]) -> int:
     end = functools.partial(unknown_yet, statistics=read_so_far if opts.statistics else None)
     with Watchdog(end, opts.time_limit_ms) as watchdog:
         from .engine import build_only, solve
-        from .lower import load
+        from .flatzinc.lower import load
 
         model = load(args.file, reading)
         return build_only(model, opts) if args.build_only else solve(model, opts, watchdog)

@@ -11,8 +11,8 @@ from typing import TextIO, cast
 
 import numpy as np
 
-from .ast import IntSet
-from .model import Model, OutputItem, VarKind
+from .flatzinc.ast import IntSet
+from .flatzinc.model import Model, OutputItem, VarKind
 from .writer import StreamWriter
 
 SOLUTION_END = "----------"

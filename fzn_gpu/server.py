@@ -105,9 +105,9 @@ def _preload() -> None:
         except Exception:  # noqa: BLE001 - a run that needs the module meets the same error itself
             pass
     from fzn_gpu.engine.pack import pack
-    from fzn_gpu.lower import lower
+    from fzn_gpu.flatzinc.lower import lower
+    from fzn_gpu.flatzinc.parser import parse_items
     from fzn_gpu.options import SolveOptions
-    from fzn_gpu.parser import parse_items
     from fzn_gpu.relax import strengthen
 
     try:
@@ -134,7 +134,7 @@ def _stamp(file: str) -> int:
 
 def _note_program(path: str, d, kinds, model: str, options: list[str], floats: bool) -> None:
     """A run's program, last in the file of recent ones (device.program_used)."""
-    from fzn_gpu import device
+    from fzn_gpu.runtime import device
 
     entry = json.dumps(
         {
@@ -167,8 +167,8 @@ def _preload_programs(path: str) -> None:
     is not built yet do) and the programs recent runs of this server took (a model run again,
     its specialised program). Nothing that is not built yet: a build of seconds would keep the
     spare from taking its run."""
-    from fzn_gpu import build_record, device
     from fzn_gpu.engine.runner import Tuning
+    from fzn_gpu.runtime import build_record, device
 
     wanted: list[tuple] = []
     # the CPU's part beside the GPUs too: a run on both searches on it (device.run_devices)
@@ -250,7 +250,8 @@ def _client_gone(conn: socket.socket) -> bool:
 def _become_run(conn: socket.socket, path: str, status_w: int) -> None:
     """In the spare, once a client connected: take its streams and settings and run its command
     line; never returns."""
-    from fzn_gpu import clock, device, exiting, launch, watchdog
+    from fzn_gpu import clock, exiting, launch, watchdog
+    from fzn_gpu.runtime import device
 
     try:
         fds, request = _receive_request(conn)
@@ -299,7 +300,7 @@ def _spare(listener: socket.socket, status_w: int, server: int, path: str) -> No
     from fzn_gpu import launch
 
     try:
-        from fzn_gpu import device, opencl_start
+        from fzn_gpu.runtime import device, opencl_start
 
         opencl_start.begin("all", every_type=True)
         opencl_start.wait()

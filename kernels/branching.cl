@@ -2,7 +2,7 @@
 // counters, decisions and their negation, and variable and value selection.
 
 // The status codes, state layouts and decision operators (S_*, ST_*, CNT_*, C_*, OP_*, LV_*) come
-// from the generated header (fzn_gpu/kernel_abi.py).
+// from the generated header (fzn_gpu/runtime/kernel_abi.py).
 
 // A decision into a path (or an emitted record).
 inline void put_decision(__global int *d, int var, int op, int value, int value_hi) {

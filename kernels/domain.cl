@@ -32,7 +32,7 @@
 // The model, read-only: one buffer (kernel_abi.PACKED's pk_model) and each table's offset in it,
 // read as M_<TABLE>(x, i) (generated: kernel_abi.model_lines). Its tables: bm_off (first bitmap
 // word of each variable, or -1), bm_nw (its number of words), base (the value of bit 0), ckind,
-// coff and cd (constraint rows, fzn_gpu.registry's encoding), wptr and wlist (variable ->
+// coff and cd (constraint rows, fzn_gpu.flatzinc.registry's encoding), wptr and wlist (variable ->
 // watching constraints, CSR; c << 2 | its WAKE_* event: wakes() below), deg, ubits (the bitmaps
 // as declared: a set variable's universe), compan (a set variable's P -> its N, engine/sets.py,
 // else -1), fslot (a float variable's slot, engine/floats.py, else -1; the work-item kernel's),

@@ -48,7 +48,7 @@ inline int fset(Ctx *x, int v, double lo, double hi) {
 #define FR_LE 2
 #define FR_LT 3
 
-// Equal within the checker's tolerance (fzn_gpu/check.py). float != fails where two boxes are
+// Equal within the checker's tolerance (fzn_gpu/flatzinc/check.py). float != fails where two boxes are
 // indistinguishable, every value of one within the tolerance of every value of the other (so
 // also on two equal points): the printed shortest decimals of such boxes may coincide, and
 // search accepts boxes as narrow as that.

@@ -1,5 +1,5 @@
 // The int/bool propagators' family: all_different: value elimination from fixed variables, and a pigeonhole test.
-// The families' files are concatenated in fzn_gpu/device.py's PROPAGATOR_FILES order.
+// The families' files are concatenated in fzn_gpu/runtime/device.py's PROPAGATOR_FILES order.
 
 // ---- all_different: value elimination from fixed variables, and a pigeonhole test
 // The row is [n, x_1..x_n, c_1..c_n, base, words]: the values x_i + c_i are distinct (offset

@@ -1,5 +1,5 @@
 // The int/bool propagators' family: arithmetic: plus, times, div, mod, pow, abs, min, max.
-// The families' files are concatenated in fzn_gpu/device.py's PROPAGATOR_FILES order.
+// The families' files are concatenated in fzn_gpu/runtime/device.py's PROPAGATOR_FILES order.
 
 // ---- arithmetic
 // floor(sqrt(v)) for 0 <= v <= 2^62 in integers: a float estimate, one Newton step, exact fix-up

@@ -1,5 +1,5 @@
 // The int/bool propagators' family: booleans (0/1 integer variables): relations, clauses, parity, boolean linear.
-// The families' files are concatenated in fzn_gpu/device.py's PROPAGATOR_FILES order.
+// The families' files are concatenated in fzn_gpu/runtime/device.py's PROPAGATOR_FILES order.
 
 // ---- booleans (0/1 integer variables)
 PROPAGATOR_FN bool prop_bool_and(Ctx *x, int a, int b, int r, int imp) {

@@ -1,5 +1,5 @@
 // The int/bool propagators' family: element over constants and variables, array maximum and minimum.
-// The families' files are concatenated in fzn_gpu/device.py's PROPAGATOR_FILES order.
+// The families' files are concatenated in fzn_gpu/runtime/device.py's PROPAGATOR_FILES order.
 
 // ---- element and extrema
 // z = a[idx]: an index whose entry cannot equal z leaves idx (removed from a bitmap; without

@@ -1,5 +1,5 @@
 // The int/bool propagators' family: linear relations over a row: sums kept in 128 bits, bounds reasoning.
-// The families' files are concatenated in fzn_gpu/device.py's PROPAGATOR_FILES order.
+// The families' files are concatenated in fzn_gpu/runtime/device.py's PROPAGATOR_FILES order.
 
 // ---- linear: sum_i coef_i*x_i (+ xc*xv) against bounds, over a row's arrays
 // Every term fits in 63 bits (|coef| < 2^31, |value| < 2^31), but a sum of several need not:

@@ -1,5 +1,5 @@
 // The int/bool propagators' family: membership in sets of constants (set_in and its reified forms).
-// The families' files are concatenated in fzn_gpu/device.py's PROPAGATOR_FILES order.
+// The families' files are concatenated in fzn_gpu/runtime/device.py's PROPAGATOR_FILES order.
 
 // ---- sets of constants
 bool set_has(__global const int *s, long v) {

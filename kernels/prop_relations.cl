@@ -1,5 +1,5 @@
 // One propagator per constraint kind, each over one row of its table (the encoding of
-// fzn_gpu/registry.py). Every propagator is sound (it never removes a value with a support)
+// fzn_gpu/flatzinc/registry.py). Every propagator is sound (it never removes a value with a support)
 // and checking: once all its variables are fixed it fails exactly when the constraint is
 // violated, so a fixpoint with every variable fixed is a solution.
 

@@ -123,7 +123,7 @@ bool choose(Ctx *x, int ngroups, __global const int *weights, uint *rng, int ran
     return false;
 }
 
-// the parameters: fzn_gpu/kernel_abi.py's SEARCH_PARAMS, the one list (the header generated from it
+// the parameters: fzn_gpu/runtime/kernel_abi.py's SEARCH_PARAMS, the one list (the header generated from it
 // writes them as SEARCH_ITEM_PARAMS and their unpacking as SEARCH_ITEM_UNPACK; the host passes its
 // arguments by name in that order, its scalars in the settings)
 __kernel void search(SEARCH_ITEM_PARAMS)

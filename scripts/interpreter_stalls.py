@@ -19,7 +19,7 @@ import time
 import numpy as np
 import pyopencl as cl
 
-from fzn_gpu.kernel_launch import enqueue
+from fzn_gpu.runtime.kernel_launch import enqueue
 
 SOURCE = """__kernel void spin(__global long *a, long n) {
     long s = get_global_id(0);

@@ -43,9 +43,9 @@ import fzn_gpu.engine.adaptive as adaptive  # noqa: E402
 
 stamp("imported")
 for module, attr in [
-    ("fzn_gpu.lower", "load"),
+    ("fzn_gpu.flatzinc.lower", "load"),
     ("fzn_gpu.engine.pack", "pack"),
-    ("fzn_gpu.device", "select_devices"),
+    ("fzn_gpu.runtime.device", "select_devices"),
     ("fzn_gpu.local.network", "build"),  # partition's path: Adaptive Search alone for a wide constant
     ("fzn_gpu.engine.adaptive", "build"),  # --engine adaptive's path
     ("fzn_gpu.engine.adaptive", "AdaptiveSearch.run"),

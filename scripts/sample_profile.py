@@ -30,7 +30,8 @@ def warm_like_a_spare(argv: list[str]) -> None:
     """What a spare has done before its client connects, this model's programs included."""
     import tempfile
 
-    from fzn_gpu import cli, device, exiting, opencl_start, server
+    from fzn_gpu import cli, exiting, server
+    from fzn_gpu.runtime import device, opencl_start
 
     server._preload()
     recent = os.path.join(tempfile.mkdtemp(), "server")

@@ -14,17 +14,17 @@ from pathlib import Path
 
 import numpy as np
 
-from fzn_gpu.check import Checker
-from fzn_gpu.device import select_devices
 from fzn_gpu.engine import assignment
 from fzn_gpu.engine.complete import CompleteSearch
 from fzn_gpu.engine.decode import decoder
 from fzn_gpu.engine.pack import pack
 from fzn_gpu.engine.portfolio import PortfolioSearch
-from fzn_gpu.lower import lower
+from fzn_gpu.flatzinc.check import Checker
+from fzn_gpu.flatzinc.lower import lower
+from fzn_gpu.flatzinc.parser import parse_items
 from fzn_gpu.options import SolveOptions
-from fzn_gpu.parser import parse_items
 from fzn_gpu.relax import strengthen
+from fzn_gpu.runtime.device import select_devices
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"

@@ -19,16 +19,16 @@ import re
 import numpy as np
 import pytest
 
-from fzn_gpu.check import Checker
-from fzn_gpu.device import select_devices
 from fzn_gpu.engine import assignment
 from fzn_gpu.engine.adaptive import AdaptiveSearch, DeviceWalks, walk_params
+from fzn_gpu.flatzinc.check import Checker
+from fzn_gpu.flatzinc.lower import lower
+from fzn_gpu.flatzinc.parser import parse_items
 from fzn_gpu.local.network import NotLocal, build
 from fzn_gpu.local.verify import violations
-from fzn_gpu.local_abi import Group, H, L, Param, W
-from fzn_gpu.lower import lower
 from fzn_gpu.options import SolveOptions
-from fzn_gpu.parser import parse_items
+from fzn_gpu.runtime.device import select_devices
+from fzn_gpu.runtime.local_abi import Group, H, L, Param, W
 
 from helpers import stable_rng
 from test_cli import fzn, run
@@ -282,7 +282,7 @@ class Net:
 def test_every_form_occurs():
     """The generator's reach: over the seeds the tests use, every soft constraint type, every
     invariant type, every arithmetic operation and every kind of group occur."""
-    from fzn_gpu.local_abi import Arith, Inv, Soft
+    from fzn_gpu.runtime.local_abi import Arith, Inv, Soft
 
     soft, inv, arith, groups = set(), set(), set(), set()
     for seed in SEEDS:
@@ -665,7 +665,7 @@ def test_the_groups_of_the_papers_models():
 
 def _domain_constraints(net) -> set[str]:
     """The names of the variables that carry a DOMAIN soft constraint in `net`."""
-    from fzn_gpu.local_abi import Soft
+    from fzn_gpu.runtime.local_abi import Soft
 
     b = net.buffer
     types = b[b[H.SOFT_TYPE] :][: net.n_soft]
@@ -714,7 +714,7 @@ def test_a_division_s_image_holds_every_value_it_computes(op):
     computes lies within it, and a division's bounds are attained; a divisor's interval
     holding 0 gives none (undefined there)."""
     from fzn_gpu.local.network import _image, _Inv
-    from fzn_gpu.local_abi import Arith, Inv
+    from fzn_gpu.runtime.local_abi import Arith, Inv
 
     rng = stable_rng("image", op)
     for _ in range(300):
@@ -968,7 +968,7 @@ def test_swaps_are_scored_in_32_bits_exactly_where_every_score_fits():
     # and each variable's terms name each constraint once (the 32-bit program scores a
     # partner's term alone): a list naming one twice is refused
     from fzn_gpu.local.network import _sums_fit_32
-    from fzn_gpu.local_abi import SwapTerm
+    from fzn_gpu.runtime.local_abi import SwapTerm
 
     m = net(_magic(4))
     b = m.buffer.astype(np.int64)
@@ -1297,7 +1297,7 @@ def _same_terms(net, model) -> list[set[int]]:
     constraint and coefficient and, through an invariant, the invariant's kind and row read
     with the variable blanked and its constants by value; no DOMAIN or all_different term."""
     from fzn_gpu.local.network import _read_slots
-    from fzn_gpu.local_abi import SWAP_ALLDIFF, SWAP_DOMAIN, Inv, SwapTerm
+    from fzn_gpu.runtime.local_abi import SWAP_ALLDIFF, SWAP_DOMAIN, Inv, SwapTerm
 
     b = net.buffer.astype(np.int64)
     lo = b[b[H.LO] :][: net.nv]

@@ -1,11 +1,11 @@
-"""fzn_gpu.arrays gives what np.unique gives, on random int arrays of every size met."""
+"""fzn_gpu.flatzinc.arrays gives what np.unique gives, on random int arrays of every size met."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from fzn_gpu.arrays import unique, unique_first, unique_pairs
+from fzn_gpu.flatzinc.arrays import unique, unique_first, unique_pairs
 
 
 @pytest.mark.parametrize("seed", range(30))

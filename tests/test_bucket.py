@@ -19,9 +19,9 @@ import pytest
 from fzn_gpu.bucket import eliminate as E
 from fzn_gpu.bucket.network import INF, Factor, NotDecomposable, extract
 from fzn_gpu.bucket.plan import best_plan
-from fzn_gpu.check import Checker
-from fzn_gpu.lower import lower
-from fzn_gpu.parser import parse_items
+from fzn_gpu.flatzinc.check import Checker
+from fzn_gpu.flatzinc.lower import lower
+from fzn_gpu.flatzinc.parser import parse_items
 
 from helpers import solve_text, stable_rng
 from test_cli import fzn, run
@@ -183,7 +183,7 @@ def test_the_device_join_equals_numpys(seed):
     import pyopencl as cl
 
     from fzn_gpu.bucket.device import DeviceJoiner, DeviceTable
-    from fzn_gpu.device import select_devices
+    from fzn_gpu.runtime.device import select_devices
 
     rng = np.random.default_rng(seed)
     device = select_devices("all")[0]
@@ -250,7 +250,7 @@ def test_elimination_with_tables_kept_on_the_device_equals_numpys(seed):
     import pyopencl as cl
 
     from fzn_gpu.bucket.device import DeviceJoiner
-    from fzn_gpu.device import select_devices
+    from fzn_gpu.runtime.device import select_devices
 
     device = select_devices("all")[0]
     ctx = cl.Context([device.cl_device])
@@ -358,7 +358,7 @@ def _single_rows(text: str):
 
 def _evaluated_kinds():
     from fzn_gpu.bucket import evaluate
-    from fzn_gpu.registry import KINDS
+    from fzn_gpu.flatzinc.registry import KINDS
 
     return [
         pytest.param(k, id=k.key)
@@ -493,11 +493,11 @@ def test_a_grid_s_optimum_is_completed_on_the_host_or_else_by_the_kernel(tmp_pat
     """Through the command line the grid's optimum is completed on the host; with the image of
     its objective's defining sum taken away, the search kernel replays it, to the same optimum."""
     from fzn_gpu.bucket import evaluate
-    from fzn_gpu.device import select_devices
     from fzn_gpu.engine import assignment
     from fzn_gpu.engine.bucket import BucketSearch, forced
     from fzn_gpu.engine.pack import pack
     from fzn_gpu.options import SolveOptions
+    from fzn_gpu.runtime.device import select_devices
 
     text = grid(3, 3, 3, 2)
     r = run("--engine", "bucket", "-s", "--check", fzn(tmp_path, text))

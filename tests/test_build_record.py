@@ -1,4 +1,4 @@
-"""Which program a run builds (fzn_gpu/build_record.py, device.kinds_to_build and
+"""Which program a run builds (fzn_gpu/runtime/build_record.py, device.kinds_to_build and
 choose_program): a GPU takes its specialised program inlined where --build-only built that,
 else the specialised one where this machine built it before, else the generic one where that
 was built before and loaded quickly, else builds the specialised one; every build leaves a
@@ -8,8 +8,8 @@ from dataclasses import replace
 
 import pytest
 
-from fzn_gpu import build_record
-from fzn_gpu.device import all_devices, build, build_key, build_options, choose_program, kinds_to_build
+from fzn_gpu.runtime import build_record
+from fzn_gpu.runtime.device import all_devices, build, build_key, build_options, choose_program, kinds_to_build
 
 KINDS = frozenset({1, 2})
 
@@ -108,9 +108,9 @@ def test_a_cpu_never_takes_the_inlined_program(records):
 
 def _device_model(text):
     from fzn_gpu.engine.pack import pack
-    from fzn_gpu.lower import lower
+    from fzn_gpu.flatzinc.lower import lower
+    from fzn_gpu.flatzinc.parser import parse_items
     from fzn_gpu.options import SolveOptions
-    from fzn_gpu.parser import parse_items
 
     return pack(lower(parse_items(text, "m.fzn")), SolveOptions())
 
@@ -134,7 +134,7 @@ def test_build_kernels_builds_the_generic_program_in_every_shape(records, gpu, m
     local memory, in global memory (a model whose node does not fit local memory, QAP, takes
     it) and as narrow domains (every variable within 32 values: n-queens, Costas), so no kind of
     model builds one inside its time limit; a run of any shape then takes the generic program."""
-    import fzn_gpu.device as device_module
+    import fzn_gpu.runtime.device as device_module
     from fzn_gpu.engine import build_generic
     from fzn_gpu.engine.runner import GROUP_SHAPES, Tuning
 

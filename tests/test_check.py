@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from fzn_gpu.check import BUILTINS, Checker
-from fzn_gpu.parser import parse_items
-from fzn_gpu.registry import KINDS
+from fzn_gpu.flatzinc.check import BUILTINS, Checker
+from fzn_gpu.flatzinc.parser import parse_items
+from fzn_gpu.flatzinc.registry import KINDS
 
 DECLS = """var int: a; var int: b; var int: c;
 var bool: p; var bool: q; var bool: r;

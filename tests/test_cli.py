@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from fzn_gpu.check import Checker
-from fzn_gpu.parser import parse_items
+from fzn_gpu.flatzinc.check import Checker
+from fzn_gpu.flatzinc.parser import parse_items
 
 from helpers import ROOT
 

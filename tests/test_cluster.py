@@ -19,10 +19,10 @@ from fzn_gpu.cluster.worker import ClusterWorker, _FedSplit, _NodeIncumbent
 from fzn_gpu.engine.balance import DeviceShare, WorkPool
 from fzn_gpu.engine.pack import pack
 from fzn_gpu.engine.paths import Paths
-from fzn_gpu.kernel_abi import DEC, Op
-from fzn_gpu.lower import lower
+from fzn_gpu.flatzinc.lower import lower
+from fzn_gpu.flatzinc.parser import parse_items
 from fzn_gpu.options import SolveOptions
-from fzn_gpu.parser import parse_items
+from fzn_gpu.runtime.kernel_abi import DEC, Op
 
 from test_cli import ROOT, fzn, queens, run
 from test_multidevice import KNAPSACK, QUEENS10, stat
@@ -111,8 +111,8 @@ def test_a_worker_runs_lns_islands_and_stops_when_told():
     objective and values, the values a solution by the checker), and lns_stop ends them."""
     import threading
 
-    from fzn_gpu.check import Checker
     from fzn_gpu.engine import assignment
+    from fzn_gpu.flatzinc.check import Checker
 
     model = lower(parse_items(KNAPSACK, "k.fzn"), "k.fzn")
     opts = SolveOptions()

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from fzn_gpu.lower import load, lower
-from fzn_gpu.parser import parse_items
+from fzn_gpu.flatzinc.lower import load, lower
+from fzn_gpu.flatzinc.parser import parse_items
 
 from helpers import CORPUS, ROOT, have_minizinc
 from test_fast_lowering import same

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from fzn_gpu.codegen import val_select_code, var_select_code
 from fzn_gpu.engine.pack import BITMAP_MAX_SPAN, search_plan
-from fzn_gpu.lower import lower
+from fzn_gpu.flatzinc.lower import lower
+from fzn_gpu.flatzinc.parser import parse_items
 from fzn_gpu.options import SolveOptions
-from fzn_gpu.parser import parse_items
+from fzn_gpu.runtime.codegen import val_select_code, var_select_code
 
 from helpers import solve_text
 

@@ -13,8 +13,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from fzn_gpu import device, device_check
 from fzn_gpu.errors import FznError
+from fzn_gpu.runtime import device, device_check
 
 from helpers import ROOT
 from test_cli import QUEENS6, fzn

@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fzn_gpu import ast
 from fzn_gpu.bench.frontend import generate_mix
 from fzn_gpu.errors import FznError
-from fzn_gpu.lower import Lowering, lower
-from fzn_gpu.parser import parse_items, parse_items_raw, parse_raw
+from fzn_gpu.flatzinc import ast
+from fzn_gpu.flatzinc.lower import Lowering, lower
+from fzn_gpu.flatzinc.parser import parse_items, parse_items_raw, parse_raw
 
 from test_parser import _bench_fzn
 

@@ -19,7 +19,7 @@ import random
 
 import pytest
 
-from fzn_gpu.registry import KINDS
+from fzn_gpu.flatzinc.registry import KINDS
 
 from helpers import solve_text, stable_rng
 

@@ -11,7 +11,7 @@ from collections import Counter
 
 import pytest
 
-from fzn_gpu.registry import GLOBALS, KINDS
+from fzn_gpu.flatzinc.registry import GLOBALS, KINDS
 
 from helpers import ROOT
 

@@ -15,10 +15,9 @@ import pytest
 
 from fzn_gpu.engine import pack as pack_module
 from fzn_gpu.errors import FznError
-from fzn_gpu.kernel_abi import REGULAR_WORDS
-from fzn_gpu.lower import lower
-from fzn_gpu.parser import parse_items
-from fzn_gpu.registry import GLOBALS, SHARED_BY_GROUP
+from fzn_gpu.flatzinc.lower import lower
+from fzn_gpu.flatzinc.parser import parse_items
+from fzn_gpu.flatzinc.registry import GLOBALS, REGULAR_WORDS, SHARED_BY_GROUP
 
 from conftest import use_kernel
 from helpers import ROOT, as_tuples, brute_force, solve_stats, solve_text, stable_rng

@@ -8,7 +8,7 @@ choice by keys (search_group.cl, var_key and group_min)."""
 
 import pytest
 
-from fzn_gpu.codegen import VAR_SELECT
+from fzn_gpu.runtime.codegen import VAR_SELECT
 
 from conftest import add_cl_options, use_kernel
 from helpers import solve_text

@@ -64,6 +64,43 @@ def test_no_module_imports_itself_back():
     assert not cycles(graph), cycles(graph)
 
 
+# The layers, lowest first: each package may import the package's shared modules (errors,
+# settings, resources, ...) and the layers below it, never one above (docs/ARCHITECTURE.md,
+# "Layers"). The front (cli, server, launch, and the run itself, engine/__init__.py's
+# SolveRun, which hands an engine the cluster's driver) is above them all.
+LAYERS = (
+    ("fzn_gpu.flatzinc",),
+    ("fzn_gpu.runtime",),
+    ("fzn_gpu.engine", "fzn_gpu.local", "fzn_gpu.bucket", "fzn_gpu.relax"),
+    ("fzn_gpu.cluster", "fzn_gpu.bench"),
+)
+
+
+def layer_of(module: str) -> int | None:
+    if module == "fzn_gpu.engine":  # SolveRun: the front
+        return None
+    for i, packages in enumerate(LAYERS):
+        if any(module == p or module.startswith(p + ".") for p in packages):
+            return i
+    return None
+
+
+def test_no_layer_imports_one_above_it():
+    known = modules()
+    climbs = []
+    for name, path in known.items():
+        mine = layer_of(name)
+        if mine is None:
+            continue
+        for dep in imported(name, path, known):
+            theirs = layer_of(dep)
+            if theirs is not None and theirs > mine:
+                climbs.append(f"{name} imports {dep}")
+    assert not climbs, climbs
+    assert layer_of("fzn_gpu.runtime.device") == 1 and layer_of("fzn_gpu.engine.lns") == 2
+    assert layer_of("fzn_gpu.cli") is None
+
+
 def test_the_reader_sees_imports_inside_functions_and_type_checking_blocks(tmp_path):
     source = tmp_path / "a.py"
     source.write_text(

@@ -14,10 +14,10 @@ import pytest
 
 from fzn_gpu.engine.pack import pack
 from fzn_gpu.errors import FznError
-from fzn_gpu.lower import lower
-from fzn_gpu.model import INT_LIMIT, UNBOUNDED
+from fzn_gpu.flatzinc.lower import lower
+from fzn_gpu.flatzinc.model import INT_LIMIT, UNBOUNDED
+from fzn_gpu.flatzinc.parser import parse_items
 from fzn_gpu.options import SolveOptions
-from fzn_gpu.parser import parse_items
 
 from helpers import ROOT, solve_text
 

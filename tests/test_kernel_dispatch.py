@@ -1,11 +1,11 @@
 """Every kind of the registry has its propagator in the kernels' dispatch (kernels/dispatch.cl),
-so a kind added to fzn_gpu/registry.py without one fails here by name rather than as a silent
+so a kind added to fzn_gpu/flatzinc/registry.py without one fails here by name rather than as a silent
 `return false` (a failed node) at run time; the kinds a work-group shares out or walks together
 have their parallel forms."""
 
 import re
 
-from fzn_gpu.registry import KINDS, SHARED_BY_GROUP, SHARED_BY_VARIABLE
+from fzn_gpu.flatzinc.registry import KINDS, SHARED_BY_GROUP, SHARED_BY_VARIABLE
 from fzn_gpu.resources import kernels_dir
 
 DEFINE = r"#define (\w+)\(NAME[^)]*\)((?:[^\n]*\\\n)+[^\n]*)"
@@ -60,10 +60,10 @@ def test_the_kernel_parameters_are_declared_once_and_passed_by_name():
     settings."""
     import pytest
 
-    from fzn_gpu import codegen, kernel_abi
-    from fzn_gpu.device import kernels_dir
     from fzn_gpu.engine.runner import Runner
     from fzn_gpu.errors import FznError
+    from fzn_gpu.runtime import codegen, kernel_abi
+    from fzn_gpu.runtime.device import kernels_dir
 
     item, group = kernel_abi.parameter_names("item"), kernel_abi.parameter_names("group")
     assert len(item) <= 20 and len(group) <= 20
@@ -99,9 +99,9 @@ def test_the_settings_and_packed_arrays_are_declared_once():
     import numpy as np
     import pytest
 
-    from fzn_gpu import codegen, kernel_abi
     from fzn_gpu.engine import packed
     from fzn_gpu.errors import FznError
+    from fzn_gpu.runtime import codegen, kernel_abi
 
     header = codegen.header()
     for kernel, unpack in kernel_abi.UNPACK_MACROS.items():
@@ -234,8 +234,8 @@ def test_a_launch_through_ctypes_runs_the_kernel_and_reports_failures():
     import pyopencl as cl
     import pytest
 
-    from fzn_gpu.device import select_devices
-    from fzn_gpu.kernel_launch import _native, enqueue
+    from fzn_gpu.runtime.device import select_devices
+    from fzn_gpu.runtime.kernel_launch import _native, enqueue
 
     assert _native() is not None, "no ICD loader found: launches would hold the interpreter's lock"
     ctx = cl.Context([select_devices("all")[0].cl_device])

@@ -9,16 +9,16 @@ import time
 import numpy as np
 import pytest
 
-from fzn_gpu.check import Checker
-from fzn_gpu.device import all_devices, select_devices
 from fzn_gpu.engine import assignment
 from fzn_gpu.engine import lns as lns_module
 from fzn_gpu.engine.lns import LnsSearch
 from fzn_gpu.engine.lns_island import CE_NODES, Island, ModesPace, StepPace, StrategyBandit
 from fzn_gpu.engine.pack import pack
-from fzn_gpu.lower import lower
+from fzn_gpu.flatzinc.check import Checker
+from fzn_gpu.flatzinc.lower import lower
+from fzn_gpu.flatzinc.parser import parse_items
 from fzn_gpu.options import SolveOptions
-from fzn_gpu.parser import parse_items
+from fzn_gpu.runtime.device import all_devices, select_devices
 
 from helpers import ROOT, have_minizinc, superseded
 from test_cli import fzn, run

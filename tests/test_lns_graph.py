@@ -13,7 +13,7 @@ import pytest
 from fzn_gpu.engine.lns import lns_variables
 from fzn_gpu.engine.lns_graph import RelatedVariables
 from fzn_gpu.engine.pack import pack
-from fzn_gpu.lower import load
+from fzn_gpu.flatzinc.lower import load
 from fzn_gpu.options import SolveOptions
 
 from test_cli import fzn, run

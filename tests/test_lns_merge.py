@@ -14,8 +14,6 @@ import subprocess
 import numpy as np
 import pytest
 
-from fzn_gpu.check import Checker
-from fzn_gpu.device import select_devices
 from fzn_gpu.engine.lns import lns_variables
 from fzn_gpu.engine.lns_island import Island, run_batch
 from fzn_gpu.engine.lns_merge import MOST, accepted_prefix, disjoint_chain, prefix_merges
@@ -23,9 +21,11 @@ from fzn_gpu.engine.lns_paths import DevicePaths
 from fzn_gpu.engine.pack import pack
 from fzn_gpu.engine.phase import INT_MAX
 from fzn_gpu.engine.runner import Exploration, Runner
-from fzn_gpu.lower import lower
+from fzn_gpu.flatzinc.check import Checker
+from fzn_gpu.flatzinc.lower import lower
+from fzn_gpu.flatzinc.parser import parse_items
 from fzn_gpu.options import SolveOptions
-from fzn_gpu.parser import parse_items
+from fzn_gpu.runtime.device import select_devices
 
 from conftest import use_kernel
 from helpers import have_minizinc, stable_rng

@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 from test_lns import objectives, solve
 
-from fzn_gpu.check import Checker
-from fzn_gpu.device import select_devices
 from fzn_gpu.engine.lns_paths import DEVICE_MIN, DevicePaths, Draw, on_device
 from fzn_gpu.engine.pack import pack
 from fzn_gpu.engine.runner import Runner
-from fzn_gpu.lower import lower
+from fzn_gpu.flatzinc.check import Checker
+from fzn_gpu.flatzinc.lower import lower
+from fzn_gpu.flatzinc.parser import parse_items
 from fzn_gpu.options import SolveOptions
-from fzn_gpu.parser import parse_items
+from fzn_gpu.runtime.device import select_devices
 
 from helpers import have_minizinc, stable_rng
 

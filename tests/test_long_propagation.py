@@ -10,9 +10,9 @@ import io
 import time
 
 from fzn_gpu.engine import SolveRun
-from fzn_gpu.lower import lower
+from fzn_gpu.flatzinc.lower import lower
+from fzn_gpu.flatzinc.parser import parse_items
 from fzn_gpu.options import SolveOptions
-from fzn_gpu.parser import parse_items
 
 from helpers import as_tuples, brute_force, solve_text
 

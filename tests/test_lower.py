@@ -4,11 +4,11 @@ lns annotations, constraint rows encoded by signature, and errors on bad input."
 import numpy as np
 import pytest
 
-from fzn_gpu.ast import IntSet
 from fzn_gpu.errors import FznError, Unsupported
-from fzn_gpu.lower import lower
-from fzn_gpu.model import VarKind
-from fzn_gpu.parser import parse_items
+from fzn_gpu.flatzinc.ast import IntSet
+from fzn_gpu.flatzinc.lower import lower
+from fzn_gpu.flatzinc.model import VarKind
+from fzn_gpu.flatzinc.parser import parse_items
 
 
 def low(text):

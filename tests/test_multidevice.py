@@ -12,7 +12,7 @@ import pytest
 from fzn_gpu.engine.balance import DeviceShare, RunningBlock, WorkPool
 from fzn_gpu.engine.paths import Paths
 from fzn_gpu.engine.threads import SWITCH_INTERVAL_S, run_threads
-from fzn_gpu.kernel_abi import DEC, Op
+from fzn_gpu.runtime.kernel_abi import DEC, Op
 
 from test_cli import fzn, queens_by_pairs, run
 
@@ -229,7 +229,7 @@ def test_an_idle_device_takes_part_of_the_unstarted_rest_of_a_running_block():
 def test_one_cpu_behind_two_platforms_is_one_device():
     """The H100 machine exposed its CPU through its own PoCL (`cpu-skylake-avx512-...`) and
     through pip's (`pthread-...`): counted twice, the same cores ran two devices' threads."""
-    from fzn_gpu.device import cpu_brand
+    from fzn_gpu.runtime.device import cpu_brand
 
     assert (
         cpu_brand("cpu-skylake-avx512-Intel(R) Xeon(R) Processor")
@@ -241,7 +241,7 @@ def test_one_cpu_behind_two_platforms_is_one_device():
 
 def test_a_cpu_beside_a_gpu_leaves_it_a_core():
     """PHACT leaves a core per GPU for its host thread: the CPU becomes a sub-device."""
-    from fzn_gpu.device import Device, _leave_cores_for_gpus, select_devices
+    from fzn_gpu.runtime.device import Device, _leave_cores_for_gpus, select_devices
 
     cpu = select_devices("cpu")[0]
     if cpu.compute_units < 2:
@@ -258,8 +258,9 @@ def test_a_cpus_part_beside_a_gpu_is_made_once_a_process(monkeypatch, tmp_path):
     CPU, so the programs built for it serve them all; `run_devices` (what a spare loads
     programs for) holds it beside the devices as found; the spare loads its programs ahead,
     and the run's build takes them (none built again)."""
-    from fzn_gpu import device, server
-    from fzn_gpu.device import Device, _leave_cores_for_gpus, all_devices
+    from fzn_gpu import server
+    from fzn_gpu.runtime import device
+    from fzn_gpu.runtime.device import Device, _leave_cores_for_gpus, all_devices
 
     cpu = all_devices()[0]
     if cpu.compute_units < 2:

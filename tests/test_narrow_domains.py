@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from fzn_gpu.engine.pack import NARROW_SPAN, pack
-from fzn_gpu.lower import lower
+from fzn_gpu.flatzinc.lower import lower
+from fzn_gpu.flatzinc.parser import parse_items
 from fzn_gpu.options import SolveOptions
-from fzn_gpu.parser import parse_items
 
 from helpers import as_tuples, brute_force, solve_stats, stable_rng
 

@@ -1,4 +1,4 @@
-"""OpenCL started in a thread before the model is read (fzn_gpu/opencl_start.py): the drivers
+"""OpenCL started in a thread before the model is read (fzn_gpu/runtime/opencl_start.py): the drivers
 it initialises are the ones pyopencl then lists, and a context it makes runs a kernel.
 
 Each case runs in a fresh interpreter, since what is tested is a process whose first OpenCL

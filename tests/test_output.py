@@ -2,9 +2,10 @@
 
 import numpy as np
 
-from fzn_gpu.ast import IntSet
-from fzn_gpu.lower import lower
-from fzn_gpu.model import VarKind
+from fzn_gpu.flatzinc.ast import IntSet
+from fzn_gpu.flatzinc.lower import lower
+from fzn_gpu.flatzinc.model import VarKind
+from fzn_gpu.flatzinc.parser import parse_items
 from fzn_gpu.output import (
     ERROR,
     SEARCH_COMPLETE,
@@ -17,7 +18,6 @@ from fzn_gpu.output import (
     format_stats,
     format_value,
 )
-from fzn_gpu.parser import parse_items
 
 
 def test_status_lines():

@@ -5,9 +5,9 @@ import subprocess
 
 import pytest
 
-from fzn_gpu import ast
 from fzn_gpu.errors import FznError
-from fzn_gpu.parser import parse_items
+from fzn_gpu.flatzinc import ast
+from fzn_gpu.flatzinc.parser import parse_items
 
 FULL = """\
 predicate fzn_all_different_int(array [int] of var int: x);
@@ -85,7 +85,7 @@ def test_syntax_errors_name_file_line_and_column(text, line, col, words):
 
 def _lark_only(text: str, monkeypatch) -> list:
     """The same text through the grammar alone (the int-array fast path switched off)."""
-    import fzn_gpu.parser as parser
+    import fzn_gpu.flatzinc.parser as parser
 
     monkeypatch.setattr(parser, "_INT_ARRAY", __import__("re").compile(r"(?!)"))
     return list(parse_items(text, "f.fzn"))
@@ -199,7 +199,7 @@ def _bench_fzn() -> list[str]:
 
 def _grammar_only(monkeypatch) -> None:
     """Every item read by the grammar: the quick readings off."""
-    import fzn_gpu.parser as parser
+    import fzn_gpu.flatzinc.parser as parser
 
     monkeypatch.setattr(parser, "quick_item", lambda *args: None)
     monkeypatch.setattr(parser, "quick_var_at", lambda *args: None)
@@ -245,7 +245,7 @@ def test_quick_plain_variables_read_as_the_grammar_reads_them(monkeypatch):
     """Runs of plain variables read straight from the text (quick_var_at): the same items, on
     the same lines, as the grammar reads; and most of them read so (else this would test the
     grammar against itself)."""
-    import fzn_gpu.parser as parser
+    import fzn_gpu.flatzinc.parser as parser
 
     rng = random.Random(11)
     texts = [_random_plain_vars(rng, 60) for _ in range(40)]
@@ -309,7 +309,7 @@ def _random_var_array(rng: random.Random, k: int) -> str:
 def test_quick_var_arrays_read_as_the_grammar_reads_them(monkeypatch):
     """Random arrays of variables: the quick reading and the grammar's agree, and the quick
     one takes most of them (else this would test the grammar against itself)."""
-    import fzn_gpu.parser as parser
+    import fzn_gpu.flatzinc.parser as parser
 
     rng = random.Random(7)
     decls = "".join(f"var int: v{i};\n" for i in range(4)) + "".join(_random_var_array(rng, k) for k in range(300))

@@ -11,16 +11,16 @@ import time
 import numpy as np
 import pytest
 
-from fzn_gpu.check import Checker
-from fzn_gpu.device import Device, select_devices
 from fzn_gpu.engine import assignment
 from fzn_gpu.engine.complete import CompleteSearch
 from fzn_gpu.engine.incumbent import Incumbent, Outcome
 from fzn_gpu.engine.pack import pack
 from fzn_gpu.engine.portfolio import split_devices
-from fzn_gpu.lower import lower
+from fzn_gpu.flatzinc.check import Checker
+from fzn_gpu.flatzinc.lower import lower
+from fzn_gpu.flatzinc.parser import parse_items
 from fzn_gpu.options import SolveOptions
-from fzn_gpu.parser import parse_items
+from fzn_gpu.runtime.device import Device, select_devices
 
 from helpers import ROOT, have_minizinc, solve_text, stable_rng, superseded
 from test_cli import fzn, run

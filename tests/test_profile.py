@@ -10,11 +10,11 @@ import time
 
 import numpy as np
 
-from fzn_gpu.device import Device, is_nvidia
 from fzn_gpu.engine.profile import cnt_row, kind_profile, node_profile
 from fzn_gpu.engine.runner import SliceBudget, Tuning
-from fzn_gpu.kernel_abi import Cnt
-from fzn_gpu.registry import KINDS
+from fzn_gpu.flatzinc.registry import KINDS
+from fzn_gpu.runtime.device import Device, is_nvidia
+from fzn_gpu.runtime.kernel_abi import Cnt
 
 from test_cli import fzn, queens_by_pairs, run
 from test_multidevice import stat

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from fzn_gpu.engine import pack as pack_module
-from fzn_gpu.registry import GLOBALS, KINDS
+from fzn_gpu.flatzinc.registry import GLOBALS, KINDS
 
 from conftest import add_cl_options, use_kernel
 from helpers import as_tuples, brute_force, brute_force_offsets, solve_stats, solve_text, stable_rng
@@ -117,7 +117,7 @@ LAYOUTS = [
 def _layout_cases() -> list:
     """Every kind under every layout; the group-rows layouts only for the kinds whose rows a
     group walks (registry.SHARED_BY_GROUP): for the others they run what group-* run."""
-    from fzn_gpu.registry import SHARED_BY_GROUP
+    from fzn_gpu.flatzinc.registry import SHARED_BY_GROUP
 
     return [
         pytest.param(kind, bitmaps, layout, id=f"{kind.key}-{name}")
@@ -326,8 +326,8 @@ def test_constraint_parts_follow_the_registry():
     propagate_part) names every shared kind."""
     from pathlib import Path
 
-    from fzn_gpu.kernel_abi import PARTS_MAX, ROUND_LANES
-    from fzn_gpu.registry import BY_KEY, SHARED_BY_VARIABLE
+    from fzn_gpu.flatzinc.registry import BY_KEY, SHARED_BY_VARIABLE
+    from fzn_gpu.runtime.kernel_abi import PARTS_MAX, ROUND_LANES
 
     alldiff, ne = BY_KEY["fzn_all_different_int"].id, BY_KEY["int_ne"].id
 
@@ -353,8 +353,8 @@ def test_long_rows_are_walked_by_the_group():
     both lists, and the group's dispatch (kernels/propagators_group.cl, group_step) names every such kind."""
     from pathlib import Path
 
-    from fzn_gpu.kernel_abi import GROUP_ROW_MIN
-    from fzn_gpu.registry import BY_KEY, SHARED_BY_GROUP
+    from fzn_gpu.flatzinc.registry import BY_KEY, SHARED_BY_GROUP
+    from fzn_gpu.runtime.kernel_abi import GROUP_ROW_MIN
 
     lin, elem, ne = BY_KEY["int_lin_le"].id, BY_KEY["array_int_element"].id, BY_KEY["int_ne"].id
     n = GROUP_ROW_MIN

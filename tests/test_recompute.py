@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from fzn_gpu.device import Device
 from fzn_gpu.engine import runner as runner_mod
 from fzn_gpu.engine.pack import pack
-from fzn_gpu.lower import lower
+from fzn_gpu.flatzinc.lower import lower
+from fzn_gpu.flatzinc.parser import parse_items
 from fzn_gpu.options import SolveOptions
-from fzn_gpu.parser import parse_items
+from fzn_gpu.runtime.device import Device
 
 from helpers import as_tuples, brute_force, solve_text
 from test_cli import fzn, queens_by_pairs, run

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from fzn_gpu.check import Checker
 from fzn_gpu.engine import SolveRun
-from fzn_gpu.lower import lower
+from fzn_gpu.flatzinc.check import Checker
+from fzn_gpu.flatzinc.lower import lower
+from fzn_gpu.flatzinc.parser import parse_items
 from fzn_gpu.options import SolveOptions
-from fzn_gpu.parser import parse_items
 
 from helpers import ROOT, have_minizinc
 

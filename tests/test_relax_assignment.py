@@ -10,12 +10,12 @@ import itertools
 import numpy as np
 import pytest
 
-from fzn_gpu.check import Checker
 from fzn_gpu.engine.pack import search_plan
-from fzn_gpu.lower import lower
-from fzn_gpu.model import Model
+from fzn_gpu.flatzinc.check import Checker
+from fzn_gpu.flatzinc.lower import lower
+from fzn_gpu.flatzinc.model import Model
+from fzn_gpu.flatzinc.parser import parse_items
 from fzn_gpu.options import SolveOptions
-from fzn_gpu.parser import parse_items
 from fzn_gpu.relax import root_bound, strengthen
 from fzn_gpu.relax.hungarian import solve_assignment
 

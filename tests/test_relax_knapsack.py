@@ -11,9 +11,9 @@ import itertools
 import numpy as np
 import pytest
 
-from fzn_gpu.check import Checker
-from fzn_gpu.lower import lower
-from fzn_gpu.parser import parse_items
+from fzn_gpu.flatzinc.check import Checker
+from fzn_gpu.flatzinc.lower import lower
+from fzn_gpu.flatzinc.parser import parse_items
 from fzn_gpu.relax import strengthen
 from fzn_gpu.relax.knapsack import knapsack_dp
 

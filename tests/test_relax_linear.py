@@ -11,10 +11,10 @@ import itertools
 import numpy as np
 import pytest
 
-from fzn_gpu.check import Checker
-from fzn_gpu.lower import lower
-from fzn_gpu.model import Model
-from fzn_gpu.parser import parse_items
+from fzn_gpu.flatzinc.check import Checker
+from fzn_gpu.flatzinc.lower import lower
+from fzn_gpu.flatzinc.model import Model
+from fzn_gpu.flatzinc.parser import parse_items
 from fzn_gpu.relax import lagrangian, strengthen
 from fzn_gpu.relax.linear import EQ, add_cardinality_cuts, linear_system, propagate_bounds, tighten_big_m
 from fzn_gpu.relax.pdhg import solve_dual
@@ -254,7 +254,7 @@ def test_the_exact_check_refuses_a_cut_that_does_not_fit():
 def test_pdhg_on_an_opencl_device_follows_numpy(seed):
     """kernels/pdhg.cl runs the same iterations as the host's numpy: the same bound, reached in
     the same number of iterations (double precision on both)."""
-    from fzn_gpu.device import select_devices
+    from fzn_gpu.runtime.device import select_devices
 
     n = stable_rng("relax-pdhg-cl", seed).randint(5, 60)
     text, w, p, cap = knapsack(seed, n, correlated=seed % 2 == 0)
@@ -272,7 +272,7 @@ def test_pdhg_on_an_opencl_device_follows_numpy(seed):
 
 
 def test_big_lps_go_to_a_gpu_with_fp64_only(monkeypatch):
-    from fzn_gpu.device import Device
+    from fzn_gpu.runtime.device import Device
 
     class Driver:
         def __init__(self, extensions: str):

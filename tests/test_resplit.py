@@ -11,7 +11,7 @@ from fzn_gpu.engine import resplit as resplit_module
 from fzn_gpu.engine.balance import DeviceShare, WorkPool
 from fzn_gpu.engine.paths import Paths
 from fzn_gpu.engine.resplit import idle_wish
-from fzn_gpu.kernel_abi import DEC
+from fzn_gpu.runtime.kernel_abi import DEC
 
 from conftest import use_kernel
 from helpers import solve_text

@@ -15,10 +15,10 @@ import pytest
 from fzn_gpu.engine import SolveRun
 from fzn_gpu.engine.restart import luby, node_limits
 from fzn_gpu.errors import FznError
-from fzn_gpu.lower import lower
-from fzn_gpu.model import RestartSpec
+from fzn_gpu.flatzinc.lower import lower
+from fzn_gpu.flatzinc.model import RestartSpec
+from fzn_gpu.flatzinc.parser import parse_items
 from fzn_gpu.options import SolveOptions
-from fzn_gpu.parser import parse_items
 
 from helpers import ROOT, stable_rng
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from fzn_gpu import launch
-from fzn_gpu.check import Checker
-from fzn_gpu.parser import parse_items
+from fzn_gpu.flatzinc.check import Checker
+from fzn_gpu.flatzinc.parser import parse_items
 
 from helpers import ROOT, have_minizinc
 from test_cli import LIMIT_SLACK_S, QUEENS6, fzn, interrupts_end_the_run_whole, queens_by_pairs, solutions

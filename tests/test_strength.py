@@ -20,15 +20,15 @@ import re
 
 import pytest
 
-from fzn_gpu.check import Checker
-from fzn_gpu.device import select_devices
 from fzn_gpu.engine.pack import pack
 from fzn_gpu.engine.paths import Paths
 from fzn_gpu.engine.runner import Runner
-from fzn_gpu.lower import lower
+from fzn_gpu.flatzinc.check import Checker
+from fzn_gpu.flatzinc.lower import lower
+from fzn_gpu.flatzinc.parser import parse_items
+from fzn_gpu.flatzinc.registry import STRENGTH_DOMAIN
 from fzn_gpu.options import SolveOptions
-from fzn_gpu.parser import parse_items
-from fzn_gpu.registry import STRENGTH_DOMAIN
+from fzn_gpu.runtime.device import select_devices
 
 from helpers import brute_force, stable_rng
 from test_propagators import INT_KINDS, _decl, instance

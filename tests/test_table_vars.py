@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from fzn_gpu.engine.pack import _var_positions, table_vars
-from fzn_gpu.model import ConstraintTable
-from fzn_gpu.registry import KINDS
+from fzn_gpu.flatzinc.model import ConstraintTable
+from fzn_gpu.flatzinc.registry import KINDS
 
 
 def random_row(rng: random.Random, signature: tuple[str, ...]) -> list[int]:

@@ -11,8 +11,8 @@ import pytest
 
 from fzn_gpu.engine import pack as pack_module
 from fzn_gpu.engine import views
-from fzn_gpu.lower import lower
-from fzn_gpu.parser import parse_items
+from fzn_gpu.flatzinc.lower import lower
+from fzn_gpu.flatzinc.parser import parse_items
 
 from helpers import as_tuples, brute_force_offsets, solve_text
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import random
 
 from fzn_gpu.engine.pack import pack
-from fzn_gpu.lower import lower
+from fzn_gpu.flatzinc.lower import lower
+from fzn_gpu.flatzinc.parser import parse_items
+from fzn_gpu.flatzinc.registry import BY_KEY, WAKE_BND, WAKE_DOM, WAKE_FIX
 from fzn_gpu.options import SolveOptions
-from fzn_gpu.parser import parse_items
-from fzn_gpu.registry import BY_KEY, WAKE_BND, WAKE_DOM, WAKE_FIX
 
 from helpers import as_tuples, brute_force, solve_text, stable_rng
 

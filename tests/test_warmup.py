@@ -13,14 +13,14 @@ import time
 
 import pytest
 
-from fzn_gpu import device as device_mod
-from fzn_gpu.check import Checker
-from fzn_gpu.device import Device, all_devices
 from fzn_gpu.engine import solve, warmup
 from fzn_gpu.errors import FznError
-from fzn_gpu.lower import lower
+from fzn_gpu.flatzinc.check import Checker
+from fzn_gpu.flatzinc.lower import lower
+from fzn_gpu.flatzinc.parser import parse_items
 from fzn_gpu.options import SolveOptions
-from fzn_gpu.parser import parse_items
+from fzn_gpu.runtime import device as device_mod
+from fzn_gpu.runtime.device import Device, all_devices
 
 KNAPSACK = (
     "".join(f"var 0..1: t{i} :: output_var;\n" for i in range(12))
@@ -109,7 +109,7 @@ def slow_gpu(monkeypatch):
     monkeypatch.setattr(warmup, "spawn_builder", lambda: spawned.append(True) or True)
     # nothing built here before, whatever earlier tests left in the build records (a test that
     # wants the GPU's program recorded says so)
-    monkeypatch.setattr("fzn_gpu.build_record.was_built", lambda key: False)
+    monkeypatch.setattr("fzn_gpu.runtime.build_record.was_built", lambda key: False)
     yield gpu, spawned
     release.set()
     all_devices.cache_clear()
@@ -160,7 +160,7 @@ def test_a_gpu_built_before_but_lost_by_its_driver_is_waited_for_a_while(slow_gp
     """The GPU's program recorded as built (its build record), but rebuilt for 40 s: the run
     waits RECORDED_WAIT_S for it, then goes on without it."""
     gpu, spawned = slow_gpu
-    monkeypatch.setattr("fzn_gpu.build_record.was_built", lambda key: True)
+    monkeypatch.setattr("fzn_gpu.runtime.build_record.was_built", lambda key: True)
     monkeypatch.setattr(warmup, "RECORDED_WAIT_S", 0.5)
     model = lower(parse_items(KNAPSACK, "k.fzn"), "k.fzn")
     from fzn_gpu.engine.pack import pack

@@ -9,9 +9,9 @@ import time
 import numpy as np
 import pytest
 
-from fzn_gpu.lower import lower
+from fzn_gpu.flatzinc.lower import lower
+from fzn_gpu.flatzinc.parser import parse_items
 from fzn_gpu.output import SEARCH_COMPLETE, Printer
-from fzn_gpu.parser import parse_items
 from fzn_gpu.writer import StreamWriter
 
 

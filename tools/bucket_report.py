@@ -28,7 +28,7 @@ from compile_corpus import compile_one  # noqa: E402
 
 from fzn_gpu.bucket.network import NotDecomposable  # noqa: E402
 from fzn_gpu.engine.bucket import prepare, worth_running  # noqa: E402
-from fzn_gpu.lower import load  # noqa: E402
+from fzn_gpu.flatzinc.lower import load  # noqa: E402
 
 
 def plan_row(fzn: str) -> dict:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Differential fuzzing of fzn-gpu against Gecode on random FlatZinc models.
 
-Each seed makes one small model over the int and bool builtins of fzn_gpu.registry (every
+Each seed makes one small model over the int and bool builtins of fzn_gpu.flatzinc.registry (every
 kind, with its reified and half-reified forms): searched variables with small, holey, wide or
 huge domains, Aux variables defined by functional constraints (products, squares, divisions,
 powers, sums with coefficients near 2^31, elements with holes, extrema, reifications) and
@@ -42,12 +42,12 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from fzn_gpu.check import Checker, _pow  # noqa: E402
-from fzn_gpu.codegen import VAL_SELECT, VAR_SELECT  # noqa: E402
+from fzn_gpu.flatzinc.check import Checker, _pow  # noqa: E402
+from fzn_gpu.runtime.codegen import VAL_SELECT, VAR_SELECT  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fzn_gpu.parser import parse_items  # noqa: E402
-from fzn_gpu.registry import GLOBALS, KINDS  # noqa: E402
+from fzn_gpu.flatzinc.parser import parse_items  # noqa: E402
+from fzn_gpu.flatzinc.registry import GLOBALS, KINDS  # noqa: E402
 
 LIMIT = 2**31 - 2
 
@@ -581,7 +581,7 @@ def run_fzn_gpu(case: Case, time_limit_s: float, all_solutions: bool = True, **o
 def _run_fzn_gpu(case: Case, time_limit_s: float, all_solutions: bool, options: dict) -> Answer:
     from fzn_gpu.engine import SolveRun
     from fzn_gpu.errors import FznError
-    from fzn_gpu.lower import lower
+    from fzn_gpu.flatzinc.lower import lower
     from fzn_gpu.options import SolveOptions
 
     out = io.StringIO()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 
-from fzn_gpu.check import _pow
+from fzn_gpu.flatzinc.check import _pow
 
 LIMIT = 2**31 - 2
 

@@ -133,9 +133,9 @@ def base_text(seed: int, corpus: list[str] | None) -> str:
 def front_end(text: str, name: str = "m.fzn") -> None:
     """What the command line does with a model before any device runs."""
     from fzn_gpu.engine.pack import check_supported, pack
-    from fzn_gpu.lower import lower
+    from fzn_gpu.flatzinc.lower import lower
+    from fzn_gpu.flatzinc.parser import parse_items
     from fzn_gpu.options import SolveOptions
-    from fzn_gpu.parser import parse_items
 
     model = lower(parse_items(text, name), name)
     check_supported(model)

@@ -20,11 +20,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fzn_gpu.device import is_nvidia, kernel_source, select_devices  # noqa: E402
 from fzn_gpu.engine.pack import pack  # noqa: E402
 from fzn_gpu.engine.runner import Tuning  # noqa: E402
-from fzn_gpu.lower import load  # noqa: E402
+from fzn_gpu.flatzinc.lower import load  # noqa: E402
 from fzn_gpu.options import SolveOptions  # noqa: E402
+from fzn_gpu.runtime.device import is_nvidia, kernel_source, select_devices  # noqa: E402
 
 
 def main() -> int:

@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from fzn_gpu.flatzinc.lower import load  # noqa: E402
 from fzn_gpu.local.network import NotLocal, build  # noqa: E402
-from fzn_gpu.lower import load  # noqa: E402
 
 
 def main() -> int:

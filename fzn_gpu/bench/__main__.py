@@ -35,7 +35,7 @@ from typing import Any
 
 from .. import settings
 from ..engine.portfolio import KINDS
-from ..model import LNS_STRATEGIES
+from ..flatzinc.model import LNS_STRATEGIES
 from ..options import ENGINES
 
 SMALL = (

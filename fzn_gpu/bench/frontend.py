@@ -173,7 +173,7 @@ def generate_mix(path: Path, megabytes: float, seed: int = 1) -> tuple[int, int]
 def measure_one(path: str) -> dict:
     """Parse and lower in a child process so that peak memory is this file's alone."""
     code = (
-        "import time,resource,sys;from fzn_gpu.lower import load;t=time.perf_counter();m=load(sys.argv[1]);"
+        "import time,resource,sys;from fzn_gpu.flatzinc.lower import load;t=time.perf_counter();m=load(sys.argv[1]);"
         "dt=time.perf_counter()-t;print(m.n_constraints(),len(m.vars),dt,"
         "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
     )

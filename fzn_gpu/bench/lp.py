@@ -14,9 +14,9 @@ import time
 
 import numpy as np
 
-from ..device import select_devices
 from ..relax.linear import EQ, LE, LinearSystem
 from ..relax.pdhg import solve_dual
+from ..runtime.device import select_devices
 
 
 def transportation(sources: int, sinks: int, seed: int = 0) -> tuple[LinearSystem, np.ndarray]:

@@ -15,8 +15,8 @@ from typing import cast
 
 import numpy as np
 
-from ..kernel_launch import enqueue
 from ..resources import kernels_dir
+from ..runtime.kernel_launch import enqueue
 from .network import Factor
 
 MAX_VARS = 64  # kernels/bucket.cl's digits: a bucket of at most this many variables

@@ -14,7 +14,7 @@ from typing import cast
 
 import numpy as np
 
-from ..registry import ConstraintKind
+from ..flatzinc.registry import ConstraintKind
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ Arg = Var | VarArray | int | tuple | IntSetArg
 
 
 def decode(kind: ConstraintKind, row: np.ndarray) -> list:
-    """A row's arguments by the kind's signature (fzn_gpu.registry's encoding): Var, VarArray,
+    """A row's arguments by the kind's signature (fzn_gpu.flatzinc.registry's encoding): Var, VarArray,
     an int, a tuple of ints, or IntSetArg."""
     out: list = []
     i = 0

@@ -22,9 +22,9 @@ from typing import cast
 
 import numpy as np
 
-from ..ast import IntSet
-from ..model import INT_LIMIT, Model, VarKind
-from ..registry import ConstraintKind
+from ..flatzinc.ast import IntSet
+from ..flatzinc.model import INT_LIMIT, Model, VarKind
+from ..flatzinc.registry import ConstraintKind
 from . import evaluate
 
 INF = np.int64(2**60)  # a forbidden assignment's cost; sums saturate there

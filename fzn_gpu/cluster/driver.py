@@ -26,7 +26,7 @@ from ..engine.balance import DeviceShare, WorkPool, balance
 from ..engine.faults import DeviceFault
 from ..engine.incumbent import Incumbent
 from ..errors import FznError
-from ..model import Model
+from ..flatzinc.model import Model
 from ..options import SolveOptions
 from . import access
 from .worker import ClusterWorker, WorkerInfo

@@ -24,7 +24,7 @@ from ..engine.incumbent import Incumbent, Outcome
 from ..engine.pack import DeviceModel
 from ..engine.paths import Paths
 from ..engine.resplit import SelfSplit
-from ..model import Model
+from ..flatzinc.model import Model
 from ..options import SolveOptions
 
 FAIL_EXIT = 71  # the exit status of a worker that a test stops (hooks: worker=i:b)
@@ -186,7 +186,7 @@ class ClusterWorker:
     def __init__(self, model: Model, dm: DeviceModel, opts: SolveOptions, index: int, fail_block: int = 0):
         """`fail_block` > 0: the process exits after the first slice of its block of that
         number (hooks: worker=i:b, for tests of a worker dying mid-search)."""
-        from ..device import select_devices
+        from ..runtime.device import select_devices
 
         self.index = index
         self.fail_block = fail_block
@@ -319,7 +319,7 @@ def _device_spec(spec: str) -> str:
     ids = _ray_gpu_ids()
     if not ids:
         return spec
-    from ..device import all_devices
+    from ..runtime.device import all_devices
 
     everything = list(all_devices())
     gpus = [i for i, d in enumerate(everything) if d.is_gpu]

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import clock
 from ..errors import FznError
-from ..model import Model, RestartSpec, VarKind
+from ..flatzinc.model import Model, RestartSpec, VarKind
 from ..options import SolveOptions
 from ..output import ERROR, SEARCH_COMPLETE, UNKNOWN, UNSATISFIABLE, Printer
 from ..watchdog import Watchdog, interrupt_code, signal_code
@@ -25,9 +25,9 @@ from .profile import kind_profile, node_profile
 WIND_DOWN_S = 1.0  # how long an interrupt waits for the search to stop at its next slice (SolveRun.wind_down)
 
 if TYPE_CHECKING:  # imported where a run needs them: start-up stays light
-    from ..check import Checker
-    from ..device import Device
+    from ..flatzinc.check import Checker
     from ..relax import Relaxed
+    from ..runtime.device import Device
     from .bucket import Prepared
     from .pack import DeviceModel
 
@@ -80,8 +80,8 @@ class SolveRun:
         self.t_init = 0.0
         self.checker: Checker | None = None
         if opts.check:
-            from ..check import Checker
-            from ..parser import parse_items, read_text
+            from ..flatzinc.check import Checker
+            from ..flatzinc.parser import parse_items, read_text
 
             text, name = read_text(model.source) if model.source != "<stdin>" else ("", model.source)
             self.checker = Checker(parse_items(text, name)) if text else None
@@ -448,7 +448,7 @@ class SolveRun:
 
     def run_until(self, deadline: float | None) -> int:
         """The run, ending at `deadline` (time.monotonic()) at the latest; the exit code."""
-        from ..device import select_devices
+        from ..runtime.device import select_devices
         from .pack import WideConstant, pack
 
         if self._adaptive_alone():
@@ -536,7 +536,7 @@ class SolveRun:
 
     def _run_adaptive(self, network, deadline: float | None) -> int:
         """Adaptive Search alone on `network` (local/network.py), on the chosen devices."""
-        from ..device import select_devices
+        from ..runtime.device import select_devices
         from .adaptive import AdaptiveSearch
 
         self.devices = select_devices(self.opts.devices, self.opts.parallel)
@@ -616,8 +616,8 @@ def build_only(model: Model, opts: SolveOptions) -> int:
     it once (PoCL finishes compiling at the first launch), so that both land in the on-disk
     caches and a later timed run starts at once. An NVIDIA build can take seconds; it counts
     inside a time limit otherwise. Nothing goes to stdout."""
-    from ..device import select_devices
     from ..relax import lp_budget, strengthen
+    from ..runtime.device import select_devices
     from .pack import pack
     from .paths import Paths
     from .runner import Runner
@@ -648,7 +648,7 @@ def build_generic(background: bool = False) -> int:
     own cache; one such builder at a time (a lock beside the build records: another running, it
     leaves at once), at a low priority, its loads recorded as builds (build_record.record's
     `fresh`). Says what it built on stderr."""
-    from ..device import all_devices, build
+    from ..runtime.device import all_devices, build
     from .runner import GROUP_SHAPES, Tuning
 
     if background:

@@ -22,15 +22,15 @@ from typing import Any, cast
 import numpy as np
 
 from .. import settings
-from ..device import Device, is_nvidia, launch_lock
 from ..errors import FznError
-from ..kernel_launch import enqueue
+from ..flatzinc.model import Model
 from ..local.network import LsNetwork, NotLocal, build
 from ..local.verify import violations
-from ..local_abi import C, H, L, Param, W, header
-from ..model import Model
 from ..options import SolveOptions
 from ..resources import kernels_dir
+from ..runtime.device import Device, is_nvidia, launch_lock
+from ..runtime.kernel_launch import enqueue
+from ..runtime.local_abi import C, H, L, Param, W, header
 from .incumbent import Outcome
 from .threads import run_threads
 
@@ -133,7 +133,7 @@ def _program(device: Device, cap: int = 0, sums_32: bool = False):
     built once a process (the compiled binary cached on disk by pyopencl and the driver)."""
     import pyopencl as cl
 
-    from .. import opencl_start
+    from ..runtime import opencl_start
 
     key = (id(device.cl_device), cap, sums_32)
     with _LOCK:

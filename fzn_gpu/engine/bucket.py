@@ -27,11 +27,11 @@ from ..bucket import evaluate
 from ..bucket.eliminate import eliminate
 from ..bucket.network import DOMAIN_MAX, CostNetwork, NotDecomposable, extract
 from ..bucket.plan import Plan, best_plan
-from ..device import Device
 from ..errors import FznError
-from ..kernel_abi import DEC, Op
-from ..model import INT_LIMIT, Model, VarKind
+from ..flatzinc.model import INT_LIMIT, Model, VarKind
 from ..options import SolveOptions
+from ..runtime.device import Device
+from ..runtime.kernel_abi import DEC, Op
 from .incumbent import Incumbent, Outcome, Solution
 from .lns_island import run_batch
 from .pack import DeviceModel

@@ -13,10 +13,10 @@ from dataclasses import replace
 import numpy as np
 
 from .. import hooks
-from ..device import Device
 from ..errors import FznError
-from ..model import Model
+from ..flatzinc.model import Model
 from ..options import SolveOptions
+from ..runtime.device import Device
 from .balance import DeviceShare, balance
 from .faults import DeviceFault
 from .floats import objective_keys

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model import Model, VarKind
+from ..flatzinc.model import Model, VarKind
 from .rows import reencode
 
 ORD_FLIP = np.int64(0x7FFFFFFFFFFFFFFF)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernel_launch import enqueue
+from ..runtime.kernel_launch import enqueue
 
 
 class KernelCall:

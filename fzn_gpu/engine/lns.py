@@ -29,11 +29,11 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..arrays import unique_first
-from ..device import Device
 from ..errors import FznError
-from ..model import LNS_STRATEGIES, LnsSpec, Model, VarKind
+from ..flatzinc.arrays import unique_first
+from ..flatzinc.model import LNS_STRATEGIES, LnsSpec, Model, VarKind
 from ..options import SolveOptions
+from ..runtime.device import Device
 from .incumbent import Incumbent, Outcome, Solution
 from .interface import JoinCluster
 from .lns_graph import RelatedVariables

@@ -20,8 +20,8 @@ import math
 
 import numpy as np
 
-from ..arrays import unique, unique_first
-from ..model import Model
+from ..flatzinc.arrays import unique, unique_first
+from ..flatzinc.model import Model
 from .pack import table_vars
 
 MAX_PAIRS = 4_000_000  # relations gathered at most (the graph is built once, at LNS's start)

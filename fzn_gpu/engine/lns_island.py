@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import clock, hooks, settings
 from ..errors import FznError
-from ..model import LNS_STRATEGIES, LnsSpec
+from ..flatzinc.model import LNS_STRATEGIES, LnsSpec
 from .incumbent import Incumbent, Solution
 from .lns_graph import RelatedVariables
 from .lns_merge import accepted_prefix, disjoint_chain, prefix_merges

@@ -19,8 +19,8 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import settings
-from ..kernel_abi import DEC, Op
-from ..kernel_launch import enqueue
+from ..runtime.kernel_abi import DEC, Op
+from ..runtime.kernel_launch import enqueue
 from .lns_graph import GROW_TRIES
 from .paths import Paths
 

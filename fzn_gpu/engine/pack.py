@@ -11,8 +11,12 @@ from typing import cast
 import numpy as np
 
 from .. import settings
-from ..arrays import unique_pairs
-from ..codegen import (
+from ..errors import Unsupported
+from ..flatzinc.arrays import unique_pairs
+from ..flatzinc.model import INT_LIMIT, UNBOUNDED, ConstraintTable, Model, VarKind
+from ..flatzinc.registry import BY_KEY, KINDS, WAKE_DOM, ConstraintKind
+from ..options import SolveOptions
+from ..runtime.codegen import (
     FLOAT_VAL_BASE,
     FLOAT_VAL_SETTLE,
     SET_VAL_BASE,
@@ -21,11 +25,7 @@ from ..codegen import (
     val_select_code,
     var_select_code,
 )
-from ..errors import Unsupported
-from ..kernel_abi import GROUP_ROW_MIN, PART_SHIFT, PARTS_MAX, ROUND_LANES
-from ..model import INT_LIMIT, UNBOUNDED, ConstraintTable, Model, VarKind
-from ..options import SolveOptions
-from ..registry import BY_KEY, KINDS, WAKE_DOM, ConstraintKind
+from ..runtime.kernel_abi import GROUP_ROW_MIN, PART_SHIFT, PARTS_MAX, ROUND_LANES
 from . import floats, sets, views
 
 LIMIT = INT_LIMIT  # |value| of any int variable on the device (Gecode's limit too)
@@ -86,7 +86,7 @@ class DeviceModel:
 
 
 def _var_positions(kind: ConstraintKind, row: np.ndarray) -> list[int]:
-    """Indices of the variables in one encoded row (see fzn_gpu.registry)."""
+    """Indices of the variables in one encoded row (see fzn_gpu.flatzinc.registry)."""
     out: list[int] = []
     i = 0
     for f in kind.signature:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import FznError
-from ..kernel_abi import PACKED, SETTING_SLOTS, WIDE_PACKED, Part, pack_layout, settings_names
+from ..runtime.kernel_abi import PACKED, SETTING_SLOTS, WIDE_PACKED, Part, pack_layout, settings_names
 
 INT_MAX = 2**31 - 1
 

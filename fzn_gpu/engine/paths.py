@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..kernel_abi import DEC, complementary
+from ..runtime.kernel_abi import DEC, complementary
 
 
 @dataclass
@@ -24,7 +24,7 @@ class _Room:
 @dataclass
 class Paths:
     """Path i is data[ptr[i]:ptr[i + 1]]: decisions from the root, DEC ints each (variable, op,
-    value, the value's high word: fzn_gpu.kernel_abi). Never changed once made: operations
+    value, the value's high word: fzn_gpu.runtime.kernel_abi). Never changed once made: operations
     return new Paths (views of the same arrays where they can)."""
 
     ptr: np.ndarray  # int32, one more entry than there are paths

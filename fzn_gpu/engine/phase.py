@@ -16,9 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import kernel_abi, settings
+from .. import settings
 from ..errors import FznError
-from ..kernel_abi import DEC, SETTING_SLOTS, Cnt, Ctrl, Div, Lv, Results, St, Status
+from ..runtime import kernel_abi
+from ..runtime.kernel_abi import DEC, SETTING_SLOTS, Cnt, Ctrl, Div, Lv, Results, St, Status
 from . import packed, views
 from .lns_paths import DevicePaths
 from .paths import Paths

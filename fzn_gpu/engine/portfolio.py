@@ -29,10 +29,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from .. import clock, settings
-from ..device import Device
 from ..errors import FznError
-from ..model import LnsSpec, Model, RestartSpec
+from ..flatzinc.model import LnsSpec, Model, RestartSpec
 from ..options import SolveOptions
+from ..runtime.device import Device
 from .complete import CompleteSearch
 from .incumbent import Incumbent, Outcome
 from .interface import Engine, JoinCluster

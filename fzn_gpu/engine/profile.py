@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernel_abi import PROFILE_PARTS, Cnt
-from ..registry import KINDS
+from ..flatzinc.registry import KINDS
+from ..runtime.kernel_abi import PROFILE_PARTS, Cnt
 
 PART_NAMES = {
     Cnt.T_PROPAGATE: "propagate",

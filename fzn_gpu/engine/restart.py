@@ -36,11 +36,11 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ..device import Device
 from ..errors import FznError
-from ..kernel_abi import Div
-from ..model import Model, RestartSpec
+from ..flatzinc.model import Model, RestartSpec
 from ..options import SolveOptions
+from ..runtime.device import Device
+from ..runtime.kernel_abi import Div
 from .incumbent import Incumbent, Outcome
 from .pack import DeviceModel
 from .paths import Paths

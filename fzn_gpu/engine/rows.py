@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..model import Model
+from ..flatzinc.model import Model
 
 # (signature field, the row's source words, index of the field's first word, output words,
 # watched variables) -> index past the field

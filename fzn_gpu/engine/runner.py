@@ -15,19 +15,10 @@ from typing import Any
 import numpy as np
 
 from .. import settings
-from ..arrays import unique
-from ..device import (
-    BUILD_LOGS,
-    Device,
-    build,
-    build_key,
-    build_options,
-    choose_program,
-    is_nvidia,
-    launch_lock,
-)
 from ..errors import FznError
-from ..kernel_abi import DEC, PACKED, Ctrl, Lv, Results, St, parameter_names
+from ..flatzinc.arrays import unique
+from ..runtime.device import BUILD_LOGS, Device, build, build_key, build_options, choose_program, is_nvidia, launch_lock
+from ..runtime.kernel_abi import DEC, PACKED, Ctrl, Lv, Results, St, parameter_names
 from . import packed
 from .floats import FLOAT_NONE, float_value, to_ord
 from .kernel_call import KernelCall

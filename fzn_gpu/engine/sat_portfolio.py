@@ -25,9 +25,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..device import Device
-from ..model import Model, RestartSpec
+from ..flatzinc.model import Model, RestartSpec
 from ..options import SolveOptions
+from ..runtime.device import Device
 from .complete import CompleteSearch
 from .incumbent import Outcome
 from .interface import Engine, JoinCluster

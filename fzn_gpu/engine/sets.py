@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..ast import IntSet
 from ..errors import Unsupported
-from ..model import Model, VarKind
-from ..registry import BY_KEY
+from ..flatzinc.ast import IntSet
+from ..flatzinc.model import Model, VarKind
+from ..flatzinc.registry import BY_KEY
 from .rows import reencode
 
 MAX_UNIVERSE = 1023  # elements, so that the universe and its sentinel fit a bitmap (1,024 values)

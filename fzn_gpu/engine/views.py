@@ -22,8 +22,8 @@ from typing import cast
 import numpy as np
 
 from .. import settings
-from ..kernel_abi import ALLDIFF_WORDS
-from ..model import Model, VarKind
+from ..flatzinc.model import Model, VarKind
+from ..runtime.kernel_abi import ALLDIFF_WORDS
 
 ALLDIFF = "fzn_all_different_int"
 LIN_EQ = "int_lin_eq"

@@ -32,10 +32,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .. import build_record, settings
-from ..device import Device
+from .. import settings
 from ..errors import FznError
 from ..procs import start_detached
+from ..runtime import build_record
+from ..runtime.device import Device
 
 NEVER_BUILT = "its program was never built here: it is built behind this run, for the next ones"
 RECORDED_WAIT_S = 2.0  # after the first device is ready, how long one whose program was built before may take
@@ -148,7 +149,7 @@ def ready_devices(devices: list[Device], dm, opts, deadline: float | None) -> Re
 def whole(d: Device) -> Device:
     """A CPU as all_devices() has it, all its cores (select_devices keeps one for each GPU's
     host thread)."""
-    from ..device import all_devices
+    from ..runtime.device import all_devices
 
     full = all_devices()
     return full[d.index] if not d.is_gpu and d.index < len(full) and full[d.index].name in d.name else d

@@ -35,11 +35,11 @@ from typing import cast
 
 import numpy as np
 
-from ..arrays import unique
 from ..bucket import evaluate
 from ..bucket.evaluate import IntSetArg
-from ..local_abi import SWAP_ALLDIFF, SWAP_DOMAIN, SWAP_TERMS_MAX, Arith, Group, H, Inv, Rel, Soft, SwapTerm
-from ..model import INT_LIMIT, Model, Variables, VarKind
+from ..flatzinc.arrays import unique
+from ..flatzinc.model import INT_LIMIT, Model, Variables, VarKind
+from ..runtime.local_abi import SWAP_ALLDIFF, SWAP_DOMAIN, SWAP_TERMS_MAX, Arith, Group, H, Inv, Rel, Soft, SwapTerm
 
 SUM_LIMIT = 2**62  # a linear sum's magnitude, at most, in the kernel's 64 bits
 SPAN_LIMIT = 1 << 20  # an all_different's value span, a sorted group's interval

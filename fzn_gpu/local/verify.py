@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..bucket import evaluate
-from ..model import Model, VarKind
+from ..flatzinc.model import Model, VarKind
 
 
 def violations(model: Model, values: np.ndarray, limit: int = 1) -> list[str]:

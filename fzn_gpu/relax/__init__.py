@@ -27,7 +27,7 @@ from typing import cast
 
 import numpy as np
 
-from ..model import UNBOUNDED, Model
+from ..flatzinc.model import UNBOUNDED, Model
 
 LP_SECONDS = 0.2  # the LP dual's least budget at the root (pdhg.py keeps its best dual when it runs out)
 LP_SHARE = 0.03  # of a time limit, the LP dual's budget where that is more (at most LP_SECONDS_MAX)

@@ -30,7 +30,7 @@ from typing import cast
 
 import numpy as np
 
-from ..model import INT_LIMIT, Model, SearchStep, VarKind
+from ..flatzinc.model import INT_LIMIT, Model, SearchStep, VarKind
 from .edit import add_int_vars, add_rows
 from .hungarian import solve_assignment
 from .linear import lin_rows

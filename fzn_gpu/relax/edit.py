@@ -3,7 +3,7 @@
 The relaxations add redundant constraints (implied by the model, so no solution is lost) and
 the Aux variables they need, after lowering and before packing. New variables go after the
 model's own, so every index the outputs and the solve item hold stays valid; new rows are
-encoded by their kind's signature (fzn_gpu.registry), as lowering encodes a FlatZinc
+encoded by their kind's signature (fzn_gpu.flatzinc.registry), as lowering encodes a FlatZinc
 constraint."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..model import INT_LIMIT, ConstraintTable, Model, VarKind
-from ..registry import BY_KEY
+from ..flatzinc.model import INT_LIMIT, ConstraintTable, Model, VarKind
+from ..flatzinc.registry import BY_KEY
 
 
 def add_int_vars(model: Model, names: Sequence[str], lb: Sequence[int], ub: Sequence[int], aux: bool) -> np.ndarray:

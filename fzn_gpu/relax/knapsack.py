@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model import INT_LIMIT, Model, SearchStep
+from ..flatzinc.model import INT_LIMIT, Model, SearchStep
 from .assignment import objective_row
 from .edit import add_rows
 from .linear import LE, LinearSystem

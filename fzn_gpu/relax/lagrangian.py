@@ -24,7 +24,7 @@ from typing import cast
 
 import numpy as np
 
-from ..model import INT_LIMIT, Model
+from ..flatzinc.model import INT_LIMIT, Model
 from .edit import add_rows
 from .linear import EQ, LE, LinearSystem, add_cardinality_cuts, linear_system, propagate_bounds, tighten_big_m
 from .pdhg import solve_dual

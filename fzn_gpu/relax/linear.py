@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model import INT_LIMIT, Model, VarKind
+from ..flatzinc.model import INT_LIMIT, Model, VarKind
 
 LE, EQ = 0, 1
 MAX_ENTRIES = 400_000  # the largest linear part relaxed (its arithmetic is numpy, per entry)

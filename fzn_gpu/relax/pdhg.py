@@ -20,7 +20,7 @@ from typing import Protocol
 
 import numpy as np
 
-from ..arrays import unique
+from ..flatzinc.arrays import unique
 from .linear import LE, LinearSystem
 
 RUIZ_ROUNDS = 10
@@ -94,7 +94,7 @@ def solve_dual(
 ) -> DualResult:
     """min c.x over the rows and the box, by PDHG for at most `seconds`: the best dual seen.
     Only the variables the rows use take part (c must be zero elsewhere). `device`: an OpenCL
-    device (fzn_gpu.device.Device) to run the iterations on (pdhg_cl.py), else numpy here."""
+    device (fzn_gpu.runtime.device.Device) to run the iterations on (pdhg_cl.py), else numpy here."""
     start = time.monotonic()
     m = system.n_rows
     used = unique(system.col)

@@ -16,7 +16,7 @@ def has_fp64(device) -> bool:
 
 
 class OpenCLSteps:
-    """The same iterations as pdhg.NumpySteps, on `device` (a fzn_gpu.device.Device)."""
+    """The same iterations as pdhg.NumpySteps, on `device` (a fzn_gpu.runtime.device.Device)."""
 
     def __init__(self, device, rows, cols, A, m, n, cs, bs, lbs, ubs, le):
         import pyopencl as cl

@@ -16,7 +16,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from . import settings
+from .. import settings
 
 FAST_LOAD_S = 5.0  # a load slower than this was a build, not a cache hit
 

@@ -21,7 +21,8 @@ import os
 import warnings
 from typing import Any
 
-from . import build_record, settings
+from .. import settings
+from . import build_record
 
 PROBE_SOURCE = """
 __kernel void probe(__global long *out, __global int *hits, __local int *scratch)

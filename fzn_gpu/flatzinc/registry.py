@@ -2,7 +2,7 @@
 
 Lowering encodes every constraint by its signature into one int64 row of its kind's table;
 the OpenCL header (kernels/generated_kinds.h) is generated from this list, so Python and the
-kernels never keep two lists of kind numbers by hand (see fzn_gpu.codegen).
+kernels never keep two lists of kind numbers by hand (see fzn_gpu.runtime.codegen).
 
 Signature fields:
   var     a variable (int, bool, float or set); constants are interned as fixed variables
@@ -18,6 +18,12 @@ Signature fields:
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+# regular's state sets in the kernels, as bitmasks of this many 64-bit words: automata of at
+# most 64 * REGULAR_WORDS states are lowered natively, bigger ones go to MiniZinc's
+# decomposition (mznlib/fzn_regular.mzn says so, tests/test_globals.py pins it);
+# runtime/kernel_abi.py writes it into the kernels' header
+REGULAR_WORDS = 4
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The checker's meaning of the globals fzn-gpu runs natively (mznlib/fzn_*.mzn, besides
 all_different), written from MiniZinc 2.6's definitions of them and nothing of the engine's:
-a full assignment in, whether the constraint holds out (fzn_gpu.check merges them)."""
+a full assignment in, whether the constraint holds out (fzn_gpu.flatzinc.check merges them)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Names resolve to variable indices or constants as their declarations stream by; aliases
 (`var int: x = y;`) point at the aliased variable and narrow its domain; constants that stand
 where a variable is expected become fixed variables (one per value); each constraint is encoded
-by its kind's signature into one int64 row of that kind's table (fzn_gpu.registry)."""
+by its kind's signature into one int64 row of that kind's table (fzn_gpu.flatzinc.registry)."""
 
 from __future__ import annotations
 
@@ -16,10 +16,9 @@ from typing import Any, cast
 
 import numpy as np
 
+from ..errors import SCALE_DOWN, FznError, Unsupported, nested_too_deeply
 from . import ast
 from .ast import Call, IntList, IntSet
-from .errors import SCALE_DOWN, FznError, Unsupported, nested_too_deeply
-from .kernel_abi import REGULAR_WORDS
 from .model import (
     INT_LIMIT,
     LNS_STRATEGIES,
@@ -37,7 +36,7 @@ from .model import (
 )
 from .parser import parse_items_raw, parse_raw, read_text
 from .quickparse import KEYWORDS, NAME
-from .registry import ConstraintKind, kinds_named
+from .registry import REGULAR_WORDS, ConstraintKind, kinds_named
 
 _BASE_KIND = {"bool": VarKind.BOOL, "int": VarKind.INT, "float": VarKind.FLOAT, "set": VarKind.SET}
 

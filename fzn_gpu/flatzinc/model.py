@@ -8,9 +8,9 @@ from enum import IntEnum
 
 import numpy as np
 
+from ..search_options import LNS_STRATEGIES, RESTART_KINDS, LnsSpec, RestartSpec  # noqa: F401  (the model's vocabulary)
 from .ast import IntSet
 from .registry import ConstraintKind
-from .search_options import LNS_STRATEGIES, RESTART_KINDS, LnsSpec, RestartSpec  # noqa: F401  (the model's vocabulary)
 
 UNBOUNDED = 2**62  # |bound| of an int variable declared without a domain
 INT_LIMIT = 2**31 - 2  # |value| of any int variable an engine gives (the device's 32 bits; Gecode's limit too)
@@ -50,7 +50,7 @@ class Variables:
 @dataclass
 class ConstraintTable:
     """All constraints of one kind: row r is data[row_ptr[r]:row_ptr[r+1]], encoded by the
-    kind's signature (fzn_gpu.registry); `lines` keeps each one's FlatZinc line."""
+    kind's signature (fzn_gpu.flatzinc.registry); `lines` keeps each one's FlatZinc line."""
 
     kind: ConstraintKind
     row_ptr: np.ndarray  # int64, n + 1

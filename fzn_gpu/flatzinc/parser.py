@@ -17,10 +17,11 @@ from typing import BinaryIO, cast
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
 
-from . import ast, settings
-from .errors import SCALE_DOWN, FznError, nested_too_deeply
+from .. import settings
+from ..errors import SCALE_DOWN, FznError, nested_too_deeply
+from ..resources import grammar_file
+from . import ast
 from .quickparse import quick_item, quick_var_at, stashed
-from .resources import grammar_file
 
 _ITEM_END = re.compile(r'"(?:[^"\\\n]|\\.)*"|%[^\n]*|;')
 _LEADING_SPACE = re.compile(r"(?:\s+|%[^\n]*)*")

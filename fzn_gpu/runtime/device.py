@@ -15,10 +15,11 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
-from . import build_record, device_check, settings
+from .. import settings
+from ..errors import FznError
+from ..resources import kernels_dir
+from . import build_record, device_check
 from .codegen import header
-from .errors import FznError
-from .resources import kernels_dir
 
 # The int/bool propagators, one file per family, in the order the program needs them (a family
 # may call the functions of those before it).

@@ -24,8 +24,8 @@ import os
 import signal
 import threading
 
-from . import settings
-from .watchdog import SIGNALS
+from .. import settings
+from ..watchdog import SIGNALS
 
 CL_DEVICE_TYPE_GPU = 1 << 2
 CL_DEVICE_TYPE_ALL = 0xFFFFFFFF
