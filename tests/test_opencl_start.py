@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # lists what pyopencl sees and runs a kernel in the context made early.
 EARLY = r"""
 import numpy as np
-from fzn_gpu import opencl_start as o
+from fzn_gpu.runtime import opencl_start as o
 path = o.loader_path()
 assert path, "no OpenCL loader found"
 o._start(path, o.CL_DEVICE_TYPE_ALL)
@@ -99,7 +99,7 @@ def test_solutions_equal_with_and_without_the_early_start(tmp_path):
 
 MASK = r"""
 import signal
-from fzn_gpu import opencl_start as o
+from fzn_gpu.runtime import opencl_start as o
 seen = []
 o._start = lambda path, device_type: seen.append(signal.pthread_sigmask(signal.SIG_BLOCK, []))
 o.begin("all")
