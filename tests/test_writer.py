@@ -189,3 +189,44 @@ def test_a_reader_keeping_up_gets_every_improvement():
         writer.put(lambda i=i: f"{i}\n", 3, supersedes=True)
         writer.drain()  # the writer is idle again before the next improvement
     assert out.getvalue() == "".join(f"{i}\n" for i in range(30)) and writer.superseded == 0
+
+
+def test_an_optimisation_run_ends_with_its_best_though_its_reader_is_slow():
+    """The run's own stream (SolveRun over a real pipe, as MiniZinc reads it): improvements
+    found faster than the reader takes them replace one another, the best found is the last
+    printed, the statistics say how many were replaced, and the pipe holds one page."""
+    import fcntl
+    import os
+
+    from fzn_gpu.engine import SolveRun
+    from fzn_gpu.engine.incumbent import Outcome
+    from fzn_gpu.options import SolveOptions
+
+    model = lower(parse_items("var 1..5000: x :: output_var;\nsolve maximize x;\n"))
+    r, w = os.pipe()
+    read: list[bytes] = []
+
+    def slow_reader() -> None:  # MiniZinc's solns2out on a big solution: a page every 5 ms
+        while chunk := os.read(r, 4096):
+            read.append(chunk)
+            time.sleep(0.005)
+
+    reader = threading.Thread(target=slow_reader)
+    reader.start()
+    with os.fdopen(w, "w") as out:
+        run = SolveRun(model, SolveOptions(all_solutions=True, statistics=True), out=out)
+        if hasattr(fcntl, "F_GETPIPE_SZ"):
+            assert fcntl.fcntl(w, fcntl.F_GETPIPE_SZ) == os.sysconf("SC_PAGESIZE")
+        rows = np.zeros((1, len(model.vars.kind)), dtype=np.int64)
+        for v in range(1, 5001):  # the x = v lines, some 60 KB: more than a pipe holds by default
+            rows[0, 0] = v
+            run.report_batch(rows)
+        with run.lock:
+            run._end(Outcome(solutions=5000, best=-5000), interrupted=False)
+    reader.join()
+    os.close(r)
+    text = b"".join(read).decode()
+    printed = [int(line[4:-1]) for line in text.splitlines() if line.startswith("x = ")]
+    superseded = int(text.split("supersededSolutions=")[1].split()[0])
+    assert printed[-1] == 5000 and printed == sorted(printed)
+    assert superseded > 0 and len(printed) + superseded == 5000
