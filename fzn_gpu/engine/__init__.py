@@ -61,7 +61,10 @@ class SolveRun:
         self.optimising = model.solve.kind != "satisfy"
         self.count_only = opts.count_only and opts.all_solutions and not self.optimising
         self.print_each = (not self.optimising or opts.all_solutions or opts.intermediate) and not self.count_only
-        if self.optimising and self.print_each:
+        # an optimisation's newest improvement replaces those the reader has not taken yet, except
+        # where the stream must be the same every run (--deterministic: every improvement, in order)
+        self.supersede = self.optimising and self.print_each and not opts.deterministic
+        if self.supersede:
             shrink_pipe(self.printer.out)  # the newest improvement waits in the writer's queue, not the pipe
         self.best_values: list[np.ndarray] = []
         self.lock = threading.Lock()
@@ -117,8 +120,8 @@ class SolveRun:
         with self.lock:
             if self.ended:
                 return
-            if self.print_each:  # an optimisation's newest improvement replaces those not yet written
-                self.printer.solutions(rows, supersedes=self.optimising)
+            if self.print_each:
+                self.printer.solutions(rows, supersedes=self.supersede)
             else:
                 self.best_values[:] = [rows[-1].copy()]
 
@@ -148,7 +151,7 @@ class SolveRun:
         # `solutions`: what the search found (with --count-only, the count). Not `nSolutions`:
         # MiniZinc appends that itself, the solutions it printed (none when counting only)
         stats: dict[str, object] = {"solutions": outcome.solutions}
-        if self.optimising and self.print_each:  # improvements a better one replaced before MiniZinc read them
+        if self.supersede:  # improvements a better one replaced before MiniZinc read them
             stats["supersededSolutions"] = self.printer.superseded
         solve_s = max(0.0, clock.elapsed() - self.t_init)
         runners = self.search.runners if self.search is not None else []
