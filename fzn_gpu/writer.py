@@ -15,12 +15,12 @@ raised again in the searching thread at its next hand-over or drain.
 
 An optimisation's improvements supersede one another (`put(..., supersedes=True)`): while the
 reader is behind, a new one takes the place of those still queued, so the reader gets the best
-found next and never works through a backlog of worse ones. MiniZinc spent 40-60 ms on each 31x31 coins
-grid solution while the GPU found one every few milliseconds: a bounded backlog of 1 MiB held
-seconds of them, the best found came out after the time limit, and minizinc killed the solver
-before it (docs/bench/measurements.md, "An optimisation's improvements, MiniZinc slower to read
-them"). `shrink_pipe` keeps the pipe's own buffer to one page for such a stream: the 64 KiB a
-pipe holds by default are another second of MiniZinc's reading."""
+found next and never works through a backlog of worse ones. MiniZinc reads a large solution
+more slowly than a GPU finds improvements: a backlog of them, bounded only by
+MAX_PENDING_BYTES, held the best found back past the time limit, and minizinc killed the solver
+before it was written (docs/bench/measurements.md, "Branch and bound on the CPU, LNS on the
+GPU: the default"). `shrink_pipe` keeps the pipe's own buffer to one page for such a stream,
+so that the pipe holds no backlog of its own either."""
 
 from __future__ import annotations
 

@@ -46,12 +46,11 @@ if TYPE_CHECKING:  # imported where bucket elimination runs
 
 KINDS = settings.DEVICE_KINDS
 # on a machine with both kinds: LNS on the GPUs, at their full width (the GPU-LNS paper), and
-# branch and bound on the CPUs, its relaxation bounds proving the optima LNS finds. On the
-# H200 machine the proofs came as fast as with branch and bound sharing the GPU, and LNS's
-# island on the GPU, no longer waiting behind branch and bound's slices, found the
-# improvements where the CPU's island had found up to four in five (WCSP 10x10); LNS on the
-# CPU as well made its island the one improving again (docs/bench/measurements.md, "Branch and
-# bound on the CPU, LNS on the GPU alone")
+# branch and bound on the CPUs, its relaxation bounds proving the optima LNS finds. Measured:
+# proofs as fast as with branch and bound sharing the GPU, and LNS's island on the GPU, no
+# longer waiting behind branch and bound's slices, finding the improvements that an island on
+# the CPU beside it had taken (docs/bench/measurements.md, "Branch and bound on the CPU, LNS on
+# the GPU: the default")
 DEFAULT_SPLIT = {"bnb": "cpu", "lns": "gpu"}
 SHARED_GPU_BNB = 0.25  # branch and bound's share of a GPU's time where LNS runs on it too (a GPU alone)
 PROVING_GPU_BNB = 0.75  # its share once LNS has stopped improving (ProvingShare)
