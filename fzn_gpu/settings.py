@@ -351,6 +351,14 @@ SETTINGS: tuple[Setting, ...] = (
         minimum=0,
     ),
     _s(
+        "FZN_GPU_MIN_NODE_SHARE",
+        "float",
+        "0.15",
+        "tuning",
+        "a device of a complete search on several under this share of their node rate hands its search over; 0: none does",
+        minimum=0,
+    ),
+    _s(
         "FZN_GPU_SWITCH_INTERVAL",
         "float",
         "0.0005",

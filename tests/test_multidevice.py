@@ -341,3 +341,77 @@ def test_device_threads_hand_the_gil_over_quickly_then_the_interval_is_restored(
     with pytest.raises(RuntimeError):
         run_threads([threading.Thread(target=lambda: None)], stop)
     assert sys.getswitchinterval() == before
+
+
+@pytest.mark.parametrize("cpu_nodes, leaves", [(1_000, True), (17_500, True), (17_800, False), (300_000, False)])
+def test_a_device_whose_node_rate_does_not_pay_hands_over_busy_gpu_or_not(cpu_nodes, leaves):
+    """Once every device has searched RATE_AFTER_S, one under MIN_NODE_SHARE of the node rate
+    hands its search over at its next slice (all it holds goes to `handed`) though the
+    GPU is busy and asks for nothing; judged once, and not before RATE_AFTER_S."""
+    import time
+
+    from fzn_gpu.engine.balance import MIN_NODE_SHARE, RATE_AFTER_S
+
+    gpu = DeviceShare(0, "gpu", True, items=1000)
+    cpu = DeviceShare(1, "cpu", False, items=16, can_hand_over=True)
+    pool = WorkPool(paths(40), [gpu, cpu])
+    pool.next = len(pool.paths)
+    pool.running[0] = RunningBlock(paths(0), 0)
+    pool.running[1] = RunningBlock(paths(40), 40)
+    now = time.monotonic()
+    gpu.first_at, cpu.first_at = now - RATE_AFTER_S / 2, now - RATE_AFTER_S / 2
+    gpu.block_nodes, cpu.block_nodes = 100_000, cpu_nodes
+    assert pool.judging() and pool.shrink(1, started=10) == 40 and cpu.node_share is None  # too early
+    gpu.first_at = cpu.first_at = now - 2 * RATE_AFTER_S
+    kept = pool.shrink(1, started=10)
+    assert cpu.node_share == pytest.approx(cpu_nodes / (cpu_nodes + 100_000), rel=0.01)
+    assert (cpu.node_share < MIN_NODE_SHARE) == leaves and not pool.judging()
+    assert pool.handing(1) == leaves and cpu.retired == leaves
+    assert kept == (10 if leaves else 40) and len(pool.handed) == (1 if leaves else 0) and not pool.returned
+    cpu.block_nodes = 0  # judged once: a later slice's rate changes nothing
+    assert pool.handing(1) == leaves
+
+
+def test_two_devices_count_exactly_whichever_leaves(tmp_path, two_devices, monkeypatch):
+    """The node-rate verdict on a real search of two devices (the CPU split in two): with the
+    threshold at 1 the device judged first leaves (its share is under 1), at 0 none does; the
+    count is exact either way and -s gives the share judged. (An idle device never takes a
+    busy one's search here: that rule has its own tests.)"""
+    monkeypatch.setenv("FZN_GPU_HAND_OVER_SPEEDUP", "1000000")
+    for share, leaves in (("1", True), ("0", False)):
+        monkeypatch.setenv("FZN_GPU_MIN_NODE_SHARE", share)
+        r = run("-a", "--count-only", "--bucket", "off", "-s", fzn(tmp_path, queens_by_pairs(13)))
+        assert r.returncode == 0 and stat(r.stdout, "solutions") == "73712" and "==========" in r.stdout, r.stderr
+        judged = [stat(r.stdout, f"d{i}_nodeRateShare") for i in (0, 1)]
+        handed = [stat(r.stdout, f"d{i}_handedOver") for i in (0, 1)]
+        assert any(j is not None for j in judged), r.stdout
+        assert ("1" in handed) == leaves, r.stdout
+
+
+def test_what_a_device_that_does_not_pay_hands_over_feeds_the_busy_lead():
+    """The slow device's unstarted paths and its searches' records go to `handed`, not to a
+    block of their own: the lead's next slice takes those that fit its buffers into its running
+    block (after its unstarted paths); a longer one waits to be taken as a block."""
+    import time
+
+    from fzn_gpu.engine.balance import RATE_AFTER_S, BlockSplit
+
+    gpu = DeviceShare(0, "gpu", True, items=1000)
+    cpu = DeviceShare(1, "cpu", False, items=16, can_hand_over=True)
+    pool = WorkPool(paths(60), [gpu, cpu])
+    pool.next = len(pool.paths)
+    pool.running[0] = RunningBlock(paths(40), 40)
+    pool.running[1] = RunningBlock(paths(20), 20)
+    gpu.first_at = cpu.first_at = time.monotonic() - 2 * RATE_AFTER_S
+    gpu.block_nodes, cpu.block_nodes = 100_000, 100
+    lead = BlockSplit(pool, gpu)
+    assert lead.longest > 0 and BlockSplit(pool, cpu).longest == 0
+    assert lead.more() is None  # nothing handed yet
+    assert pool.shrink(1, started=5) == 5 and cpu.retired and len(pool.handed) == 1 and not pool.returned
+    fed = lead.more()
+    assert fed is not None and len(fed) == 15 and pool.running[0].n == 55 and not pool.handed
+    too_long = Paths.from_list([np.array([0, int(Op.EQ), 1, 0] * (lead.longest + 1))])
+    pool.handed.append(too_long)
+    assert lead.more() is None and pool.handed == [too_long] and pool.remaining() == 1
+    pool.give_back(0)  # the lead fails: what it was fed goes back with the rest of its block
+    assert pool.remaining() == 1 + 55 and len(pool.returned[-1]) == 55

@@ -595,6 +595,8 @@ def device_stats(shares, runners) -> dict[str, object]:
         out[p + "busyTime"] = share.busy_s
         if end is not None and share.done_at is not None:
             out[p + "idleAtEnd"] = end - share.done_at
+        if share.node_share is not None:  # its share of the node rate when judged (balance.py)
+            out[p + "nodeRateShare"] = round(share.node_share, 4)
         if share.retired:  # it handed what it had left over to a faster device (balance.py)
             out[p + "handedOver"] = 1
         if share.failed:

@@ -20,7 +20,15 @@ has left (every open level's right branch and the node it is at) and stops, and 
 leaves the search. A CPU beside a GPU took as long on a path as a GPU work-group, so its last
 paths, given away one branch a search and slice, outlasted the GPU's whole share
 (docs/bench/measurements.md, a slow device hands its search over). A failed device's block goes back
-less what it gave away, so nothing is searched twice."""
+less what it gave away, so nothing is searched twice.
+
+A device whose share of the search's node rate stays under MIN_NODE_SHARE once every device
+has searched RATE_AFTER_S hands over the same way, busy or idle the others: a share of zero
+in PHACT's ranking. Beside it a GPU's kernel ran 15 % slower for the same nodes (the CPU's
+threads on the host), so a device expanding 1.6 % of the nodes (PoCL's 15 cores beside an
+H100 on 17-queens) cost more than it gave; node rates are known after a slice, where a
+device's first finished path can take seconds (docs/bench/measurements.md, "A device whose
+node rate does not pay leaves")."""
 
 from __future__ import annotations
 
@@ -36,10 +44,14 @@ from .. import hooks, settings
 from ..errors import FznError
 from .faults import DeviceFault
 from .paths import Paths
-from .resplit import DONATE_EACH, idle_wish
+from .resplit import DONATE_EACH, RESPLIT_SLACK, idle_wish
 from .threads import quick_gil_handover
 
 ALL_AT_ONCE_S = 1.0
+# a device under this share of all live devices' node rate hands its search over (the 15 % by
+# which a GPU's kernel slowed beside the CPU: a device must give more than it costs)
+MIN_NODE_SHARE = 0.15
+RATE_AFTER_S = 0.25  # a device's node rate is judged once it and every other has searched this long
 # an idle device this many times faster takes all a busy one has left (FZN_GPU_HAND_OVER_SPEEDUP
 # for tests and tuning runs; 0: any idle device)
 HAND_OVER_SPEEDUP = 4
@@ -60,9 +72,19 @@ class DeviceShare:
     failed: str | None = None  # why it dropped out, if it did
     can_hand_over: bool = False  # its searches can give all they have left away (the work-item kernel)
     retired: bool = False  # it handed its work over to a faster device and takes no more
+    first_at: float | None = None  # when its first block began (time.monotonic)
+    done_nodes: int = 0  # nodes of its finished blocks, as reported while the balancer counted them
+    block_nodes: int = 0  # nodes of its running block so far (BlockSplit.searched)
+    node_share: float | None = None  # its share of the node rate when judged (MIN_NODE_SHARE)
 
     def speed(self) -> float | None:
         return self.subs / self.busy_s if self.subs and self.busy_s > 0 else None
+
+    def node_rate(self, now: float) -> float | None:
+        """Nodes a second since its first block began, once that is RATE_AFTER_S ago."""
+        if self.first_at is None or now - self.first_at < RATE_AFTER_S:
+            return None
+        return (self.done_nodes + self.block_nodes) / (now - self.first_at)
 
 
 @dataclass
@@ -77,6 +99,7 @@ class RunningBlock:
     t0: float = field(default_factory=time.monotonic)
     sources: list[np.ndarray] = field(default_factory=list)  # donations: which path gave each
     given: list[Paths] = field(default_factory=list)
+    unpaid: bool = False  # it hands over because its node rate does not pay (WorkPool._does_not_pay)
     handing: bool = False  # its searches hand all their work over (WorkPool.shrink)
 
     def kept(self) -> Paths:
@@ -105,16 +128,21 @@ class WorkPool:
         self.lead_all = lead_all
         self.next = 0
         self.returned: list[Paths] = []
+        # what a device whose node rate does not pay handed over: fed into a busy device's
+        # running block at its next slice (BlockSplit.more), taken as a block otherwise
+        self.handed: list[Paths] = []
         self.shares = shares
         self.may_decline = True
         self.hand_over_speedup = settings.integer("FZN_GPU_HAND_OVER_SPEEDUP", HAND_OVER_SPEEDUP)
+        self.min_node_share = settings.number("FZN_GPU_MIN_NODE_SHARE", MIN_NODE_SHARE)
+        self.counts_nodes = len(shares) > 1
         self.running: dict[int, RunningBlock] = {}
         self.stop = stop or threading.Event()
         self.lock = threading.Lock()
         self.changed = threading.Condition(self.lock)
 
     def remaining(self) -> int:
-        return len(self.paths) - self.next + sum(len(p) for p in self.returned)
+        return len(self.paths) - self.next + sum(len(p) for p in self.returned + self.handed)
 
     def take(self, share: DeviceShare) -> RunningBlock | None:
         with self.lock:
@@ -139,6 +167,8 @@ class WorkPool:
     def _fresh(self, share: DeviceShare) -> Paths | None | Literal[False]:
         if self.returned:  # work given back (fault, or for an idle device)
             return self.returned.pop()
+        if self.handed:
+            return self.handed.pop()
         left = len(self.paths) - self.next
         if left <= 0:
             return None
@@ -160,6 +190,8 @@ class WorkPool:
             holder = next(s for s in self.shares if s.index == index)
             if rb.wanted is not None and not rb.handing and self._hands_over(holder, rb.wanted):
                 rb.handing = holder.retired = True
+            if not rb.handing and holder.node_share is None and self._does_not_pay(holder):
+                rb.handing = rb.unpaid = holder.retired = True
             if rb.handing:  # all it holds goes: unstarted paths, and each hand-over's records
                 size = unstarted
             elif rb.wanted is not None and rb.promised and unstarted:
@@ -169,11 +201,28 @@ class WorkPool:
             rb.promised = 0
             if size:
                 keep = rb.n - size
-                self.returned.append(rb.paths.block(keep, rb.n))
+                (self.handed if rb.unpaid else self.returned).append(rb.paths.block(keep, rb.n))
                 rb.n = keep
                 rb.wanted = None
                 self.changed.notify_all()
             return rb.n
+
+    def take_handed(self, index: int, longest: int) -> Paths | None:
+        """For device `index`'s running block, between its slices: what a device that did not
+        pay handed over, the blocks of at most `longest` decisions (what its phase's buffers
+        hold; a longer one waits to be taken as a block). Its searches start on them after its
+        unstarted paths, as part of the block (a failed device gives them back too); a block of
+        their own would start narrow, a few hundred searches on a GPU of thousands."""
+        with self.lock:
+            rb = self.running.get(index)
+            fits = [p for p in self.handed if p.max_decisions() <= longest]
+            if rb is None or rb.handing or not fits:
+                return None
+            self.handed = [p for p in self.handed if p.max_decisions() > longest]
+            block = Paths.concat(fits)
+            rb.paths = rb.kept().extend(block)
+            rb.n = len(rb.paths)
+            return block
 
     def handing(self, index: int) -> bool:
         with self.lock:
@@ -186,6 +235,31 @@ class WorkPool:
             return False
         mine, theirs = self._live_speed(holder), self._live_speed(thief)
         return mine is not None and theirs is not None and theirs >= self.hand_over_speedup * mine
+
+    def judging(self) -> bool:
+        """Whether some device that can hand over still awaits its node-rate verdict: until
+        then every device reports its nodes after each slice (a read of its counters)."""
+        return self.counts_nodes and any(
+            s.can_hand_over and s.node_share is None and s.failed is None for s in self.shares
+        )
+
+    def _does_not_pay(self, holder: DeviceShare) -> bool:
+        """Whether the holder's share of the live devices' node rate, measured once every one
+        has searched RATE_AFTER_S, is under MIN_NODE_SHARE (and it can hand over). Sets
+        `holder.node_share` once judged: the verdict is taken once."""
+        if not holder.can_hand_over:
+            return False
+        now = time.monotonic()
+        live = [s for s in self.shares if s.failed is None and not s.retired and s.done_at is None]
+        if len(live) < 2:
+            return False
+        rates = [s.node_rate(now) for s in live]
+        if any(r is None for r in rates):
+            return False
+        total = sum(rates)  # type: ignore[arg-type]
+        mine = holder.node_rate(now) or 0.0
+        holder.node_share = mine / total if total > 0 else 1.0
+        return holder.node_share < self.min_node_share
 
     def donations_wanted(self, index: int, idle_items: int, unstarted: int, items: int) -> int:
         """Donations device `index` asks of its busy work-items: for its own idle ones, and one
@@ -204,6 +278,10 @@ class WorkPool:
             rb.sources.append(sources)
             rb.given.append(paths.block(rb.n, len(paths)))
             rb.paths, rb.n = paths, len(paths)
+
+    def lead_share(self) -> DeviceShare:
+        with self.lock:
+            return self._lead()
 
     def _lead(self) -> DeviceShare:
         """The device with the most work-items (the GPU): it takes the whole pool and pulls
@@ -333,6 +411,8 @@ def balance(paths: Paths, shares: list[DeviceShare], search_block, lead_all: boo
                 break
             share.blocks += 1
             t0 = time.monotonic()
+            if share.first_at is None:
+                share.first_at = t0
             try:
                 if hooks.device_fails(share.index, share.blocks):
                     raise DeviceFault(f"fault injected by a test in block {share.blocks}")
@@ -347,6 +427,7 @@ def balance(paths: Paths, shares: list[DeviceShare], search_block, lead_all: boo
                 break
             share.busy_s += time.monotonic() - t0
             share.subs += pool.finish(share.index).n
+            share.done_nodes, share.block_nodes = share.done_nodes + share.block_nodes, 0
             if not finished:
                 stop.set()
                 break
@@ -395,10 +476,13 @@ class BlockSplit:
         self.slices = 0
         self.each = DONATE_EACH
         self.may_hand_over = share.can_hand_over
-        self.longest = 0
+        # the lead's phase may be fed what a slow device hands over: its records, at most a
+        # phase's donated paths deep (RESPLIT_SLACK) below the pool's longest path
+        lead = pool.counts_nodes and share is pool.lead_share()
+        self.longest = pool.paths.max_decisions() + RESPLIT_SLACK if lead else 0
 
     def more(self) -> Paths | None:
-        return None
+        return self.pool.take_handed(self.index, self.longest) if self.longest else None
 
     def hand_over(self) -> bool:
         return self.pool.handing(self.index)
@@ -414,3 +498,9 @@ class BlockSplit:
 
     def donated(self, sources: np.ndarray, paths: Paths) -> None:
         self.pool.donated(self.index, sources, paths)
+
+    def counting(self) -> bool:
+        return self.pool.judging()
+
+    def searched(self, nodes: int) -> None:
+        self.share.block_nodes = nodes

@@ -59,6 +59,12 @@ class TreeOrder:
     def wanted(self, idle_items: int, unstarted: int, items: int) -> int:
         return idle_wish(idle_items, unstarted, items)
 
+    def counting(self) -> bool:
+        return False
+
+    def searched(self, nodes: int) -> None:
+        pass
+
     def donated(self, sources: np.ndarray, paths: Paths) -> None:
         sources = np.asarray(sources, np.int64)
         if len(np.unique(sources)) != len(sources):

@@ -24,12 +24,11 @@ from . import packed, views
 from .lns_paths import DevicePaths
 from .paths import Paths
 from .profile import cnt_row
-from .resplit import HANDOVER_RECORDS, Resplit, many_idle
+from .resplit import HANDOVER_RECORDS, RESPLIT_SLACK, Resplit, many_idle
 
 # the settings a phase changes from slice to slice (Phase.arguments), each at its slot
 SLICE_SETTINGS = ("budget", "slice_us", "n_sub", "sub_base", "donate", "handover")
 SLOT = {name: SETTING_SLOTS[name] for name in SLICE_SETTINGS}
-RESPLIT_SLACK = 32  # decisions a donated path may add to the longest path of its phase
 INT_MAX = 2**31 - 1
 
 
@@ -76,7 +75,13 @@ class Phase:
         self.enqueue_all = enqueue_all or lns is not None
         self.paths = paths
         self.n_sub = len(paths)
-        self.n_items = n_items = max(1, min(r.max_items, self.n_sub))
+        # a search that re-splits runs at the device's full width whatever its paths: idle
+        # work-items take the paths busy ones donate. A block of fewer paths than the device's
+        # work-items (a slow device's handed-over searches) otherwise ran on that many alone,
+        # one of them a single path searched by one work-group for 1.6 s of a 3 s count
+        # (docs/bench/measurements.md, "A device whose node rate does not pay leaves")
+        wide = resplit is not None and cutoff == 0 and lns is None
+        self.n_items = n_items = max(1, r.max_items if wide else min(r.max_items, self.n_sub))
         r.stats.items = max(r.stats.items, n_items)
         self.hands_over = resplit is not None and resplit.may_hand_over and not r.group
         self._shapes(emit_cap)
@@ -453,6 +458,10 @@ class Phase:
             if r.verbose:
                 self.verbose_line(dt, budget, nsol)
             started = self.base + min(int(r.ctrl[Ctrl.NEXT]), self.n_sub - self.base)  # paths taken so far
+            if self.resplit is not None and self.resplit.counting():  # the balancer measures node rates
+                self.cl.enqueue_copy(r.queue, self.cnt, self.CNT)
+                r.queue.finish()
+                self.resplit.searched(int(self.cnt[:, Cnt.NODES].sum()))
             if self.resplit is not None:
                 self.take_donations(started)
             # what is not searched to its end yet, the slice's donations included: the paths

@@ -29,6 +29,7 @@ DONATE_EACH = 64
 # The most records one work-item search gives in a hand-over (the right branch of each open
 # level and its node): one that needs more searches on and hands over at a later slice.
 HANDOVER_RECORDS = 64
+RESPLIT_SLACK = 32  # decisions a donated path may add to the longest path of its phase
 
 
 class Resplit(Protocol):
@@ -58,6 +59,13 @@ class Resplit(Protocol):
     def donated(self, sources: np.ndarray, paths: Paths) -> None:
         """Donations came in: `paths` is the phase's whole list now (the new ones at its end),
         sources[j] the index of the path whose search gave away new path j."""
+
+    def counting(self) -> bool:
+        """Whether the phase reports its nodes after each slice (`searched`): the balancer
+        measures the devices' node rates (balance.py, MIN_NODE_SHARE)."""
+
+    def searched(self, nodes: int) -> None:
+        """The phase's nodes so far, after a slice, while `counting`."""
 
 
 def idle_wish(idle_items: int, unstarted: int, items: int) -> int:
@@ -99,3 +107,9 @@ class SelfSplit:
 
     def donated(self, sources: np.ndarray, paths: Paths) -> None:
         self.count += len(sources)
+
+    def counting(self) -> bool:
+        return False
+
+    def searched(self, nodes: int) -> None:
+        pass
