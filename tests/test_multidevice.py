@@ -5,11 +5,12 @@ one device, and a device that fails (a test's fault: fzn_gpu/hooks.py) must lose
 import re
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
 
-from fzn_gpu.engine.balance import DeviceShare, RunningBlock, WorkPool
+from fzn_gpu.engine.balance import MIN_NODE_SHARE, RATE_AFTER_S, BlockSplit, DeviceShare, RunningBlock, WorkPool
 from fzn_gpu.engine.paths import Paths
 from fzn_gpu.engine.threads import SWITCH_INTERVAL_S, run_threads
 from fzn_gpu.runtime.kernel_abi import DEC, Op
@@ -343,21 +344,23 @@ def test_device_threads_hand_the_gil_over_quickly_then_the_interval_is_restored(
     assert sys.getswitchinterval() == before
 
 
+def _busy_gpu_beside_a_cpu(gpu_paths: int, cpu_paths: int) -> tuple[DeviceShare, DeviceShare, WorkPool]:
+    """A GPU and a CPU (which can hand over) each running a block, nothing fresh left."""
+    gpu = DeviceShare(0, "gpu", True, items=1000)
+    cpu = DeviceShare(1, "cpu", False, items=16, can_hand_over=True)
+    pool = WorkPool(paths(gpu_paths + cpu_paths), [gpu, cpu])
+    pool.next = len(pool.paths)
+    pool.running[0] = RunningBlock(paths(gpu_paths), gpu_paths)
+    pool.running[1] = RunningBlock(paths(cpu_paths), cpu_paths)
+    return gpu, cpu, pool
+
+
 @pytest.mark.parametrize("cpu_nodes, leaves", [(1_000, True), (17_500, True), (17_800, False), (300_000, False)])
 def test_a_device_whose_node_rate_does_not_pay_hands_over_busy_gpu_or_not(cpu_nodes, leaves):
     """Once every device has searched RATE_AFTER_S, one under MIN_NODE_SHARE of the node rate
     hands its search over at its next slice (all it holds goes to `handed`) though the
     GPU is busy and asks for nothing; judged once, and not before RATE_AFTER_S."""
-    import time
-
-    from fzn_gpu.engine.balance import MIN_NODE_SHARE, RATE_AFTER_S
-
-    gpu = DeviceShare(0, "gpu", True, items=1000)
-    cpu = DeviceShare(1, "cpu", False, items=16, can_hand_over=True)
-    pool = WorkPool(paths(40), [gpu, cpu])
-    pool.next = len(pool.paths)
-    pool.running[0] = RunningBlock(paths(0), 0)
-    pool.running[1] = RunningBlock(paths(40), 40)
+    gpu, cpu, pool = _busy_gpu_beside_a_cpu(0, 40)
     now = time.monotonic()
     gpu.first_at, cpu.first_at = now - RATE_AFTER_S / 2, now - RATE_AFTER_S / 2
     gpu.block_nodes, cpu.block_nodes = 100_000, cpu_nodes
@@ -392,16 +395,7 @@ def test_what_a_device_that_does_not_pay_hands_over_feeds_the_busy_lead():
     """The slow device's unstarted paths and its searches' records go to `handed`, not to a
     block of their own: the lead's next slice takes those that fit its buffers into its running
     block (after its unstarted paths); a longer one waits to be taken as a block."""
-    import time
-
-    from fzn_gpu.engine.balance import RATE_AFTER_S, BlockSplit
-
-    gpu = DeviceShare(0, "gpu", True, items=1000)
-    cpu = DeviceShare(1, "cpu", False, items=16, can_hand_over=True)
-    pool = WorkPool(paths(60), [gpu, cpu])
-    pool.next = len(pool.paths)
-    pool.running[0] = RunningBlock(paths(40), 40)
-    pool.running[1] = RunningBlock(paths(20), 20)
+    gpu, cpu, pool = _busy_gpu_beside_a_cpu(40, 20)
     gpu.first_at = cpu.first_at = time.monotonic() - 2 * RATE_AFTER_S
     gpu.block_nodes, cpu.block_nodes = 100_000, 100
     lead = BlockSplit(pool, gpu)
