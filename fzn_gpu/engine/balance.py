@@ -240,7 +240,8 @@ class WorkPool:
         """Whether some device that can hand over still awaits its node-rate verdict: until
         then every device reports its nodes after each slice (a read of its counters)."""
         return self.counts_nodes and any(
-            s.can_hand_over and s.node_share is None and s.failed is None for s in self.shares
+            s.can_hand_over and s.node_share is None and s.failed is None and not s.retired and s.done_at is None
+            for s in self.shares
         )
 
     def _does_not_pay(self, holder: DeviceShare) -> bool:
