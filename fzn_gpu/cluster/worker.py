@@ -90,12 +90,6 @@ class _FedSplit(SelfSplit):
             fed, self._fed = self._fed, []
         return Paths.concat(fed) if fed else None
 
-    def counting(self) -> bool:
-        return False
-
-    def searched(self, nodes: int) -> None:
-        pass
-
     def keep(self, started: int, n: int) -> int:
         with self._lock:
             self.unstarted = n - started + sum(map(len, self._fed))

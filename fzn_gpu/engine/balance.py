@@ -24,11 +24,11 @@ less what it gave away, so nothing is searched twice.
 
 A device whose share of the search's node rate stays under MIN_NODE_SHARE once every device
 has searched RATE_AFTER_S hands over the same way, busy or idle the others: a share of zero
-in PHACT's ranking. Beside it a GPU's kernel ran 15 % slower for the same nodes (the CPU's
-threads on the host), so a device expanding 1.6 % of the nodes (PoCL's 15 cores beside an
-H100 on 17-queens) cost more than it gave; node rates are known after a slice, where a
-device's first finished path can take seconds (docs/bench/measurements.md, "A device whose
-node rate does not pay leaves")."""
+in PHACT's ranking. Beside a CPU a GPU's kernel ran slower for the same nodes, by more than
+the few per cent of the nodes the CPU expanded, so the CPU cost more than it gave; node rates
+are known after a slice, where a device's first finished path can take seconds
+(docs/bench/measurements.md, "A device whose node rate does not pay leaves", and "A slow
+device hands its search over")."""
 
 from __future__ import annotations
 
@@ -48,8 +48,8 @@ from .resplit import DONATE_EACH, RESPLIT_SLACK, idle_wish
 from .threads import quick_gil_handover
 
 ALL_AT_ONCE_S = 1.0
-# a device under this share of all live devices' node rate hands its search over (the 15 % by
-# which a GPU's kernel slowed beside the CPU: a device must give more than it costs)
+# a device under this share of all live devices' node rate hands its search over: the GPU's
+# kernel slowed beside the CPU by about this much, and a device must give more than it costs
 MIN_NODE_SHARE = 0.15
 RATE_AFTER_S = 0.25  # a device's node rate is judged once it and every other has searched this long
 # an idle device this many times faster takes all a busy one has left (FZN_GPU_HAND_OVER_SPEEDUP

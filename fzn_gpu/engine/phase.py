@@ -78,8 +78,8 @@ class Phase:
         # a search that re-splits runs at the device's full width whatever its paths: idle
         # work-items take the paths busy ones donate. A block of fewer paths than the device's
         # work-items (a slow device's handed-over searches) otherwise ran on that many alone,
-        # one of them a single path searched by one work-group for 1.6 s of a 3 s count
-        # (docs/bench/measurements.md, "A device whose node rate does not pay leaves")
+        # down to a single path searched by one work-group (docs/bench/measurements.md, "A
+        # device whose node rate does not pay leaves")
         wide = resplit is not None and cutoff == 0 and lns is None
         self.n_items = n_items = max(1, r.max_items if wide else min(r.max_items, self.n_sub))
         r.stats.items = max(r.stats.items, n_items)
