@@ -238,6 +238,7 @@ def run(argv: list[str]) -> int:
         from .flatzinc.lower import load
 
         model = load(args.file, reading)
+        clock.mark("read")
         return build_only(model, opts) if args.build_only else solve(model, opts, watchdog)
 
 

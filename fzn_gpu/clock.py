@@ -40,3 +40,19 @@ def past(moment: float | None) -> bool:
 
 def elapsed() -> float:
     return time.monotonic() - STARTED
+
+
+# where a run's start-up went: (step, seconds since the process started) as each step ends;
+# `-s` prints them as startupMarks (initTime is the last step's end), so that a slow start
+# says which step took it (a served run's start counts from its client's process)
+MARKS: list[tuple[str, float]] = []
+
+
+def mark(step: str) -> None:
+    """Notes that `step` of the start-up has ended now."""
+    MARKS.append((step, elapsed()))
+
+
+def marks_text() -> str:
+    """The start-up's marks as one statistic: `step:seconds` in the order they ended."""
+    return " ".join(f"{step}:{at:.3f}" for step, at in MARKS)

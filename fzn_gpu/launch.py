@@ -144,6 +144,10 @@ def _wants_server(argv: list[str]) -> bool:
 
 
 def _in_process(argv: list[str]) -> None:
+    if sys.flags.no_site:  # started by the msc's launcher (solver_config.py): the packages' paths now
+        import site
+
+        site.main()
     from .cli import main as run_here
 
     run_here(argv)

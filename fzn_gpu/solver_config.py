@@ -2,7 +2,15 @@
 
 MiniZinc finds solver configurations in ~/.minizinc/solvers, in /usr/share/minizinc/solvers, and
 in every folder named by the MZN_SOLVER_PATH environment variable. The file holds absolute paths
-to this installation's `fzn-gpu` executable and mznlib/ folder, so it is generated, not shipped."""
+to this installation's executable and mznlib/ folder, so it is generated, not shipped.
+
+The executable it names is a launcher written beside it (LAUNCHER): `fzn-gpu` as this
+interpreter runs it without the site module (python -S). A run through a warm solver server
+needs only the standard library and fzn_gpu.launch, and the site module's work (every .pth file
+of every installed package: one of numba's took 41 ms of each run on the H200 machine) was a
+third of a served small model's start; fzn_gpu.launch runs the site module itself where the run
+stays in its process. Where the interpreter's path cannot stand in a #! line, the msc names the
+`fzn-gpu` command instead."""
 
 from __future__ import annotations
 
@@ -58,7 +66,42 @@ def executable() -> str:
     raise FileNotFoundError("the fzn-gpu command is not installed; run `pip install .` in the checkout")
 
 
-def config() -> dict:
+LAUNCHER = "gpu-fzn-launch"
+LAUNCHER_TEXT = """\
+#!{python} -S
+# Written by `fzn-gpu install-solver-config` for gpu-fzn.msc beside it: `fzn-gpu` started
+# without the site module's imports (fzn_gpu/solver_config.py says why).
+import sys
+
+sys.path.append({packages!r})
+from fzn_gpu.launch import main
+
+main()
+"""
+
+
+def launcher_fits(python: str) -> bool:
+    """Whether `python` can be a #! line's interpreter: absolute, no blanks, short enough for
+    every kernel's limit (127 bytes before Linux 5.1)."""
+    return python.startswith("/") and not any(c.isspace() for c in python) and len(python) <= 100
+
+
+def write_launcher(folder: Path) -> Path | None:
+    """The launcher in `folder` for this interpreter and installation, or None where this
+    interpreter's path does not fit a #! line."""
+    python = os.path.realpath(sys.executable)
+    if not launcher_fits(python):
+        return None
+    packages = str(Path(__file__).resolve().parent.parent)  # the folder fzn_gpu is imported from
+    path = folder / LAUNCHER
+    tmp = folder / f".{LAUNCHER}.{os.getpid()}"
+    tmp.write_text(LAUNCHER_TEXT.format(python=python, packages=packages))
+    tmp.chmod(0o755)
+    tmp.replace(path)
+    return path
+
+
+def config(launcher: Path | None = None) -> dict:
     return {
         "id": SOLVER_ID,
         "name": "fzn-gpu",
@@ -66,7 +109,7 @@ def config() -> dict:
         "(the IDE's number of threads, -p, is the number of OpenCL devices)",
         "version": __version__,
         "mznlib": str(mznlib_dir()),
-        "executable": executable(),
+        "executable": str(launcher) if launcher is not None else executable(),
         "tags": ["gpu-fzn", "cp", "int", "set", "float", "gpu", "opencl"],
         "stdFlags": STD_FLAGS,
         "extraFlags": EXTRA_FLAGS,
@@ -88,5 +131,6 @@ def install(folder: str | None = None) -> Path:
     target = Path(folder) if folder else default_dir()
     target.mkdir(parents=True, exist_ok=True)
     path = target / "gpu-fzn.msc"
-    path.write_text(json.dumps(config(), indent=2) + "\n")
+    executable()  # installed: the server and background builds start as `python -m fzn_gpu...`
+    path.write_text(json.dumps(config(write_launcher(target)), indent=2) + "\n")
     return path

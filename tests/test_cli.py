@@ -420,6 +420,33 @@ def test_list_devices_and_solver_config(tmp_path):
     assert cfg["id"] == "org.fzn-gpu.gpu-fzn" and cfg["mznlib"].endswith("mznlib")
     assert {"-a", "-n", "-f", "-p", "-r", "-s", "-t", "-i", "-v"} <= set(cfg["stdFlags"])
     assert any(f[0] == "--devices" for f in cfg["extraFlags"])
+    # the executable: the launcher beside it, this interpreter without the site module
+    launcher = Path(cfg["executable"])
+    assert launcher.parent == tmp_path and os.access(launcher, os.X_OK)
+    assert launcher.read_text().splitlines()[0] == f"#!{os.path.realpath(sys.executable)} -S"
+    model = fzn(tmp_path, QUEENS6)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    own = subprocess.run(
+        [str(launcher), "-a", "--check", model],
+        env={**env, "FZN_GPU_SERVER": "off"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )  # the run stays in its process: the site module's paths (numpy, pyopencl) come then
+    assert own.returncode == 0 and len(solutions(own.stdout)) == 4, own.stderr
+
+
+def test_statistics_say_where_the_start_went(tmp_path):
+    """-s: startupMarks, each step of the start-up with the moment it ended, in order, the last
+    no later than initTime (the search's start)."""
+    r = run("-s", fzn(tmp_path, QUEENS6))
+    assert r.returncode == 0, r.stderr
+    marks = re.search(r'%%%mzn-stat: startupMarks="([^"]*)"', r.stdout).group(1).split()
+    steps = [m.split(":")[0] for m in marks]
+    at = [float(m.split(":")[1]) for m in marks]
+    assert steps[:4] == ["read", "devices", "relax", "pack"], steps
+    init = float(re.search(r"%%%mzn-stat: initTime=([0-9.e-]+)", r.stdout).group(1))
+    assert at == sorted(at) and at[-1] <= init + 0.0015
 
 
 KNAPSACK_01 = """\

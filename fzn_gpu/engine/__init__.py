@@ -165,6 +165,7 @@ class SolveRun:
                     "propagations": total("props"),
                     "initTime": self.t_init,
                     "solveTime": solve_s,
+                    "startupMarks": clock.marks_text(),
                     "buildTime": total("build_s"),
                     "kernelTime": kernel_s,
                     "hostTime": max(0.0, now - clock.STARTED - kernel_s),
@@ -464,9 +465,12 @@ class SolveRun:
         # bucket elimination's kernel is a program of its own: a GPU a timed run leaves out for
         # want of its search program (warmup.py) still eliminates
         self.bucket_gpus = [d for d in self.devices if d.is_gpu]
+        clock.mark("devices")
         self.relaxed = strengthen(self.model, self.opts.relax, lp_budget(self.opts.time_limit_ms), self.devices)
+        clock.mark("relax")
         try:
             self.dm = pack(self.model, self.opts)
+            clock.mark("pack")
         except WideConstant as why:
             return self._run_local_alone(why, deadline)
         from .decode import decoder
@@ -477,6 +481,7 @@ class SolveRun:
 
             readiness = ready_devices(self.devices, self.dm, self.opts, deadline)
             self.devices, self.left_out = readiness.ready, readiness.left_out
+            clock.mark("programs")
         self.t_init = clock.elapsed()
         if self.dm.empty_var >= 0:  # nothing to search: the kernels assume non-empty domains
             if self.opts.verbose:

@@ -322,9 +322,12 @@ def check_devices() -> int:
     return 0 if passed else 1
 
 
+@lru_cache(maxsize=16)
 def kernel_source(kinds: frozenset[int] | None = None, model: str = "item") -> str:
     """The program of an execution model ("item" or "group"); specialised to the constraint
-    kinds in `kinds` when given."""
+    kinds in `kinds` when given. Read once per process (the kernel files do not change under a
+    run, and a solver server's key stamps them: launch.server_key): reading and joining them
+    took 15-20 ms of a served run's start on the H200 machine, asked for by every runner."""
     parts = [header(kinds)]
     for name in KERNEL_FILES[model]:
         parts.append(f"// ---- {name}\n" + (kernels_dir() / name).read_text())
@@ -419,7 +422,14 @@ def device_id(device: Device) -> str:
 
 
 def build_key(device: Device, kinds: frozenset[int] | None, model: str, options: list[str]) -> str:
-    return build_record.build_key(device_id(device), kernel_source(kinds, model), options)
+    return _build_key(device_id(device), kinds, model, tuple(options))
+
+
+@lru_cache(maxsize=64)
+def _build_key(device: str, kinds: frozenset[int] | None, model: str, options: tuple[str, ...]) -> str:
+    """build_key's hash of a source of some 300 KB, once per process: a run asks for it several
+    times before it searches (warmup.py, each engine's runner)."""
+    return build_record.build_key(device, kernel_source(kinds, model), list(options))
 
 
 def kinds_to_build(
