@@ -119,11 +119,14 @@ def _tree_stamp(h, folder: str) -> None:
 
 
 def server_key(environ: Mapping[str, str] | None = None) -> str:
-    """A name for the server this run may use: the interpreter, this installation's files (the
-    package, and its kernels and grammar beside it in a checkout) and the environment that a
-    server's imports and OpenCL start-up read."""
+    """A name for the server this run may use: the interpreter and its environment (a virtual
+    environment's python is a link to the system's, with other packages), this installation's
+    files (the package, and its kernels and grammar beside it in a checkout) and the
+    environment that a server's imports and OpenCL start-up read."""
     env: Mapping[str, str] = settings.environment() if environ is None else environ
-    h = hashlib.sha256(f"{PROTOCOL}\0{os.path.realpath(sys.executable)}\0{sys.version}\0{os.getuid()}\n".encode())
+    h = hashlib.sha256(
+        f"{PROTOCOL}\0{os.path.realpath(sys.executable)}\0{sys.prefix}\0{sys.version}\0{os.getuid()}\n".encode()
+    )
     from .resources import resource_dir
 
     _tree_stamp(h, os.path.dirname(os.path.abspath(__file__)))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -86,11 +87,24 @@ def launcher_fits(python: str) -> bool:
     return python.startswith("/") and not any(c.isspace() for c in python) and len(python) <= 100
 
 
+def site_serves(python: str) -> bool:
+    """Whether `python -S`, running the site module afterwards as fzn_gpu.launch does for a run
+    that stays in its process, imports what a run needs."""
+    check = "import site; site.main(); import numpy, pyopencl, lark"
+    try:
+        done = subprocess.run([python, "-S", "-c", check], capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
 def write_launcher(folder: Path) -> Path | None:
     """The launcher in `folder` for this interpreter and installation, or None where this
-    interpreter's path does not fit a #! line."""
-    python = os.path.realpath(sys.executable)
-    if not launcher_fits(python):
+    interpreter's path does not fit a #! line or it would not find the packages a run needs.
+    The interpreter's path as started, not resolved: a virtual environment's python is a link
+    to the system's, and only its own path finds the environment's packages."""
+    python = os.path.abspath(sys.executable)
+    if not launcher_fits(python) or not site_serves(python):
         return None
     packages = str(Path(__file__).resolve().parent.parent)  # the folder fzn_gpu is imported from
     path = folder / LAUNCHER

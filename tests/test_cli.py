@@ -423,7 +423,7 @@ def test_list_devices_and_solver_config(tmp_path):
     # the executable: the launcher beside it, this interpreter without the site module
     launcher = Path(cfg["executable"])
     assert launcher.parent == tmp_path and os.access(launcher, os.X_OK)
-    assert launcher.read_text().splitlines()[0] == f"#!{os.path.realpath(sys.executable)} -S"
+    assert launcher.read_text().splitlines()[0] == f"#!{os.path.abspath(sys.executable)} -S"
     model = fzn(tmp_path, QUEENS6)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     own = subprocess.run(
@@ -447,6 +447,30 @@ def test_statistics_say_where_the_start_went(tmp_path):
     assert steps[:4] == ["read", "devices", "relax", "pack"], steps
     init = float(re.search(r"%%%mzn-stat: initTime=([0-9.e-]+)", r.stdout).group(1))
     assert at == sorted(at) and at[-1] <= init + 0.0015
+
+
+def test_the_launcher_keeps_a_virtual_environments_python(tmp_path):
+    """Written from a virtual environment, the msc's launcher starts that environment's python
+    (a link to the system's: resolved, it would not find the environment's packages), and a
+    run that stays in its process finds them."""
+    venv = tmp_path / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "FZN_GPU_SERVER": "off"}
+    done = subprocess.run(
+        [str(python), "-m", "fzn_gpu", "install-solver-config", "--dir", str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    launcher = Path(json.loads((tmp_path / "gpu-fzn.msc").read_text())["executable"])
+    assert launcher.read_text().splitlines()[0] == f"#!{python} -S"
+    env.pop("PYTHONPATH")
+    own = subprocess.run(
+        [str(launcher), "-a", "--check", fzn(tmp_path, QUEENS6)], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert own.returncode == 0 and len(solutions(own.stdout)) == 4, own.stderr
 
 
 KNAPSACK_01 = """\
