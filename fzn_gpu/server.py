@@ -23,7 +23,6 @@ from __future__ import annotations
 import fcntl
 import importlib
 import json
-import math
 import os
 import pkgutil
 import select
@@ -362,61 +361,6 @@ def _fork_spare(listener: socket.socket, path: str) -> _Spare:
     return _Spare(pid, r, time.monotonic())
 
 
-class SparePool:
-    """How many spares the server keeps: one, and more while runs come faster than a spare
-    starts. A spare's start (OpenCL's drivers, a context for every device, the recent runs'
-    programs) took 0.6-1.0 s on the H200 machine's host, and a client that finds no spare
-    ready waits in the socket's queue for the next: runs one after another (a regression suite
-    through MiniZinc, each run of 0.1-0.3 s) took 0.6-0.7 s each against 0.3-0.4 s with a spare
-    ready. Runs that come every `gap` seconds need start/gap spares starting side by side, at
-    most FZN_GPU_SERVER_SPARES (3); the pool falls back to one once no run has come for SHRINK_S."""
-
-    MAX_SPARES = 3  # FZN_GPU_SERVER_SPARES
-    SHRINK_S = 30.0
-
-    def __init__(self) -> None:
-        self.most = settings.integer("FZN_GPU_SERVER_SPARES", self.MAX_SPARES)
-        self.start_s = 0.0  # the last spare's start: its fork to its ready
-        self.gap_s: float | None = None  # between the last two runs taken
-        self.last_take: float | None = None
-
-    def started(self, seconds: float) -> None:
-        self.start_s = seconds
-
-    def taken(self, now: float) -> None:
-        if self.last_take is not None:
-            self.gap_s = now - self.last_take
-        self.last_take = now
-
-    def wanted(self, now: float) -> int:
-        if self.gap_s is None or self.last_take is None or now - self.last_take > self.SHRINK_S:
-            return 1
-        return max(1, min(self.most, math.ceil(self.start_s / max(self.gap_s, 1e-3))))
-
-
-def _kill(spare: _Spare) -> None:
-    try:
-        os.kill(spare.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-
-
-def _retire_extra(spares: list[_Spare], wanted: int) -> None:
-    """Ready spares beyond `wanted` end (each holds a context on every device); one that is
-    starting is left to finish (it may be taken in the meantime)."""
-    while len(spares) > wanted:
-        idle = [x for x in spares if x.ready]
-        if not idle:
-            return
-        spare = idle[-1]
-        readable, _, _ = select.select([spare.status], [], [], 0)
-        if readable:  # it has just taken a connection or died: the loop reads which
-            return
-        _kill(spare)
-        os.close(spare.status)
-        spares.remove(spare)
-
-
 def _reap(runs: set[int]) -> None:
     while True:
         try:
@@ -475,8 +419,7 @@ def serve(path: str) -> int:
     idle = float(settings.text("FZN_GPU_SERVER_IDLE_S") or IDLE_S)
     ready_s = float(settings.text("FZN_GPU_SERVER_READY_S") or READY_S)
     runs: set[int] = set()
-    spares: list[_Spare] = []  # forked, not yet taken: starting OpenCL, or ready
-    pool = SparePool()
+    spare: _Spare | None = None
     waiting: dict[int, int] = {}  # status pipe -> pid of each spare that took a connection, its request not yet in
     last = time.monotonic()
     failures = 0
@@ -493,34 +436,31 @@ def serve(path: str) -> int:
         with open(path + ".pid", "w") as f:
             f.write(f"{os.getpid()}\n")
         while not _terminated:
-            wanted = pool.wanted(time.monotonic())
-            # the connections that hold a spare and the spares together stay within MAX_WAITING + 1
-            if len(spares) < wanted and len(waiting) + len(spares) <= MAX_WAITING:
-                spares.append(_fork_spare(listener, path))
-            _retire_extra(spares, wanted)
-            watched = [x.status for x in spares] + list(waiting)
+            if spare is None and len(waiting) < MAX_WAITING:
+                spare = _fork_spare(listener, path)
+            watched = ([spare.status] if spare is not None else []) + list(waiting)
             readable, _, _ = select.select(watched, [], [], POLL_S)
             for fd in [fd for fd in readable if fd in waiting]:  # a run begun, or its spare gone
                 if os.read(fd, 1) in (b"g", b""):
                     os.close(fd)
                     del waiting[fd]
-            now = time.monotonic()
-            if any(not x.ready and now - x.born > ready_s for x in spares if x.status not in readable):
-                with open(path + ".broken", "w") as f:  # launch.py starts no server here for a while
-                    f.write(f"a spare process did not start OpenCL in {ready_s:g} s\n")
-                break
-            for spare in [x for x in spares if x.status in readable]:
+            if spare is None:
+                pass
+            elif spare.status not in readable:
+                if not spare.ready and time.monotonic() - spare.born > ready_s:
+                    with open(path + ".broken", "w") as f:  # launch.py starts no server here for a while
+                        f.write(f"a spare process did not start OpenCL in {ready_s:g} s\n")
+                    break
+            else:
                 said = os.read(spare.status, 1)
                 if said == b"r":
                     spare.ready = True
-                    pool.started(now - spare.born)
                     continue
                 taken = said == b"t"
                 if taken:  # until its request has come (b"g"), it counts as waiting
                     waiting[spare.status] = spare.pid
                     runs.add(spare.pid)
-                    last = now
-                    pool.taken(now)
+                    last = time.monotonic()
                     try:  # when this server last served: launch.py ends the least recent first
                         os.utime(path + ".pid")
                     except OSError:
@@ -528,9 +468,9 @@ def serve(path: str) -> int:
                 else:
                     os.close(spare.status)
                 failures = 0 if taken else failures + 1
-                spares.remove(spare)
-            if failures >= SPARE_FAILURES:
-                break
+                spare = None
+                if failures >= SPARE_FAILURES:
+                    break
             _reap(runs)
             if not runs and time.monotonic() - last > idle:
                 break
@@ -545,10 +485,13 @@ def serve(path: str) -> int:
                 os.unlink(path)
         except FileNotFoundError:
             pass
-        for spare in spares:
+        if spare is not None:
             readable, _, _ = select.select([spare.status], [], [], 0)
             if not (readable and b"t" in os.read(spare.status, 2)):  # a spare that took a run finishes it
-                _kill(spare)
+                try:
+                    os.kill(spare.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
         listener.close()
         try:
             with open(path + ".pid") as f:

@@ -122,14 +122,6 @@ SETTINGS: tuple[Setting, ...] = (
         minimum=0.001,
     ),
     _s(
-        "FZN_GPU_SERVER_SPARES",
-        "int",
-        "3",
-        "server",
-        "spares at most, while runs come faster than one starts (each holds a context on every device; 1: one spare)",
-        minimum=1,
-    ),
-    _s(
         "FZN_GPU_SERVER_REQUEST_S",
         "float",
         "10",
