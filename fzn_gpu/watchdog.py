@@ -6,7 +6,8 @@ blocked in the main thread and taken by a watcher thread, which also wakes at th
 the time limit. On a signal it first asks the run to wind down (`wind_down(signo)`, installed
 by the search): the search stops at its next slice, as at a time limit, and the main thread
 ends the stream with every device's counts and statistics; where that does not happen within
-a second (a kernel slice that overruns), and at the hard end of the time limit, it calls
+a second (a kernel slice that overruns), and at the hard end of the time limit (GRACE_S past
+it while a search runs, the limit itself before one does), it calls
 `end_early(signo)` (None at the time limit), which prints the best solution so far and the
 status and returns the exit code, and the process ends at once (os._exit: waiting for a
 running kernel to finish is what the user wanted to avoid); a signal's exit code is 128 + its
@@ -79,7 +80,13 @@ class Watchdog:
         # stream; whether it did (SolveRun.wind_down)
         self.wind_down: Callable[[int], bool] | None = None
         limit = clock.deadline(time_limit_ms)
+        self.limit = limit
         self.hard_deadline = limit + GRACE_S if limit is not None else None
+        # from the run: whether a search runs (SolveRun.searching). Before one does (reading
+        # the model, packing it, building programs) nothing has been found and nothing waits
+        # to wind down, so the run ends at the limit itself, not GRACE_S after it (a 79 MB model
+        # cut short while read overran its limit by the whole grace)
+        self.searching: Callable[[], bool] = lambda: False
         self.usable = hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
         self._old_mask: set | None = None
         self._closed = threading.Event()
@@ -105,14 +112,23 @@ class Watchdog:
                 signal.signal(sig, signal.SIG_IGN)
             signal.pthread_sigmask(signal.SIG_SETMASK, self._old_mask)
 
+    def _end_at(self) -> float | None:
+        """When the watcher ends the run: GRACE_S past the limit while a search runs (it stops
+        at its next slice by itself), at the limit before one does."""
+        if self.limit is None:
+            return None
+        return self.hard_deadline if self.searching() else self.limit
+
     def _watch(self) -> None:
         while True:
-            wait = POLL_S if self.hard_deadline is None else min(POLL_S, self.hard_deadline - time.monotonic())
+            end = self._end_at()
+            wait = POLL_S if end is None else min(POLL_S, end - time.monotonic())
             info = signal.sigtimedwait(SIGNALS, wait) if wait > 0 else None
             signo = info.si_signo if info is not None else None
+            end = self._end_at()
             if signo is None and self._owner_gone():
                 signo = signal.SIGTERM  # orphaned: the parent (or a server's client) is gone
-            elif signo is None and (self.hard_deadline is None or time.monotonic() < self.hard_deadline):
+            elif signo is None and (end is None or time.monotonic() < end):
                 continue
             if self._closed.is_set():
                 return

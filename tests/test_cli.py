@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from fzn_gpu import watchdog
 from fzn_gpu.flatzinc.check import Checker
 from fzn_gpu.flatzinc.parser import parse_items
 
@@ -281,10 +282,23 @@ def test_a_limit_that_ends_the_reading_says_how_far_it_got(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("=====UNKNOWN=====\n") and r.stdout.endswith("%%%mzn-stat-end\n"), r.stdout
     assert '%%%mzn-stat: phase="reading the model"' in r.stdout and "%%%mzn-stat: solveTime=0" in r.stdout
+    # no search to wind down: the run ends at its limit, not the watchdog's grace after it
+    ended = float(re.search(r"%%%mzn-stat: initTime=([0-9.]+)", r.stdout).group(1))
+    assert 1.5 <= ended < 1.5 + 0.5 * watchdog.GRACE_S, r.stdout
     line = re.search(r"%%%mzn-stat: flatzincLine=(\d+)", r.stdout)
     assert line and 0 < int(line.group(1)) < path.read_text().count("\n"), r.stdout
     quiet = run("-t", "1500", str(path))  # without -s: the status alone
     assert quiet.returncode == 0 and quiet.stdout == "=====UNKNOWN=====\n", quiet.stdout
+
+
+def test_the_watchdog_ends_a_run_that_has_not_searched_at_its_limit():
+    """Before a search runs there is nothing to wind down: the watchdog ends the run at the
+    limit; once one runs, GRACE_S later (the search stops at its next slice by itself)."""
+    dog = watchdog.Watchdog(lambda signo: 0, 2000)
+    assert dog.limit is not None and dog._end_at() == dog.limit
+    dog.searching = lambda: True
+    assert dog._end_at() == dog.limit + watchdog.GRACE_S
+    assert watchdog.Watchdog(lambda signo: 0, None)._end_at() is None
 
 
 def interrupts_end_the_run_whole(tmp_path, env=None) -> None:

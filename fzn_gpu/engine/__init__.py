@@ -211,6 +211,8 @@ class SolveRun:
             if search is not None:
                 stats.update(device_stats(search.shares, search.runners))
                 stats.update(search.extra_stats())
+        elif self.search is None and not self.t_init:  # the limit came before the search began
+            stats.update({"initTime": clock.elapsed(), "solveTime": 0, "phase": "preparing the search"})
         else:  # no search ran on a device (nothing to search, or bucket elimination's count)
             stats.update({"initTime": self.t_init, "solveTime": solve_s})
             if self.search is not None:
@@ -327,6 +329,10 @@ class SolveRun:
             return False
         search.stop()
         return self.stream_done.wait(WIND_DOWN_S)
+
+    def searching(self) -> bool:
+        """Whether the search has begun (the watchdog ends a run that has not at its limit)."""
+        return self.search is not None
 
     def end_early(self, signo: int | None) -> int:
         """From the watchdog: end the stream with what the search has so far. The search was
@@ -614,10 +620,10 @@ def solve(model: Model, opts: SolveOptions, watchdog: Watchdog | None = None) ->
     the run takes over its early ending; alone, it starts one of its own."""
     run = SolveRun(model, opts)
     if watchdog is not None:
-        watchdog.end_early, watchdog.wind_down = run.end_early, run.wind_down
+        watchdog.end_early, watchdog.wind_down, watchdog.searching = run.end_early, run.wind_down, run.searching
         return run.run()
     with Watchdog(run.end_early, opts.time_limit_ms) as own:
-        own.wind_down = run.wind_down
+        own.wind_down, own.searching = run.wind_down, run.searching
         return run.run()
 
 
