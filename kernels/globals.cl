@@ -500,9 +500,14 @@ PROPAGATOR_FN bool prop_alldiff_except(Ctx *x, __global const int *row) {
 // part [max s_j, min s_j + min d_j) using min r_j. The profile of compulsory parts may not
 // exceed b (b at least its peak, and 0), and a task whose placement would lift the profile
 // above max b at some time moves its earliest start past, and its latest start before, the
-// compulsory parts that cause it. MiniZinc's time decomposition (a reified sum per time point)
-// reaches the same bounds with a constraint per time point; this is one propagator whose cost
-// depends on the tasks only: O(n^2) per move of a start.
+// compulsory parts that cause it. A task whose usage is open (an optional task: r in 0..1 on
+// a machine it may not take) is limited too: at most the room the others' profile leaves over
+// its own compulsory part, and none where no start leaves room for a usage of one (before,
+// such a task was skipped: on test-scheduling's machines, usage bool2int(machine = m), the
+// standard library's decomposition found a schedule the propagator's search never did).
+// MiniZinc's time decomposition (a reified sum per time point) reaches the same bounds with a
+// constraint per time point; this is one propagator whose cost depends on the tasks only:
+// O(n^2) per move of a start.
 inline bool cum_has_part(Ctx *x, int s, int d, int r) {
     return dmin(x, r) > 0 && (long)dmax(x, s) < (long)dmin(x, s) + dmin(x, d);
 }
@@ -542,7 +547,34 @@ PROPAGATOR_FN bool prop_cumulative(Ctx *x, __global const int *row) {
     long cap = dmax(x, b);
     for (int i = 0; i < n; ++i) {
         long di = dmin(x, d[i]), ri = dmin(x, r[i]);
-        if (di <= 0 || ri <= 0) continue;
+        if (di <= 0 || dmax(x, r[i]) <= 0) continue;
+        if (ri < dmax(x, r[i])) {  // an open usage: what room the others leave
+            long lst = dmax(x, s[i]), ect = (long)dmin(x, s[i]) + di;
+            if (lst < ect) {  // task i surely runs over [lst, ect): the others' peak there bounds r_i
+                long load = cum_load(x, s, d, r, n, i, lst);
+                for (int j = 0; j < n; ++j) {
+                    if (j == i || !cum_has_part(x, s[j], d[j], r[j])) continue;
+                    long t = dmax(x, s[j]);
+                    if (t > lst && t < ect) load = max(load, cum_load(x, s, d, r, n, i, t));
+                }
+                TRY(set_max(x, r[i], cap - load));
+            }
+            if (ri <= 0) {  // no start with a usage of one: none; else every start stays possible
+                long est = dmin(x, s[i]);
+                for (long t; (t = cum_conflict(x, s, d, r, n, i, est, di, cap - 1)) != LONG_MIN;) {
+                    long end = LONG_MAX;
+                    for (int j = 0; j < n; ++j)
+                        if (j != i && cum_has_part(x, s[j], d[j], r[j]) && dmax(x, s[j]) <= t &&
+                            t < (long)dmin(x, s[j]) + dmin(x, d[j]))
+                            end = min(end, (long)dmin(x, s[j]) + dmin(x, d[j]));
+                    est = end;
+                    if (est > dmax(x, s[i])) break;
+                }
+                if (est > dmax(x, s[i])) TRY(set_max(x, r[i], 0));
+                continue;
+            }
+            ri = dmin(x, r[i]);
+        }
         long room = cap - ri;
         long est = dmin(x, s[i]);
         for (long t; (t = cum_conflict(x, s, d, r, n, i, est, di, room)) != LONG_MIN;) {

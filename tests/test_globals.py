@@ -307,6 +307,51 @@ def test_cumulative_pushes_starts_past_a_full_profile():
     assert found == [] and outcome.complete and fails <= 1
 
 
+def test_cumulative_limits_an_open_usage():
+    """Task 1 surely runs over 0..2 using one of two: task 2, whose latest start is 1, surely
+    runs over 1..2 and may use at most one (its usage 0..2 becomes 0..1); task 3, which cannot
+    start before 3 with a usage of one (capacity 1 in the second model), takes none. Both at
+    the root: every solution found without a failure."""
+    text = (
+        "var 0..0: s1; var 0..1: s2; var 0..2: r2;\n"
+        "constraint fzn_cumulative([s1, s2], [3, 2], [1, r2], 2);\nsolve satisfy;\n"
+    )
+    found, outcome, fails = solve_stats(text, all_solutions=True)
+    assert outcome.complete and sorted({s["r2"] for s in found}) == [0, 1] and fails == 0
+    text = (
+        "var 0..0: s1; var 0..2: s3; var 0..1: r3;\n"
+        "constraint fzn_cumulative([s1, s3], [3, 2], [1, r3], 1);\nsolve satisfy;\n"
+    )
+    found, outcome, fails = solve_stats(text, all_solutions=True)
+    assert outcome.complete and {s["r3"] for s in found} == {0} and len(found) == 3 and fails == 0
+
+
+def _optional_tasks(rng) -> tuple[Instance, str]:
+    """Cumulatives whose usages are open (optional tasks on a machine), fixed durations."""
+    inst = Instance()
+    n = rng.randint(2, 4)
+    s = inst.vars(rng, n, 0, 3, "s")
+    d = _ints(rng.randint(1, 3) for _ in range(n))
+    r = inst.vars(rng, n, 0, 2, "r")
+    return inst, inst.text(f"fzn_cumulative({s}, {d}, {r}, {rng.randint(0, 2)})")
+
+
+@pytest.mark.parametrize("layout", ["item", "group"])
+def test_cumulative_with_open_usages_matches_brute_force(layout, monkeypatch):
+    use_layout(monkeypatch, layout)
+    rng = stable_rng("optional tasks", layout)
+    made = 0
+    while made < 25:
+        inst, text = _optional_tasks(rng)
+        if math.prod(len(v) for v in inst.domains.values()) > MAX_ASSIGNMENTS:
+            continue
+        made += 1
+        expected = brute_force(text, inst.domains)
+        found, outcome = solve_text(text, all_solutions=True)
+        assert outcome.complete and as_tuples(found, list(inst.domains)) == expected, text
+        assert len(found) == len(expected), text
+
+
 def test_circuit_closes_no_sub_tour():
     """0 -> 1 fixed: 1 -> 0 would close a sub-tour of two nodes in a circuit of four, so the
     propagator removes it at the root; every solution is a full tour, found without failing."""
