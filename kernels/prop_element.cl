@@ -44,6 +44,23 @@ PROPAGATOR_FN bool prop_element_const(Ctx *x, __global const int *row) {
     return element_bounds(x, idx, z, s);
 }
 
+// Whether arr[i] = v may equal z: their domains meet. Exact where either is fixed or both
+// are bitmaps overlapping on at most 64 values; otherwise their bounds overlap (bounds
+// support). Before, a z fixed to a value inside v's bounds but not its domain kept i as a
+// support: production_by_order[production_period[o]] = o in lot-sizing (a channel through
+// element) left indices Gecode's domain-consistent element removes.
+inline bool element_meets(Ctx *x, int v, int z) {
+    if (dmax(x, v) < dmin(x, z) || dmin(x, v) > dmax(x, z)) return false;
+    if (is_fixed(x, z)) return contains(x, v, val(x, z));
+    if (is_fixed(x, v)) return contains(x, z, val(x, v));
+    if (!has_bits(x, v) || !has_bits(x, z)) return true;
+    long a = max((long)dmin(x, v), (long)dmin(x, z)), b = min((long)dmax(x, v), (long)dmax(x, z));
+    if (b - a >= 64) return true;
+    for (long t = a; t <= b; ++t)
+        if (contains(x, v, t) && contains(x, z, t)) return true;
+    return false;
+}
+
 PROPAGATOR_FN bool prop_element_var(Ctx *x, __global const int *row) {
     int idx = row[0], n = row[1];
     __global const int *xs = row + 2;
@@ -56,8 +73,7 @@ PROPAGATOR_FN bool prop_element_var(Ctx *x, __global const int *row) {
     for (int i = dmin(x, idx); i <= dmax(x, idx); ++i) {
         if (!contains(x, idx, i)) continue;
         int v = xs[i - 1];
-        if (dmax(x, v) < dmin(x, z) || dmin(x, v) > dmax(x, z) ||
-            (is_fixed(x, v) && !contains(x, z, val(x, v)))) { if (bits) TRY(remove_value(x, idx, i)); continue; }
+        if (!element_meets(x, v, z)) { if (bits) TRY(remove_value(x, idx, i)); continue; }
         first = min(first, i);
         last = i;
         lo = min(lo, (long)dmin(x, v));

@@ -335,3 +335,27 @@ def test_a_remainder_by_divisors_larger_than_the_dividend_is_the_dividend(sign, 
         text = "\n".join(_decl(v, vals) for v, vals in domains.items())
         text += "\nconstraint int_mod(a, b, c);\nsolve satisfy;\n"
         assert_root_bounds_are_the_solutions(text, domains, "ac")
+
+
+def test_an_element_over_variables_keeps_just_the_indices_whose_entry_can_equal_z(kernel):
+    """array_var_int_element(i, [x1..x4], z) over small domains with holes: the root leaves in
+    i exactly the indices whose entry's domain meets z's (every entry a bitmap, so each meets
+    exactly; z often fixed inside an entry's bounds but outside its domain, the case that left
+    lot-sizing's channel unpruned), and fails where no index is left."""
+    rng = stable_rng("element over variables", "index")
+    for _ in range(3 * INSTANCES):
+        domains = {"i": list(range(1, 5))}
+        for k in range(1, 5):
+            lo = rng.randint(0, 3)
+            values = sorted(rng.sample(range(lo, lo + 5), rng.randint(1, 3)))
+            domains[f"x{k}"] = values
+        zlo = rng.randint(0, 4)
+        domains["z"] = [zlo] if rng.random() < 0.6 else sorted(rng.sample(range(zlo, zlo + 4), 2))
+        text = "\n".join(_decl(v, vals) for v, vals in domains.items())
+        text += "\nconstraint array_var_int_element(i, [x1, x2, x3, x4], z);\nsolve satisfy;\n"
+        expected = {k for k in range(1, 5) if set(domains[f"x{k}"]) & set(domains["z"])}
+        got = root_domains(text, ["i"])
+        if not expected:
+            assert got is None, text
+        else:
+            assert got is not None and got["i"] == expected, f"{got}\n{text}"
