@@ -67,7 +67,7 @@ def executable() -> str:
     raise FileNotFoundError("the fzn-gpu command is not installed; run `pip install .` in the checkout")
 
 
-LAUNCHER = "gpu-fzn-launch"
+LAUNCHER = "fzn-gpu"  # what a process list shows the solver as (python -S .../fzn-gpu)
 LAUNCHER_TEXT = """\
 #!{python} -S
 # Written by `fzn-gpu install-solver-config` for gpu-fzn.msc beside it: `fzn-gpu` started

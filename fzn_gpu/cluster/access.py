@@ -94,7 +94,22 @@ def join(ray: Any, address: str) -> None:
         if not token_present():
             raise FznError(f"no Ray token to join the cluster at {address} with", fix=TOKEN_FIX)
         settings.export("RAY_AUTH_MODE", "token")
+        _reread_auth()
     ray.init(address=address, **QUIET)
+
+
+def _reread_auth() -> None:
+    """Ray (2.60) reads RAY_AUTH_MODE and the token into its config and a token cache once, as
+    it loads, before a run knows it will start an instance of its own: read again, the driver
+    sends the token its instance's processes (which read the environment afresh) require;
+    without it the driver's every call was refused ("Authentication token is missing or
+    incorrect"). A Ray without that cache reads the environment at ray.init."""
+    try:
+        from ray._raylet import AuthenticationTokenLoader, Config  # type: ignore[attr-defined]
+    except ImportError:
+        return
+    Config.initialize("")
+    AuthenticationTokenLoader.instance().reset_cache()
 
 
 def start_private(ray: Any) -> str:
@@ -109,6 +124,7 @@ def start_private(ray: Any) -> str:
         )
     settings.export("RAY_AUTH_MODE", "token")
     settings.export("RAY_AUTH_TOKEN", secrets.token_hex(32))  # the run's processes inherit it, no one else
+    _reread_auth()
     services.resolve_ip_for_localhost = lambda host: LOOPBACK
     services.get_node_ip_address = lambda address=None: LOOPBACK
     folder = tempfile.mkdtemp(prefix="fzn-ray-")  # mode 0700; short, as Ray's socket paths must be
