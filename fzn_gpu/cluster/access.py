@@ -106,10 +106,11 @@ def _reread_auth() -> None:
     incorrect"). A Ray without that cache reads the environment at ray.init."""
     try:
         from ray._raylet import AuthenticationTokenLoader, Config  # type: ignore[attr-defined]
-    except ImportError:
+
+        Config.initialize("")
+        AuthenticationTokenLoader.instance().reset_cache()
+    except (ImportError, AttributeError):
         return
-    Config.initialize("")
-    AuthenticationTokenLoader.instance().reset_cache()
 
 
 def start_private(ray: Any) -> str:
