@@ -7,9 +7,9 @@ to this installation's executable and mznlib/ folder, so it is generated, not sh
 The executable it names is a launcher written beside it (LAUNCHER): `fzn-gpu` as this
 interpreter runs it without the site module (python -S). A run through a warm solver server
 needs only the standard library and fzn_gpu.launch, and the site module's work (every .pth file
-of every installed package: one of numba's took 41 ms of each run on the H200 machine) was a
-third of a served small model's start; fzn_gpu.launch runs the site module itself where the run
-stays in its process. Where the interpreter's path cannot stand in a #! line, the msc names the
+of every installed package, some of which import modules of their own) was a large part of a
+served small model's start (docs/bench/measurements.md); fzn_gpu.launch runs the site module
+itself where the run stays in its process. Where the interpreter's path cannot stand in a #! line, the msc names the
 `fzn-gpu` command instead."""
 
 from __future__ import annotations

@@ -326,8 +326,8 @@ def check_devices() -> int:
 def kernel_source(kinds: frozenset[int] | None = None, model: str = "item") -> str:
     """The program of an execution model ("item" or "group"); specialised to the constraint
     kinds in `kinds` when given. Read once per process (the kernel files do not change under a
-    run, and a solver server's key stamps them: launch.server_key): reading and joining them
-    took 15-20 ms of a served run's start on the H200 machine, asked for by every runner."""
+    run, and a solver server's key stamps them: launch.server_key): every runner asks for it,
+    and reading and joining the files was a visible part of a served run's start."""
     parts = [header(kinds)]
     for name in KERNEL_FILES[model]:
         parts.append(f"// ---- {name}\n" + (kernels_dir() / name).read_text())
