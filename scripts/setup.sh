@@ -31,7 +31,7 @@ fi
 fzn-gpu install-solver-config
 # a small program built and run on every OpenCL device: which serve (a run leaves out the others)
 fzn-gpu check-devices || { echo "fzn-gpu set-up: no OpenCL device builds programs here (see above)" >&2; exit 1; }
-# on a machine with a GPU: the generic kernel, built once here, so that no model's first run
-# waits seconds for its kernel build (nothing to do without a GPU)
-fzn-gpu build-kernels || echo "fzn-gpu: the generic GPU kernel was not built ahead; each model's first run builds its own" >&2
+# the generic kernels, built once here (on a CPU also launched once: PoCL compiles at the first
+# launch), so that no model's first run waits seconds for a build or a compile
+fzn-gpu build-kernels || echo "fzn-gpu: the generic kernels were not built ahead; each model's first run builds its own" >&2
 minizinc --solvers | grep gpu-fzn >/dev/null || { echo "minizinc does not list gpu-fzn" >&2; exit 1; }

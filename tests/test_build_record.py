@@ -156,3 +156,24 @@ def test_build_kernels_builds_the_generic_program_in_every_shape(records, gpu, m
     assert built == [(None, tuple(o), "group") for o in shapes]
     for options in shapes:
         assert kinds_to_build(gpu, KINDS, "group", options) is None
+
+
+def test_build_kernels_launches_a_cpus_program_once(tmp_path):
+    """On a CPU, `fzn-gpu build-kernels` builds the generic program and launches it once: PoCL
+    compiles a program's work-group function at its first launch, seconds that a machine's
+    first run beside a GPU spent holding its share of the search while the GPU sat idle. The
+    compiled function lands in PoCL's cache for the work-group size every CPU run takes (1)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path), "FZN_GPU_CACHE_DIR": str(tmp_path / "builds")}
+    r = subprocess.run(
+        [sys.executable, "-m", "fzn_gpu", "build-kernels"], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert r.returncode == 0, r.stderr
+    assert "launched once" in r.stderr
+    if not (tmp_path / "pocl").is_dir():
+        pytest.skip("the OpenCL here is not PoCL: its cache is not where this test looks")
+    compiled = list((tmp_path / "pocl").glob("kcache/*/*/search/1-1-1-*/search.so"))
+    assert compiled, sorted(str(p.relative_to(tmp_path)) for p in (tmp_path / "pocl").rglob("*"))

@@ -651,6 +651,34 @@ def build_only(model: Model, opts: SolveOptions) -> int:
     return 0
 
 
+# the model whose search launches a CPU's generic program once (launch_once): two variables
+# and a constraint, so that the launch is the program's first and nothing else
+FIRST_LAUNCH_MODEL = """var 1..3: x :: output_var;
+var 1..3: y :: output_var;
+constraint int_lt(x, y);
+solve satisfy;
+"""
+
+
+def launch_once(device: Device) -> None:
+    """A CPU's generic search program built and launched once on a model of two variables.
+    PoCL compiles a program's work-group function at its first launch (seconds; its own cache
+    keeps it), and a run's search waits for that: a machine's first run on the CPU beside a GPU
+    held its share of the search for 2.5-4.5 s of kernel while the GPU sat idle, where the GPU
+    alone took 0.2-0.8 s (docs/bench/measurements.md, the CPU's first launch). Every run of an
+    integer model on a CPU takes this program (runner.Tuning: a CPU is never specialised) and
+    the same work-group size, so one launch serves them all."""
+    from ..flatzinc.lower import lower
+    from ..flatzinc.parser import parse_items
+    from .pack import pack
+    from .paths import Paths
+    from .runner import Runner
+
+    dm = pack(lower(parse_items(FIRST_LAUNCH_MODEL, "<first launch>"), "<first launch>"), SolveOptions())
+    runner = Runner(device, dm, max_items=1)
+    runner.run_phase(Paths.root(), 0, True, lambda sols: False, deadline=None)
+
+
 def build_generic(background: bool = False) -> int:
     """`fzn-gpu build-kernels`: build, on every GPU, the generic search program (every
     constraint kind) in every shape its models run (runner.GROUP_SHAPES: a work-group per
@@ -659,11 +687,13 @@ def build_generic(background: bool = False) -> int:
     model whose specialised program this machine has not built yet starts with it at once
     (device.kinds_to_build) instead of waiting seconds for a build inside its time limit (QAP
     64's first run on the H100 spent 5 s of its 10 building it), and the Adaptive Search
-    program. With `background` (`--background`: started by a timed run that left a device out
-    while its program built, warmup.py) also each CPU's generic program, which PoCL keeps in its
-    own cache; one such builder at a time (a lock beside the build records: another running, it
-    leaves at once), at a low priority, its loads recorded as builds (build_record.record's
-    `fresh`). Says what it built on stderr."""
+    program; on every CPU, its generic program built and launched once (launch_once), so that
+    PoCL's cache holds the compiled work-group function a run would otherwise wait for. With
+    `background` (`--background`: started by a timed run that left a device out while its
+    program built, warmup.py) each CPU's generic program is built and not launched; one such
+    builder at a time (a lock beside the build records: another running, it leaves at once), at
+    a low priority, its loads recorded as builds (build_record.record's `fresh`). Says what it
+    built on stderr."""
     from ..runtime.device import all_devices, build
     from .runner import GROUP_SHAPES, Tuning
 
@@ -674,10 +704,16 @@ def build_generic(background: bool = False) -> int:
         if held is None:
             return 0
         os.nice(10)
-    devices = [d for d in all_devices() if d.is_gpu or background]
-    if not devices:
-        print("fzn-gpu: no GPU here: nothing to build ahead (CPUs build their program on first use)", file=sys.stderr)
-    for device in devices:
+    for device in all_devices():
+        if not device.is_gpu and not background:
+            t0 = time.monotonic()
+            launch_once(device)
+            print(
+                f"fzn-gpu: generic {Tuning.for_device(device).model} kernel ready on {device.name} "
+                f"(built and launched once) in {time.monotonic() - t0:.1f} s",
+                file=sys.stderr,
+            )
+            continue
         t = Tuning.for_device(device)
         for store_global, narrow in GROUP_SHAPES if t.model == "group" else GROUP_SHAPES[:1]:
             t0 = time.monotonic()
