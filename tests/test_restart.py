@@ -139,6 +139,17 @@ def test_one_solution_runs_complete_search_and_restarts_together():
     assert "=====UNSATISFIABLE=====" in out and outcome.complete
 
 
+def test_the_portfolios_own_restarts_select_by_dom_w_deg_beside_the_plan():
+    """A satisfaction model asked for one solution: complete search follows the model's plan
+    (first_fail here), and the restarts the portfolio adds select by dom_w_deg whatever the plan
+    says, so a plan that leads into a hard part of the tree does not keep both engines there;
+    restarts that the model asks for (restart_luby) follow its plan as written."""
+    out, _, stats = run_text(queens(8, ""))
+    assert stats["restartOrder"] == "dom_w_deg" and out.count("----------") == 1
+    out, _, stats = run_text(queens(8, ":: restart_luby(20)"))
+    assert stats["restartOrder"] == "the plan's" and out.count("----------") == 1
+
+
 def _fuzz_seeds(count: int) -> list[int]:
     rng = stable_rng("restart-fuzz")
     return [rng.randrange(100_000) for _ in range(count)]

@@ -99,9 +99,15 @@ class RestartSearch:
         report,
         spec: RestartSpec,
         incumbent: Incumbent | None = None,
+        free: bool = False,
     ):
         """report(values, objective) prints one solution. `incumbent` (optimisation): one shared
-        with LNS beside this search (the portfolio), as CompleteSearch takes it."""
+        with LNS beside this search (the portfolio), as CompleteSearch takes it. `free`: every
+        search but a phase's first selects by dom_w_deg even where the model's plan names its
+        int variables' order: the satisfaction portfolio's own restarts, beside complete search,
+        which follows the plan. Restarts on the plan's order (ties broken at random) searched
+        where complete search did, and a plan that leads into a hard part of the tree kept both
+        there (docs/bench/measurements.md, "The satisfaction portfolio's restarts free")."""
         self.model = model
         self.dm = dm
         self.opts = opts
@@ -120,7 +126,7 @@ class RestartSearch:
         self.incumbent = incumbent if self.optimising else None
         self.cancel = threading.Event()
         self.dive = False  # the portfolio's setting for branch and bound; no dive here
-        self.div = Div.TIES | (Div.WDEG if plan_is_free(model, opts) else 0)
+        self.div = Div.TIES | (Div.WDEG if free or plan_is_free(model, opts) else 0)
         self._lock = threading.Lock()
         self._seen: set[bytes] = set()  # satisfaction solutions printed, so none prints twice
         self._errors: list[BaseException] = []
@@ -242,7 +248,11 @@ class RestartSearch:
         self.cancel.set()
 
     def extra_stats(self) -> dict[str, object]:
-        return {"restarts": sum(r.stats.subs for r in self.runners), "restartKind": self.spec.kind}
+        return {
+            "restarts": sum(r.stats.subs for r in self.runners),
+            "restartKind": self.spec.kind,
+            "restartOrder": "dom_w_deg" if self.div & Div.WDEG else "the plan's",
+        }
 
 
 def restart_spec(model: Model, opts: SolveOptions) -> RestartSpec | None:

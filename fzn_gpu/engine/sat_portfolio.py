@@ -5,8 +5,9 @@ the same time, each in a thread of its own, on the same devices.
 Complete search splits the tree and searches it all, so it proves unsatisfiability and wins
 where solutions are plentiful; a puzzle whose first choices are wrong keeps its threads in
 subtrees without a solution for as long as they last. Restarts dive from the root again and
-again, each dive different (random tie-breaking, dom_w_deg where the model leaves the search
-free) and steered by the failures before (figures: docs/bench/measurements.md, "Restarts beside
+again, each dive different (random tie-breaking, dom_w_deg: complete search follows the
+model's plan, and the restarts the portfolio adds select by dom_w_deg whatever the plan says;
+restarts the model or --restart asks for follow the plan) and steered by the failures before (figures: docs/bench/measurements.md, "Restarts beside
 complete search"). Whichever finds a solution first prints it and stops the other;
 either one's proof (complete search exhausting the tree, a restart round finishing under its
 limit) ends the run UNSATISFIABLE. Restarts follow the Luby sequence of 100 nodes unless the
@@ -62,7 +63,11 @@ class SatisfactionPortfolio:
         self._report = report
         complete_devices, restart_devices = split_devices(devices, SPLIT)
         self.complete = CompleteSearch(model, dm, complete_devices, opts, self._first_only, cluster=cluster)
-        self.restarts = RestartSearch(model, dm, restart_devices, opts, self._first_only, spec or DEFAULT_RESTARTS)
+        # the portfolio's own restarts (none asked for) select by dom_w_deg, complete search
+        # beside them following the plan; restarts the model or --restart asks for follow it
+        self.restarts = RestartSearch(
+            model, dm, restart_devices, opts, self._first_only, spec or DEFAULT_RESTARTS, free=spec is None
+        )
         self.local = None
         if opts.local_search != "off" and not dm.nf and not len(dm.set_vars):
             from .adaptive import AdaptiveSearch
