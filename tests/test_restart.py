@@ -10,15 +10,19 @@ import itertools
 import sys
 import time
 
+import numpy as np
 import pytest
 
 from fzn_gpu.engine import SolveRun
-from fzn_gpu.engine.restart import luby, node_limits
+from fzn_gpu.engine.pack import pack
+from fzn_gpu.engine.restart import first_solution_restarts, luby, node_limits
+from fzn_gpu.engine.runner import Runner
 from fzn_gpu.errors import FznError
 from fzn_gpu.flatzinc.lower import lower
 from fzn_gpu.flatzinc.model import RestartSpec
 from fzn_gpu.flatzinc.parser import parse_items
 from fzn_gpu.options import SolveOptions
+from fzn_gpu.runtime.device import select_devices
 
 from helpers import ROOT, stable_rng
 
@@ -148,6 +152,29 @@ def test_the_portfolios_own_restarts_select_by_dom_w_deg_beside_the_plan():
     assert stats["restartOrder"] == "dom_w_deg" and out.count("----------") == 1
     out, _, stats = run_text(queens(8, ":: restart_luby(20)"))
     assert stats["restartOrder"] == "the plan's" and out.count("----------") == 1
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_first_solution_restarts_find_one_prove_none_and_stop_when_told(monkeypatch, kernel):
+    """restart.first_solution_restarts, the optimisation portfolio's LNS devices' first
+    solution (dom_w_deg, beside branch and bound in the plan's order): on 8-queens minimising
+    the first queen, a solution the checker accepts, and the restarts end at it; on 3-queens,
+    none exists: a restart finishes the tree and says so (True); told to stop, nothing."""
+    from conftest import use_kernel
+
+    use_kernel(monkeypatch, kernel)
+    for n, solvable in ((8, True), (3, False)):
+        text = queens(n, "").replace("satisfy;", "minimize q0;")
+        model = lower(parse_items(text, "q.fzn"), "q.fzn")
+        runner = Runner(select_devices("all")[0], pack(model, SolveOptions()), max_items=4)
+        rows: list = []
+        assert first_solution_restarts(runner, None, rows.append, lambda: False) is not solvable
+        assert bool(rows) is solvable
+        for row in np.concatenate(rows) if rows else []:
+            values = {name: int(row[1 + v]) for v, name in enumerate(model.vars.names)}
+            assert not fuzz.Checker(parse_items(text, "q.fzn")).check(values), values
+        told: list = []
+        assert first_solution_restarts(runner, None, told.append, lambda: True) is False and not told
 
 
 def _fuzz_seeds(count: int) -> list[int]:

@@ -13,8 +13,10 @@ The strategies are in lns_island.py.
 On several devices, each runs its own steps (an island, lns_island.py) at its own pace, and
 every improvement any of them finds becomes the others' starting point at their next step:
 no device waits for another, and the host builds one device's next neighbourhoods while the
-others search. Each device also dives for the first solution as soon as its kernel is ready,
-and every dive ends when any device has one: a CPU's single work-item is quick where the
+others search. Each device also dives for the first solution as soon as its kernel is ready
+(in the portfolio, beside branch and bound's search in the model's order, by restarts that
+select by dom_w_deg: restart.first_solution_restarts), and every dive ends when any device
+has one: a CPU's single work-item is quick where the
 GPU's dive is slow (33 nodes in 5 s on QAP 32), a GPU ready while PoCL still compiles the
 CPU's kernel at its first launch (seconds on a model's first run) is first, and no device
 waits for another to start its steps. LNS proves nothing: the run ends with the best found,
@@ -41,6 +43,7 @@ from .lns_island import Island, run_batch
 from .pack import DeviceModel
 from .paths import Paths
 from .phase import CapacityError
+from .restart import first_solution_restarts
 from .runner import Runner
 from .threads import run_threads
 
@@ -161,12 +164,15 @@ class LnsSearch:
         spec: LnsSpec | None,
         incumbent: Incumbent | None = None,
         cluster: JoinCluster | None = None,
+        free_dive: bool = False,
     ):
         """`incumbent`: one shared with another engine (the portfolio's branch and bound), whose
         solutions then become the islands' starting points too; else one of its own, printing
         through report(values, objective). `cluster`: how to join the run's Ray cluster, whose
         workers then run the islands instead (opts.cluster; fzn_gpu/cluster/), sharing the
-        incumbent through it."""
+        incumbent through it. `free_dive`: each device looks for the first solution by restarts
+        that select by dom_w_deg (restart.first_solution_restarts) instead of one search in the
+        plan's order: the portfolio, whose branch and bound follows the plan beside LNS."""
         if dm.obj_var < 0:
             raise FznError("LNS needs an objective", fix="solve minimize/maximize, or drop the lns annotation")
         self.dm = dm
@@ -175,6 +181,7 @@ class LnsSearch:
         self.devices = devices
         self.incumbent = incumbent or Incumbent(Outcome(), dm.obj_sense, report)
         self.outcome = self.incumbent.outcome
+        self.free_dive = free_dive and not opts.deterministic
         self.fd = lns_variables(model, dm, opts.free_search)
         self.related = RelatedVariables.of(model, self.fd)
         self.dive_index = next((i for i, d in enumerate(devices) if not d.is_gpu), 0) if len(devices) > 1 else 0
@@ -288,9 +295,12 @@ class LnsSearch:
             if not self._first_found():
                 offer = island.offer if island is not None else self.incumbent.offer
                 try:
-                    finished, _ = run_batch(
-                        runner, Paths.root(), deadline, None, offer, first_only=True, stop=self._first_found
-                    )
+                    if self.free_dive:
+                        finished = first_solution_restarts(runner, deadline, offer, self._first_found, salt=i)
+                    else:
+                        finished, _ = run_batch(
+                            runner, Paths.root(), deadline, None, offer, first_only=True, stop=self._first_found
+                        )
                 except CapacityError as err:
                     self.incumbent.note_error(f"a search thread ran out of {err} capacity")
                     return

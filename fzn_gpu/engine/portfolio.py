@@ -7,10 +7,13 @@ goes through the shared `Incumbent` (incumbent.py), which prints only improvemen
 found so far, so the stream is one strictly improving sequence whoever found each; LNS islands
 take the best as their next starting point (`better_since`), and branch and bound takes its
 objective as its bound at its next slice (`CompleteSearch._share_bound`). The first solution
-comes from whichever engine finds one first (LNS's dive stops once the incumbent has one).
-Branch and bound's proof ends the run with `==========` (it stops every island); so does
-LNS's dive where it explored the whole tree. An LNS that ends on its own (its restarts or
-time-out) leaves branch and bound running: without a time limit, the run still ends.
+comes from whichever engine finds one first: branch and bound searches in the model's order,
+LNS's devices by restarts that select by dom_w_deg (restart.first_solution_restarts), which
+stop once the incumbent has one.
+Branch and bound's proof ends the run with `==========` (it stops every island); so does a
+first-solution restart of LNS's that finished the tree without a solution (there is none).
+An LNS that ends on its own (its restarts or time-out) leaves branch and bound running:
+without a time limit, the run still ends.
 Bucket elimination joins them where the model is a cost-function network of low width
 (`_PlannedBucket`, planned in its own thread while the two search).
 
@@ -165,7 +168,10 @@ class PortfolioSearch:
         self.bnb.dive = settings.is_set("FZN_GPU_DIVE_MS") or not any(
             not d.is_gpu and d not in bnb_devices for d in lns_devices
         )
-        self.lns = LnsSearch(model, dm, lns_devices, opts, report, spec, incumbent=self.incumbent)
+        # LNS's first solution by restarts that select by dom_w_deg, beside branch and bound's
+        # search in the model's order: a plan that leads into a part of the tree without
+        # solutions no longer holds both engines there
+        self.lns = LnsSearch(model, dm, lns_devices, opts, report, spec, incumbent=self.incumbent, free_dive=True)
         self.shared_gpus = any(d.is_gpu and d in lns_devices for d in bnb_devices)
         gpus = [d for d in devices if d.is_gpu] if bucket_gpus is None else bucket_gpus
         self.bucket: _PlannedBucket | None = self._bucket(model, dm, devices, opts, report, gpus)

@@ -83,6 +83,54 @@ def node_limits(spec: RestartSpec) -> Iterator[int]:
         yield int(min(limit, MAX_LIMIT))
 
 
+FIRST_SOLUTION_RESTARTS = RestartSpec("luby", 100)  # first_solution_restarts' sequence
+
+
+def first_solution_restarts(runner: Runner, deadline: float | None, offer, stop, salt: int = 0) -> bool:
+    """A first solution on `runner` by restarts (Luby, 100 nodes) whose searches select by
+    dom_w_deg, ties at random, each phase's first path following the plan (the optimisation
+    portfolio's LNS devices, beside branch and bound, which follows the model's plan): a plan
+    that leads into a part of the tree without solutions kept the single dive that this
+    replaces there as long as branch and bound (docs/bench/measurements.md, "The optimisation
+    portfolio's first solution by free restarts"). Every solution met goes to offer(), and the
+    restarts end at the first one, at `stop()` (checked after every slice: another engine's
+    solution) or at the deadline. True where a restart finished its tree under its limit
+    without a solution: the model has none."""
+    sequence = node_limits(FIRST_SOLUTION_RESTARTS)
+    per_search = FIRST_PER_SEARCH
+    found = False
+
+    def on_slice(sols) -> bool:
+        nonlocal found
+        if sols is not None and len(sols):
+            offer(sols)
+            found = True
+            return False
+        return not stop()
+
+    for phase in itertools.count():
+        if stop():
+            return False
+        terms = np.fromiter(itertools.islice(sequence, per_search), np.int64, per_search)
+        limits = np.repeat(terms, runner.max_items)  # layer k: every search's k-th restart
+        n = len(limits)
+        explore = Exploration(
+            limits=np.minimum(limits, MAX_LIMIT).astype(np.int32),
+            div=int(Div.TIES | Div.WDEG),
+            salt=salt + phase,
+            keep_weights=True,
+        )
+        t0 = time.monotonic()
+        finished, _ = runner.run_phase(Paths.roots(n), 0, True, on_slice, deadline, lns=explore)
+        if found or not finished:
+            return False
+        if runner.phase_cut < n:  # a restart explored the whole tree and met no solution
+            return True
+        if time.monotonic() - t0 < PHASE_S and per_search < MAX_PER_SEARCH:
+            per_search *= 2
+    return False
+
+
 def plan_is_free(model: Model, opts: SolveOptions) -> bool:
     """Whether the model leaves the choice of int variables to the solver: no int or bool
     search annotation, or -f."""
