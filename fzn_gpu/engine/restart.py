@@ -84,23 +84,26 @@ def node_limits(spec: RestartSpec) -> Iterator[int]:
 
 
 FIRST_SOLUTION_RESTARTS = RestartSpec("luby", 100)  # first_solution_restarts' sequence
+PLAN_DIVE_NODES = 1000  # first_solution_restarts' dive in the plan's order, before the restarts
 
 
 def first_solution_restarts(runner: Runner, deadline: float | None, offer, stop, salt: int = 0) -> bool:
-    """A first solution on `runner` by restarts (Luby, 100 nodes) whose searches select by
-    dom_w_deg, ties at random, each phase's first path following the plan (the optimisation
-    portfolio's LNS devices, beside branch and bound, which follows the model's plan): a plan
-    that leads into a part of the tree without solutions kept the single dive that this
-    replaces there as long as branch and bound (docs/bench/measurements.md, "The optimisation
-    portfolio's first solution by free restarts"). Every solution met goes to offer(), and the
-    restarts end at the first one, at `stop()` (checked after every slice: another engine's
-    solution) or at the deadline. True where a restart finished its tree under its limit
-    without a solution: the model has none."""
-    sequence = node_limits(FIRST_SOLUTION_RESTARTS)
-    per_search = FIRST_PER_SEARCH
+    """A first solution on `runner` (the optimisation portfolio's LNS devices, beside branch and
+    bound, which follows the model's plan): one search in the plan's order for PLAN_DIVE_NODES
+    nodes, then restarts (Luby, 100 nodes) whose searches select by dom_w_deg, ties at random,
+    each phase's first path following the plan. A plan that leads into a part of the tree
+    without solutions kept the single dive that this replaces there as long as branch and bound
+    (docs/bench/measurements.md, "The optimisation portfolio's first solution by free
+    restarts"); the dive first, since restarts from the start took a model whose plan dives
+    straight to a solution of slow nodes (QAP 64) three times as long on a CPU that branch and
+    bound shares. Every solution met goes to offer(), and the search ends at the first one, at
+    `stop()` (checked after every slice: another engine's solution) or at the deadline. True
+    where the dive or a restart finished its tree without a solution: the model has none."""
+    if stop():
+        return False
     found = False
 
-    def on_slice(sols) -> bool:
+    def dived(sols) -> bool:
         nonlocal found
         if sols is not None and len(sols):
             offer(sols)
@@ -108,6 +111,14 @@ def first_solution_restarts(runner: Runner, deadline: float | None, offer, stop,
             return False
         return not stop()
 
+    plan = Exploration(limits=np.array([PLAN_DIVE_NODES], np.int32), keep_weights=True)
+    finished, _ = runner.run_phase(Paths.root(), 0, True, dived, deadline, lns=plan)
+    if found or not finished:
+        return False
+    if runner.phase_cut < 1:  # the dive explored the whole tree and met no solution
+        return True
+    sequence = node_limits(FIRST_SOLUTION_RESTARTS)
+    per_search = FIRST_PER_SEARCH
     for phase in itertools.count():
         if stop():
             return False
@@ -121,7 +132,7 @@ def first_solution_restarts(runner: Runner, deadline: float | None, offer, stop,
             keep_weights=True,
         )
         t0 = time.monotonic()
-        finished, _ = runner.run_phase(Paths.roots(n), 0, True, on_slice, deadline, lns=explore)
+        finished, _ = runner.run_phase(Paths.roots(n), 0, True, dived, deadline, lns=explore)
         if found or not finished:
             return False
         if runner.phase_cut < n:  # a restart explored the whole tree and met no solution
