@@ -157,18 +157,20 @@ def test_the_portfolios_own_restarts_select_by_dom_w_deg_beside_the_plan():
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_first_solution_restarts_find_one_prove_none_and_stop_when_told(monkeypatch, kernel):
     """restart.first_solution_restarts, the optimisation portfolio's LNS devices' first
-    solution (dom_w_deg, beside branch and bound in the plan's order): on 8-queens minimising
-    the first queen, a solution the checker accepts, and the restarts end at it; on 3-queens,
-    none exists: a restart finishes the tree and says so (True); told to stop, nothing."""
+    solution (dom_w_deg, beside branch and bound in the plan's order), with its dive in the
+    plan's order first and without: on 8-queens minimising the first queen, a solution the
+    checker accepts, and the search ends at it; on 3-queens, none exists: the dive or a restart
+    finishes the tree and says so (True); told to stop, nothing."""
     from conftest import use_kernel
 
     use_kernel(monkeypatch, kernel)
-    for n, solvable in ((8, True), (3, False)):
+    for (n, solvable), dive_first in itertools.product(((8, True), (3, False)), (True, False)):
         text = queens(n, "").replace("satisfy;", "minimize q0;")
         model = lower(parse_items(text, "q.fzn"), "q.fzn")
         runner = Runner(select_devices("all")[0], pack(model, SolveOptions()), max_items=4)
         rows: list = []
-        assert first_solution_restarts(runner, None, rows.append, lambda: False) is not solvable
+        found = first_solution_restarts(runner, None, rows.append, lambda: False, dive_first=dive_first)
+        assert found is not solvable
         assert bool(rows) is solvable
         for row in np.concatenate(rows) if rows else []:
             values = {name: int(row[1 + v]) for v, name in enumerate(model.vars.names)}

@@ -165,6 +165,7 @@ class LnsSearch:
         incumbent: Incumbent | None = None,
         cluster: JoinCluster | None = None,
         free_dive: bool = False,
+        shared: list[Device] | None = None,
     ):
         """`incumbent`: one shared with another engine (the portfolio's branch and bound), whose
         solutions then become the islands' starting points too; else one of its own, printing
@@ -172,7 +173,9 @@ class LnsSearch:
         workers then run the islands instead (opts.cluster; fzn_gpu/cluster/), sharing the
         incumbent through it. `free_dive`: each device looks for the first solution by restarts
         that select by dom_w_deg (restart.first_solution_restarts) instead of one search in the
-        plan's order: the portfolio, whose branch and bound follows the plan beside LNS."""
+        plan's order: the portfolio, whose branch and bound follows the plan beside LNS; on the
+        devices in `shared` (branch and bound's too) they begin with a dive in the plan's
+        order, elsewhere at once."""
         if dm.obj_var < 0:
             raise FznError("LNS needs an objective", fix="solve minimize/maximize, or drop the lns annotation")
         self.dm = dm
@@ -182,6 +185,7 @@ class LnsSearch:
         self.incumbent = incumbent or Incumbent(Outcome(), dm.obj_sense, report)
         self.outcome = self.incumbent.outcome
         self.free_dive = free_dive and not opts.deterministic
+        self.shared = list(shared or [])
         self.fd = lns_variables(model, dm, opts.free_search)
         self.related = RelatedVariables.of(model, self.fd)
         self.dive_index = next((i for i, d in enumerate(devices) if not d.is_gpu), 0) if len(devices) > 1 else 0
@@ -296,7 +300,8 @@ class LnsSearch:
                 offer = island.offer if island is not None else self.incumbent.offer
                 try:
                     if self.free_dive:
-                        finished = first_solution_restarts(runner, deadline, offer, self._first_found, salt=i)
+                        shared = self.devices[i] in self.shared
+                        finished = first_solution_restarts(runner, deadline, offer, self._first_found, i, shared)
                     else:
                         finished, _ = run_batch(
                             runner, Paths.root(), deadline, None, offer, first_only=True, stop=self._first_found

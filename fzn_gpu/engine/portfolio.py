@@ -171,7 +171,9 @@ class PortfolioSearch:
         # LNS's first solution by restarts that select by dom_w_deg, beside branch and bound's
         # search in the model's order: a plan that leads into a part of the tree without
         # solutions no longer holds both engines there
-        self.lns = LnsSearch(model, dm, lns_devices, opts, report, spec, incumbent=self.incumbent, free_dive=True)
+        self.lns = LnsSearch(
+            model, dm, lns_devices, opts, report, spec, incumbent=self.incumbent, free_dive=True, shared=bnb_devices
+        )
         self.shared_gpus = any(d.is_gpu and d in lns_devices for d in bnb_devices)
         gpus = [d for d in devices if d.is_gpu] if bucket_gpus is None else bucket_gpus
         self.bucket: _PlannedBucket | None = self._bucket(model, dm, devices, opts, report, gpus)

@@ -87,18 +87,23 @@ FIRST_SOLUTION_RESTARTS = RestartSpec("luby", 100)  # first_solution_restarts' s
 PLAN_DIVE_NODES = 1000  # first_solution_restarts' dive in the plan's order, before the restarts
 
 
-def first_solution_restarts(runner: Runner, deadline: float | None, offer, stop, salt: int = 0) -> bool:
+def first_solution_restarts(
+    runner: Runner, deadline: float | None, offer, stop, salt: int = 0, dive_first: bool = True
+) -> bool:
     """A first solution on `runner` (the optimisation portfolio's LNS devices, beside branch and
-    bound, which follows the model's plan): one search in the plan's order for PLAN_DIVE_NODES
-    nodes, then restarts (Luby, 100 nodes) whose searches select by dom_w_deg, ties at random,
-    each phase's first path following the plan. A plan that leads into a part of the tree
-    without solutions kept the single dive that this replaces there as long as branch and bound
-    (docs/bench/measurements.md, "The optimisation portfolio's first solution by free
-    restarts"); the dive first, since restarts from the start took a model whose plan dives
-    straight to a solution of slow nodes (QAP 64) three times as long on a CPU that branch and
-    bound shares. Every solution met goes to offer(), and the search ends at the first one, at
-    `stop()` (checked after every slice: another engine's solution) or at the deadline. True
-    where the dive or a restart finished its tree without a solution: the model has none."""
+    bound, which follows the model's plan): with `dive_first`, one search in the plan's order
+    for PLAN_DIVE_NODES nodes; then restarts (Luby, 100 nodes) whose searches select by
+    dom_w_deg, ties at random, each phase's first path following the plan. A plan that leads
+    into a part of the tree without solutions kept the single dive that this replaces there as
+    long as branch and bound (docs/bench/measurements.md, "The optimisation portfolio's first
+    solution by free restarts"). The dive first where branch and bound shares the device:
+    restarts from the start took a model whose plan dives straight to a solution of slow nodes
+    (QAP 64) three times as long on a CPU that branch and bound's dive shared; on a GPU whose
+    branch and bound dives on the CPU, restarts at once (a GPU's lone dive is slow: 33 nodes in
+    5 s on QAP 32). Every solution met goes to offer(), and the search ends at the first one,
+    at `stop()` (checked after every slice: another engine's solution) or at the deadline.
+    True where the dive or a restart finished its tree without a solution: the model has
+    none."""
     if stop():
         return False
     found = False
@@ -111,12 +116,13 @@ def first_solution_restarts(runner: Runner, deadline: float | None, offer, stop,
             return False
         return not stop()
 
-    plan = Exploration(limits=np.array([PLAN_DIVE_NODES], np.int32), keep_weights=True)
-    finished, _ = runner.run_phase(Paths.root(), 0, True, dived, deadline, lns=plan)
-    if found or not finished:
-        return False
-    if runner.phase_cut < 1:  # the dive explored the whole tree and met no solution
-        return True
+    if dive_first:
+        plan = Exploration(limits=np.array([PLAN_DIVE_NODES], np.int32), keep_weights=True)
+        finished, _ = runner.run_phase(Paths.root(), 0, True, dived, deadline, lns=plan)
+        if found or not finished:
+            return False
+        if runner.phase_cut < 1:  # the dive explored the whole tree and met no solution
+            return True
     sequence = node_limits(FIRST_SOLUTION_RESTARTS)
     per_search = FIRST_PER_SEARCH
     for phase in itertools.count():
