@@ -694,6 +694,8 @@ def build_generic(background: bool = False) -> int:
     builder at a time (a lock beside the build records: another running, it leaves at once), at
     a low priority, its loads recorded as builds (build_record.record's `fresh`). Says what it
     built on stderr."""
+    import pyopencl as cl
+
     from ..runtime.device import all_devices, build
     from .runner import GROUP_SHAPES, Tuning
 
@@ -707,7 +709,12 @@ def build_generic(background: bool = False) -> int:
     for device in all_devices():
         if not device.is_gpu and not background:
             t0 = time.monotonic()
-            launch_once(device)
+            try:
+                launch_once(device)
+            except (FznError, cl.Error) as err:
+                # the GPUs still get theirs; this CPU's first run compiles its kernel instead
+                print(f"fzn-gpu: {device.name}: kernel not launched ahead ({err})", file=sys.stderr)
+                continue
             print(
                 f"fzn-gpu: generic {Tuning.for_device(device).model} kernel ready on {device.name} "
                 f"(built and launched once) in {time.monotonic() - t0:.1f} s",
