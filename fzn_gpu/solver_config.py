@@ -9,8 +9,8 @@ interpreter runs it without the site module (python -S). A run through a warm so
 needs only the standard library and fzn_gpu.launch, and the site module's work (every .pth file
 of every installed package, some of which import modules of their own) was a large part of a
 served small model's start (docs/bench/measurements.md); fzn_gpu.launch runs the site module
-itself where the run stays in its process. Where the interpreter's path cannot stand in a #! line, the msc names the
-`fzn-gpu` command instead."""
+itself where the run stays in its process. Where the interpreter's path cannot stand in a #!
+line, the msc names the `fzn-gpu` command instead."""
 
 from __future__ import annotations
 

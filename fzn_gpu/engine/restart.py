@@ -83,6 +83,39 @@ def node_limits(spec: RestartSpec) -> Iterator[int]:
         yield int(min(limit, MAX_LIMIT))
 
 
+def restart_phases(runner: Runner, spec: RestartSpec, div: int, on_slice, deadline: float | None, go_on, salt) -> bool:
+    """Phases of restarts on `runner` following `spec`, until one ends early or go_on() (asked
+    before each phase) says no. Every search follows the sequence on its own, as the workers
+    of a parallel portfolio do: a phase holds the next terms, each once per search, in layers
+    (searches take paths in order, so each takes about one of each layer), and a search that
+    reaches its limit takes its next path at once, within the launch. (One sequence spread
+    over all of a GPU's searches handed a few of them restarts millions of nodes long, and the
+    phase waited for those: docs/bench/measurements.md.) Phases double while shorter than
+    PHASE_S. `div`: the searches' Div bits; salt(phase): that phase's random salt. True where a
+    restart finished its tree under its limit (it explored everything below the root); False
+    where go_on() said no or a phase ended early (on_slice returned False, the deadline)."""
+    sequence = node_limits(spec)
+    per_search = FIRST_PER_SEARCH
+    for phase in itertools.count():
+        if not go_on():
+            return False
+        terms = np.fromiter(itertools.islice(sequence, per_search), np.int64, per_search)
+        limits = np.repeat(terms, runner.max_items)  # layer k: every search's k-th restart
+        n = len(limits)
+        explore = Exploration(
+            limits=np.minimum(limits, MAX_LIMIT).astype(np.int32), div=div, salt=salt(phase), keep_weights=True
+        )
+        t0 = time.monotonic()
+        finished, _ = runner.run_phase(Paths.roots(n), 0, True, on_slice, deadline, lns=explore)
+        if not finished:
+            return False
+        if runner.phase_cut < n:
+            return True
+        if time.monotonic() - t0 < PHASE_S and per_search < MAX_PER_SEARCH:
+            per_search *= 2
+    return False
+
+
 FIRST_SOLUTION_RESTARTS = RestartSpec("luby", 100)  # first_solution_restarts' sequence
 PLAN_DIVE_NODES = 1000  # first_solution_restarts' dive in the plan's order, before the restarts
 
@@ -123,29 +156,16 @@ def first_solution_restarts(
             return False
         if runner.phase_cut < 1:  # the dive explored the whole tree and met no solution
             return True
-    sequence = node_limits(FIRST_SOLUTION_RESTARTS)
-    per_search = FIRST_PER_SEARCH
-    for phase in itertools.count():
-        if stop():
-            return False
-        terms = np.fromiter(itertools.islice(sequence, per_search), np.int64, per_search)
-        limits = np.repeat(terms, runner.max_items)  # layer k: every search's k-th restart
-        n = len(limits)
-        explore = Exploration(
-            limits=np.minimum(limits, MAX_LIMIT).astype(np.int32),
-            div=int(Div.TIES | Div.WDEG),
-            salt=salt + phase,
-            keep_weights=True,
-        )
-        t0 = time.monotonic()
-        finished, _ = runner.run_phase(Paths.roots(n), 0, True, dived, deadline, lns=explore)
-        if found or not finished:
-            return False
-        if runner.phase_cut < n:  # a restart explored the whole tree and met no solution
-            return True
-        if time.monotonic() - t0 < PHASE_S and per_search < MAX_PER_SEARCH:
-            per_search *= 2
-    return False
+    explored = restart_phases(
+        runner,
+        FIRST_SOLUTION_RESTARTS,
+        int(Div.TIES | Div.WDEG),
+        dived,
+        deadline,
+        lambda: not (found or stop()),
+        lambda phase: salt + phase,
+    )
+    return explored and not found  # a solution met in a phase that also finished is no proof of none
 
 
 def plan_is_free(model: Model, opts: SolveOptions) -> bool:
@@ -252,49 +272,32 @@ class RestartSearch:
         return self.outcome
 
     def _phases(self, index: int, deadline: float | None) -> None:
-        """Device `index`'s phases until a proof, the solution limit, a stop or the deadline.
-        Every search follows the sequence on its own, as the workers of a parallel portfolio
-        do: a phase holds the next terms, each once per search, in layers (searches take paths
-        in order, so each takes about one of each layer), and a search that reaches its limit
-        takes its next path at once, within the launch. (One sequence spread over all of a
-        GPU's searches handed a few of them restarts millions of nodes long, and the phase
-        waited for those: docs/bench/measurements.md.) Phases double while shorter than PHASE_S."""
+        """Device `index`'s phases (restart_phases) until a proof, the solution limit, a stop or
+        the deadline."""
         runner = self.runners[index]
-        sequence = node_limits(self.spec)
-        per_search = FIRST_PER_SEARCH
+
+        def go_on() -> bool:
+            if not self._take(None):
+                return False
+            if self.optimising:
+                self._bound(runner)
+            return True
+
+        def on_slice(sols) -> bool:
+            more = self._take(sols)
+            if self.optimising:
+                self._bound(runner)
+            return more
+
+        def salt(phase: int) -> int:
+            return phase * len(self.runners) + index
+
         try:
-            for phase in itertools.count():
-                if not self._take(None):
-                    return
-                if self.optimising:
-                    self._bound(runner)
-                terms = np.fromiter(itertools.islice(sequence, per_search), np.int64, per_search)
-                limits = np.repeat(terms, runner.max_items)  # layer k: every search's k-th restart
-                n = len(limits)
-                explore = Exploration(
-                    limits=np.minimum(limits, MAX_LIMIT).astype(np.int32),
-                    div=int(self.div),
-                    salt=phase * len(self.runners) + index,
-                    keep_weights=True,
-                )
-
-                def on_slice(sols) -> bool:
-                    more = self._take(sols)
-                    if self.optimising:
-                        self._bound(runner)
-                    return more
-
-                t0 = time.monotonic()
-                finished, _ = runner.run_phase(Paths.roots(n), 0, True, on_slice, deadline, lns=explore)
-                if not finished:
-                    return  # a stop, the solution limit or the deadline
-                if runner.phase_cut < n:  # a search explored the whole tree, found all below
-                    with self._lock:
-                        self.outcome.complete = True
-                    self.cancel.set()
-                    return
-                if time.monotonic() - t0 < PHASE_S and per_search < MAX_PER_SEARCH:
-                    per_search *= 2
+            if restart_phases(runner, self.spec, int(self.div), on_slice, deadline, go_on, salt):
+                # a search explored the whole tree, found all below
+                with self._lock:
+                    self.outcome.complete = True
+                self.cancel.set()
         except CapacityError as err:
             with self._lock:
                 self.outcome.error = self.outcome.error or f"a search thread ran out of {err} capacity"
