@@ -664,8 +664,8 @@ def launch_once(device: Device) -> None:
     """A CPU's generic search program built and launched once on a model of two variables.
     PoCL compiles a program's work-group function at its first launch (seconds; its own cache
     keeps it), and a run's search waits for that: a machine's first run on the CPU beside a GPU
-    held its share of the search for 2.5-4.5 s of kernel while the GPU sat idle, where the GPU
-    alone took 0.2-0.8 s (docs/bench/measurements.md, the CPU's first launch). Every run of an
+    held its share of the search for seconds while the GPU sat idle (docs/bench/measurements.md,
+    "The CPU's first launch"). Every run of an
     integer model on a CPU takes this program (runner.Tuning: a CPU is never specialised) and
     the same work-group size, so one launch serves them all."""
     from ..flatzinc.lower import lower

@@ -130,10 +130,9 @@ def first_solution_restarts(
     into a part of the tree without solutions kept the single dive that this replaces there as
     long as branch and bound (docs/bench/measurements.md, "The optimisation portfolio's first
     solution by free restarts"). The dive first where branch and bound shares the device:
-    restarts from the start took a model whose plan dives straight to a solution of slow nodes
-    (QAP 64) three times as long on a CPU that branch and bound's dive shared; on a GPU whose
-    branch and bound dives on the CPU, restarts at once (a GPU's lone dive is slow: 33 nodes in
-    5 s on QAP 32). Every solution met goes to offer(), and the search ends at the first one,
+    restarts from the start slowed a model whose plan dives straight to a solution through slow
+    nodes (QAP 64) on a CPU that branch and bound's dive shared; on a GPU whose branch and
+    bound dives on the CPU, restarts at once (a GPU's lone dive is slow). Every solution met goes to offer(), and the search ends at the first one,
     at `stop()` (checked after every slice: another engine's solution) or at the deadline.
     True where the dive or a restart finished its tree without a solution: the model has
     none."""
