@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Callable
 from typing import NoReturn
+
+from . import hooks
 
 _hooks: list[Callable[[int], None]] = []
 
@@ -40,4 +43,7 @@ def abandon(code: int) -> NoReturn:
             hook(code)
         except Exception:  # noqa: BLE001 - the process ends with its code whatever a hook meets
             pass
+    linger = hooks.exit_linger_s()
+    if linger > 0:
+        time.sleep(linger)
     os._exit(code)

@@ -13,6 +13,8 @@ FZN_GPU_TEST_HOOKS: items separated by ';', each NAME=VALUE:
                       donated paths already; k = 0: in complete search's dive or root split
   worker=i:b,...      cluster worker i exits in the middle of its b-th block
   spare=hang          the solver server's spares never get ready
+  exit=linger:S       a run's process lingers S seconds after its last step, before it
+                      ends (a driver's teardown of a GPU's context, made long)
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class Plan:
     devices: frozenset[tuple[int, int, int]] = frozenset()  # (device, block, slice) that fail
     workers: tuple[tuple[int, int], ...] = ()  # (worker, block) that exit mid-block
     spare_hangs: bool = False
+    exit_linger_s: float = 0.0
 
     @classmethod
     def parse(cls, text: str) -> Plan:
@@ -42,6 +45,7 @@ class Plan:
         devices: set[tuple[int, int, int]] = set()
         workers: list[tuple[int, int]] = []
         spare_hangs = False
+        exit_linger_s = 0.0
         for item in filter(None, (part.strip() for part in text.split(";"))):
             name, _, value = item.partition("=")
             try:
@@ -57,14 +61,16 @@ class Plan:
                         workers.append((i, b))
                 elif name == "spare" and value == "hang":
                     spare_hangs = True
+                elif name == "exit" and value.startswith("linger:"):
+                    exit_linger_s = float(value.removeprefix("linger:"))
                 else:
                     raise ValueError(item)
             except ValueError:
                 raise FznError(
                     f"{VARIABLE}: {item!r} is not a fault this solver knows",
-                    fix="device=i:k[:s],...; worker=i:b,...; spare=hang (fzn_gpu/hooks.py)",
+                    fix="device=i:k[:s],...; worker=i:b,...; spare=hang; exit=linger:S (fzn_gpu/hooks.py)",
                 ) from None
-        return cls(frozenset(devices), tuple(workers), spare_hangs)
+        return cls(frozenset(devices), tuple(workers), spare_hangs, exit_linger_s)
 
 
 PLAN = Plan()
@@ -104,3 +110,8 @@ def failing_workers() -> dict[int, int]:
 def spare_hangs() -> bool:
     """The solver server's spares never get ready."""
     return PLAN.spare_hangs
+
+
+def exit_linger_s() -> float:
+    """How long a run's process waits after its last step before it ends."""
+    return PLAN.exit_linger_s

@@ -247,6 +247,32 @@ def _client_gone(conn: socket.socket) -> bool:
         return True
 
 
+def release_streams() -> None:
+    """Points this process's standard streams at /dev/null, letting go of the client's.
+
+    MiniZinc reads the solver's output until every holder of the pipe has closed it, and a
+    process's descriptors close late in its exit, after its memory is torn down: with a GPU's
+    context mapped that teardown is the driver's, and MiniZinc waited through it after the
+    run had printed everything. Called once the output is flushed, before the client is told
+    the exit code."""
+    try:
+        null = os.open(os.devnull, os.O_RDWR)
+    except OSError:
+        return
+    for fd in (0, 1, 2):
+        try:
+            os.dup2(null, fd)
+        except OSError:
+            pass
+    os.close(null)
+
+
+def _report_exit(conn: socket.socket, code: int) -> None:
+    """The run's last step (exiting.on_exit): the streams let go, then the code sent."""
+    release_streams()
+    conn.sendall(f"exit {code}\n".encode())
+
+
 def _become_run(conn: socket.socket, path: str, status_w: int) -> None:
     """In the spare, once a client connected: take its streams and settings and run its command
     line; never returns."""
@@ -276,7 +302,7 @@ def _become_run(conn: socket.socket, path: str, status_w: int) -> None:
     sys.stderr.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     watchdog.owner_gone = lambda: _client_gone(conn)
     device.program_used = lambda *used: _note_program(path, *used)
-    exiting.on_exit(lambda code: conn.sendall(f"exit {code}\n".encode()))
+    exiting.on_exit(lambda code: _report_exit(conn, code))
     sys.argv = ["fzn-gpu", *argv]
     conn.sendall(f"pid {os.getpid()}\n".encode())
     from fzn_gpu.cli import main

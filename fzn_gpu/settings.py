@@ -393,7 +393,7 @@ SETTINGS: tuple[Setting, ...] = (
         "",
         "test",
         "faults a test makes happen, read once at a run's start: device=i:k[:s],...; worker=i:b,...; "
-        "spare=hang (fzn_gpu/hooks.py)",
+        "spare=hang; exit=linger:S (fzn_gpu/hooks.py)",
     ),
     _s(
         "FZN_GPU_BUCKET_MEMORY",

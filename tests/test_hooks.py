@@ -14,14 +14,17 @@ from test_cli import fzn, queens, run
 
 
 def test_the_plan_reads_every_kind_of_fault():
-    plan = hooks.Plan.parse("device=0:1,1:2:3 ; worker=0:2,1:1; spare=hang")
+    plan = hooks.Plan.parse("device=0:1,1:2:3 ; worker=0:2,1:1; spare=hang; exit=linger:2.5")
     assert plan.devices == {(0, 1, 0), (1, 2, 3)}
     assert plan.workers == ((0, 2), (1, 1))
-    assert plan.spare_hangs
+    assert plan.spare_hangs and plan.exit_linger_s == 2.5
     assert hooks.Plan.parse("") == hooks.Plan()
 
 
-@pytest.mark.parametrize("text", ["device=0", "device=a:1", "device=0:1:2:3", "worker=1", "spare=slow", "disk=0:1"])
+@pytest.mark.parametrize(
+    "text",
+    ["device=0", "device=a:1", "device=0:1:2:3", "worker=1", "spare=slow", "disk=0:1", "exit=linger", "exit=linger:x"],
+)
 def test_a_malformed_plan_is_one_clear_error(text):
     with pytest.raises(FznError, match="FZN_GPU_TEST_HOOKS"):
         hooks.Plan.parse(text)
@@ -29,6 +32,7 @@ def test_a_malformed_plan_is_one_clear_error(text):
 
 def test_fault_points_fire_only_where_the_plan_says():
     assert not hooks.device_fails(0, 1) and hooks.failing_workers() == {} and not hooks.spare_hangs()
+    assert hooks.exit_linger_s() == 0
     with hooks.inject(hooks.Plan.parse("device=0:1,1:2:3;worker=1:4;spare=hang")):
         assert hooks.device_fails(0, 1) and hooks.device_fails(0, 1, 0)
         assert not hooks.device_fails(0, 1, 1) and not hooks.device_fails(0, 2) and not hooks.device_fails(1, 2)

@@ -360,3 +360,38 @@ def test_a_spare_that_never_gets_ready_leaves_runs_to_their_own_processes(tmp_pa
     assert again.returncode == 0 and len(solutions(again.stdout)) == 1, again.stderr
     time.sleep(2.0)
     assert not path.exists(), "a server was started where one gave up"
+
+
+def test_a_run_lets_go_of_its_streams_before_its_process_ends(tmp_path):
+    """MiniZinc reads the solver's output until every holder of the pipe has closed it: a
+    served run releases the client's streams once its output is flushed, so a process whose end
+    takes long (a GPU driver's teardown; here the test's fault exit=linger:S) keeps neither the
+    client nor the output's reader waiting. In a process of its own the same fault holds the
+    run, which shows that it fires."""
+    linger = 6.0
+    env = _env(tmp_path, "require", FZN_GPU_TEST_HOOKS=f"exit=linger:{linger}")
+    proc = _start_server(env)
+    try:
+        path = fzn(tmp_path, QUEENS6)
+        started = time.monotonic()
+        client = subprocess.Popen(
+            [sys.executable, "-m", "fzn_gpu", "--check", path],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            env=env,
+        )
+        out = client.stdout.read()  # until every holder of the pipe has closed it
+        read_s = time.monotonic() - started
+        assert client.wait(timeout=30) == 0, client.stderr.read()
+        assert read_s < linger / 2, read_s
+        values = _queens_values(out)
+        checker = Checker(parse_items(QUEENS6, "q.fzn"))
+        assert len(values) == 1 and checker.check({f"q{i + 1}": x for i, x in enumerate(values[0])}) == []
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    started = time.monotonic()
+    own = run(_env(tmp_path, "off", FZN_GPU_TEST_HOOKS="exit=linger:2"), "--check", path)
+    assert own.returncode == 0 and len(solutions(own.stdout)) == 1 and time.monotonic() - started >= 2.0

@@ -178,3 +178,29 @@ def test_an_untimed_run_waits_for_every_device(slow_gpu, monkeypatch):
     monkeypatch.setattr(warmup, "split_ready", lambda devices, *a, **k: seen.append([d.name for d in devices]) or None)
     r = warmup.ready_devices(list(device_mod.all_devices()), None, SolveOptions(), None)
     assert len(r.ready) == 2 and not r.left_out and seen == []
+
+
+def test_a_run_whose_programs_this_process_holds_starts_on_every_device_at_once(slow_gpu, monkeypatch):
+    """A served run's spare loaded its devices' programs before the run came (server.py): the
+    run starts on all of them at once, without a trial build on each (a GPU whose build takes
+    40 s here, and that no build record names, is not left out)."""
+    gpu, spawned = slow_gpu
+    from fzn_gpu.engine.pack import pack
+    from fzn_gpu.engine.runner import Runner
+
+    dm = pack(lower(parse_items(KNAPSACK, "k.fzn"), "k.fzn"), SolveOptions())
+    devices = list(device_mod.all_devices())
+
+    def key(d):  # device.build's cache key of the program a Runner on d takes
+        kinds, model, options = Runner.program_of(d, dm)
+        return (id(d.cl_device), kinds, model, tuple(options))
+
+    for d in devices:
+        monkeypatch.setitem(device_mod._PROGRAMS, key(d), (None, None))
+    t0 = time.monotonic()
+    r = warmup.ready_devices(devices, dm, SolveOptions(), time.monotonic() + 30)
+    assert [d.name for d in r.ready] == [d.name for d in devices] and not r.left_out and spawned == []
+    assert time.monotonic() - t0 < 5
+    monkeypatch.delitem(device_mod._PROGRAMS, key(gpu))
+    r = warmup.ready_devices(devices, dm, SolveOptions(), time.monotonic() + 30)
+    assert [d.is_gpu for d in r.ready] == [False] and gpu.name in r.left_out  # one not held: as before

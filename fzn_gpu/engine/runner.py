@@ -311,14 +311,21 @@ class Runner:
         return kinds, options, wanted is not None and kinds is None, options == inlined
 
     @classmethod
-    def program_key(cls, device: Device, dm: DeviceModel) -> str:
-        """The build record's name (build_record.py) of the program a Runner on `device` takes
-        for `dm`, found without building it: whether this machine built it before says whether
-        the run may count on it at once (engine/warmup.py)."""
+    def program_of(cls, device: Device, dm: DeviceModel) -> tuple[frozenset[int] | None, str, list[str]]:
+        """(kinds, model, options) of the program a Runner on `device` takes for `dm`, found
+        without building it."""
         bare = cls.__new__(cls)
         bare.device, bare.dm = device, dm
         kinds, options, _, _ = bare._choose_program(False)
-        return build_key(device, kinds, bare.tuning.model, options)
+        return kinds, bare.tuning.model, options
+
+    @classmethod
+    def program_key(cls, device: Device, dm: DeviceModel) -> str:
+        """The build record's name (build_record.py) of the program a Runner on `device` takes
+        for `dm`: whether this machine built it before says whether the run may count on it at
+        once (engine/warmup.py)."""
+        kinds, model, options = cls.program_of(device, dm)
+        return build_key(device, kinds, model, options)
 
     def root_sizes(self, prefix: str = "root_") -> dict[str, int]:
         """The elements of each array of a phase's root (or, prefix root_out_, its fixpoint)."""

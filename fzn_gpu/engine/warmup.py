@@ -117,12 +117,17 @@ def split_ready(
 
 def ready_devices(devices: list[Device], dm, opts, deadline: float | None) -> Readiness:
     """SolveRun's devices for a run: all of them, unless the run is timed, on several devices,
-    one a GPU; then `split_ready` on building each device's search program (the Runner an
-    engine makes next finds it built), and where a device is left out, the generic programs
-    built behind the run (`spawn_builder`)."""
+    one a GPU, and some device's program is not in this process yet (a served run's spare
+    loaded those that runs take: server.py); then `split_ready` on building each device's
+    search program (the Runner an engine makes next finds it built), and where a device is
+    left out, the generic programs built behind the run (`spawn_builder`)."""
     if deadline is None or len(devices) < 2 or not any(d.is_gpu for d in devices):
         return Readiness(list(devices), {})
+    from ..runtime.device import loaded
     from .runner import Runner
+
+    if all(loaded(d, *Runner.program_of(d, dm)) for d in devices):  # a served run: its spare loaded them
+        return Readiness(list(devices), {})
 
     def build_one(device: Device) -> None:
         Runner(device, dm, seed=opts.seed, max_items=1)

@@ -496,6 +496,12 @@ def build(
     return _PROGRAMS[key]
 
 
+def loaded(device: Device, kinds: frozenset[int] | None, model: str, options: list[str]) -> bool:
+    """Whether `build` holds this program in this process already (a solver server's spare
+    loads the programs runs take before the run comes: server.py)."""
+    return (id(device.cl_device), kinds, model, tuple(options)) in _PROGRAMS
+
+
 def _build_program(device: Device, key: tuple, kinds, model, floats, options, fresh: bool = False) -> tuple:
     """Builds the program `build` caches under `key`: (context, program)."""
     import pyopencl as cl
