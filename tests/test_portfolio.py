@@ -478,3 +478,115 @@ def test_the_incumbent_notes_when_it_improved():
     assert incumbent.improved_at == first
     incumbent.offer(np.array([[3, 1, 2]]))
     assert incumbent.improved_at > first
+
+
+def _phases(monkeypatch) -> list[tuple[int, object]]:
+    """(cutoff, lns exploration) of every phase the runners run from here on."""
+    from fzn_gpu.engine.runner import Runner
+
+    seen: list[tuple[int, object]] = []
+    real = Runner.run_phase
+
+    def run_phase(self, paths, cutoff, enqueue_all, on_slice, deadline, *args, **kwargs):
+        seen.append((cutoff, kwargs.get("lns")))
+        return real(self, paths, cutoff, enqueue_all, on_slice, deadline, *args, **kwargs)
+
+    monkeypatch.setattr(Runner, "run_phase", run_phase)
+    return seen
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_branch_and_bound_dives_in_the_plans_order_before_its_split(monkeypatch, seed):
+    """The plan dive (CompleteSearch.plan_dive: the portfolio's branch and bound on a CPU
+    beside LNS on GPUs) runs first, ends at its first solution, and the split and search that
+    follow prove the brute-force optimum; every solution checked, the stream improving."""
+    from fzn_gpu.engine.restart import PLAN_DIVE_NODES
+
+    model, dm, opts, best, checker = knapsack_model(seed)
+    seen = _phases(monkeypatch)
+    objs: list[int] = []
+
+    def report(values, obj):
+        assert checker.check(assignment(model, values, None)) == []
+        objs.append(obj)
+
+    bnb = CompleteSearch(model, dm, select_devices("all")[0], opts, report)
+    bnb.plan_dive = True
+    outcome = bnb.run(None)
+    assert outcome.complete and objs[-1] == best
+    sense = dm.obj_sense
+    assert all(sense * b < sense * a for a, b in zip(objs, objs[1:]))
+    dive = seen[0][1]
+    assert seen[0][0] == 0 and dive is not None and list(dive.limits) == [PLAN_DIVE_NODES]
+    assert seen[1][0] == 1 and seen[1][1] is None  # then the root split, as without the dive
+
+
+def test_branch_and_bound_without_the_plan_dive_splits_at_once(monkeypatch):
+    model, dm, opts, best, _ = knapsack_model(1)
+    seen = _phases(monkeypatch)
+    objs: list[int] = []
+    bnb = CompleteSearch(model, dm, select_devices("all")[0], opts, lambda values, obj: objs.append(obj))
+    assert bnb.run(None).complete and objs[-1] == best
+    assert seen[0][0] == 1 and all(lns is None for _, lns in seen)
+
+
+@pytest.mark.parametrize("given", ["none", "the optimum"])
+def test_a_plan_dive_that_explores_everything_is_a_proof(monkeypatch, given):
+    """A dive that searched the whole tree and met nothing there ends the search complete: a
+    model without solutions (a cover no choice reaches) is unsatisfiable. With a solution from
+    another engine before it starts there is no dive: the optimum given, nothing is printed
+    and it is proven."""
+    weights, values, limit, _ = instance(4, n=6)
+    limit = sum(weights) + 1 if given == "none" else sum(weights) // 2
+    text = knapsack(weights, values, limit, True)
+    model = lower(parse_items(text, "k.fzn"), "k.fzn")
+    opts = SolveOptions()
+    dm = pack(model, opts)
+    incumbent = Incumbent(Outcome(), dm.obj_sense, lambda values, obj: None)
+    if given == "the optimum":
+        rows = []
+        alone = CompleteSearch(
+            model, dm, select_devices("all")[0], opts, lambda v, obj: rows.append(np.r_[obj * dm.obj_sense, v])
+        )
+        assert alone.run(None).complete and rows
+        incumbent.offer(np.array(rows[-1:]), "other")
+    seen = _phases(monkeypatch)
+    bnb = CompleteSearch(
+        model, dm, select_devices("all")[0], opts, lambda *a: pytest.fail("printed"), incumbent=incumbent
+    )
+    bnb.plan_dive = True
+    outcome = bnb.run(None)
+    assert outcome.complete and outcome.solutions == 0
+    if given == "none":
+        assert len(seen) == 1 and seen[0][1] is not None  # the dive alone
+    else:
+        assert seen and all(lns is None for _, lns in seen)
+
+
+def test_beside_lns_on_gpus_branch_and_bound_on_a_cpu_dives_first(monkeypatch):
+    """The portfolio sets the plan dive where LNS has GPUs alone and branch and bound a CPU
+    (a GPU's lone dive for LNS's first solution is slow), and nowhere else; the optimum proven,
+    every solution checked."""
+    import dataclasses
+
+    from fzn_gpu.engine.portfolio import PortfolioSearch
+    from fzn_gpu.runtime import device as device_mod
+
+    monkeypatch.setenv("FZN_GPU_CPU_SUBDEVICES", "2")
+    device_mod.all_devices.cache_clear()
+    try:
+        cpus = list(device_mod.all_devices())
+        gpu = dataclasses.replace(cpus[0], is_gpu=True)
+        model, dm, opts, best, checker = knapsack_model(5)
+        for devices, dives in (([gpu, cpus[1]], True), (cpus, False)):
+            found: list[int] = []
+
+            def report(values, obj):
+                assert checker.check(assignment(model, values, None)) == []
+                found.append(obj)
+
+            search = PortfolioSearch(model, dm, devices, opts, report, model.solve.lns)
+            assert search.bnb.plan_dive is dives
+            assert search.run(time.monotonic() + 60).complete and found[-1] == best
+    finally:
+        device_mod.all_devices.cache_clear()

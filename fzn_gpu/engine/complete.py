@@ -27,7 +27,8 @@ from .pack import DeviceModel
 from .paths import Paths
 from .phase import INT_MAX, CapacityError
 from .resplit import Resplit, SelfSplit
-from .runner import Runner, TimeShare, other_runners, share_gpus
+from .restart import PLAN_DIVE_NODES
+from .runner import Exploration, Runner, TimeShare, other_runners, share_gpus
 
 MAX_EXPANSIONS = 12
 
@@ -75,6 +76,9 @@ class CompleteSearch:
         self.incumbent = incumbent if self.optimising and not self.runner.float_objective else None
         self.cancel = threading.Event()
         self.dive = True  # a first solution by one work-item first, on a GPU (tuning.dive_ms)
+        # a first solution by one work-item in the plan's order before the split, on a device
+        # without a timed dive (the portfolio's branch and bound on a CPU beside LNS on GPUs)
+        self.plan_dive = False
         self.ordered = ordered and not self.optimising and self.limit is not None and not self.count_only
         # optimisation, deterministic: one search from the root to the end, a sequential branch
         # and bound whose improving solutions come in the same order every run (Gecode's, where
@@ -167,6 +171,33 @@ class CompleteSearch:
             return True
         return None if self._more() else False
 
+    def _solved(self) -> bool:
+        """Another engine has a solution (the incumbent)."""
+        return self.incumbent is not None and self.incumbent.bound() is not None
+
+    def _plan_dive(self, deadline: float | None) -> bool:
+        """One work-item searches from the root in the plan's order, for PLAN_DIVE_NODES nodes
+        at most, until the first solution (its own, or another engine's: the incumbent). The
+        root split that follows is a level-by-level expansion of every path, which on a model
+        of slow nodes takes seconds before any path reaches a leaf (QAP 64 on the H200's CPU
+        beside LNS on the GPU: no solution in 10 s; docs/bench/measurements.md, "Branch and
+        bound's dive on a CPU"); a dive reaches one through as many nodes as the model has
+        decisions. True: the dive explored the whole tree under the bound and met no solution
+        there (nothing better exists)."""
+        r = self.runner
+        met = False
+
+        def on_slice(sols) -> bool:
+            nonlocal met
+            met = met or (sols is not None and len(sols) > 0)
+            more = self._take(sols)
+            self._share_bound(r)
+            return more and not (met or self._solved())
+
+        plan = Exploration(limits=np.array([PLAN_DIVE_NODES], np.int32))
+        finished, _ = r.run_phase(Paths.root(), 0, True, on_slice, deadline, lns=plan)
+        return finished and r.phase_cut < 1 and not met
+
     def run(self, deadline: float | None) -> Outcome:
         r = self.runner
         try:
@@ -181,6 +212,11 @@ class CompleteSearch:
                     dived = None
                 if dived is not None:
                     return self._finish(dived)
+                if deadline is not None and time.monotonic() >= deadline:
+                    return self._finish(False)
+            elif self.plan_dive and self.optimising and self.cluster is None and not self._solved():
+                if self._plan_dive(deadline):
+                    return self._finish(True)
                 if deadline is not None and time.monotonic() >= deadline:
                     return self._finish(False)
             paths = Paths.root()

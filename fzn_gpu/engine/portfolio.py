@@ -168,6 +168,10 @@ class PortfolioSearch:
         self.bnb.dive = settings.is_set("FZN_GPU_DIVE_MS") or not any(
             not d.is_gpu and d not in bnb_devices for d in lns_devices
         )
+        # no CPU of LNS's own dives for LNS's first solution (a GPU's lone dive is slow): branch
+        # and bound's CPU dives before its split, which on a model of slow nodes takes seconds
+        if isinstance(self.bnb, CompleteSearch):
+            self.bnb.plan_dive = not bnb_devices[0].is_gpu and all(d.is_gpu for d in lns_devices)
         # LNS's first solution by restarts that select by dom_w_deg, beside branch and bound's
         # search in the model's order: a plan that leads into a part of the tree without
         # solutions no longer holds both engines there
@@ -204,7 +208,7 @@ class PortfolioSearch:
         engines: dict[str, Engine] = {"bnb": self.bnb, "lns": _ThenWhole(self.lns, self.bnb)}
         if self.bucket is not None:
             engines["bucket"] = self.bucket
-        results = run_engines(engines, deadline, self._stop_all)
+        results = run_engines(engines, deadline, self._stop_all, verbose=self.opts.verbose)
         # results in the order the engines ended: the first complete one proved the answer
         self.proved_by = next((name for name, outcome in results.items() if outcome.complete), None)
         proved = self.outcome.complete or ("bucket" in results and results["bucket"].complete)

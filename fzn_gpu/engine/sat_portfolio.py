@@ -97,7 +97,7 @@ class SatisfactionPortfolio:
         engines: dict[str, Engine] = {"complete": self.complete, "restarts": self.restarts}
         if self.local is not None:
             engines["local"] = self.local
-        results = run_engines(engines, deadline, self._stop_all)
+        results = run_engines(engines, deadline, self._stop_all, verbose=self.complete.opts.verbose)
         done = results["complete"]
         out = replace(self.outcome, expansions=done.expansions, sub_spaces=done.sub_spaces, split_s=done.split_s)
         out.complete = any(r.complete for r in results.values())

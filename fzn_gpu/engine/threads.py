@@ -62,11 +62,16 @@ def run_threads(threads: list[threading.Thread], stop: Callable[[], None]) -> No
                 t.join()
 
 
-def run_engines(engines: dict[str, Engine], deadline: float | None, stop: Callable[[], None]) -> dict[str, Outcome]:
+def run_engines(
+    engines: dict[str, Engine], deadline: float | None, stop: Callable[[], None], verbose: bool = False
+) -> dict[str, Outcome]:
     """Each engine's run(deadline) in a thread of its own (the portfolios); an engine that
     proves its answer (its outcome complete) or raises calls stop() for the others. Returns
     each engine's outcome by name, in the order they ended, once all have; an exception is
-    raised again here."""
+    raised again here. `verbose` (-v): when each engine ended, on stderr (the run ends with
+    the last: an engine slow to see stop() holds the answer back)."""
+    from .. import clock
+
     results: dict[str, Outcome] = {}
     errors: list[BaseException] = []
 
@@ -77,6 +82,9 @@ def run_engines(engines: dict[str, Engine], deadline: float | None, stop: Callab
             errors.append(err)
             stop()
             return
+        if verbose:
+            proof = " with its proof" if results[name].complete else ""
+            print(f"fzn-gpu: {name} ended at {clock.elapsed():.3f} s{proof}", file=sys.stderr)
         if results[name].complete:  # a proof: nothing is left for the others to find
             stop()
 
