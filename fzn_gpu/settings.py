@@ -178,6 +178,15 @@ SETTINGS: tuple[Setting, ...] = (
         minimum=1,
     ),
     _s(
+        "FZN_GPU_BNB_DIVE_WAIT_MS",
+        "int",
+        "0",
+        "tuning",
+        "the portfolio's branch and bound on a CPU beside LNS on GPUs: how long it waits for LNS's first solution "
+        "before its own dive in the plan's order, ms",
+        minimum=0,
+    ),
+    _s(
         "FZN_GPU_DIVE_MS",
         "int",
         "1000 / 0",

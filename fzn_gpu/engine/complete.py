@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from .. import hooks
+from .. import hooks, settings
 from ..errors import FznError
 from ..flatzinc.model import Model
 from ..options import SolveOptions
@@ -175,6 +175,16 @@ class CompleteSearch:
         """Another engine has a solution (the incumbent)."""
         return self.incumbent is not None and self.incumbent.bound() is not None
 
+    def _wait_for_solution(self, deadline: float | None) -> bool:
+        """Whether another engine has a solution, waiting FZN_GPU_BNB_DIVE_WAIT_MS for one
+        (LNS's restarts on a GPU find small models' first solutions in tens of milliseconds;
+        branch and bound then starts with its bound, and its dive is not needed)."""
+        wait_s = settings.integer("FZN_GPU_BNB_DIVE_WAIT_MS", 0) / 1000.0
+        until = time.monotonic() + wait_s if deadline is None else min(deadline, time.monotonic() + wait_s)
+        while not self._solved() and not self.cancel.is_set() and time.monotonic() < until:
+            time.sleep(0.002)
+        return self._solved()
+
     def _plan_dive(self, deadline: float | None) -> bool:
         """One work-item searches from the root in the plan's order, for PLAN_DIVE_NODES nodes
         at most, until the first solution (its own, or another engine's: the incumbent). The
@@ -214,7 +224,7 @@ class CompleteSearch:
                     return self._finish(dived)
                 if deadline is not None and time.monotonic() >= deadline:
                     return self._finish(False)
-            elif self.plan_dive and self.optimising and self.cluster is None and not self._solved():
+            elif self.plan_dive and self.optimising and self.cluster is None and not self._wait_for_solution(deadline):
                 if self._plan_dive(deadline):
                     return self._finish(True)
                 if deadline is not None and time.monotonic() >= deadline:
