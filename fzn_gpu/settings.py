@@ -180,7 +180,7 @@ SETTINGS: tuple[Setting, ...] = (
     _s(
         "FZN_GPU_BNB_DIVE_WAIT_MS",
         "int",
-        "0",
+        "100",
         "tuning",
         "the portfolio's branch and bound on a CPU beside LNS on GPUs: how long it waits for LNS's first solution "
         "before its own dive in the plan's order, ms",

@@ -590,3 +590,36 @@ def test_beside_lns_on_gpus_branch_and_bound_on_a_cpu_dives_first(monkeypatch):
             assert search.run(time.monotonic() + 60).complete and found[-1] == best
     finally:
         device_mod.all_devices.cache_clear()
+
+
+def test_branch_and_bound_waits_a_while_for_another_engines_first_solution(monkeypatch):
+    """Before its plan dive, branch and bound waits FZN_GPU_BNB_DIVE_WAIT_MS for another
+    engine's first solution: one that comes within it (here from a thread, 50 ms in) leaves
+    the dive out and the split starts with its bound; none within it, and the dive runs. The
+    optimum proven both ways, every printed solution checked."""
+    model, dm, opts, best, checker = knapsack_model(3)
+    rows = []
+    alone = CompleteSearch(
+        model, dm, select_devices("all")[0], opts, lambda v, obj: rows.append(np.r_[obj * dm.obj_sense, v])
+    )
+    assert alone.run(None).complete
+    first = np.array(rows[:1])  # the first solution complete search met: rarely the optimum
+    for wait_ms, comes, dives in ((5000, True, False), (50, False, True)):
+        monkeypatch.setenv("FZN_GPU_BNB_DIVE_WAIT_MS", str(wait_ms))
+        printed: list[int] = []
+
+        def report(values, obj):
+            assert checker.check(assignment(model, values, None)) == []
+            printed.append(obj)
+
+        incumbent = Incumbent(Outcome(), dm.obj_sense, report)
+        if comes:
+            threading.Timer(0.05, lambda: incumbent.offer(first, "other")).start()
+        seen = _phases(monkeypatch)
+        bnb = CompleteSearch(model, dm, select_devices("all")[0], opts, report, incumbent=incumbent)
+        bnb.plan_dive = True
+        t0 = time.monotonic()
+        assert bnb.run(None).complete and printed[-1] == best
+        assert any(lns is not None for _, lns in seen) is dives
+        assert time.monotonic() - t0 < 4  # never the whole wait once a solution is in
+        monkeypatch.undo()

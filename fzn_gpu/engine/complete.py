@@ -33,6 +33,9 @@ from .runner import Exploration, Runner, TimeShare, other_runners, share_gpus
 MAX_EXPANSIONS = 12
 
 
+BNB_DIVE_WAIT_MS = 100  # the plan dive's wait for another engine's first solution (_wait_for_solution)
+
+
 class CompleteSearch:
     def __init__(
         self,
@@ -176,10 +179,14 @@ class CompleteSearch:
         return self.incumbent is not None and self.incumbent.bound() is not None
 
     def _wait_for_solution(self, deadline: float | None) -> bool:
-        """Whether another engine has a solution, waiting FZN_GPU_BNB_DIVE_WAIT_MS for one
-        (LNS's restarts on a GPU find small models' first solutions in tens of milliseconds;
-        branch and bound then starts with its bound, and its dive is not needed)."""
-        wait_s = settings.integer("FZN_GPU_BNB_DIVE_WAIT_MS", 0) / 1000.0
+        """Whether another engine has a solution, waiting FZN_GPU_BNB_DIVE_WAIT_MS
+        (BNB_DIVE_WAIT_MS) for one. LNS's restarts on a GPU find a small model's first solution
+        within tens of milliseconds: branch and bound then starts its split with that bound and
+        proves sooner than after a dive of its own, and the GPU finds the improvements
+        (docs/bench/measurements.md, "Branch and bound's dive on a CPU")."""
+        if self.incumbent is None:  # no engine beside this one
+            return False
+        wait_s = settings.integer("FZN_GPU_BNB_DIVE_WAIT_MS", BNB_DIVE_WAIT_MS) / 1000.0
         until = time.monotonic() + wait_s if deadline is None else min(deadline, time.monotonic() + wait_s)
         while not self._solved() and not self.cancel.is_set() and time.monotonic() < until:
             time.sleep(0.002)
