@@ -623,3 +623,32 @@ def test_branch_and_bound_waits_a_while_for_another_engines_first_solution(monke
         assert any(lns is not None for _, lns in seen) is dives
         assert time.monotonic() - t0 < 4  # never the whole wait once a solution is in
         monkeypatch.undo()
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_the_plan_dive_proves_covers_with_and_without_solutions(seed):
+    """Covers whose limit is near the items' whole weight, some unreachable: branch and bound
+    with its plan dive proves the dynamic programme's optimum, or that there is none (a dive
+    that explores the whole tree without a solution is that proof); every solution checked."""
+    rng = stable_rng("plan dive covers", seed)
+    n = rng.randint(5, 9)
+    weights = [rng.randint(1, 12) for _ in range(n)]
+    values = [rng.randint(1, 20) for _ in range(n)]
+    limit = sum(weights) - rng.randint(-2, 6)
+    text = knapsack(weights, values, limit, True)
+    model = lower(parse_items(text, "k.fzn"), "k.fzn")
+    opts = SolveOptions()
+    dm = pack(model, opts)
+    checker = Checker(parse_items(text, "k.fzn"))
+    objs: list[int] = []
+
+    def report(values_, obj):
+        assert checker.check(assignment(model, values_, None)) == []
+        objs.append(obj)
+
+    bnb = CompleteSearch(model, dm, select_devices("all")[0], opts, report)
+    bnb.plan_dive = True
+    outcome = bnb.run(None)
+    best = optimum(weights, values, limit, True) if limit <= sum(weights) else None
+    assert outcome.complete
+    assert (objs[-1] if objs else None) == best
