@@ -206,3 +206,68 @@ def test_restarts_agree_with_brute_force_on_random_models(seed):
         pytest.skip(mine.error)
     verdict, detail = fuzz.judge(case, mine, ref, name="brute force")
     assert verdict == "agree", f"seed {seed}: {detail}\n{case.text}"
+
+
+def _pigeons(n: int) -> str:
+    """n pigeons in n - 1 holes, pairwise different: no solution, and a tree of about (n-1)!
+    nodes that restarts of a few hundred nodes never finish."""
+    xs = [f"p{i}" for i in range(n)]
+    lines = [f"var 1..{n - 1}: {x} :: output_var;" for x in xs]
+    lines += [f"constraint int_ne({a}, {b});" for a, b in itertools.combinations(xs, 2)]
+    lines.append("solve minimize p0;")
+    return "\n".join(lines) + "\n"
+
+
+def test_restart_phases_widen_from_their_first_width(monkeypatch):
+    """restart_phases' first_width (the first-solution restarts on a GPU: a search a compute
+    unit): the first phase holds that many searches' restarts, four times as many each quick
+    phase up to the runner's searches, then each search's restarts double; without it every
+    phase is as wide as the runner. Cut restarts prove nothing."""
+    from fzn_gpu.engine import restart
+    from fzn_gpu.engine.restart import FIRST_PER_SEARCH, restart_phases
+    from fzn_gpu.runtime.kernel_abi import Div
+
+    monkeypatch.setattr(restart, "PHASE_S", 1e9)  # every phase counts as quick, however busy the machine
+
+    model = lower(parse_items(_pigeons(9), "p.fzn"), "p.fzn")
+    runner = Runner(select_devices("all")[0], pack(model, SolveOptions()), max_items=32)
+    for first_width, expected in ((1, [1, 4, 16, 32, 64]), (None, [32, 64, 128, 256, 512])):
+        widths: list[int] = []
+        real = runner.run_phase
+
+        def run_phase(paths, cutoff, enqueue_all, on_slice, deadline, **kwargs):
+            widths.append(len(kwargs["lns"].limits) // FIRST_PER_SEARCH)
+            return real(paths, cutoff, enqueue_all, on_slice, deadline, **kwargs)
+
+        runner.run_phase = run_phase  # type: ignore[method-assign]
+        phases = iter(range(5))
+        explored = restart_phases(
+            runner,
+            RestartSpec("constant", 100),
+            int(Div.TIES | Div.WDEG),
+            lambda sols: True,
+            None,
+            lambda: next(phases, None) is not None,
+            lambda phase: phase,
+            first_width=first_width,
+        )
+        del runner.run_phase
+        assert explored is False and widths == expected, widths
+
+
+def test_first_solution_restarts_on_a_gpu_begin_a_search_a_compute_unit(monkeypatch):
+    """On a GPU the first-solution restarts' first phase holds a search a compute unit
+    (first_width); on a CPU every search of the runner."""
+    import dataclasses
+
+    from fzn_gpu.engine import restart
+
+    seen: list = []
+    monkeypatch.setattr(restart, "restart_phases", lambda *a, first_width=None, **k: seen.append(first_width) or False)
+    model = lower(parse_items(queens(8, "").replace("satisfy;", "minimize q0;"), "q.fzn"), "q.fzn")
+    dm = pack(model, SolveOptions())
+    cpu = select_devices("all")[0]
+    for device, width in ((cpu, None), (dataclasses.replace(cpu, is_gpu=True, compute_units=3), 3)):
+        runner = Runner(device, dm, max_items=8)
+        restart.first_solution_restarts(runner, None, lambda rows: None, lambda: False, dive_first=False)
+        assert seen.pop() == width

@@ -83,24 +83,36 @@ def node_limits(spec: RestartSpec) -> Iterator[int]:
         yield int(min(limit, MAX_LIMIT))
 
 
-def restart_phases(runner: Runner, spec: RestartSpec, div: int, on_slice, deadline: float | None, go_on, salt) -> bool:
+def restart_phases(
+    runner: Runner,
+    spec: RestartSpec,
+    div: int,
+    on_slice,
+    deadline: float | None,
+    go_on,
+    salt,
+    first_width: int | None = None,
+) -> bool:
     """Phases of restarts on `runner` following `spec`, until one ends early or go_on() (asked
     before each phase) says no. Every search follows the sequence on its own, as the workers
     of a parallel portfolio do: a phase holds the next terms, each once per search, in layers
     (searches take paths in order, so each takes about one of each layer), and a search that
     reaches its limit takes its next path at once, within the launch. (One sequence spread
     over all of a GPU's searches handed a few of them restarts millions of nodes long, and the
-    phase waited for those: docs/bench/measurements.md.) Phases double while shorter than
-    PHASE_S. `div`: the searches' Div bits; salt(phase): that phase's random salt. True where a
-    restart finished its tree under its limit (it explored everything below the root); False
-    where go_on() said no or a phase ended early (on_slice returned False, the deadline)."""
+    phase waited for those: docs/bench/measurements.md.) `first_width`: the first phase's
+    searches (all of the runner's otherwise), four times as many each phase shorter than
+    PHASE_S up to all; then phases double while shorter than PHASE_S. `div`: the searches' Div
+    bits; salt(phase): that phase's random salt. True where a restart finished its tree under
+    its limit (it explored everything below the root); False where go_on() said no or a phase
+    ended early (on_slice returned False, the deadline)."""
     sequence = node_limits(spec)
     per_search = FIRST_PER_SEARCH
+    width = runner.max_items if first_width is None else max(1, min(first_width, runner.max_items))
     for phase in itertools.count():
         if not go_on():
             return False
         terms = np.fromiter(itertools.islice(sequence, per_search), np.int64, per_search)
-        limits = np.repeat(terms, runner.max_items)  # layer k: every search's k-th restart
+        limits = np.repeat(terms, width)  # layer k: every search's k-th restart
         n = len(limits)
         explore = Exploration(
             limits=np.minimum(limits, MAX_LIMIT).astype(np.int32), div=div, salt=salt(phase), keep_weights=True
@@ -111,8 +123,11 @@ def restart_phases(runner: Runner, spec: RestartSpec, div: int, on_slice, deadli
             return False
         if runner.phase_cut < n:
             return True
-        if time.monotonic() - t0 < PHASE_S and per_search < MAX_PER_SEARCH:
-            per_search *= 2
+        if time.monotonic() - t0 < PHASE_S:
+            if width < runner.max_items:
+                width = min(4 * width, runner.max_items)
+            elif per_search < MAX_PER_SEARCH:
+                per_search *= 2
     return False
 
 
@@ -132,10 +147,11 @@ def first_solution_restarts(
     solution by free restarts"). The dive first where branch and bound shares the device:
     restarts from the start slowed a model whose plan dives straight to a solution through slow
     nodes (QAP 64) on a CPU that branch and bound's dive shared; on a GPU whose branch and
-    bound dives on the CPU, restarts at once (a GPU's lone dive is slow). Every solution met goes to offer(), and the search ends at the first one,
-    at `stop()` (checked after every slice: another engine's solution) or at the deadline.
-    True where the dive or a restart finished its tree without a solution: the model has
-    none."""
+    bound dives on the CPU, restarts at once (a GPU's lone dive is slow), one search a compute
+    unit in the first phase (restart_phases' first_width). Every solution met goes to offer(),
+    and the search ends at the first one, at `stop()` (checked after every slice: another
+    engine's solution) or at the deadline. True where the dive or a restart finished its tree
+    without a solution: the model has none."""
     if stop():
         return False
     found = False
@@ -163,6 +179,10 @@ def first_solution_restarts(
         deadline,
         lambda: not (found or stop()),
         lambda phase: salt + phase,
+        # on a GPU, a search a compute unit at first: every restart begins at the root with
+        # every constraint queued, and thousands of those on a model of slow nodes (QAP 64's
+        # 4,032 element constraints) made a first launch that did not end in 10 s
+        first_width=runner.device.compute_units if runner.device.is_gpu else None,
     )
     return explored and not found  # a solution met in a phase that also finished is no proof of none
 
