@@ -652,3 +652,29 @@ def test_the_plan_dive_proves_covers_with_and_without_solutions(seed):
     best = optimum(weights, values, limit, True) if limit <= sum(weights) else None
     assert outcome.complete
     assert (objs[-1] if objs else None) == best
+
+
+def test_a_device_failing_in_the_plan_dive_leaves_the_search_to_the_others(monkeypatch):
+    """The plan dive's device fails (a test's fault device=0:0): the split and search go on on
+    the other device, said on stderr, and the optimum is proven, every solution checked."""
+    from fzn_gpu import hooks
+    from fzn_gpu.runtime import device as device_mod
+
+    monkeypatch.setenv("FZN_GPU_CPU_SUBDEVICES", "2")
+    device_mod.all_devices.cache_clear()
+    try:
+        model, dm, opts, best, checker = knapsack_model(6)
+        objs: list[int] = []
+
+        def report(values, obj):
+            assert checker.check(assignment(model, values, None)) == []
+            objs.append(obj)
+
+        bnb = CompleteSearch(model, dm, list(device_mod.all_devices()), opts, report)
+        bnb.plan_dive = True
+        with hooks.inject(hooks.Plan.parse("device=0:0")):
+            outcome = bnb.run(None)
+        assert outcome.complete and objs[-1] == best
+        assert [r.device.index for r in bnb.runners] == [1]
+    finally:
+        device_mod.all_devices.cache_clear()

@@ -202,6 +202,8 @@ class CompleteSearch:
         decisions. True: the dive explored the whole tree under the bound and met no solution
         there (nothing better exists)."""
         r = self.runner
+        if hooks.device_fails(r.device.index, 0):
+            raise FznError("fault injected by a test in the dive")
         met = False
 
         def on_slice(sols) -> bool:
@@ -232,8 +234,12 @@ class CompleteSearch:
                 if deadline is not None and time.monotonic() >= deadline:
                     return self._finish(False)
             elif self.plan_dive and self.optimising and self.cluster is None and not self._wait_for_solution(deadline):
-                if self._plan_dive(deadline):
-                    return self._finish(True)
+                try:
+                    if self._plan_dive(deadline):
+                        return self._finish(True)
+                except FznError as err:  # its device fails: the split and search go on without it
+                    self._start_other_devices()
+                    r = self._split_elsewhere(r, DeviceFault(err.message))
                 if deadline is not None and time.monotonic() >= deadline:
                     return self._finish(False)
             paths = Paths.root()
