@@ -235,6 +235,14 @@ SETTINGS: tuple[Setting, ...] = (
         minimum=0,
     ),
     _s(
+        "FZN_GPU_SLICE_S",
+        "float",
+        "0.05",
+        "tuning",
+        "seconds a search kernel's slice aims at (SliceBudget.TARGET_S): results, bounds and limits act between slices",
+        minimum=0.001,
+    ),
+    _s(
         "FZN_GPU_TAIL_SHARE",
         "int",
         "5",

@@ -100,6 +100,23 @@ def test_values_are_read_at_each_use_not_at_import(monkeypatch):
     assert SliceBudget().TAIL_SHARE == SliceBudget.TAIL_SHARE == 5
 
 
+def test_the_slice_target_steers_the_budget(monkeypatch):
+    """FZN_GPU_SLICE_S: the seconds a slice aims at; a slice of 0.1 s on 100 units moves the
+    budget toward the target's share of it (halved at 0.05 s, doubled at 0.2 s), and a slice
+    the device's clock ends lasts the target."""
+    from fzn_gpu.engine.runner import SliceBudget
+
+    for target, value in ((None, 50), ("0.2", 200)):
+        if target is not None:
+            monkeypatch.setenv("FZN_GPU_SLICE_S", target)
+        budget = SliceBudget()
+        budget.after_slice(100, 0.1)
+        assert budget.value == value and budget.clock_us(None) == int(budget.TARGET_S * 1e6)
+    monkeypatch.setenv("FZN_GPU_SLICE_S", "0")
+    with pytest.raises(FznError, match="FZN_GPU_SLICE_S"):
+        SliceBudget()
+
+
 def test_a_served_run_takes_its_clients_environment(monkeypatch):
     monkeypatch.setenv("FZN_GPU_LOCAL", "4")
     saved = settings.environment()

@@ -621,6 +621,7 @@ class SliceBudget:
     def __init__(self, fixed: int = 0) -> None:
         self.fixed = fixed
         self.TAIL_SHARE = settings.integer("FZN_GPU_TAIL_SHARE", SliceBudget.TAIL_SHARE)
+        self.TARGET_S = settings.number("FZN_GPU_SLICE_S", SliceBudget.TARGET_S)
         self.value = fixed or self.START
         self.size = -1  # the current phase's size: its work-items' bit length
         self.s_per_unit: float | None = None  # the last slice's seconds per unit of budget
