@@ -495,6 +495,20 @@ def _phases(monkeypatch) -> list[tuple[int, object]]:
     return seen
 
 
+def _plan_dive_search(model, dm, opts, checker, devices=None) -> tuple[object, list[int], CompleteSearch]:
+    """Branch and bound with its plan dive on `devices` (this machine's first by default), run
+    to its end: (outcome, the objectives reported, each solution checked, the search)."""
+    objs: list[int] = []
+
+    def report(values, obj):
+        assert checker.check(assignment(model, values, None)) == []
+        objs.append(obj)
+
+    bnb = CompleteSearch(model, dm, devices if devices is not None else select_devices("all")[0], opts, report)
+    bnb.plan_dive = True
+    return bnb.run(None), objs, bnb
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_branch_and_bound_dives_in_the_plans_order_before_its_split(monkeypatch, seed):
     """The plan dive (CompleteSearch.plan_dive: the portfolio's branch and bound on a CPU
@@ -504,15 +518,7 @@ def test_branch_and_bound_dives_in_the_plans_order_before_its_split(monkeypatch,
 
     model, dm, opts, best, checker = knapsack_model(seed)
     seen = _phases(monkeypatch)
-    objs: list[int] = []
-
-    def report(values, obj):
-        assert checker.check(assignment(model, values, None)) == []
-        objs.append(obj)
-
-    bnb = CompleteSearch(model, dm, select_devices("all")[0], opts, report)
-    bnb.plan_dive = True
-    outcome = bnb.run(None)
+    outcome, objs, _ = _plan_dive_search(model, dm, opts, checker)
     assert outcome.complete and objs[-1] == best
     sense = dm.obj_sense
     assert all(sense * b < sense * a for a, b in zip(objs, objs[1:]))
@@ -639,16 +645,7 @@ def test_the_plan_dive_proves_covers_with_and_without_solutions(seed):
     model = lower(parse_items(text, "k.fzn"), "k.fzn")
     opts = SolveOptions()
     dm = pack(model, opts)
-    checker = Checker(parse_items(text, "k.fzn"))
-    objs: list[int] = []
-
-    def report(values_, obj):
-        assert checker.check(assignment(model, values_, None)) == []
-        objs.append(obj)
-
-    bnb = CompleteSearch(model, dm, select_devices("all")[0], opts, report)
-    bnb.plan_dive = True
-    outcome = bnb.run(None)
+    outcome, objs, _ = _plan_dive_search(model, dm, opts, Checker(parse_items(text, "k.fzn")))
     best = optimum(weights, values, limit, True) if limit <= sum(weights) else None
     assert outcome.complete
     assert (objs[-1] if objs else None) == best
@@ -664,16 +661,8 @@ def test_a_device_failing_in_the_plan_dive_leaves_the_search_to_the_others(monke
     device_mod.all_devices.cache_clear()
     try:
         model, dm, opts, best, checker = knapsack_model(6)
-        objs: list[int] = []
-
-        def report(values, obj):
-            assert checker.check(assignment(model, values, None)) == []
-            objs.append(obj)
-
-        bnb = CompleteSearch(model, dm, list(device_mod.all_devices()), opts, report)
-        bnb.plan_dive = True
         with hooks.inject(hooks.Plan.parse("device=0:0")):
-            outcome = bnb.run(None)
+            outcome, objs, bnb = _plan_dive_search(model, dm, opts, checker, list(device_mod.all_devices()))
         assert outcome.complete and objs[-1] == best
         assert [r.device.index for r in bnb.runners] == [1]
     finally:
