@@ -23,7 +23,8 @@ def _parser() -> argparse.ArgumentParser:
         description="Solve a FlatZinc model with search running as OpenCL kernels on GPUs and CPUs.",
         epilog="Subcommands: `fzn-gpu install-solver-config [--dir DIR]` registers fzn-gpu with MiniZinc "
         "(then `minizinc --solver gpu-fzn model.mzn`); `fzn-gpu build-kernels` builds the generic "
-        "kernels ahead, and launches each CPU's once (set-up: no model then waits for a build or a first compile); `fzn-gpu check-devices` builds a small program "
+        "kernels ahead, and launches each CPU's once (set-up: no model then waits for a build or a "
+        "first compile); `fzn-gpu check-devices` builds a small program "
         "on every OpenCL device and says which work; `fzn-gpu --list-devices` lists the devices a run uses.",
     )
     p.add_argument("file", nargs="?", help="the FlatZinc file, or - for standard input")

@@ -495,6 +495,17 @@ def _phases(monkeypatch) -> list[tuple[int, object]]:
     return seen
 
 
+def _checked_rows(model, dm, checker, rows: list) -> object:
+    """A report that checks each solution and keeps it as an incumbent's row (objective
+    sense-adjusted, then the values)."""
+
+    def report(values, obj):
+        assert checker.check(assignment(model, values, None)) == []
+        rows.append(np.r_[obj * dm.obj_sense, values])
+
+    return report
+
+
 def _plan_dive_search(model, dm, opts, checker, devices=None) -> tuple[object, list[int], CompleteSearch]:
     """Branch and bound with its plan dive on `devices` (this machine's first by default), run
     to its end: (outcome, the objectives reported, each solution checked, the search)."""
@@ -528,11 +539,11 @@ def test_branch_and_bound_dives_in_the_plans_order_before_its_split(monkeypatch,
 
 
 def test_branch_and_bound_without_the_plan_dive_splits_at_once(monkeypatch):
-    model, dm, opts, best, _ = knapsack_model(1)
+    model, dm, opts, best, checker = knapsack_model(1)
     seen = _phases(monkeypatch)
-    objs: list[int] = []
-    bnb = CompleteSearch(model, dm, select_devices("all")[0], opts, lambda values, obj: objs.append(obj))
-    assert bnb.run(None).complete and objs[-1] == best
+    rows: list = []
+    bnb = CompleteSearch(model, dm, select_devices("all")[0], opts, _checked_rows(model, dm, checker, rows))
+    assert bnb.run(None).complete and rows[-1][0] * dm.obj_sense == best
     assert seen[0][0] == 1 and all(lns is None for _, lns in seen)
 
 
@@ -550,10 +561,9 @@ def test_a_plan_dive_that_explores_everything_is_a_proof(monkeypatch, given):
     dm = pack(model, opts)
     incumbent = Incumbent(Outcome(), dm.obj_sense, lambda values, obj: None)
     if given == "the optimum":
-        rows = []
-        alone = CompleteSearch(
-            model, dm, select_devices("all")[0], opts, lambda v, obj: rows.append(np.r_[obj * dm.obj_sense, v])
-        )
+        rows: list = []
+        checker = Checker(parse_items(text, "k.fzn"))
+        alone = CompleteSearch(model, dm, select_devices("all")[0], opts, _checked_rows(model, dm, checker, rows))
         assert alone.run(None).complete and rows
         incumbent.offer(np.array(rows[-1:]), "other")
     seen = _phases(monkeypatch)
@@ -604,10 +614,8 @@ def test_branch_and_bound_waits_a_while_for_another_engines_first_solution(monke
     the dive out and the split starts with its bound; none within it, and the dive runs. The
     optimum proven both ways, every printed solution checked."""
     model, dm, opts, best, checker = knapsack_model(3)
-    rows = []
-    alone = CompleteSearch(
-        model, dm, select_devices("all")[0], opts, lambda v, obj: rows.append(np.r_[obj * dm.obj_sense, v])
-    )
+    rows: list = []
+    alone = CompleteSearch(model, dm, select_devices("all")[0], opts, _checked_rows(model, dm, checker, rows))
     assert alone.run(None).complete
     first = np.array(rows[:1])  # the first solution complete search met: rarely the optimum
     for wait_ms, comes, dives in ((5000, True, False), (50, False, True)):

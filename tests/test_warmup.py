@@ -192,8 +192,7 @@ def test_a_run_whose_programs_this_process_holds_starts_on_every_device_at_once(
     devices = list(device_mod.all_devices())
 
     def key(d):  # device.build's cache key of the program a Runner on d takes
-        kinds, model, options = Runner.program_of(d, dm)
-        return (id(d.cl_device), kinds, model, tuple(options))
+        return device_mod._cache_key(d, *Runner.program_of(d, dm))
 
     for d in devices:
         monkeypatch.setitem(device_mod._PROGRAMS, key(d), (None, None))

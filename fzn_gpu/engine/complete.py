@@ -27,8 +27,8 @@ from .pack import DeviceModel
 from .paths import Paths
 from .phase import INT_MAX, CapacityError
 from .resplit import Resplit, SelfSplit
-from .restart import PLAN_DIVE_NODES
-from .runner import Exploration, Runner, TimeShare, other_runners, share_gpus
+from .restart import plan_dive
+from .runner import Runner, TimeShare, other_runners, share_gpus
 
 MAX_EXPANSIONS = 12
 
@@ -193,14 +193,12 @@ class CompleteSearch:
         return self._solved()
 
     def _plan_dive(self, deadline: float | None) -> bool:
-        """One work-item searches from the root in the plan's order, for PLAN_DIVE_NODES nodes
-        at most, until the first solution (its own, or another engine's: the incumbent). The
-        root split that follows is a level-by-level expansion of every path, which on a model
-        of slow nodes takes seconds before any path reaches a leaf (QAP 64 on the H200's CPU
-        beside LNS on the GPU: no solution in 10 s; docs/bench/measurements.md, "Branch and
-        bound's dive on a CPU"); a dive reaches one through as many nodes as the model has
-        decisions. True: the dive explored the whole tree under the bound and met no solution
-        there (nothing better exists)."""
+        """restart.plan_dive on this search's first device, until the first solution (its own,
+        or another engine's: the incumbent). The root split that follows expands every path a
+        level at a time, which on a model of slow nodes reaches no leaf for seconds
+        (docs/bench/measurements.md, "Branch and bound's dive on a CPU"); a dive reaches one
+        through as many nodes as the model has decisions. True: the dive explored the whole
+        tree under the bound and met no solution there (nothing better exists)."""
         r = self.runner
         if hooks.device_fails(r.device.index, 0):
             raise FznError("fault injected by a test in the dive")
@@ -213,9 +211,7 @@ class CompleteSearch:
             self._share_bound(r)
             return more and not (met or self._solved())
 
-        plan = Exploration(limits=np.array([PLAN_DIVE_NODES], np.int32))
-        finished, _ = r.run_phase(Paths.root(), 0, True, on_slice, deadline, lns=plan)
-        return finished and r.phase_cut < 1 and not met
+        return plan_dive(r, on_slice, deadline) is True and not met
 
     def run(self, deadline: float | None) -> Outcome:
         r = self.runner

@@ -16,10 +16,11 @@ no device waits for another, and the host builds one device's next neighbourhood
 others search. Each device also dives for the first solution as soon as its kernel is ready
 (in the portfolio, beside branch and bound's search in the model's order, by restarts that
 select by dom_w_deg: restart.first_solution_restarts), and every dive ends when any device
-has one: a CPU's single work-item is quick where the GPU's dive is slow (33 nodes in 5 s on
-QAP 32), a GPU ready while PoCL still compiles the CPU's kernel at its first launch (seconds
-on a model's first run) is first, and no device waits for another to start its steps. LNS proves nothing: the run ends with the best found,
-never `==========`, unless the first solution's search already explored the whole tree."""
+has one: a CPU's single work-item is quick where the GPU's dive is slow
+(docs/bench/measurements.md), a GPU ready while PoCL still compiles the CPU's kernel at its
+first launch is first, and no device waits for another to start its steps. LNS proves
+nothing: the run ends with the best found, never `==========`, unless the first solution's
+search already explored the whole tree."""
 
 from __future__ import annotations
 

@@ -135,6 +135,17 @@ FIRST_SOLUTION_RESTARTS = RestartSpec("luby", 100)  # first_solution_restarts' s
 PLAN_DIVE_NODES = 1000  # first_solution_restarts' dive in the plan's order, before the restarts
 
 
+def plan_dive(runner: Runner, on_slice, deadline: float | None) -> bool | None:
+    """One search from the root in the plan's order, for PLAN_DIVE_NODES nodes at most, calling
+    on_slice(solutions) after each slice (False stops it): None where on_slice or the deadline
+    stopped it, True where it explored the whole tree, False where its node limit cut it.
+    LNS's first-solution search and the portfolio's branch and bound on a CPU
+    (CompleteSearch.plan_dive) begin with it."""
+    plan = Exploration(limits=np.array([PLAN_DIVE_NODES], np.int32), keep_weights=True)
+    finished, _ = runner.run_phase(Paths.root(), 0, True, on_slice, deadline, lns=plan)
+    return runner.phase_cut < 1 if finished else None
+
+
 def first_solution_restarts(
     runner: Runner, deadline: float | None, offer, stop, salt: int = 0, dive_first: bool = True
 ) -> bool:
@@ -165,11 +176,10 @@ def first_solution_restarts(
         return not stop()
 
     if dive_first:
-        plan = Exploration(limits=np.array([PLAN_DIVE_NODES], np.int32), keep_weights=True)
-        finished, _ = runner.run_phase(Paths.root(), 0, True, dived, deadline, lns=plan)
-        if found or not finished:
+        explored = plan_dive(runner, dived, deadline)
+        if found or explored is None:
             return False
-        if runner.phase_cut < 1:  # the dive explored the whole tree and met no solution
+        if explored:  # the dive explored the whole tree and met no solution
             return True
     explored = restart_phases(
         runner,
@@ -180,8 +190,9 @@ def first_solution_restarts(
         lambda: not (found or stop()),
         lambda phase: salt + phase,
         # on a GPU, a search a compute unit at first: every restart begins at the root with
-        # every constraint queued, and thousands of those on a model of slow nodes (QAP 64's
-        # 4,032 element constraints) made a first launch that did not end in 10 s
+        # every constraint queued, and a GPU's every search doing that on a model of slow
+        # nodes made a first launch too long for LNS ever to start (docs/bench/measurements.md,
+        # "Branch and bound's dive on a CPU")
         first_width=runner.device.compute_units if runner.device.is_gpu else None,
     )
     return explored and not found  # a solution met in a phase that also finished is no proof of none

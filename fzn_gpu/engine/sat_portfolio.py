@@ -7,8 +7,8 @@ where solutions are plentiful; a puzzle whose first choices are wrong keeps its 
 subtrees without a solution for as long as they last. Restarts dive from the root again and
 again, each dive different (random tie-breaking, dom_w_deg: complete search follows the
 model's plan, and the restarts the portfolio adds select by dom_w_deg whatever the plan says;
-restarts the model or --restart asks for follow the plan) and steered by the failures before (figures: docs/bench/measurements.md, "Restarts beside
-complete search"). Whichever finds a solution first prints it and stops the other;
+restarts the model or --restart asks for follow the plan) and steered by the failures before
+(figures: docs/bench/measurements.md, "Restarts beside complete search"). Whichever finds a solution first prints it and stops the other;
 either one's proof (complete search exhausting the tree, a restart round finishing under its
 limit) ends the run UNSATISFIABLE. Restarts follow the Luby sequence of 100 nodes unless the
 model or --restart names another. With GPUs and CPUs both present, complete search runs on

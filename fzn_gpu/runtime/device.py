@@ -485,7 +485,7 @@ def build(
     "group" (KERNEL_FILES); `floats`: the model has float variables (checked against the
     device); `fresh`: a build ahead (build_record.record's)."""
     options = list(options if options is not None else build_options(device, model=model, floats=floats))
-    key = (id(device.cl_device), kinds, model, tuple(options))
+    key = _cache_key(device, kinds, model, options)
     with _BUILDS_LOCK:
         lock = _BUILDS.setdefault(key, threading.Lock())
     with lock:
@@ -496,10 +496,15 @@ def build(
     return _PROGRAMS[key]
 
 
+def _cache_key(device: Device, kinds: frozenset[int] | None, model: str, options: list[str]) -> tuple:
+    """The key of a program in this process's cache (_PROGRAMS)."""
+    return (id(device.cl_device), kinds, model, tuple(options))
+
+
 def loaded(device: Device, kinds: frozenset[int] | None, model: str, options: list[str]) -> bool:
     """Whether `build` holds this program in this process already (a solver server's spare
     loads the programs runs take before the run comes: server.py)."""
-    return (id(device.cl_device), kinds, model, tuple(options)) in _PROGRAMS
+    return _cache_key(device, kinds, model, options) in _PROGRAMS
 
 
 def _build_program(device: Device, key: tuple, kinds, model, floats, options, fresh: bool = False) -> tuple:
