@@ -665,9 +665,9 @@ def launch_once(device: Device) -> None:
     PoCL compiles a program's work-group function at its first launch (seconds; its own cache
     keeps it), and a run's search waits for that: a machine's first run on the CPU beside a GPU
     held its share of the search for seconds while the GPU sat idle (docs/bench/measurements.md,
-    "The CPU's first launch"). Every run of an
-    integer model on a CPU takes this program (runner.Tuning: a CPU is never specialised) and
-    the same work-group size, so one launch serves them all."""
+    "The CPU's first launch"). Every run of an integer model on a CPU takes this program
+    (runner.Tuning: a CPU is never specialised) and the same work-group size, so one launch
+    serves them all."""
     from ..flatzinc.lower import lower
     from ..flatzinc.parser import parse_items
     from .pack import pack
