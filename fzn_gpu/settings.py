@@ -313,6 +313,14 @@ SETTINGS: tuple[Setting, ...] = (
         minimum=0,
     ),
     _s(
+        "FZN_GPU_LNS_KICK_EVERY",
+        "int",
+        "1",
+        "tuning",
+        "every how many LNS descents one begins at a kick of the best solution instead of the first; 0: never",
+        minimum=0,
+    ),
+    _s(
         "FZN_GPU_BNB_SHARE",
         "float",
         "the proving share",

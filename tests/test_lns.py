@@ -11,15 +11,18 @@ import pytest
 
 from fzn_gpu.engine import assignment
 from fzn_gpu.engine import lns as lns_module
-from fzn_gpu.engine.lns import LnsSearch
+from fzn_gpu.engine.incumbent import Incumbent, Outcome
+from fzn_gpu.engine.lns import LnsSearch, lns_arms, lns_variables
 from fzn_gpu.engine.lns_island import CE_NODES, Island, ModesPace, StepPace, StrategyBandit
 from fzn_gpu.engine.pack import pack
+from fzn_gpu.engine.runner import Runner
 from fzn_gpu.flatzinc.check import Checker
 from fzn_gpu.flatzinc.lower import lower
 from fzn_gpu.flatzinc.parser import parse_items
 from fzn_gpu.options import SolveOptions
 from fzn_gpu.runtime.device import all_devices, select_devices
 
+from conftest import use_kernel
 from helpers import ROOT, have_minizinc, superseded
 from test_cli import fzn, run
 
@@ -204,12 +207,32 @@ def test_exploring_gives_each_arm_about_the_same_time():
     assert bandit.steps[0] > 0.85 * bandit.steps.sum()
 
 
+def test_an_arm_that_gains_goes_on_before_the_untried_ones_are_tried():
+    """While arms are untried, the last one goes on as long as it gains, up to STREAK steps in
+    a row; a step that gains nothing hands over to the next untried arm, and each arm is
+    tried once before the bandit weighs them."""
+    bandit = StrategyBandit(3, np.random.default_rng(4))
+    picks = []
+    for objective in range(1000, 1000 - StrategyBandit.STREAK, -1):
+        picks.append(bandit.pick())
+        bandit.update(picks[-1], objective, objective - 1, 0.01)  # every step of arm 0 gains
+    assert picks == [0] * StrategyBandit.STREAK
+    assert bandit.pick() == 1  # the streak's end: the next untried arm
+    bandit.update(1, 900, 899, 0.01)
+    assert bandit.pick() == 1  # it gains: it goes on
+    bandit.update(1, 899, 899, 0.01)
+    assert bandit.pick() == 2  # it gained nothing: the next untried arm
+    bandit.update(2, 899, 899, 0.01)
+    assert bandit.steps.min() == 1  # each tried; from here the bandit weighs them
+
+
 def test_a_stalled_strategy_gives_way():
     """An arm that stops gaining loses its lead to one that still gains, however slowly."""
     bandit = StrategyBandit(2, np.random.default_rng(2))
     for arm in (0, 1):
         assert bandit.pick() == arm  # each is tried once first
-        bandit.update(arm, 1000, 900 if arm == 0 else 999, 0.05)
+        bandit.update(arm, 1000, 1000 if arm == 0 else 999, 0.05)
+    bandit.update(0, 1000, 900, 0.05)  # arm 0's one big gain
     picks = []
     for _ in range(200):
         arm = bandit.pick()
@@ -218,17 +241,26 @@ def test_a_stalled_strategy_gives_way():
     assert picks[-50:].count(1) > 40
 
 
-def descents(stall: int | None, steps: int, restarts: int, other_at: int | None = None) -> list[tuple[int, int]]:
+def descents(
+    stall: int | None,
+    steps: int,
+    restarts: int,
+    other_at: int | None = None,
+    kicks: list[tuple[int, int]] | None = None,
+) -> list[tuple[int, int]]:
     """Island.run over a fake step that improves the objective by one down to 7 (from the first
     solution's 10) and then nothing: the (objective the step began from, step) of every step.
-    `other_at`: at that step another island offers 5 (the incumbent's best from then on)."""
+    `other_at`: at that step another island offers 5 (the incumbent's best from then on).
+    `kicks`: kicks are on (every descent after the first begins at one, over 10 decision
+    variables and a percent of 20), and each is recorded as (the best it kicked, the variables
+    it released); a kick gives the best's objective plus 3. Without it, kicks are off."""
     from types import SimpleNamespace
-
-    from fzn_gpu.engine.incumbent import Incumbent, Outcome
 
     island = Island.__new__(Island)
     island.index, island.stall, island.bandit, island.shapes = 0, stall, None, None
-    island.arms = [SimpleNamespace(restarts=restarts, steps=steps)]
+    island.arms = [SimpleNamespace(restarts=restarts, steps=steps, percent=20)]
+    island.fd = np.arange(10)
+    island.kick_every, island.kick_size, island.kicked_from = (1 if kicks is not None else 0), 0, None
     island.incumbent = Incumbent(Outcome(), 1, lambda values, objective: None)
     island.runner = SimpleNamespace(verbose=False)
     island.steps = island.improvements = island.improving_steps = island.restarts = 0
@@ -238,11 +270,32 @@ def descents(stall: int | None, steps: int, restarts: int, other_at: int | None 
         seen.append((current[0], len(seen) + 1))
         if len(seen) == other_at:
             island.incumbent.offer(np.array([[5, 0]]))
-        return (current[0] - 1, current[1]) if current[0] > 7 else None
+        if current[0] <= 7:
+            return None
+        island.incumbent.offer(np.array([[current[0] - 1, 0]]))
+        return (current[0] - 1, current[1])
 
-    island.step = step
+    def kick(best, k, deadline):
+        kicks.append((best[0], k))
+        return (best[0] + 3, best[1])
+
+    island.step, island._kick = step, kick
     island.run((10, np.zeros(1, dtype=np.int64)), None)
     return seen
+
+
+def test_descents_after_the_first_begin_at_kicks_that_grow_until_the_best_improves():
+    """With kicks on, every descent after the first begins at a kick of the best so far, of
+    KICK_SCALE times the percent's variables (2 x 2 of 10); a kick after which the best did
+    not improve is followed by one twice as big, up to every variable; an improvement (5,
+    from another island) sets the size back."""
+    kicks: list[tuple[int, int]] = []
+    seen = descents(stall=2, steps=50, restarts=4, kicks=kicks)
+    assert [obj for obj, _ in seen] == [10, 9, 8, 7, 7] * 4  # each kick gives 7 + 3
+    assert kicks == [(7, 4), (7, 8), (7, 10)]
+    kicks.clear()
+    descents(stall=2, steps=50, restarts=4, other_at=8, kicks=kicks)  # 5 arrives in the second descent
+    assert kicks == [(7, 4), (5, 4), (5, 8)]
 
 
 def test_a_default_descent_restarts_once_it_stalls_and_a_given_h_after_h_steps():
@@ -540,3 +593,43 @@ def test_no_device_waits_for_another_to_start(tmp_path, monkeypatch, two_sub_dev
     assert starts[early] - t0 < delay / 2 and starts[late] - starts[early] > delay / 2, (starts, t0)
     assert [isl.steps > 0 for isl in search.islands] == [True, True]
     assert len(objectives_found) >= 2 and all(b < a for a, b in zip(objectives_found, objectives_found[1:]))
+
+
+PERMUTATION = """array [1..6] of int: w = [3, 1, 4, 1, 5, 9];
+array [1..6] of var 1..6: p :: output_array([1..6]);
+var 0..200: cost :: output_var;
+constraint fzn_all_different_int(p);
+constraint int_lin_eq([3, 1, 4, 1, 5, 9, -1], [p[1], p[2], p[3], p[4], p[5], p[6], cost], 0) :: defines_var(cost);
+solve :: int_search(p, input_order, indomain_min, complete) minimize cost;
+"""
+
+
+@pytest.mark.parametrize("model", ["item", "group"])
+def test_a_kick_changes_at_most_its_released_variables_and_gives_a_solution(model, monkeypatch):
+    """_kick(best, k): a solution the checker accepts, whose decision variables differ from the
+    best's in at most k positions, its row's objective its own; kicks of every variable (a
+    random restart) meet more than one permutation."""
+    use_kernel(monkeypatch, model)
+    items = parse_items(PERMUTATION, "perm.fzn")
+    model_ = lower(items, "perm.fzn")
+    dm = pack(model_, SolveOptions())
+    fd = lns_variables(model_, dm, free_search=False)
+    runner = Runner(select_devices("all")[0], dm, max_items=8)
+    incumbent = Incumbent(Outcome(), dm.obj_sense, lambda values, objective: None)
+    island = Island(0, runner, lns_arms(None, SolveOptions(), runner.max_items), fd, 7, incumbent)
+    checker, names = Checker(items), model_.vars.names
+    values = np.zeros(len(names), dtype=np.int64)
+    values[fd] = [6, 5, 4, 3, 2, 1]
+    best = (int(np.dot([3, 1, 4, 1, 5, 9], values[fd])), values)
+    randoms = set()
+    for k in (2, 3, 6, 6, 6):
+        kicked = island._kick(best, k, None)
+        assert kicked is not None
+        obj, got = kicked
+        assignment = {n: int(got[v]) for v, n in enumerate(names) if n == "cost" or n.startswith("p")}
+        assert not checker.check(assignment), assignment
+        assert obj == assignment["cost"]
+        assert (got[fd] != values[fd]).sum() <= k
+        if k == 6:
+            randoms.add(tuple(got[fd].tolist()))
+    assert len(randoms) > 1

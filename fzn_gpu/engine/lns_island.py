@@ -36,6 +36,9 @@ SHAPES = ("random", "related")  # how a step's neighbourhoods are drawn (lns_gra
 # a step's improving neighbourhoods merged (lns_merge.py) in up to this many launches; 0: off
 # (FZN_GPU_LNS_MERGE_ROUNDS for measurements)
 MERGE_ROUNDS = 3
+KICK_EVERY = 1
+KICK_SCALE = 2
+KICK_PATHS = 16
 
 
 class StepPace:
@@ -137,7 +140,8 @@ class ModesPace:
 class StrategyBandit:
     """Chooses each step's strategy by the strategies' recent gains (no single one is best
     everywhere: complete exploration on tours, two-exchange on QAP, ICM on covering). Each is
-    tried once; then, with probability EXPLORE one at random, else the one whose recent steps
+    tried once, in order, the last one going on while it gains (up to STREAK steps in a row);
+    then, with probability EXPLORE one at random, else the one whose recent steps
     gained the most objective per second: a step's gain is its improvement relative to the
     objective it started from, and both the gains and the seconds decay by DECAY at each step
     of that strategy, so a strategy that has stalled gives way, and is tried again once the
@@ -155,6 +159,7 @@ class StrategyBandit:
     DECAY = 0.8
     EXPLORE = 0.1
     PRIOR = 1e-6  # gain credited to every strategy: none stays at zero, stalled ones tie
+    STREAK = 8  # while some arm is untried, the most steps in a row of one that keeps gaining
 
     def __init__(self, arms: int, rng: np.random.Generator):
         self.rng = rng
@@ -163,10 +168,18 @@ class StrategyBandit:
         self.steps = np.zeros(arms, dtype=np.int64)
         self.improving = np.zeros(arms, dtype=np.int64)
         self.recent = np.zeros(arms)  # steps, decaying as the gains and the seconds do
+        self.last, self.last_gained = -1, False  # the arm of the last step, and whether it gained
+        self.streak = 0  # steps in a row of the last arm
 
     def pick(self) -> int:
         untried = np.flatnonzero(self.steps == 0)
         if len(untried):
+            # the arm whose last step gained goes on (up to STREAK steps in a row) before the
+            # next untried one is tried: a small model's first steps on a GPU tried every
+            # strategy in turn while the first kept improving, and the run ended before LNS
+            # came back to it (docs/bench/measurements.md, LNS kicks and the bandit's first tries)
+            if self.last >= 0 and self.last_gained and self.streak < self.STREAK:
+                return self.last
             return int(untried[0])
         if self.rng.random() < self.EXPLORE:
             return self._explore()
@@ -186,6 +199,8 @@ class StrategyBandit:
         self.recent[arm] = self.DECAY * self.recent[arm] + 1
         self.steps[arm] += 1
         self.improving[arm] += gain > 0
+        self.streak = self.streak + 1 if arm == self.last else 1
+        self.last, self.last_gained = arm, gain > 0
 
 
 class Island:
@@ -231,6 +246,9 @@ class Island:
         merges = self.merge_rounds > 0 and not runner.float_objective  # a float's rows are not bounded path by path
         self.merging = StrategyBandit(2, np.random.default_rng([seed, index, 2])) if merges else None
         self.merging_steps = 0  # steps that merged
+        self.kick_every = settings.integer("FZN_GPU_LNS_KICK_EVERY", KICK_EVERY)
+        self.kick_size = 0  # the variables the last kick released (_restart_point)
+        self.kicked_from: int | None = None  # the best objective when the last kick was made
         self.runner = runner
         self.arms = arms
         self.settings = arms[0]
@@ -266,7 +284,7 @@ class Island:
         s = self.arms[0]
         for restart in range(s.restarts):
             self.restarts = restart
-            current = first
+            current = self._restart_point(restart, first, deadline)
             self.extra_released = self.unimproved = 0
             mark = self.incumbent.stamp()
             step, stalled = 0, 0
@@ -299,6 +317,42 @@ class Island:
                     stalled = 0
                 else:
                     stalled += 1
+
+    def _restart_point(self, restart: int, first: Solution, deadline: float | None) -> Solution:
+        """Where descent `restart` begins: the first solution, or every `kick_every`-th descent
+        (where kicks are on) a kick of the best so far (_kick). A kick releases KICK_SCALE
+        times the percent's variables; each kick after which the best has not improved
+        releases twice as many as the one before, up to every variable (a random restart), and
+        an improvement sets it back. A GPU's step searches so many neighbourhoods that a
+        descent is nearly the same from the same start: QAP 15's descents from the first
+        solution all ended at one local optimum on the H200, as did those from small kicks
+        of it (docs/bench/measurements.md, LNS restarts from kicks)."""
+        best = self.incumbent.best
+        if not self.kick_every or restart == 0 or restart % self.kick_every or best is None:
+            return first
+        n = len(self.fd)
+        if self.kicked_from is not None and best[0] >= self.kicked_from:
+            self.kick_size = min(n, 2 * self.kick_size)
+        else:
+            self.kick_size = min(n, KICK_SCALE * max(1, math.ceil(self.settings.percent * n / 100)))
+        self.kicked_from = best[0]
+        return self._kick(best, self.kick_size, deadline) or first
+
+    def _kick(self, best: Solution, k: int, deadline: float | None) -> Solution | None:
+        """A solution near `best`: KICK_PATHS random labellings of k of its decision variables
+        (the others kept), each path under its own bound, one of the solutions they met drawn
+        at random (None: none met before StepPace.CUTOFF_S)."""
+        releases = np.argsort(self.rng.random((KICK_PATHS, len(self.fd))), axis=1)[:, :k]
+        how = Exploration(node_limit=4 * k + 16, random_values=True, own_bound=True)
+        rows: list[np.ndarray] = []
+        cutoff = time.monotonic() + StepPace.CUTOFF_S
+        paths = self._paths(best[1][self.fd], ~self._released_mask(releases))
+        self._explore(paths, best[0], min(cutoff, deadline or cutoff), how, bound=INT_MAX, rows=rows)
+        if not rows:
+            return None
+        met = np.concatenate(rows)
+        row = met[self.rng.integers(len(met))]
+        return int(row[0]), row[1:].copy()
 
     def _trace(self, t0: float, seconds: float, before: int, after: int, printed: int) -> None:
         """One step on stderr (-v): which island, when, what it tried, how long it took, the
