@@ -36,6 +36,9 @@ SHAPES = ("random", "related")  # how a step's neighbourhoods are drawn (lns_gra
 # a step's improving neighbourhoods merged (lns_merge.py) in up to this many launches; 0: off
 # (FZN_GPU_LNS_MERGE_ROUNDS for measurements)
 MERGE_ROUNDS = 3
+# LNS restart points (Island._restart_point): every KICK_EVERY-th descent after the first
+# begins at a kick of the best (FZN_GPU_LNS_KICK_EVERY; 0: every one at the first solution),
+# a kick of KICK_SCALE times the percent's variables at first, KICK_PATHS random labellings
 KICK_EVERY = 1
 KICK_SCALE = 2
 KICK_PATHS = 16
@@ -177,7 +180,7 @@ class StrategyBandit:
             # the arm whose last step gained goes on (up to STREAK steps in a row) before the
             # next untried one is tried: a small model's first steps on a GPU tried every
             # strategy in turn while the first kept improving, and the run ended before LNS
-            # came back to it (docs/bench/measurements.md, LNS kicks and the bandit's first tries)
+            # came back to it (docs/bench/measurements.md, LNS descents from kicks of the best)
             if self.last >= 0 and self.last_gained and self.streak < self.STREAK:
                 return self.last
             return int(untried[0])
@@ -325,8 +328,9 @@ class Island:
         releases twice as many as the one before, up to every variable (a random restart), and
         an improvement sets it back. A GPU's step searches so many neighbourhoods that a
         descent is nearly the same from the same start: QAP 15's descents from the first
-        solution all ended at one local optimum on the H200, as did those from small kicks
-        of it (docs/bench/measurements.md, LNS restarts from kicks)."""
+        solution all ended at one local optimum on the H200, as did those from kicks of a
+        fixed small size; the random restarts among the growing kicks reached its best
+        (docs/bench/measurements.md, LNS descents from kicks of the best)."""
         best = self.incumbent.best
         if not self.kick_every or restart == 0 or restart % self.kick_every or best is None:
             return first
