@@ -208,10 +208,11 @@ def test_exploring_gives_each_arm_about_the_same_time():
 
 
 def test_an_arm_that_gains_goes_on_before_the_untried_ones_are_tried():
-    """While arms are untried, the last one goes on as long as it gains, up to STREAK steps in
-    a row; a step that gains nothing hands over to the next untried arm, and each arm is
-    tried once before the bandit weighs them."""
-    bandit = StrategyBandit(3, np.random.default_rng(4))
+    """With a streak (the strategies' bandit), while arms are untried the last one goes on as
+    long as it gains, up to STREAK steps in a row; a step that gains nothing hands over to the
+    next untried arm, and each arm is tried once before the bandit weighs them. Without one
+    each arm is tried once in turn."""
+    bandit = StrategyBandit(3, np.random.default_rng(4), StrategyBandit.STREAK)
     picks = []
     for objective in range(1000, 1000 - StrategyBandit.STREAK, -1):
         picks.append(bandit.pick())
@@ -224,6 +225,9 @@ def test_an_arm_that_gains_goes_on_before_the_untried_ones_are_tried():
     assert bandit.pick() == 2  # it gained nothing: the next untried arm
     bandit.update(2, 899, 899, 0.01)
     assert bandit.steps.min() == 1  # each tried; from here the bandit weighs them
+    plain = StrategyBandit(2, np.random.default_rng(4))  # no streak (shapes, merging)
+    plain.update(plain.pick(), 1000, 900, 0.01)
+    assert plain.pick() == 1  # arm 0 gained, and arm 1 is tried all the same
 
 
 def test_a_stalled_strategy_gives_way():

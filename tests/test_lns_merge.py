@@ -204,14 +204,19 @@ def test_merged_steps_print_only_solutions_the_checker_accepts(tmp_path, kernel,
     and their merges improve on the best of them (lnsMergedSteps). With the sum held at 150 or
     more, merges of improvements that each keep it there can break it together: none may
     print (--check). Both runs come most of the way from the first solution's 360 to their
-    optimum (120, 150)."""
+    optimum (120, 150). Whether a step merges is the merging bandit's choice, by the gains a
+    second of the steps with and without, and a run on two shared cores may choose against
+    it after a try or two: the separable run is made up to three times for a merged step."""
     text = SEPARABLE.replace("var int: total", "constraint sum(x) >= 150;\nvar int: total") if coupled else SEPARABLE
-    r = lns_run(text, tmp_path, "--lns-strategy", "complete_exploration", "-t", "6000")
-    assert r.returncode == 0, r.stderr
-    found = [int(v) for v in re.findall(r"^total = (\d+)$", r.stdout, re.M)]
-    assert found[0] == 360 and all(b < a for a, b in zip(found, found[1:]))
-    assert found[-1] <= (200 if coupled else 180)
-    merged = int(re.search(r"lnsMergedSteps=(\d+)", r.stdout).group(1))
+    for _ in range(3):
+        r = lns_run(text, tmp_path, "--lns-strategy", "complete_exploration", "-t", "6000")
+        assert r.returncode == 0, r.stderr
+        found = [int(v) for v in re.findall(r"^total = (\d+)$", r.stdout, re.M)]
+        assert found[0] == 360 and all(b < a for a, b in zip(found, found[1:]))
+        assert found[-1] <= (200 if coupled else 180)
+        merged = int(re.search(r"lnsMergedSteps=(\d+)", r.stdout).group(1))
+        if coupled or merged > 0:
+            break
     assert coupled or merged > 0
 
 

@@ -143,7 +143,7 @@ class ModesPace:
 class StrategyBandit:
     """Chooses each step's strategy by the strategies' recent gains (no single one is best
     everywhere: complete exploration on tours, two-exchange on QAP, ICM on covering). Each is
-    tried once, in order, the last one going on while it gains (up to STREAK steps in a row);
+    tried once, in order, the strategies' last one going on while it gains (up to STREAK steps in a row);
     then, with probability EXPLORE one at random, else the one whose recent steps
     gained the most objective per second: a step's gain is its improvement relative to the
     objective it started from, and both the gains and the seconds decay by DECAY at each step
@@ -164,8 +164,13 @@ class StrategyBandit:
     PRIOR = 1e-6  # gain credited to every strategy: none stays at zero, stalled ones tie
     STREAK = 8  # while some arm is untried, the most steps in a row of one that keeps gaining
 
-    def __init__(self, arms: int, rng: np.random.Generator):
+    def __init__(self, arms: int, rng: np.random.Generator, streak: int = 0):
+        """`streak`: while some arm is untried, how many steps in a row an arm whose steps gain
+        may take before the next untried one is tried (0: each is tried once in turn): the
+        strategies' bandit's STREAK; the shapes' and merging's try each arm at once, their
+        arms being two ways of taking the same step."""
         self.rng = rng
+        self.streak_most = streak
         self.gains = np.zeros(arms)
         self.seconds = np.zeros(arms)
         self.steps = np.zeros(arms, dtype=np.int64)
@@ -181,7 +186,7 @@ class StrategyBandit:
             # next untried one is tried: a small model's first steps on a GPU tried every
             # strategy in turn while the first kept improving, and the run ended before LNS
             # came back to it (docs/bench/measurements.md, LNS descents from kicks of the best)
-            if self.last >= 0 and self.last_gained and self.streak < self.STREAK:
+            if self.last >= 0 and self.last_gained and self.streak < self.streak_most:
                 return self.last
             return int(untried[0])
         if self.rng.random() < self.EXPLORE:
@@ -257,7 +262,7 @@ class Island:
         self.settings = arms[0]
         self.fd = fd
         self.rng = np.random.default_rng([seed, index])
-        self.bandit = StrategyBandit(len(arms), self.rng) if len(arms) > 1 else None
+        self.bandit = StrategyBandit(len(arms), self.rng, StrategyBandit.STREAK) if len(arms) > 1 else None
         self.incumbent = incumbent
         explore = [a.neighbourhoods for a in arms if a.strategy == "complete_exploration"]
         self.pace = StepPace(explore[0] if explore else arms[0].neighbourhoods, steer_count)
