@@ -143,8 +143,8 @@ class ModesPace:
 class StrategyBandit:
     """Chooses each step's strategy by the strategies' recent gains (no single one is best
     everywhere: complete exploration on tours, two-exchange on QAP, ICM on covering). Each is
-    tried once, in order, the strategies' last one going on while it gains (up to STREAK steps in a row);
-    then, with probability EXPLORE one at random, else the one whose recent steps
+    tried once, in order (with a streak, the last one going on while it gains); then, with
+    probability EXPLORE one at random, else the one whose recent steps
     gained the most objective per second: a step's gain is its improvement relative to the
     objective it started from, and both the gains and the seconds decay by DECAY at each step
     of that strategy, so a strategy that has stalled gives way, and is tried again once the
@@ -351,7 +351,7 @@ class Island:
         """A solution near `best`: KICK_PATHS random labellings of k of its decision variables
         (the others kept), each path under its own bound, one of the solutions they met drawn
         at random (None: none met before StepPace.CUTOFF_S)."""
-        releases = np.argsort(self.rng.random((KICK_PATHS, len(self.fd))), axis=1)[:, :k]
+        releases = self._random_releases(KICK_PATHS, k)
         how = Exploration(node_limit=4 * k + 16, random_values=True, own_bound=True)
         rows: list[np.ndarray] = []
         cutoff = time.monotonic() + StepPace.CUTOFF_S
@@ -567,6 +567,10 @@ class Island:
         count = self.settings.neighbourhoods if count is None else min(count, self.settings.neighbourhoods)
         if self._grown(k) and self.related is not None:
             return self.related.grow(self.rng, count, k)
+        return self._random_releases(count, k)
+
+    def _random_releases(self, count: int, k: int) -> np.ndarray:
+        """`count` rows of k distinct positions in fd, drawn uniformly."""
         return np.argsort(self.rng.random((count, len(self.fd))), axis=1)[:, :k]
 
     def _released_paths(self, values: np.ndarray, count: int | None, k: int, repeat: int) -> Paths | DevicePaths:
