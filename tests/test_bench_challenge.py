@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fzn_gpu.bench.challenge import Run, better, contradictions, report, score, select
+from fzn_gpu.bench.challenge import Run, better, contradictions, main, merge, report, score, select
 
 
 def touch(path: Path) -> None:
@@ -88,3 +88,39 @@ def test_the_report_sums_the_scores_and_names_what_was_contradicted():
     text = report(results, ["a", "b"], 20)
     assert "Score a 1.0, b 1.0; better on 1 and 1 instances." in text
     assert "Contradicted answers: p/2: a." in text
+
+
+def test_runs_side_by_side_merge_into_one_report_with_contradictions_found_again(tmp_path):
+    """Two solvers run on separate devices (two results files of the same instances, one
+    solver each), a slice run later in a third: one report, the instances in their first
+    order, the late run counted and the contradiction between files found."""
+    import json
+    from dataclasses import asdict
+
+    def results(rows):
+        return [{"instance": name, "method": method, "runs": [asdict(r)], "wrong": []} for name, method, r in rows]
+
+    ours = results([("p/1", "min", run("a", "SATISFIED", 3, 21.5, 1)), ("p/2", "sat", run("a", "UNSATISFIABLE"))])
+    theirs = results([("p/1", "unknown", run("b", "UNKNOWN")), ("p/2", "sat", run("b", "SATISFIED", None, 2, 1))])
+    later = results([("q/1", "max", run("a", "OPTIMAL_SOLUTION", 7, 3, 1))])
+    files = []
+    for k, rows in enumerate((ours, theirs, later)):
+        files.append(str(tmp_path / f"{k}.json"))
+        Path(files[-1]).write_text(json.dumps(rows))
+    merged = merge(files)
+    assert [r["instance"] for r in merged] == ["p/1", "p/2", "q/1"]
+    assert [x["solver"] for x in merged[0]["runs"]] == ["a", "b"] and merged[0]["method"] == "min"
+    assert merged[1]["wrong"] == ["a"]
+    text = report(merged, ["a", "b"], 20)
+    assert "Solved (a solution or a proof): a 3 (100.0 %), b 1 (33.3 %)." in text
+    assert "more than 1 s past the limit: a 1, b 0." in text
+    assert "| q/1 | max | 7 opt, 3.0 s | error, 0.0 s |" in text  # b never ran it
+    assert main(["--merge", *files, "--out", str(tmp_path / "m")]) == 1  # a contradicted answer
+    assert json.loads((tmp_path / "m" / "results.json").read_text())[1]["wrong"] == ["a"]
+
+
+def test_a_range_runs_a_slice_of_the_selection(tmp_path, capsys):
+    for p in "abcde":
+        touch(tmp_path / "2012" / p / f"{p}.mzn")
+    assert main(["--repo", str(tmp_path), "--out", str(tmp_path / "o"), "--list", "--range", "1:3"]) == 0
+    assert [line.split()[1] for line in capsys.readouterr().out.splitlines()] == ["b/b", "c/c"]

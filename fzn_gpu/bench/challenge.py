@@ -5,13 +5,16 @@ challenge scores a pair of solvers, written as raw JSON and a markdown table by 
 
     git clone https://github.com/MiniZinc/mzn-challenge REPO   (or a copy carried there)
     python -m fzn_gpu.bench.challenge --repo REPO --out DIR [--limit 20] [--per-problem 1]
-        [--solvers "gpu-fzn,gecode -G std"] [--problems N] [--only N] [--years 2008-2019]
+        [--solvers "gpu-fzn,gecode -G std"] [--problems N] [--only N] [--range A:B] [--years 2008-2019]
+    python -m fzn_gpu.bench.challenge --merge --out DIR a/results.json b/results.json ...
 
 Selection: one problem name once (its latest year from the range; `_` and `-` alike), with
 --problems N, N of them spread evenly over the sorted names, and per problem the
 instances spread evenly over its data files by name (deterministic: no tuning to an
 instance). A problem whose folder holds several models and data files is left out
-(which model takes which data is not said there).
+(which model takes which data is not said there). --range A:B runs a slice of the
+selection, and --merge makes one report of several runs' results (slices run in turn, or
+solvers run side by side on separate devices and cores), for a benchmark split over calls.
 
 Scoring, per instance and pair of solvers, as the challenge's "complete" scoring: a solver
 that proved (optimality, unsatisfiability) beats one that did not; a solution beats none; a
@@ -193,6 +196,22 @@ def contradictions(runs: list[Run], sense: str) -> list[str]:
     return sorted(wrong)
 
 
+def merge(files: list[str]) -> list[dict]:
+    """One result list from several runs' results.json: an instance's runs of every file
+    together, in the order the instances first come; contradictions found again over them all."""
+    merged: dict[str, dict] = {}
+    for path in files:
+        for r in json.loads(Path(path).read_text()):
+            into = merged.setdefault(r["instance"], {**r, "runs": []})
+            have = {x["solver"] for x in into["runs"]}
+            into["runs"] += [x for x in r["runs"] if x["solver"] not in have]
+            if into["method"] in ("unknown", "sat") and r["method"] in ("min", "max"):
+                into["method"] = r["method"]  # one solver's library may not compile the model
+    for r in merged.values():
+        r["wrong"] = contradictions([Run(**x) for x in r["runs"]], r["method"])
+    return list(merged.values())
+
+
 def report(results: list[dict], solvers: list[str], limit_s: float) -> str:
     a, b = solvers[0], solvers[1] if len(solvers) > 1 else solvers[0]
     lines = [
@@ -201,10 +220,13 @@ def report(results: list[dict], solvers: list[str], limit_s: float) -> str:
     ]
     totals = dict.fromkeys(solvers, 0.0)
     solved = dict.fromkeys(solvers, 0)
+    late = dict.fromkeys(solvers, 0)  # runs that ended more than a second past the limit
     wins = dict.fromkeys(solvers, 0)
     wrong: list[str] = []
     for r in results:
         runs = {x["solver"]: Run(**x) for x in r["runs"]}
+        for s in solvers:  # a merged report's instance that one solver's run never reached
+            runs.setdefault(s, Run(s, "ERROR", None, 0.0, error="not run"))
         cells = []
         for s in solvers:
             run = runs[s]
@@ -216,6 +238,7 @@ def report(results: list[dict], solvers: list[str], limit_s: float) -> str:
             )
             cells.append(f"{what.strip()}, {run.seconds:.1f} s")
             solved[s] += run.solved
+            late[s] += run.seconds > limit_s + 1.0
         if len(solvers) > 1:
             sa, sb = score(runs[a], runs[b], r["method"]), score(runs[b], runs[a], r["method"])
             w = better(runs[a], runs[b], r["method"])
@@ -235,7 +258,9 @@ def report(results: list[dict], solvers: list[str], limit_s: float) -> str:
     lines.append("")
     lines.append(
         f"{n} instances, limit {limit_s:g} s. Solved (a solution or a proof): "
-        + ", ".join(f"{s} {solved[s]}" for s in solvers)
+        + ", ".join(f"{s} {solved[s]} ({100.0 * solved[s] / max(n, 1):.1f} %)" for s in solvers)
+        + ". Runs that ended more than 1 s past the limit: "
+        + ", ".join(f"{s} {late[s]}" for s in solvers)
         + "."
     )
     if len(solvers) > 1:
@@ -246,7 +271,7 @@ def report(results: list[dict], solvers: list[str], limit_s: float) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m fzn_gpu.bench.challenge", description=__doc__.splitlines()[0])
-    ap.add_argument("--repo", required=True, help="a checkout of github.com/MiniZinc/mzn-challenge")
+    ap.add_argument("--repo", help="a checkout of github.com/MiniZinc/mzn-challenge (not with --merge)")
     ap.add_argument("--out", required=True, help="folder for results.json and report.md")
     ap.add_argument("--limit", type=float, default=20.0, help="seconds a run (MiniZinc's --time-limit)")
     ap.add_argument("--per-problem", type=int, default=1)
@@ -259,9 +284,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--years", default="2008-2019", help="FIRST-LAST")
     ap.add_argument("--problems", type=int, default=0, help="N problems spread evenly over the selection's")
     ap.add_argument("--only", type=int, default=0, help="the first N instances of the selection")
+    ap.add_argument("--range", default="", help="A:B, the selection's instances A to B-1 (from 0)")
     ap.add_argument("--list", action="store_true", help="print the selection and stop")
+    ap.add_argument("--merge", nargs="+", metavar="RESULTS", help="one report of these results.json files, in --out")
     ap.add_argument("--no-check", action="store_true", help="fzn-gpu without --check")
     args = ap.parse_args(argv)
+    if args.merge:
+        results = merge(args.merge)
+        solvers = list(dict.fromkeys(x["solver"] for r in results for x in r["runs"]))
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "results.json").write_text(json.dumps(results, indent=1))
+        (out / "report.md").write_text(report(results, solvers, args.limit))
+        print(report(results, solvers, args.limit))
+        return 1 if any(r["wrong"] for r in results) else 0
+    if not args.repo:
+        ap.error("--repo is required (a checkout of github.com/MiniZinc/mzn-challenge)")
     first, last = (int(y) for y in args.years.split("-"))
     instances = select(Path(args.repo), range(first, last + 1), args.per_problem)
     if args.problems:
@@ -270,6 +308,9 @@ def main(argv: list[str] | None = None) -> int:
         instances = [i for i in instances if i.problem in keep]
     if args.only:
         instances = instances[: args.only]
+    if args.range:
+        a, _, b = args.range.partition(":")
+        instances = instances[int(a or 0) : int(b) if b else None]
     if args.list:
         for inst in instances:
             print(inst.year, inst.name, inst.model, inst.data or "")
