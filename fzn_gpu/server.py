@@ -296,6 +296,7 @@ def _become_run(conn: socket.socket, path: str, status_w: int) -> None:
     os.chdir(request["cwd"])
     settings.replace_environment(request["env"])
     clock.STARTED = float(request["started"])
+    clock.BY_MINIZINC = bool(request.get("by_minizinc"))
     clock.MARKS.clear()  # the run's own start-up, none of what the server or spare did before
     clock.mark("served")
     sys.stdout.reconfigure(line_buffering=os.isatty(1), write_through=bool(settings.text("PYTHONUNBUFFERED")))  # type: ignore[union-attr]

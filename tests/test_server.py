@@ -157,6 +157,51 @@ def test_time_limit_counts_from_the_clients_start(served, tmp_path):
     assert r.returncode == 0 and "==========" not in r.stdout and "%%%mzn-stat-end" in r.stdout, r.stderr
 
 
+def _as_minizinc(env, *args) -> subprocess.CompletedProcess:
+    """fzn-gpu started by a parent named as MiniZinc is (its /proc comm), as MiniZinc starts it."""
+    parent = (
+        "import subprocess, sys\n"
+        "open('/proc/self/comm', 'w').write('minizinc')\n"
+        "sys.exit(subprocess.run([sys.executable, '-m', 'fzn_gpu', *sys.argv[1:]]).returncode)\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", parent, *args], capture_output=True, text=True, cwd=ROOT, env=env, timeout=120
+    )
+
+
+@pytest.mark.parametrize("mode", ["require", "off"])
+def test_a_run_minizinc_started_leaves_it_time_for_its_own_work(served, tmp_path, mode):
+    """MiniZinc gives the solver its limit less the flattening, yet writes the FlatZinc before
+    and tears the model down after (clock.py): a run it started ends that much sooner, 0.04 s a
+    MB of FlatZinc, through the server as in a process of its own; a run started otherwise
+    keeps its whole limit."""
+    path = Path(fzn(tmp_path, queens_by_pairs(15)))
+    path.write_text(path.read_text() + "% " + "x" * 5_000_000 + "\n")  # 5 MB: 0.2 s
+    env = {**served, "FZN_GPU_SERVER": mode}
+    args = ["-a", "--count-only", "--bucket", "off", "-s", "-t", "2000", str(path)]
+    t = time.monotonic()
+    r = _as_minizinc(env, *args)
+    took = time.monotonic() - t
+    assert r.returncode == 0 and "%%%mzn-stat: minizincShare=0.2\n" in r.stdout, r.stderr
+    assert took < 1.8 + LIMIT_SLACK_S
+    r = run(env, *args)
+    assert r.returncode == 0 and "%%%mzn-stat-end" in r.stdout and "minizincShare" not in r.stdout, r.stderr
+
+
+def test_minizinc_s_share_grows_with_the_flatzinc_up_to_a_quarter_of_the_limit(tmp_path, monkeypatch):
+    from fzn_gpu import clock
+
+    path = tmp_path / "m.fzn"
+    path.write_bytes(b"x" * 27_000_000)
+    monkeypatch.setattr(clock, "BY_MINIZINC", True)
+    assert clock.minizinc_share_ms(20000, str(path)) == 1080  # road_25's FlatZinc: 1.1 s here
+    assert clock.minizinc_share_ms(2000, str(path)) == 500  # at most a quarter of the limit
+    assert clock.minizinc_share_ms(None, str(path)) == 0
+    assert clock.minizinc_share_ms(20000, str(tmp_path / "gone.fzn")) == 0
+    monkeypatch.setattr(clock, "BY_MINIZINC", False)
+    assert clock.minizinc_share_ms(20000, str(path)) == 0
+
+
 def test_signals_reach_the_run(served, tmp_path):
     """SIGINT or SIGTERM to the client (as MiniZinc's Stop sends them) end the run at once with
     its stream whole and 128 + the signal's number, also when the launcher ignored SIGINT."""

@@ -301,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.repo:
         ap.error("--repo is required (a checkout of github.com/MiniZinc/mzn-challenge)")
     first, last = (int(y) for y in args.years.split("-"))
-    instances = select(Path(args.repo), range(first, last + 1), args.per_problem)
+    instances = select(Path(args.repo).resolve(), range(first, last + 1), args.per_problem)  # runs cd to the model
     if args.problems:
         names = sorted({i.problem for i in instances})
         keep = {names[int(k * len(names) / args.problems)] for k in range(min(args.problems, len(names)))}

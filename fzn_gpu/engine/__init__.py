@@ -166,6 +166,7 @@ class SolveRun:
                     "initTime": self.t_init,
                     "solveTime": solve_s,
                     "startupMarks": clock.marks_text(),
+                    **({"minizincShare": round(clock.AHEAD_S, 3)} if clock.AHEAD_S else {}),
                     "buildTime": total("build_s"),
                     "kernelTime": kernel_s,
                     "hostTime": max(0.0, now - clock.STARTED - kernel_s),
