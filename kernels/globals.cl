@@ -299,10 +299,13 @@ PROPAGATOR_FN bool prop_inverse(Ctx *x, __global const int *row) {
 // consistency, Pesant's forward-backward reasoning): a symbol stays at position i when a state
 // reachable from q0 through the domains before i moves on it to a state from which the domains
 // after i reach F. State sets are bitmasks of W = ceil(Q / 64) words (at most REGULAR_WORDS:
-// mznlib sends bigger automata to MiniZinc's decomposition). The backward sets are computed a
-// block of positions at a time into REGULAR_STORE words, each block's from the end of the word,
-// so no length limit: O(n Q S (1 + n W / REGULAR_STORE)) per call. MiniZinc's decomposition (a
-// state variable per position and a two-index element constraint) is not domain consistent.
+// mznlib sends bigger automata to MiniZinc's decomposition), kept in REGULAR_STORE words of
+// private memory. Where the forward sets' checkpoints and a block of them fit there (words of up
+// to 256 positions with W = 4, 4,096 with W = 1), regular_checkpointed walks only the states the
+// forward pass reaches: O(n |F| S) a call, |F| a position's forward set. Otherwise the backward
+// sets over all states are computed a block of positions at a time, each block's from the end of
+// the word: O(n Q S (1 + n W / REGULAR_STORE)). MiniZinc's decomposition (a state variable per
+// position and a two-index element constraint) is not domain consistent.
 #define REGULAR_STORE 128
 inline bool regular_has(const ulong *set, int q) { return (set[(q - 1) >> 6] >> ((q - 1) & 63)) & 1ul; }
 inline void regular_add(ulong *set, int q) { set[(q - 1) >> 6] |= 1ul << ((q - 1) & 63); }
@@ -334,6 +337,127 @@ inline void regular_back(Ctx *x, __global const int *row, int from, ulong *out) 
     }
 }
 
+// The forward sets' block for regular_checkpointed: REGULAR_STORE words hold a checkpoint (the
+// forward set where each block begins) for every block and one block's sets; the block of b
+// positions (b + ceil(n / b) sets of W words) the smallest that fits, 0 where none does.
+inline int regular_block(int n, int W) {
+    for (int b = 1; b <= n; ++b) {
+        int used = (b + (n + b - 1) / b) * W;
+        if (used <= REGULAR_STORE) return b;
+        if (b * W > REGULAR_STORE) break;
+    }
+    return 0;
+}
+
+// next = the states symbol s leads to from `from` (W words); whether it leads anywhere.
+inline bool regular_forward(__global const int *d, int S, int s, const ulong *from, ulong *next, int W) {
+    bool any = false;
+    for (int w = 0; w < W; ++w)
+        for (ulong bits = from[w]; bits; bits &= bits - 1ul) {
+            int q = (w << 6) + 1 + (int)popcount((bits & (0ul - bits)) - 1ul);
+            int t = d[(q - 1) * S + (s - 1)];
+            if (t >= 1) { regular_add(next, t); any = true; }
+        }
+    return any;
+}
+
+// The forward set after position i from the one before it: every symbol of x_i's domain.
+inline void regular_forward_all(Ctx *x, __global const int *row, int i, const ulong *from, ulong *next) {
+    int n = row[0], Q = row[1 + n], S = row[2 + n];
+    __global const int *xs = row + 1, *d = row + 4 + n;
+    int W = (Q + 63) >> 6, v = xs[i];
+    for (int w = 0; w < W; ++w) next[w] = 0ul;
+    if (S > 64) {
+        for (int s = dmin(x, v); s <= dmax(x, v); s = next_in(x, v, s)) regular_forward(d, S, s, from, next, W);
+        return;
+    }
+    ulong dom = 0ul;  // the symbols as one word: each state's row read once, in order
+    for (int s = dmin(x, v); s <= dmax(x, v); s = next_in(x, v, s)) dom |= 1ul << (s - 1);
+    for (int w = 0; w < W; ++w)
+        for (ulong bits = from[w]; bits; bits &= bits - 1ul) {
+            __global const int *out = d + ((w << 6) + (int)popcount((bits & (0ul - bits)) - 1ul)) * S;
+            for (ulong left = dom; left; left &= left - 1ul) {
+                int t = out[(int)popcount((left & (0ul - left)) - 1ul)];
+                if (t >= 1) regular_add(next, t);
+            }
+        }
+}
+
+// Pesant's forward-backward pass with the backward sets restricted to the states the forward
+// pass reaches (the few of a big automaton that a word's prefix allows): O(n |F| S) where F is
+// a position's forward set, against O(n Q S) and more for prop_regular's unrestricted backward
+// sets. The forward sets are kept at each block's start and recomputed a block at a time, the
+// blocks taken from the last; `block` from regular_block, `store` REGULAR_STORE words.
+inline bool regular_checkpointed(Ctx *x, __global const int *row, int block, ulong *store) {
+    int n = row[0], Q = row[1 + n], S = row[2 + n], m = row[3 + n];
+    __global const int *xs = row + 1, *d = row + 4 + n, *F = row + 5 + n + m;
+    int W = (Q + 63) >> 6, blocks = (n + block - 1) / block;
+    ulong cur[REGULAR_WORDS], back[REGULAR_WORDS], prev[REGULAR_WORDS];
+    ulong *marks = store, *sets = store + blocks * W;  // marks[b]: the forward set before block b
+    for (int w = 0; w < W; ++w) cur[w] = 0ul;
+    regular_add(cur, row[4 + n + m]);
+    for (int i = 0; i < n; ++i) {
+        if (i % block == 0)
+            for (int w = 0; w < W; ++w) marks[(i / block) * W + w] = cur[w];
+        regular_forward_all(x, row, i, cur, prev);
+        bool any = false;
+        for (int w = 0; w < W; ++w) { cur[w] = prev[w]; any |= prev[w] != 0ul; }
+        if (!any) return false;
+    }
+    bool any = false;  // back: the states after position n - 1 that accept, among those reached
+    for (int w = 0; w < W; ++w) back[w] = 0ul;
+    for (int w = 0; w < W; ++w)
+        for (ulong bits = cur[w]; bits; bits &= bits - 1ul) {
+            int q = (w << 6) + 1 + (int)popcount((bits & (0ul - bits)) - 1ul);
+            if (set_has(F, q)) { regular_add(back, q); any = true; }
+        }
+    if (!any) return false;
+    for (int b = blocks - 1; b >= 0; --b) {
+        int i0 = b * block, i1 = min(n, i0 + block);
+        for (int w = 0; w < W; ++w) sets[w] = marks[b * W + w];  // sets[(i - i0) * W]: before position i
+        for (int i = i0; i + 1 < i1; ++i) regular_forward_all(x, row, i, sets + (i - i0) * W, sets + (i + 1 - i0) * W);
+        for (int i = i1 - 1; i >= i0; --i) {
+            const ulong *fw = sets + (i - i0) * W;
+            int v = xs[i];
+            for (int w = 0; w < W; ++w) prev[w] = 0ul;
+            if (S <= 64) {  // the symbols as one word: each state's row read once, in order
+                ulong dom = 0ul, supp = 0ul;
+                for (int s = dmin(x, v); s <= dmax(x, v); s = next_in(x, v, s)) dom |= 1ul << (s - 1);
+                for (int w = 0; w < W; ++w)
+                    for (ulong bits = fw[w]; bits; bits &= bits - 1ul) {
+                        int q = (w << 6) + 1 + (int)popcount((bits & (0ul - bits)) - 1ul);
+                        __global const int *out = d + (q - 1) * S;
+                        bool leads = false;
+                        for (ulong left = dom; left; left &= left - 1ul) {
+                            int s = 1 + (int)popcount((left & (0ul - left)) - 1ul);
+                            int t = out[s - 1];
+                            if (t >= 1 && regular_has(back, t)) { supp |= 1ul << (s - 1); leads = true; }
+                        }
+                        if (leads) regular_add(prev, q);
+                    }
+                for (ulong gone = dom & ~supp; gone; gone &= gone - 1ul)
+                    TRY(remove_value(x, v, 1 + (int)popcount((gone & (0ul - gone)) - 1ul)));
+            } else
+            for (int s = dmin(x, v); s <= dmax(x, v);) {
+                int following = next_in(x, v, s);  // read before s may leave the domain
+                bool supported = false;
+                for (int w = 0; w < W; ++w)
+                    for (ulong bits = fw[w]; bits; bits &= bits - 1ul) {
+                        int q = (w << 6) + 1 + (int)popcount((bits & (0ul - bits)) - 1ul);
+                        int t = d[(q - 1) * S + (s - 1)];
+                        if (t >= 1 && regular_has(back, t)) { supported = true; regular_add(prev, q); }
+                    }
+                if (!supported) TRY(remove_value(x, v, s));
+                s = following;
+            }
+            any = false;
+            for (int w = 0; w < W; ++w) { back[w] = prev[w]; any |= prev[w] != 0ul; }
+            if (!any) return false;
+        }
+    }
+    return true;
+}
+
 PROPAGATOR_FN bool prop_regular(Ctx *x, __global const int *row) {
     int n = row[0], Q = row[1 + n], S = row[2 + n], m = row[3 + n];
     __global const int *xs = row + 1, *d = row + 4 + n;
@@ -346,6 +470,8 @@ PROPAGATOR_FN bool prop_regular(Ctx *x, __global const int *row) {
         TRY(set_min(x, xs[i], 1));
         TRY(set_max(x, xs[i], S));
     }
+    int fits = regular_block(n, W);
+    if (fits > 0) return regular_checkpointed(x, row, fits, store);
     for (int w = 0; w < W; ++w) fw[w] = 0ul;
     regular_add(fw, q0);
     for (int i0 = 0; i0 < n; i0 += block) {

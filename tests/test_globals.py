@@ -465,3 +465,60 @@ def test_regular_over_more_positions_than_a_block(q, n, monkeypatch):
     text += f"constraint fzn_gpu_regular([{xs}], {q}, 2, {_ints(d)}, 1, {{{q}}});\nsolve satisfy;\n"
     found, outcome, fails = solve_stats(text, all_solutions=True)
     assert outcome.complete and len(found) == math.comb(n, q - 1) and fails == 0
+
+
+def _counter_automaton(rng: random.Random, q: int, s: int, n: int) -> tuple[list[int], list[int], list[int]]:
+    """States 1..q, symbol k adds k - 1 to the state modulo q, a twentieth of the moves gone; a word
+    of n symbols walked along the moves left, and the accepting states: where it ends and a
+    random third of the others."""
+    d = [0 if rng.random() < 0.05 else (state + k) % q + 1 for state in range(q) for k in range(s)]
+    word, state = [], 1
+    for _ in range(n):
+        sym = rng.choice([k for k in range(1, s + 1) if d[(state - 1) * s + k - 1]])
+        word.append(sym)
+        state = d[(state - 1) * s + sym - 1]
+    return d, sorted({state, *rng.sample(range(1, q + 1), max(1, q // 3))}), word
+
+
+@pytest.mark.parametrize(
+    "q, s, n, free",
+    [
+        (200, 2, 100, 4),  # four words of states, the forward sets kept a block at a time
+        (130, 3, 250, 5),  # three words, many blocks
+        (200, 2, 300, 7),  # too long a word for the blocks' checkpoints: the unrestricted pass
+        (5, 70, 20, 2),  # more symbols than a word's bits
+    ],
+)
+def test_regular_on_big_automata_and_long_words_against_a_simulation(q, s, n, free, monkeypatch):
+    """A big automaton over a long word whose positions are fixed but a few: every accepted
+    word of the free positions found (the automaton run in Python), without a failed node
+    (domain consistency), on each of the propagator's paths (kernels/globals.cl)."""
+    import itertools
+
+    use_kernel(monkeypatch, "item")
+    rng = stable_rng(f"regular-big-{q}-{s}-{n}")
+    d, final, word = _counter_automaton(rng, q, s, n)
+    open_at = sorted(rng.sample(range(max(0, n - 8), n), free))  # near the end: a word mostly alive
+
+    def accepts(w) -> bool:
+        state = 1
+        for sym in w:
+            state = d[(state - 1) * s + sym - 1]
+            if state == 0:
+                return False
+        return state in final
+
+    expected = set()
+    for choice in itertools.product(range(1, s + 1), repeat=free):
+        w = list(word)
+        for at, sym in zip(open_at, choice):
+            w[at] = sym
+        if accepts(w):
+            expected.add(choice)
+    text = "".join(f"var 1..{s}: x{i};\n" if i in open_at else f"var {word[i]}..{word[i]}: x{i};\n" for i in range(n))
+    xs = ", ".join(f"x{i}" for i in range(n))
+    text += f"constraint fzn_gpu_regular([{xs}], {q}, {s}, {_ints(d)}, 1, {_set(final)});\nsolve satisfy;\n"
+    found, outcome, fails = solve_stats(text, all_solutions=True)
+    got = {tuple(sol[f"x{i}"] for i in open_at) for sol in found}
+    assert outcome.complete and got == expected and len(found) == len(expected)
+    assert fails == 0 or not expected and fails <= 1
