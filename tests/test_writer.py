@@ -236,3 +236,40 @@ def test_an_optimisation_run_ends_with_its_best_though_its_reader_is_slow(determ
     superseded = int(text.split("supersededSolutions=")[1].split()[0])
     assert printed[-1] == 5000 and printed == sorted(printed)
     assert superseded > 0 and len(printed) + superseded == 5000
+
+
+@pytest.mark.parametrize("check_s, wait_s", [(0.3, 1.0), (0.6, 0.1)])
+def test_a_solution_whose_check_runs_as_the_stream_ends_is_printed_or_not_claimed(check_s, wait_s, monkeypatch):
+    """An engine reports a solution just before the limit and --check takes a while on it (a
+    model of 118,000 variables): the stream's end waits for the report and prints it; where the
+    check outlasts the wait, the solution is not printed and the stream says UNKNOWN, never
+    nothing at all (it said neither before), and the late report prints nothing after the end."""
+    import io
+
+    from fzn_gpu import engine
+    from fzn_gpu.engine import SolveRun
+    from fzn_gpu.engine.incumbent import Outcome
+    from fzn_gpu.options import SolveOptions
+
+    class SlowChecker:
+        def check(self, _assignment):
+            time.sleep(check_s)
+            return []
+
+    monkeypatch.setattr(engine, "DELIVER_WAIT_S", wait_s)
+    model = lower(parse_items("var 1..9: x :: output_var;\nsolve maximize x;\n"))
+    out = io.StringIO()
+    run = SolveRun(model, SolveOptions(), out=out)
+    run.checker = SlowChecker()
+    row = np.full((1, len(model.vars.kind)), 7, dtype=np.int64)
+    reporter = threading.Thread(target=run.report_batch, args=(row,))
+    reporter.start()
+    time.sleep(0.05)  # the check under way
+    with run.lock:
+        run._end(Outcome(solutions=1, best=-7), interrupted=False)
+    reporter.join()
+    text = out.getvalue()
+    if check_s < wait_s:
+        assert "x = 7;\n----------\n" in text and "UNKNOWN" not in text
+    else:
+        assert text == "=====UNKNOWN=====\n"

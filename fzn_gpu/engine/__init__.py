@@ -16,12 +16,13 @@ from ..errors import FznError
 from ..flatzinc.model import Model, RestartSpec, VarKind
 from ..options import SolveOptions
 from ..output import ERROR, SEARCH_COMPLETE, UNKNOWN, UNSATISFIABLE, Printer
-from ..watchdog import Watchdog, interrupt_code, signal_code
+from ..watchdog import GRACE_S, Watchdog, interrupt_code, signal_code
 from ..writer import shrink_pipe
 from .incumbent import Outcome
 from .interface import Engine, JoinCluster
 from .profile import kind_profile, node_profile
 
+DELIVER_WAIT_S = 1.0  # how long the stream's end waits for a solution's report under way (_end)
 WIND_DOWN_S = 1.0  # how long an interrupt waits for the search to stop at its next slice (SolveRun.wind_down)
 
 if TYPE_CHECKING:  # imported where a run needs them: start-up stays light
@@ -69,6 +70,10 @@ class SolveRun:
         self.best_values: list[np.ndarray] = []
         self.lock = threading.Lock()
         self.ended = False
+        self.closing = False  # the stream's end has begun: no new report is taken (_end)
+        self.delivering = 0  # reports under way (checked, not yet printed)
+        self.delivered = threading.Condition(self.lock)  # a report under way has finished
+        self.handed = 0  # solutions printed or kept back for the end: what the stream holds
         self.signalled: int | None = None  # the signal an interrupt wound the search down for (wind_down)
         self.stream_done = threading.Event()  # set once the main thread has ended the stream
         self.outcome: Outcome | None = None  # how the run ended, once it has
@@ -114,31 +119,54 @@ class SolveRun:
         self.report_batch(values[None, :])
 
     def report_batch(self, rows: np.ndarray) -> None:
-        if self.checker is not None:
-            for row in rows:
-                self._check(row)
+        """Solutions an engine found: checked (--check), then printed or kept. The stream's end
+        waits for a report under way (`_end`), so that a solution found just before the limit
+        whose check was still running is not lost: it was, and the stream then said nothing at
+        all, neither the solution nor UNKNOWN (road-cons's 118,000 variables with --check)."""
         with self.lock:
-            if self.ended:
+            if self.ended or self.closing:
                 return
-            if self.print_each:
-                self.printer.solutions(rows, supersedes=self.supersede)
-            else:
-                self.best_values[:] = [rows[-1].copy()]
+            self.delivering += 1
+        try:
+            if self.checker is not None:
+                for row in rows:
+                    self._check(row)
+            with self.lock:
+                if self.ended:
+                    return
+                self.handed += len(rows)
+                if self.print_each:
+                    self.printer.solutions(rows, supersedes=self.supersede)
+                else:
+                    self.best_values[:] = [rows[-1].copy()]
+        finally:
+            with self.lock:
+                self.delivering -= 1
+                self.delivered.notify_all()
 
     def _end(self, outcome, interrupted: bool) -> None:
-        """The best solution kept back, the status, the statistics (caller holds the lock)."""
+        """The best solution kept back, the status, the statistics (caller holds the lock).
+        Reports under way finish first, up to DELIVER_WAIT_S and a quarter of the watchdog's
+        grace past the limit; the status follows the solutions the stream holds, not those the
+        engines found (one whose report came too late is not claimed)."""
+        self.closing = True
+        limit = clock.deadline(self.opts.time_limit_ms)
+        wait = DELIVER_WAIT_S if limit is None else min(DELIVER_WAIT_S, limit + GRACE_S / 4 - time.monotonic())
+        if self.delivering and wait > 0:
+            self.delivered.wait_for(lambda: self.delivering == 0, timeout=wait)
         self.ended = True
         self.outcome = outcome
         if self.best_values and not self.print_each and not self.count_only:
             self.printer.solutions(self.best_values[0][None, :])
         opts = self.opts
-        if outcome.solutions == 0 and not interrupted:
-            self.printer.status(UNSATISFIABLE if outcome.complete else UNKNOWN)
+        shown = outcome.solutions if self.count_only else self.handed
+        if shown == 0 and not interrupted:
+            self.printer.status(UNSATISFIABLE if outcome.complete and outcome.solutions == 0 else UNKNOWN)
         elif outcome.complete and (
             self.optimising or opts.all_solutions or outcome.solutions < (opts.solution_limit(False) or 1)
         ):
             self.printer.status(SEARCH_COMPLETE)
-        elif interrupted and outcome.solutions == 0:
+        elif interrupted and shown == 0:
             self.printer.status(UNKNOWN)
         if outcome.error:
             print(f"fzn-gpu: search incomplete: {outcome.error}", file=sys.stderr)
@@ -339,7 +367,7 @@ class SolveRun:
         """From the watchdog: end the stream with what the search has so far. The search was
         cut short, so nothing claims completeness."""
         with self.lock:
-            if self.ended:
+            if self.ended or self.closing:  # the main thread is ending the stream
                 return 0
             outcome = self.search.progress() if self.search is not None else Outcome()
             self._end(outcome, interrupted=signo is not None)

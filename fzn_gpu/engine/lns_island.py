@@ -152,10 +152,10 @@ class StrategyBandit:
     gains: on a GPU alone, two-exchange's many 1 % steps over complete exploration's fewer,
     far larger ones (docs/bench/measurements.md, the default engines on a GPU alone).
 
-    Where no arm's recent gains exceed PRIOR (nothing has improved, or long ago), every step
-    explores: the tie at PRIOR otherwise went to the quickest arm at every step, and a futile
-    1 ms random permutation held a CPU island's coins grid at its first solution for a whole
-    run (docs/bench/measurements.md, the bandit where nothing gains).
+    Until some arm's step has improved, every step explores: the tie at PRIOR otherwise went
+    to the quickest arm at every step, and a futile 1 ms random permutation held a CPU
+    island's coins grid at its first solution for a whole run (docs/bench/measurements.md, the
+    bandit where nothing gains). Once something has gained, stalled arms tie as before.
 
     The arm explored at random is drawn in inverse proportion to its recent seconds a step,
     so that exploring gives each arm about the same time, not the same steps: a strategy
@@ -194,7 +194,7 @@ class StrategyBandit:
             if self.last >= 0 and self.last_gained and self.streak < self.streak_most:
                 return self.last
             return int(untried[0])
-        if self.rng.random() < self.EXPLORE or self.gains.max() <= self.PRIOR:
+        if self.rng.random() < self.EXPLORE or not self.improving.any():
             return self._explore()
         return int(np.argmax((self.gains + self.PRIOR) / np.maximum(self.seconds, 1e-4)))
 
