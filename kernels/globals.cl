@@ -309,6 +309,8 @@ PROPAGATOR_FN bool prop_inverse(Ctx *x, __global const int *row) {
 #define REGULAR_STORE 128
 inline bool regular_has(const ulong *set, int q) { return (set[(q - 1) >> 6] >> ((q - 1) & 63)) & 1ul; }
 inline void regular_add(ulong *set, int q) { set[(q - 1) >> 6] |= 1ul << ((q - 1) & 63); }
+// The index (from 0) of the lowest set bit of b != 0.
+inline int regular_low(ulong b) { return (int)popcount((b & (0ul - b)) - 1ul); }
 
 // out = the states from which symbol choices in x_p's domain lead into `after` (W words).
 inline void regular_step(Ctx *x, __global const int *row, int p, const ulong *after, ulong *out) {
@@ -354,11 +356,18 @@ inline bool regular_forward(__global const int *d, int S, int s, const ulong *fr
     bool any = false;
     for (int w = 0; w < W; ++w)
         for (ulong bits = from[w]; bits; bits &= bits - 1ul) {
-            int q = (w << 6) + 1 + (int)popcount((bits & (0ul - bits)) - 1ul);
+            int q = (w << 6) + 1 + regular_low(bits);
             int t = d[(q - 1) * S + (s - 1)];
             if (t >= 1) { regular_add(next, t); any = true; }
         }
     return any;
+}
+
+// x_i's symbols (1..S, S <= 64) as a word, bit s - 1 for symbol s.
+inline ulong regular_symbols(Ctx *x, int v) {
+    ulong dom = 0ul;
+    for (int s = dmin(x, v); s <= dmax(x, v); s = next_in(x, v, s)) dom |= 1ul << (s - 1);
+    return dom;
 }
 
 // The forward set after position i from the one before it: every symbol of x_i's domain.
@@ -371,13 +380,12 @@ inline void regular_forward_all(Ctx *x, __global const int *row, int i, const ul
         for (int s = dmin(x, v); s <= dmax(x, v); s = next_in(x, v, s)) regular_forward(d, S, s, from, next, W);
         return;
     }
-    ulong dom = 0ul;  // the symbols as one word: each state's row read once, in order
-    for (int s = dmin(x, v); s <= dmax(x, v); s = next_in(x, v, s)) dom |= 1ul << (s - 1);
+    ulong dom = regular_symbols(x, v);  // each state's row read once, in order
     for (int w = 0; w < W; ++w)
         for (ulong bits = from[w]; bits; bits &= bits - 1ul) {
-            __global const int *out = d + ((w << 6) + (int)popcount((bits & (0ul - bits)) - 1ul)) * S;
+            __global const int *out = d + ((w << 6) + regular_low(bits)) * S;
             for (ulong left = dom; left; left &= left - 1ul) {
-                int t = out[(int)popcount((left & (0ul - left)) - 1ul)];
+                int t = out[regular_low(left)];
                 if (t >= 1) regular_add(next, t);
             }
         }
@@ -408,7 +416,7 @@ inline bool regular_checkpointed(Ctx *x, __global const int *row, int block, ulo
     for (int w = 0; w < W; ++w) back[w] = 0ul;
     for (int w = 0; w < W; ++w)
         for (ulong bits = cur[w]; bits; bits &= bits - 1ul) {
-            int q = (w << 6) + 1 + (int)popcount((bits & (0ul - bits)) - 1ul);
+            int q = (w << 6) + 1 + regular_low(bits);
             if (set_has(F, q)) { regular_add(back, q); any = true; }
         }
     if (!any) return false;
@@ -421,29 +429,28 @@ inline bool regular_checkpointed(Ctx *x, __global const int *row, int block, ulo
             int v = xs[i];
             for (int w = 0; w < W; ++w) prev[w] = 0ul;
             if (S <= 64) {  // the symbols as one word: each state's row read once, in order
-                ulong dom = 0ul, supp = 0ul;
-                for (int s = dmin(x, v); s <= dmax(x, v); s = next_in(x, v, s)) dom |= 1ul << (s - 1);
+                ulong dom = regular_symbols(x, v), supp = 0ul;
                 for (int w = 0; w < W; ++w)
                     for (ulong bits = fw[w]; bits; bits &= bits - 1ul) {
-                        int q = (w << 6) + 1 + (int)popcount((bits & (0ul - bits)) - 1ul);
+                        int q = (w << 6) + 1 + regular_low(bits);
                         __global const int *out = d + (q - 1) * S;
                         bool leads = false;
                         for (ulong left = dom; left; left &= left - 1ul) {
-                            int s = 1 + (int)popcount((left & (0ul - left)) - 1ul);
+                            int s = 1 + regular_low(left);
                             int t = out[s - 1];
                             if (t >= 1 && regular_has(back, t)) { supp |= 1ul << (s - 1); leads = true; }
                         }
                         if (leads) regular_add(prev, q);
                     }
                 for (ulong gone = dom & ~supp; gone; gone &= gone - 1ul)
-                    TRY(remove_value(x, v, 1 + (int)popcount((gone & (0ul - gone)) - 1ul)));
+                    TRY(remove_value(x, v, 1 + regular_low(gone)));
             } else
             for (int s = dmin(x, v); s <= dmax(x, v);) {
                 int following = next_in(x, v, s);  // read before s may leave the domain
                 bool supported = false;
                 for (int w = 0; w < W; ++w)
                     for (ulong bits = fw[w]; bits; bits &= bits - 1ul) {
-                        int q = (w << 6) + 1 + (int)popcount((bits & (0ul - bits)) - 1ul);
+                        int q = (w << 6) + 1 + regular_low(bits);
                         int t = d[(q - 1) * S + (s - 1)];
                         if (t >= 1 && regular_has(back, t)) { supported = true; regular_add(prev, q); }
                     }

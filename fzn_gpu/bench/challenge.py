@@ -295,8 +295,9 @@ def main(argv: list[str] | None = None) -> int:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
         (out / "results.json").write_text(json.dumps(results, indent=1))
-        (out / "report.md").write_text(report(results, solvers, args.limit))
-        print(report(results, solvers, args.limit))
+        text = report(results, solvers, args.limit)
+        (out / "report.md").write_text(text)
+        print(text)
         return 1 if any(r["wrong"] for r in results) else 0
     if not args.repo:
         ap.error("--repo is required (a checkout of github.com/MiniZinc/mzn-challenge)")

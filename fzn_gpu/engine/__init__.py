@@ -122,7 +122,7 @@ class SolveRun:
         """Solutions an engine found: checked (--check), then printed or kept. The stream's end
         waits for a report under way (`_end`), so that a solution found just before the limit
         whose check was still running is not lost: it was, and the stream then said nothing at
-        all, neither the solution nor UNKNOWN (road-cons's 118,000 variables with --check)."""
+        all, neither the solution nor UNKNOWN (a big model's check under --check)."""
         with self.lock:
             if self.ended or self.closing:
                 return

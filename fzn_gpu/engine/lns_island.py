@@ -153,7 +153,7 @@ class StrategyBandit:
     far larger ones (docs/bench/measurements.md, the default engines on a GPU alone).
 
     Until some arm's step has improved, every step explores: the tie at PRIOR otherwise went
-    to the quickest arm at every step, and a futile 1 ms random permutation held a CPU
+    to the quickest arm at every step, and a futile, quick random permutation held a CPU
     island's coins grid at its first solution for a whole run (docs/bench/measurements.md, the
     bandit where nothing gains). Once something has gained, stalled arms tie as before.
 
