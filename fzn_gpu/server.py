@@ -69,7 +69,8 @@ solve :: seq_search([int_search([x, y], first_fail, indomain_min, complete), boo
 """
 
 
-# a tour of three cities with a capacity row: both relaxations run on it (fzn_gpu/relax/)
+# a tour of three cities with a capacity row: the assignment, choice and linear relaxations
+# run on it (fzn_gpu/relax/)
 RELAX_SAMPLE = """\
 predicate fzn_gpu_circuit(int: offset, array [int] of var int: x);
 var 1..3: s1;

@@ -17,6 +17,9 @@ Relaxations in this package, each tried where the model has the structure it nee
   linear       the linear constraints and the objective (big-M rows tightened): a Lagrangian
                cut from the LP's dual by PDHG, in exact integers (linear.py, pdhg.py,
                lagrangian.py)
+  choice       linear rows over constants that shared index variables choose (a mode's
+               resources in several rows): one Lagrangian surrogate over each index's
+               choices, for satisfaction too (choice.py)
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ class Relaxed:
     seconds: float = 0.0
     lp_iterations: int = 0
     lp_device: str = ""  # the OpenCL device that ran the LP's iterations ("" : numpy here)
+    choice_slack: int | None = None  # the choice surrogate's room at the root (< 0: no solution)
 
     def stats(self) -> dict[str, object]:
         if not self.added:
@@ -62,21 +66,32 @@ class Relaxed:
             out["lpIterations"] = self.lp_iterations
         if self.lp_device:
             out["lpDevice"] = self.lp_device
+        if self.choice_slack is not None:
+            out["choiceSlack"] = self.choice_slack
         return out
 
 
 def strengthen(model: Model, mode: str = "auto", seconds: float = LP_SECONDS, devices=()) -> Relaxed:
-    """Add every relaxation that fits the model (none with mode 'off' or for satisfaction);
+    """Add every relaxation that fits the model (none with mode 'off'; only the choice
+    relaxation for satisfaction);
     `seconds`: the most the LP's dual may take; `devices`: the run's (a GPU among them runs a
     big LP's iterations: lagrangian.LP_DEVICE_ENTRIES)."""
     from .assignment import add_assignment_bound
+    from .choice import add_choice_surrogate
     from .knapsack import add_knapsack_bound
     from .lagrangian import add_lagrangian_cut, prepared_system
 
     out = Relaxed()
-    if mode == "off" or model.solve.kind == "satisfy":
+    if mode == "off":
         return out
     start = time.monotonic()
+    choice = add_choice_surrogate(model)
+    if choice is not None:
+        out.added.append("choice")
+        out.choice_slack = choice.slack
+    if model.solve.kind == "satisfy":
+        out.seconds = time.monotonic() - start
+        return out
     assignment = add_assignment_bound(model)
     if assignment is not None:
         out.added.append("assignment")

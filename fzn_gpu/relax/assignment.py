@@ -32,6 +32,7 @@ import numpy as np
 
 from ..flatzinc.model import INT_LIMIT, Model, SearchStep, VarKind
 from .edit import add_int_vars, add_rows
+from .elements import element_terms
 from .hungarian import solve_assignment
 from .linear import lin_rows
 
@@ -112,23 +113,6 @@ def _permutations(model: Model) -> list[tuple[str, int, np.ndarray]]:
     return out
 
 
-def _element_terms(model: Model, ys: np.ndarray) -> dict[int, tuple[int, np.ndarray]]:
-    """y -> (index variable, constant array) for every array_int_element(idx, array, y) whose
-    y is one of `ys` (the table searched at once)."""
-    table = model.tables.get("array_int_element")
-    out: dict[int, tuple[int, np.ndarray]] = {}
-    if table is None or not len(table):
-        return out
-    start = table.row_ptr[:-1]
-    m = table.data[start + 1]
-    y = table.data[start + 2 + m]
-    for r in np.nonzero(np.isin(y, ys))[0].tolist():
-        row = table.row(r)
-        k = int(row[1])
-        out.setdefault(int(row[2 + k]), (int(row[0]), row[2 : 2 + k]))
-    return out
-
-
 def add_assignment_bound(model: Model) -> AssignmentBound | None:
     """Add the assignment relaxation's identity for the first permutation that carries
     objective terms; None (the model untouched) where none fits."""
@@ -136,7 +120,7 @@ def add_assignment_bound(model: Model) -> AssignmentBound | None:
     if found is None:
         return None
     o, row = found
-    elements = _element_terms(model, row.xs)
+    elements = element_terms(model, row.xs)
     if not elements:
         return None
     V = model.vars
