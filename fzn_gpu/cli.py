@@ -171,7 +171,7 @@ def _limit_left_by_minizinc(time_limit_ms: int | None, fzn_path: str | None) -> 
         return time_limit_ms
     ahead = clock.minizinc_share_ms(time_limit_ms, fzn_path)
     clock.AHEAD_S = ahead / 1000.0
-    return time_limit_ms - ahead
+    return max(1, time_limit_ms - ahead)  # 0 would be no limit: a spent one ends at once
 
 
 def run(argv: list[str]) -> int:

@@ -231,6 +231,7 @@ def _send_request(s: socket.socket, argv: list[str]) -> None:
         "env": settings.environment(),
         "started": clock.STARTED,  # the time limit counts from this process's start
         "by_minizinc": clock.BY_MINIZINC,  # the client's parent; the server's run's is the server
+        "minizinc_started": clock.MINIZINC_STARTED,
         "client": os.getpid(),
     }
     body = json.dumps(request).encode()

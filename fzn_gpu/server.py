@@ -298,6 +298,8 @@ def _become_run(conn: socket.socket, path: str, status_w: int) -> None:
     settings.replace_environment(request["env"])
     clock.STARTED = float(request["started"])
     clock.BY_MINIZINC = bool(request.get("by_minizinc"))
+    started = request.get("minizinc_started")
+    clock.MINIZINC_STARTED = float(started) if started is not None else None
     clock.MARKS.clear()  # the run's own start-up, none of what the server or spare did before
     clock.mark("served")
     sys.stdout.reconfigure(line_buffering=os.isatty(1), write_through=bool(settings.text("PYTHONUNBUFFERED")))  # type: ignore[union-attr]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import signal
 import socket
@@ -157,11 +158,13 @@ def test_time_limit_counts_from_the_clients_start(served, tmp_path):
     assert r.returncode == 0 and "==========" not in r.stdout and "%%%mzn-stat-end" in r.stdout, r.stderr
 
 
-def _as_minizinc(env, *args) -> subprocess.CompletedProcess:
-    """fzn-gpu started by a parent named as MiniZinc is (its /proc comm), as MiniZinc starts it."""
+def _as_minizinc(env, *args, flattening_s: float = 0.0) -> subprocess.CompletedProcess:
+    """fzn-gpu started by a parent named as MiniZinc is (its /proc comm), as MiniZinc starts it,
+    after `flattening_s` of the parent's own work."""
     parent = (
-        "import subprocess, sys\n"
+        "import subprocess, sys, time\n"
         "open('/proc/self/comm', 'w').write('minizinc')\n"
+        f"time.sleep({flattening_s})\n"
         "sys.exit(subprocess.run([sys.executable, '-m', 'fzn_gpu', *sys.argv[1:]]).returncode)\n"
     )
     return subprocess.run(
@@ -171,33 +174,47 @@ def _as_minizinc(env, *args) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("mode", ["require", "off"])
 def test_a_run_minizinc_started_leaves_it_time_for_its_own_work(served, tmp_path, mode):
-    """MiniZinc gives the solver its limit less the flattening, yet writes the FlatZinc before
-    and tears the model down after (clock.py): a run it started ends that much sooner, 0.04 s a
-    MB of FlatZinc, through the server as in a process of its own; a run started otherwise
-    keeps its whole limit."""
+    """MiniZinc's limit includes its flattening, yet it passes the solver the whole limit after
+    it and tears the model down after the solver ends (clock.py): a run it started counts its
+    limit from MiniZinc's start and ends 0.03 s a MB of FlatZinc sooner, through the server as
+    in a process of its own; a run started otherwise keeps its whole limit."""
     path = Path(fzn(tmp_path, queens_by_pairs(15)))
-    path.write_text(path.read_text() + "% " + "x" * 5_000_000 + "\n")  # 5 MB: 0.2 s
+    path.write_text(path.read_text() + "% " + "x" * 5_000_000 + "\n")  # 5 MB: 0.15 s
     env = {**served, "FZN_GPU_SERVER": mode}
-    args = ["-a", "--count-only", "--bucket", "off", "-s", "-t", "2000", str(path)]
+    args = ["-a", "--count-only", "--bucket", "off", "-s", "-t", "3000", str(path)]
     t = time.monotonic()
-    r = _as_minizinc(env, *args)
+    r = _as_minizinc(env, *args, flattening_s=1.0)
     took = time.monotonic() - t
-    assert r.returncode == 0 and "%%%mzn-stat: minizincShare=0.2\n" in r.stdout, r.stderr
-    assert took < 1.8 + LIMIT_SLACK_S
+    share = re.search(r"%%%mzn-stat: minizincShare=([0-9.]+)\n", r.stdout)
+    assert r.returncode == 0 and share, r.stderr
+    assert 1.15 <= float(share.group(1)) < 1.15 + 0.5  # 1 s of flattening, 0.15 s of teardown
+    assert took < 3.0 - 0.15 + LIMIT_SLACK_S
     r = run(env, *args)
     assert r.returncode == 0 and "%%%mzn-stat-end" in r.stdout and "minizincShare" not in r.stdout, r.stderr
 
 
-def test_minizinc_s_share_grows_with_the_flatzinc_up_to_a_quarter_of_the_limit(tmp_path, monkeypatch):
+def test_a_limit_minizinc_spent_flattening_ends_the_run_at_once(served, tmp_path):
+    """A limit MiniZinc's flattening used up: UNKNOWN at once, not a search of its whole -t."""
+    path = fzn(tmp_path, queens_by_pairs(15))
+    t = time.monotonic()
+    r = _as_minizinc({**served, "FZN_GPU_SERVER": "off"}, "-a", "-t", "1000", path, flattening_s=1.2)
+    assert r.returncode == 0 and r.stdout.startswith("=====UNKNOWN====="), (r.stdout[:200], r.stderr)
+    assert time.monotonic() - t < 1.2 + 1.0 + LIMIT_SLACK_S
+
+
+def test_minizinc_s_share_is_its_time_before_the_run_and_its_teardown(tmp_path, monkeypatch):
     from fzn_gpu import clock
 
     path = tmp_path / "m.fzn"
     path.write_bytes(b"x" * 27_000_000)
     monkeypatch.setattr(clock, "BY_MINIZINC", True)
-    assert clock.minizinc_share_ms(20000, str(path)) == 1080  # road_25's FlatZinc: 1.1 s here
-    assert clock.minizinc_share_ms(2000, str(path)) == 500  # at most a quarter of the limit
+    monkeypatch.setattr(clock, "MINIZINC_STARTED", clock.STARTED - 2.5)
+    assert clock.minizinc_share_ms(20000, str(path)) == 2500 + 810  # road_25's FlatZinc: 0.81 s
+    assert clock.minizinc_share_ms(2000, str(path)) == 2500 + 500  # teardown: a quarter at most
     assert clock.minizinc_share_ms(None, str(path)) == 0
-    assert clock.minizinc_share_ms(20000, str(tmp_path / "gone.fzn")) == 0
+    assert clock.minizinc_share_ms(20000, str(tmp_path / "gone.fzn")) == 2500
+    monkeypatch.setattr(clock, "MINIZINC_STARTED", None)  # /proc unreadable: the teardown alone
+    assert clock.minizinc_share_ms(20000, str(path)) == 810
     monkeypatch.setattr(clock, "BY_MINIZINC", False)
     assert clock.minizinc_share_ms(20000, str(path)) == 0
 
