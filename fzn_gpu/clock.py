@@ -34,12 +34,15 @@ def _process_start() -> float:
 
 STARTED = _process_start()
 
-# MiniZinc's --time-limit "includes compilation and solving", yet MiniZinc 2.6 passes the solver
-# the whole limit after flattening and writing the FlatZinc, and tears its model down after the
-# solver ends (docs/bench/measurements.md, "The MiniZinc Challenge at 20 s"). A run that MiniZinc
-# started counts its limit from MiniZinc's own start (its parent's, in /proc) and ends before it
-# by MiniZinc's teardown, about 0.03 s per MB of FlatZinc (at most a quarter of the limit), so
-# that MiniZinc's answer comes within the user's limit.
+# MiniZinc's --time-limit "includes compilation and solving": MiniZinc 2.6 passes the solver
+# `-t` with what is left of it after flattening, but then writes the FlatZinc and starts the
+# solver, and tears its model down after the solver ends, outside that count
+# (docs/bench/measurements.md, "The MiniZinc Challenge at 20 s"). A run MiniZinc started under
+# --time-limit (its parent's command line) therefore counts the user's limit from MiniZinc's own
+# start (its parent's, in /proc) and ends before it by MiniZinc's teardown, about 0.03 s per MB
+# of FlatZinc (at most a quarter of the limit), so that MiniZinc's answer comes within the
+# user's limit. A solver's own `-t` (MiniZinc hands it on as it is) counts from this run's start,
+# less the teardown.
 MINIZINC_TEARDOWN_S_PER_MB = 0.03
 MINIZINC_TEARDOWN_MAX = 0.25
 
@@ -53,26 +56,50 @@ def _parent_is_minizinc() -> bool:
         return False
 
 
-# whether MiniZinc started this run: the client's own parent (a served run is told by its client),
-# and when MiniZinc started (None where /proc does not say; then only its teardown is left it)
+def _minizinc_time_limit_ms() -> int | None:
+    """The --time-limit MiniZinc was given (its command line in /proc), or None."""
+    try:
+        with open(f"/proc/{os.getppid()}/cmdline", "rb") as f:
+            args = f.read().decode(errors="replace").split("\0")
+    except OSError:
+        return None
+    for i, arg in enumerate(args):
+        value = args[i + 1] if arg == "--time-limit" and i + 1 < len(args) else None
+        if arg.startswith("--time-limit="):
+            value = arg.split("=", 1)[1]
+        if value is not None:
+            try:
+                return int(float(value))
+            except ValueError:
+                return None
+    return None
+
+
+# whether MiniZinc started this run: the client's own parent (a served run is told by its
+# client); when MiniZinc started and the --time-limit it was given (None where /proc does not
+# say or it had none; then only its teardown is left it)
 BY_MINIZINC = _parent_is_minizinc()
 MINIZINC_STARTED = _started(os.getppid(), 86400.0) if BY_MINIZINC else None
+MINIZINC_LIMIT_MS = _minizinc_time_limit_ms() if BY_MINIZINC else None
 AHEAD_S = 0.0  # the seconds this run ends before its -t for MiniZinc's own work (cli.py); -s shows them
 
 
 def minizinc_share_ms(time_limit_ms: int | None, fzn_path: str) -> int:
-    """How many of a run's milliseconds MiniZinc's own work around it takes (see above): what it
-    spent before this process started, and its teardown after; 0 unless MiniZinc started the
-    run under a limit."""
+    """How many of a run's milliseconds MiniZinc's own work around it takes (see above): under
+    MiniZinc's --time-limit, all it spent before this run that it did not count in the `-t` it
+    passed, and its teardown after; 0 unless MiniZinc started the run under a limit."""
     if not BY_MINIZINC or not time_limit_ms:
         return 0
-    before = max(0.0, STARTED - MINIZINC_STARTED) if MINIZINC_STARTED is not None else 0.0
     try:
         mb = os.path.getsize(fzn_path) / 1e6
     except OSError:
         mb = 0.0
     teardown = min(MINIZINC_TEARDOWN_S_PER_MB * mb, MINIZINC_TEARDOWN_MAX * time_limit_ms / 1000.0)
-    return round((before + teardown) * 1000.0)
+    uncounted = 0.0  # MiniZinc's time before this run that the -t it passed does not count
+    if MINIZINC_LIMIT_MS is not None and MINIZINC_STARTED is not None:
+        left = MINIZINC_LIMIT_MS / 1000.0 - max(0.0, STARTED - MINIZINC_STARTED)  # of the user's limit
+        uncounted = max(0.0, time_limit_ms / 1000.0 - left)
+    return round((uncounted + teardown) * 1000.0)
 
 
 def deadline(time_limit_ms: int | None) -> float | None:

@@ -232,6 +232,7 @@ def _send_request(s: socket.socket, argv: list[str]) -> None:
         "started": clock.STARTED,  # the time limit counts from this process's start
         "by_minizinc": clock.BY_MINIZINC,  # the client's parent; the server's run's is the server
         "minizinc_started": clock.MINIZINC_STARTED,
+        "minizinc_limit_ms": clock.MINIZINC_LIMIT_MS,
         "client": os.getpid(),
     }
     body = json.dumps(request).encode()

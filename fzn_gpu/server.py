@@ -300,6 +300,8 @@ def _become_run(conn: socket.socket, path: str, status_w: int) -> None:
     clock.BY_MINIZINC = bool(request.get("by_minizinc"))
     started = request.get("minizinc_started")
     clock.MINIZINC_STARTED = float(started) if started is not None else None
+    limit = request.get("minizinc_limit_ms")
+    clock.MINIZINC_LIMIT_MS = int(limit) if limit is not None else None
     clock.MARKS.clear()  # the run's own start-up, none of what the server or spare did before
     clock.mark("served")
     sys.stdout.reconfigure(line_buffering=os.isatty(1), write_through=bool(settings.text("PYTHONUNBUFFERED")))  # type: ignore[union-attr]

@@ -88,6 +88,7 @@ def test_the_report_sums_the_scores_and_names_what_was_contradicted():
     text = report(results, ["a", "b"], 20)
     assert "Score a 1.0, b 1.0; better on 1 and 1 instances." in text
     assert "Contradicted answers: p/2: a." in text
+    assert "| p/2 | sat | unsat, " in text and "| sol, " in text  # a proof of no solution says so
 
 
 def test_runs_side_by_side_merge_into_one_report_with_contradictions_found_again(tmp_path):

@@ -158,62 +158,75 @@ def test_time_limit_counts_from_the_clients_start(served, tmp_path):
     assert r.returncode == 0 and "==========" not in r.stdout and "%%%mzn-stat-end" in r.stdout, r.stderr
 
 
-def _as_minizinc(env, *args, flattening_s: float = 0.0) -> subprocess.CompletedProcess:
+def _as_minizinc(
+    env, *args, flattening_s: float = 0.0, time_limit_ms: int | None = None
+) -> subprocess.CompletedProcess:
     """fzn-gpu started by a parent named as MiniZinc is (its /proc comm), as MiniZinc starts it,
-    after `flattening_s` of the parent's own work."""
+    after `flattening_s` of the parent's own work; with `time_limit_ms` the parent's command line
+    holds `--time-limit` and the run gets `-t` with what the flattening left of it, as MiniZinc
+    passes it, then 0.3 s more of the parent's work (writing the FlatZinc)."""
     parent = (
         "import subprocess, sys, time\n"
+        "t = time.monotonic()\n"
         "open('/proc/self/comm', 'w').write('minizinc')\n"
+        "argv = sys.argv[1:]\n"
+        "limit = argv.index('--time-limit') if '--time-limit' in argv else None\n"
+        "if limit is not None:\n"
+        "    ms = int(argv[limit + 1])\n"
+        "    del argv[limit : limit + 2]\n"
         f"time.sleep({flattening_s})\n"
-        "sys.exit(subprocess.run([sys.executable, '-m', 'fzn_gpu', *sys.argv[1:]]).returncode)\n"
+        "if limit is not None:\n"
+        "    argv = ['-t', str(int(ms - 1000 * (time.monotonic() - t)))] + argv\n"
+        "    time.sleep(0.3)\n"
+        "sys.exit(subprocess.run([sys.executable, '-m', 'fzn_gpu', *argv]).returncode)\n"
     )
+    extra = ["--time-limit", str(time_limit_ms)] if time_limit_ms is not None else []
     return subprocess.run(
-        [sys.executable, "-c", parent, *args], capture_output=True, text=True, cwd=ROOT, env=env, timeout=120
+        [sys.executable, "-c", parent, *extra, *args], capture_output=True, text=True, cwd=ROOT, env=env, timeout=120
     )
 
 
 @pytest.mark.parametrize("mode", ["require", "off"])
 def test_a_run_minizinc_started_leaves_it_time_for_its_own_work(served, tmp_path, mode):
-    """MiniZinc's limit includes its flattening, yet it passes the solver the whole limit after
-    it and tears the model down after the solver ends (clock.py): a run it started counts its
-    limit from MiniZinc's start and ends 0.03 s a MB of FlatZinc sooner, through the server as
-    in a process of its own; a run started otherwise keeps its whole limit."""
+    """Under MiniZinc's --time-limit, MiniZinc passes the solver what its flattening left, yet
+    writes the FlatZinc after counting and tears the model down after the solver ends
+    (clock.py): a run it started ends by the user's limit counted from MiniZinc's start, less
+    0.03 s a MB of FlatZinc, through the server as in a process of its own; a solver's own -t
+    keeps its whole limit less the teardown, and a run started otherwise its whole limit."""
     path = Path(fzn(tmp_path, queens_by_pairs(15)))
     path.write_text(path.read_text() + "% " + "x" * 5_000_000 + "\n")  # 5 MB: 0.15 s
     env = {**served, "FZN_GPU_SERVER": mode}
-    args = ["-a", "--count-only", "--bucket", "off", "-s", "-t", "3000", str(path)]
+    args = ["-a", "--count-only", "--bucket", "off", "-s", str(path)]
     t = time.monotonic()
-    r = _as_minizinc(env, *args, flattening_s=1.0)
+    r = _as_minizinc(env, *args, flattening_s=1.0, time_limit_ms=3500)
     took = time.monotonic() - t
     share = re.search(r"%%%mzn-stat: minizincShare=([0-9.]+)\n", r.stdout)
     assert r.returncode == 0 and share, r.stderr
-    assert 1.15 <= float(share.group(1)) < 1.15 + 0.5  # 1 s of flattening, 0.15 s of teardown
-    assert took < 3.0 - 0.15 + LIMIT_SLACK_S
-    r = run(env, *args)
+    assert 0.45 <= float(share.group(1)) < 0.45 + 0.4  # 0.3 s of writing, 0.15 s of teardown
+    assert took < 3.5 - 0.15 + LIMIT_SLACK_S
+    r = _as_minizinc(env, "-t", "2000", *args, flattening_s=1.0)  # a solver's own -t
+    assert r.returncode == 0 and "%%%mzn-stat: minizincShare=0.15\n" in r.stdout, r.stderr
+    r = run(env, "-t", "2000", *args)
     assert r.returncode == 0 and "%%%mzn-stat-end" in r.stdout and "minizincShare" not in r.stdout, r.stderr
 
 
-def test_a_limit_minizinc_spent_flattening_ends_the_run_at_once(served, tmp_path):
-    """A limit MiniZinc's flattening used up: UNKNOWN at once, not a search of its whole -t."""
-    path = fzn(tmp_path, queens_by_pairs(15))
-    t = time.monotonic()
-    r = _as_minizinc({**served, "FZN_GPU_SERVER": "off"}, "-a", "-t", "1000", path, flattening_s=1.2)
-    assert r.returncode == 0 and r.stdout.startswith("=====UNKNOWN====="), (r.stdout[:200], r.stderr)
-    assert time.monotonic() - t < 1.2 + 1.0 + LIMIT_SLACK_S
-
-
-def test_minizinc_s_share_is_its_time_before_the_run_and_its_teardown(tmp_path, monkeypatch):
+def test_minizinc_s_share_is_what_its_limit_does_not_count_and_its_teardown(tmp_path, monkeypatch):
     from fzn_gpu import clock
 
     path = tmp_path / "m.fzn"
     path.write_bytes(b"x" * 27_000_000)
     monkeypatch.setattr(clock, "BY_MINIZINC", True)
-    monkeypatch.setattr(clock, "MINIZINC_STARTED", clock.STARTED - 2.5)
-    assert clock.minizinc_share_ms(20000, str(path)) == 2500 + 810  # road_25's FlatZinc: 0.81 s
-    assert clock.minizinc_share_ms(2000, str(path)) == 2500 + 500  # teardown: a quarter at most
+    monkeypatch.setattr(clock, "MINIZINC_STARTED", clock.STARTED - 3.5)
+    monkeypatch.setattr(clock, "MINIZINC_LIMIT_MS", 20000)
+    # 3 s of flattening counted (-t 17000), 0.5 s of writing not; road_25's FlatZinc's 0.81 s
+    assert clock.minizinc_share_ms(17000, str(path)) == 500 + 810
+    assert clock.minizinc_share_ms(2000, str(path)) == 500  # a -t below what is left: the teardown
     assert clock.minizinc_share_ms(None, str(path)) == 0
-    assert clock.minizinc_share_ms(20000, str(tmp_path / "gone.fzn")) == 2500
-    monkeypatch.setattr(clock, "MINIZINC_STARTED", None)  # /proc unreadable: the teardown alone
+    assert clock.minizinc_share_ms(17000, str(tmp_path / "gone.fzn")) == 500
+    monkeypatch.setattr(clock, "MINIZINC_LIMIT_MS", None)  # a solver's own -t: the teardown alone
+    assert clock.minizinc_share_ms(20000, str(path)) == 810
+    monkeypatch.setattr(clock, "MINIZINC_STARTED", None)  # /proc unreadable: the same
+    monkeypatch.setattr(clock, "MINIZINC_LIMIT_MS", 20000)
     assert clock.minizinc_share_ms(20000, str(path)) == 810
     monkeypatch.setattr(clock, "BY_MINIZINC", False)
     assert clock.minizinc_share_ms(20000, str(path)) == 0

@@ -234,6 +234,8 @@ def report(results: list[dict], solvers: list[str], limit_s: float) -> str:
             what = (
                 run.status.lower()
                 if run.status in ("UNKNOWN", "ERROR")
+                else "unsat"
+                if run.status == "UNSATISFIABLE"
                 else f"{run.objective if run.objective is not None else 'sol'} {mark}"
             )
             cells.append(f"{what.strip()}, {run.seconds:.1f} s")
