@@ -89,6 +89,16 @@ def test_the_report_sums_the_scores_and_names_what_was_contradicted():
     assert "Score a 1.0, b 1.0; better on 1 and 1 instances." in text
     assert "Contradicted answers: p/2: a." in text
     assert "| p/2 | sat | unsat, " in text and "| sol, " in text  # a proof of no solution says so
+    assert "of the 2 that some solver compiles: a 100.0 %, b 100.0 %" in text
+    results.append(
+        {
+            "instance": "p/3",
+            "method": "sat",
+            "wrong": [],
+            "runs": [asdict(run("a", "ERROR")), asdict(run("b", "ERROR"))],
+        }
+    )
+    assert "of the 2 that some solver compiles: a 100.0 %" in report(results, ["a", "b"], 20)
 
 
 def test_runs_side_by_side_merge_into_one_report_with_contradictions_found_again(tmp_path):
@@ -113,7 +123,7 @@ def test_runs_side_by_side_merge_into_one_report_with_contradictions_found_again
     assert [x["solver"] for x in merged[0]["runs"]] == ["a", "b"] and merged[0]["method"] == "min"
     assert merged[1]["wrong"] == ["a"]
     text = report(merged, ["a", "b"], 20)
-    assert "Solved (a solution or a proof): a 3 (100.0 %), b 1 (33.3 %)." in text
+    assert "Solved (a solution or a proof): a 3 (100.0 %), b 1 (33.3 %); of the 3" in text
     assert "more than 1 s past the limit: a 1, b 0." in text
     assert "| q/1 | max | 7 opt, 3.0 s | error, 0.0 s |" in text  # b never ran it
     assert main(["--merge", *files, "--out", str(tmp_path / "m")]) == 1  # a contradicted answer

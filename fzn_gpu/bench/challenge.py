@@ -223,6 +223,7 @@ def report(results: list[dict], solvers: list[str], limit_s: float) -> str:
     late = dict.fromkeys(solvers, 0)  # runs that ended more than a second past the limit
     wins = dict.fromkeys(solvers, 0)
     wrong: list[str] = []
+    compiled = 0
     for r in results:
         runs = {x["solver"]: Run(**x) for x in r["runs"]}
         for s in solvers:  # a merged report's instance that one solver's run never reached
@@ -256,11 +257,15 @@ def report(results: list[dict], solvers: list[str], limit_s: float) -> str:
             cells.append("")
         wrong += [f"{r['instance']}: {s}" for s in r["wrong"]]
         lines.append(f"| {r['instance']} | {r['method']} | {' | '.join(cells)} |")
+        # a model MiniZinc compiles for no solver (written for MiniZinc 1, say) is no measure of one
+        compiled += any(runs[s].status != "ERROR" for s in solvers)
     n = len(results)
     lines.append("")
     lines.append(
         f"{n} instances, limit {limit_s:g} s. Solved (a solution or a proof): "
         + ", ".join(f"{s} {solved[s]} ({100.0 * solved[s] / max(n, 1):.1f} %)" for s in solvers)
+        + f"; of the {compiled} that some solver compiles: "
+        + ", ".join(f"{s} {100.0 * solved[s] / max(compiled, 1):.1f} %" for s in solvers)
         + ". Runs that ended more than 1 s past the limit: "
         + ", ".join(f"{s} {late[s]}" for s in solvers)
         + "."
