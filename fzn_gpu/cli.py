@@ -171,6 +171,12 @@ def _limit_left_by_minizinc(time_limit_ms: int | None, fzn_path: str | None) -> 
         return time_limit_ms
     ahead = clock.minizinc_share_ms(time_limit_ms, fzn_path)
     clock.AHEAD_S = ahead / 1000.0
+    if time_limit_ms - ahead <= 0:
+        print(
+            f"fzn-gpu: MiniZinc's own work around this run takes the whole time limit ({ahead} ms of "
+            f"{time_limit_ms} ms left): no time is left to search",
+            file=sys.stderr,
+        )
     return max(1, time_limit_ms - ahead)  # 0 would be no limit: a spent one ends at once
 
 

@@ -66,7 +66,9 @@ def unknown_yet(signo: int | None, statistics: Callable[[], dict[str, object]] |
 
     sys.stdout.write("=====UNKNOWN=====\n")
     if statistics is not None:
-        sys.stdout.write(format_stats(statistics()))
+        stats = statistics()
+        stats["endedBy"] = "the time limit" if signo is None else signal.Signals(signo).name
+        sys.stdout.write(format_stats(stats))
     return signal_code(signo)
 
 

@@ -282,6 +282,7 @@ def test_a_limit_that_ends_the_reading_says_how_far_it_got(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("=====UNKNOWN=====\n") and r.stdout.endswith("%%%mzn-stat-end\n"), r.stdout
     assert '%%%mzn-stat: phase="reading the model"' in r.stdout and "%%%mzn-stat: solveTime=0" in r.stdout
+    assert '%%%mzn-stat: endedBy="the time limit"' in r.stdout  # not a signal, nor a lost owner
     # no search to wind down: the run ends at its limit, not the watchdog's grace after it
     ended = float(re.search(r"%%%mzn-stat: initTime=([0-9.]+)", r.stdout).group(1))
     assert 1.5 <= ended < 1.5 + 0.5 * watchdog.GRACE_S, r.stdout

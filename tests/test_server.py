@@ -204,6 +204,10 @@ def test_a_run_minizinc_started_leaves_it_time_for_its_own_work(served, tmp_path
     assert r.returncode == 0 and share, r.stderr
     assert 0.45 <= float(share.group(1)) < 0.45 + 0.4  # 0.3 s of writing, 0.15 s of teardown
     assert took < 3.5 - 0.15 + LIMIT_SLACK_S
+    # a limit MiniZinc's own work used up: UNKNOWN at once, and a message that says so
+    r = _as_minizinc(env, *args, flattening_s=1.0, time_limit_ms=1100)
+    assert r.returncode == 0 and r.stdout.startswith("=====UNKNOWN====="), r.stderr
+    assert "MiniZinc's own work around this run takes the whole time limit" in r.stderr
     r = _as_minizinc(env, "-t", "2000", *args, flattening_s=1.0)  # a solver's own -t
     assert r.returncode == 0 and "%%%mzn-stat: minizincShare=0.15\n" in r.stdout, r.stderr
     r = run(env, "-t", "2000", *args)
