@@ -55,26 +55,36 @@ class _Row:
     chosen: dict[int, dict[int, int]]  # index variable -> {value: sum of a * T[value]}
 
 
+def _element_defined(model: Model) -> np.ndarray:
+    """The variables some array_int_element(idx, array, y) defines as y (its last field)."""
+    table = model.tables.get("array_int_element")
+    if table is None or not len(table):
+        return np.zeros(0, dtype=np.int64)
+    return table.data[table.row_ptr[1:] - 1]
+
+
 def _rows(model: Model) -> list[_Row]:
     """Each int_lin_le / int_lin_eq row (an equality as <= and >=) with at least two terms
     that index variables choose, its terms grouped by index."""
     V = model.vars
+    defined = _element_defined(model)
+    if not len(defined):
+        return []
     raw: list[tuple[np.ndarray, np.ndarray, int, bool]] = []
     for key, equality in (("int_lin_le", False), ("int_lin_eq", True)):
         table = model.tables.get(key)
         if table is None or not len(table):
             continue
         row, coef, var, last, n = lin_rows(table)
-        if len(n) and n.max() < 2:
-            continue
+        # rows with two terms or more that an element defines, found at once (numpy): a big
+        # model's many short rows never reach the loop below
+        chosen_terms = np.bincount(row[np.isin(var, defined)], minlength=len(n))
         ends = np.cumsum(n)
-        for r in np.nonzero(n >= 2)[0].tolist():
+        for r in np.nonzero(chosen_terms >= 2)[0].tolist():
             raw.append((coef[ends[r] - n[r] : ends[r]], var[ends[r] - n[r] : ends[r]], int(last[r]), equality))
     if not raw:
         return []
     elements = element_terms(model, np.unique(np.concatenate([xs for _, xs, _, _ in raw])))
-    if not elements:
-        return []
     listed: dict[int, list[int] | None] = {}
 
     def values(idx: int, array: np.ndarray) -> list[int] | None:
