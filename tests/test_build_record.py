@@ -132,11 +132,15 @@ def test_inlining_pays_for_short_calls_not_for_long_rows():
 def test_build_kernels_builds_the_generic_program_in_every_shape(records, gpu, monkeypatch):
     """`fzn-gpu build-kernels` (set-up) builds the generic work-group program with the node in
     local memory, in global memory (a model whose node does not fit local memory, QAP, takes
-    it) and as narrow domains (every variable within 32 values: n-queens, Costas), so no kind of
-    model builds one inside its time limit; a run of any shape then takes the generic program."""
+    it), as narrow domains (every variable within 32 values: n-queens, Costas) and as both (a
+    narrow model too big for local memory: grid-colouring, which ran on the CPU alone while its
+    GPU program built behind the run), so no kind of model builds one inside its time limit: a
+    run of any shape then takes the generic program."""
+    import itertools
+
     import fzn_gpu.runtime.device as device_module
     from fzn_gpu.engine import build_generic
-    from fzn_gpu.engine.runner import GROUP_SHAPES, Tuning
+    from fzn_gpu.engine.runner import Tuning
 
     built = []
     monkeypatch.setattr(device_module, "all_devices", lambda: [gpu])
@@ -151,9 +155,10 @@ def test_build_kernels_builds_the_generic_program_in_every_shape(records, gpu, m
     monkeypatch.setenv("FZN_GPU_KERNEL", "group")
     assert build_generic() == 0
     tuning = Tuning.for_device(gpu)
-    shapes = [tuning.build_options(gpu, store_global, narrow=narrow) for store_global, narrow in GROUP_SHAPES]
-    assert len(shapes) == 3  # node in local memory, in global memory, narrow domains
-    assert built == [(None, tuple(o), "group") for o in shapes]
+    # every shape a run may take (Runner._choose_program: store_global and narrow decided apart)
+    shapes = [tuning.build_options(gpu, g, narrow=n) for g, n in itertools.product((False, True), repeat=2)]
+    assert len({tuple(o) for o in shapes}) == 4
+    assert sorted(built) == sorted((None, tuple(o), "group") for o in shapes)
     for options in shapes:
         assert kinds_to_build(gpu, KINDS, "group", options) is None
 

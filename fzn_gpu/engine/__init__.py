@@ -712,7 +712,8 @@ def build_generic(background: bool = False) -> int:
     """`fzn-gpu build-kernels`: build, on every GPU, the generic search program (every
     constraint kind) in every shape its models run (runner.GROUP_SHAPES: a work-group per
     search, its node in local memory, or in global memory where the node is too big for local
-    memory: QAP, big scheduling models, or held as narrow domains: n-queens, Costas), so that a
+    memory: QAP, big scheduling models, held as narrow domains: n-queens, Costas, or both:
+    grid-colouring), so that a
     model whose specialised program this machine has not built yet starts with it at once
     (device.kinds_to_build) instead of waiting seconds for a build inside its time limit (QAP
     64's first run on the H100 spent 5 s of its 10 building it), and the Adaptive Search
@@ -754,7 +755,9 @@ def build_generic(background: bool = False) -> int:
         for store_global, narrow in GROUP_SHAPES if t.model == "group" else GROUP_SHAPES[:1]:
             t0 = time.monotonic()
             build(device, None, t.build_options(device, store_global, narrow=narrow), t.model, fresh=background)
-            where = " (node in global memory)" if store_global else " (narrow domains)" if narrow else ""
+            where = {(True, False): " (node in global memory)", (False, True): " (narrow domains)"}.get(
+                (store_global, narrow), " (narrow domains, node in global memory)" if narrow else ""
+            )
             print(
                 f"fzn-gpu: generic {t.model} kernel{where} ready on {device.name} in {time.monotonic() - t0:.1f} s",
                 file=sys.stderr,
