@@ -168,3 +168,17 @@ def test_a_planted_error_in_the_surrogate_is_caught(monkeypatch):
         found, _ = solve_text(text, relax=True, all_solutions=True, time_limit_ms=60000)
         caught += len(found) < len(truth)
     assert caught >= 10, caught
+
+
+def test_a_lagrangian_too_big_for_its_dense_arrays_is_left_out(monkeypatch):
+    """Rows x listed values past MAX_ENTRIES: the model untouched (no memory blow-up on a big
+    model), the same model taken below the cap."""
+    from fzn_gpu.relax import choice
+
+    text = mode_project(14, 0)
+    assert choice.add_choice_surrogate(lower(parse_items(text, "t.fzn"), "t.fzn")) is not None
+    monkeypatch.setattr(choice, "MAX_ENTRIES", 2 * 14 * 3 - 1)  # two rows over 14 indices of 3 values
+    model = lower(parse_items(text, "t.fzn"), "t.fzn")
+    before = {k: len(t) for k, t in model.tables.items()}
+    assert choice.add_choice_surrogate(model) is None
+    assert {k: len(t) for k, t in model.tables.items()} == before

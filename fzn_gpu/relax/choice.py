@@ -38,6 +38,7 @@ from .linear import lin_rows
 MAX_ROWS = 256  # coupled rows combined (the Lagrangian's dimension)
 MAX_VALUES = 512  # an index variable's values listed; a wider index's terms stay plain
 ITERATIONS = 600  # mirror-ascent steps (each a few numpy operations over the listed values)
+MAX_ENTRIES = 4_000_000  # rows x (listed values + plain variables) of the dense Lagrangian, at most
 
 
 @dataclass
@@ -149,11 +150,15 @@ class _Lagrangian:
                 if m in r.chosen:
                     self.values[m] = [v for v in self.values[m] if v in r.chosen[m]]
         self.empty = any(not self.values[m] for m in self.indices)
+        self.too_big = False
         if self.empty:
             return  # the elements themselves fail at the root
         self.plain = sorted({x for r in rows for x in r.plain})
         K = len(rows)
         widths = [len(self.values[m]) for m in self.indices]
+        self.too_big = K * (sum(widths) + len(self.plain)) > MAX_ENTRIES
+        if self.too_big:
+            return  # its dense arrays would not be cheap: the relaxation is left out
         self.starts = (
             np.concatenate([[0], np.cumsum(widths)[:-1]]).astype(np.int64) if widths else np.zeros(0, np.int64)
         )
@@ -245,7 +250,7 @@ def add_choice_surrogate(model: Model) -> ChoiceSurrogate | None:
         return None
     V = model.vars
     lag = _Lagrangian(rows, V.lb, V.ub)
-    if lag.empty:
+    if lag.empty or lag.too_big:
         return None
     lam = _ascend(lag, len(rows))
     found = _integer_surrogate(rows, lag, lam)
