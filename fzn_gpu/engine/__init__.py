@@ -755,9 +755,10 @@ def build_generic(background: bool = False) -> int:
         for store_global, narrow in GROUP_SHAPES if t.model == "group" else GROUP_SHAPES[:1]:
             t0 = time.monotonic()
             build(device, None, t.build_options(device, store_global, narrow=narrow), t.model, fresh=background)
-            where = {(True, False): " (node in global memory)", (False, True): " (narrow domains)"}.get(
-                (store_global, narrow), " (narrow domains, node in global memory)" if narrow else ""
+            shape = ", ".join(
+                p for p, on in (("narrow domains", narrow), ("node in global memory", store_global)) if on
             )
+            where = f" ({shape})" if shape else ""
             print(
                 f"fzn-gpu: generic {t.model} kernel{where} ready on {device.name} in {time.monotonic() - t0:.1f} s",
                 file=sys.stderr,

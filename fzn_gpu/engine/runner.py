@@ -31,10 +31,9 @@ from .resplit import Resplit
 
 STACK_MIN = 8  # a work-group's stack holds at least this many levels (if the branch can be as deep)
 BRANCH_PATH_MAX = 1 << 16  # decisions of a branch a group records for recomputation, at most
-# the shapes of a work-group program a model may run, (node in global memory, narrow domains):
-# the generic program is built ahead in each (engine.build_generic)
-# (node in global memory, narrow domains): every shape a work-group search's program takes; a
-# narrow model too big for local memory (grid-colouring, rubik's 7-cube) takes both
+# the shapes of a work-group program a model may run, (node in global memory, narrow domains),
+# a narrow model too big for local memory taking both: the generic program is built ahead in
+# each (engine.build_generic)
 GROUP_SHAPES = ((False, False), (True, False), (False, True), (True, True))
 # a specialised program of at most this many constraint kinds may be inlined when built ahead
 # (--build-only on a GPU): its build grows with the kinds' code (docs/bench/measurements.md)
