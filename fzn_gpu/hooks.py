@@ -15,6 +15,9 @@ FZN_GPU_TEST_HOOKS: items separated by ';', each NAME=VALUE:
   spare=hang          the solver server's spares never get ready
   exit=linger:S       a run's process lingers S seconds after its last step, before it
                       ends (a driver's teardown of a GPU's context, made long)
+  join=ready          complete search waits for every device's runner before it searches
+                      (they are built behind the root split and join when ready otherwise)
+  join=late:S         the runners built behind the root split start S seconds late
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ class Plan:
     workers: tuple[tuple[int, int], ...] = ()  # (worker, block) that exit mid-block
     spare_hangs: bool = False
     exit_linger_s: float = 0.0
+    join_ready: bool = False
+    join_late_s: float = 0.0
 
     @classmethod
     def parse(cls, text: str) -> Plan:
@@ -46,6 +51,7 @@ class Plan:
         workers: list[tuple[int, int]] = []
         spare_hangs = False
         exit_linger_s = 0.0
+        join_ready, join_late_s = False, 0.0
         for item in filter(None, (part.strip() for part in text.split(";"))):
             name, _, value = item.partition("=")
             try:
@@ -63,14 +69,19 @@ class Plan:
                     spare_hangs = True
                 elif name == "exit" and value.startswith("linger:"):
                     exit_linger_s = float(value.removeprefix("linger:"))
+                elif name == "join" and value == "ready":
+                    join_ready = True
+                elif name == "join" and value.startswith("late:"):
+                    join_late_s = float(value.removeprefix("late:"))
                 else:
                     raise ValueError(item)
             except ValueError:
                 raise FznError(
                     f"{VARIABLE}: {item!r} is not a fault this solver knows",
-                    fix="device=i:k[:s],...; worker=i:b,...; spare=hang; exit=linger:S (fzn_gpu/hooks.py)",
+                    fix="device=i:k[:s],...; worker=i:b,...; spare=hang; exit=linger:S; join=ready; join=late:S "
+                    "(fzn_gpu/hooks.py)",
                 ) from None
-        return cls(frozenset(devices), tuple(workers), spare_hangs, exit_linger_s)
+        return cls(frozenset(devices), tuple(workers), spare_hangs, exit_linger_s, join_ready, join_late_s)
 
 
 PLAN = Plan()
@@ -115,3 +126,13 @@ def spare_hangs() -> bool:
 def exit_linger_s() -> float:
     """How long a run's process waits after its last step before it ends."""
     return PLAN.exit_linger_s
+
+
+def join_ready() -> bool:
+    """Complete search waits for every device's runner before it searches."""
+    return PLAN.join_ready
+
+
+def join_late_s() -> float:
+    """How late the runners built behind the root split start."""
+    return PLAN.join_late_s

@@ -19,11 +19,24 @@ def test_the_plan_reads_every_kind_of_fault():
     assert plan.workers == ((0, 2), (1, 1))
     assert plan.spare_hangs and plan.exit_linger_s == 2.5
     assert hooks.Plan.parse("") == hooks.Plan()
+    plan = hooks.Plan.parse("join=ready;join=late:0.5")
+    assert plan.join_ready and plan.join_late_s == 0.5
 
 
 @pytest.mark.parametrize(
     "text",
-    ["device=0", "device=a:1", "device=0:1:2:3", "worker=1", "spare=slow", "disk=0:1", "exit=linger", "exit=linger:x"],
+    [
+        "device=0",
+        "device=a:1",
+        "device=0:1:2:3",
+        "worker=1",
+        "spare=slow",
+        "disk=0:1",
+        "exit=linger",
+        "exit=linger:x",
+        "join=now",
+        "join=late:x",
+    ],
 )
 def test_a_malformed_plan_is_one_clear_error(text):
     with pytest.raises(FznError, match="FZN_GPU_TEST_HOOKS"):

@@ -34,7 +34,10 @@ def stat(out: str, name: str) -> str | None:
 
 @pytest.fixture
 def two_devices(monkeypatch):
+    """The CPU as two devices, both searching from the start (join=ready: otherwise the second
+    joins once its runner is built behind the root split, and a short search may end before)."""
     monkeypatch.setenv("FZN_GPU_CPU_SUBDEVICES", "2")
+    monkeypatch.setenv("FZN_GPU_TEST_HOOKS", "join=ready")
 
 
 def test_two_devices_list_and_share_the_search(tmp_path, two_devices):
@@ -53,7 +56,7 @@ def test_two_devices_list_and_share_the_search(tmp_path, two_devices):
 @pytest.mark.parametrize("fault", [None, "0:1", "1:2", "0:0"])  # 0:0: in the root split
 def test_counts_optima_and_limits_agree_with_one_device(tmp_path, two_devices, monkeypatch, fault, kernel_with_clock):
     if fault:
-        monkeypatch.setenv("FZN_GPU_TEST_HOOKS", f"device={fault}")
+        monkeypatch.setenv("FZN_GPU_TEST_HOOKS", f"join=ready;device={fault}")
     r = run("-a", "--count-only", "--bucket", "off", "-s", fzn(tmp_path, QUEENS10))
     assert r.returncode == 0 and stat(r.stdout, "solutions") == "724" and "==========" in r.stdout
     r = run("-n", "5", "--check", fzn(tmp_path, QUEENS10))
@@ -78,7 +81,7 @@ def test_a_device_handing_its_search_over_loses_nothing(tmp_path, two_devices, m
     monkeypatch.setenv("FZN_GPU_HAND_OVER_SPEEDUP", "0")
     monkeypatch.setenv("FZN_GPU_SLICE_BUDGET", budget)
     if fault:
-        monkeypatch.setenv("FZN_GPU_TEST_HOOKS", f"device={fault}")
+        monkeypatch.setenv("FZN_GPU_TEST_HOOKS", f"join=ready;device={fault}")
     r = run("-a", "--count-only", "--bucket", "off", "-s", fzn(tmp_path, QUEENS10))
     assert r.returncode == 0 and stat(r.stdout, "solutions") == "724" and "==========" in r.stdout, r.stderr
     if not fault:  # the hand-over happened
@@ -146,7 +149,7 @@ def test_work_handed_over_is_not_searched_again_after_a_fault():
 
 @pytest.mark.parametrize("faults", ["0:1,1:1", "0:0,1:0"])
 def test_every_device_failing_is_an_error_not_an_answer(tmp_path, two_devices, monkeypatch, faults):
-    monkeypatch.setenv("FZN_GPU_TEST_HOOKS", f"device={faults}")
+    monkeypatch.setenv("FZN_GPU_TEST_HOOKS", f"join=ready;device={faults}")
     r = run("-a", "--count-only", "--bucket", "off", fzn(tmp_path, QUEENS10))
     assert r.returncode != 0 and "every device failed" in r.stderr and "Traceback" not in r.stderr
     assert "==========" not in r.stdout and "UNSATISFIABLE" not in r.stdout
@@ -303,14 +306,14 @@ def test_a_device_failing_in_the_dive_or_the_root_split_loses_nothing(tmp_path, 
     from the same paths; the optimum and every count are those of one device, each solution
     printed once, and the fault said on stderr."""
     monkeypatch.setenv("FZN_GPU_DIVE_MS", "50")
-    monkeypatch.setenv("FZN_GPU_TEST_HOOKS", "device=0:0")
+    monkeypatch.setenv("FZN_GPU_TEST_HOOKS", "join=ready;device=0:0")
     r = run("--engine", engine, "-s", "--check", fzn(tmp_path, KNAPSACK, "k.fzn"))
     monkeypatch.delenv("FZN_GPU_TEST_HOOKS")
     alone = run("--engine", engine, "-s", "--check", fzn(tmp_path, KNAPSACK, "k1.fzn"))
     assert r.returncode == 0 and "==========" in r.stdout, r.stderr
     assert stat(r.stdout, "objective") == stat(alone.stdout, "objective")
     assert "goes on without" in r.stderr and "Traceback" not in r.stderr
-    monkeypatch.setenv("FZN_GPU_TEST_HOOKS", "device=0:0")
+    monkeypatch.setenv("FZN_GPU_TEST_HOOKS", "device=0:0")  # the other's runner still building behind
     r = run("-a", "--check", "--bucket", "off", fzn(tmp_path, QUEENS10))
     assert r.returncode == 0 and r.stdout.count("----------") == 724 and "==========" in r.stdout  # none twice
 
@@ -358,7 +361,7 @@ def _busy_gpu_beside_a_cpu(gpu_paths: int, cpu_paths: int) -> tuple[DeviceShare,
 @pytest.mark.parametrize("cpu_nodes, leaves", [(1_000, True), (17_500, True), (17_800, False), (300_000, False)])
 def test_a_device_whose_node_rate_does_not_pay_hands_over_busy_gpu_or_not(cpu_nodes, leaves):
     """Once every device has searched RATE_AFTER_S, one under MIN_NODE_SHARE of the node rate
-    hands its search over at its next slice (all it holds goes to `handed`) though the
+    hands its search over at its next slice (every device is judged, the GPU too) (all it holds goes to `handed`) though the
     GPU is busy and asks for nothing; judged once, and not before RATE_AFTER_S."""
     gpu, cpu, pool = _busy_gpu_beside_a_cpu(0, 40)
     now = time.monotonic()
@@ -368,7 +371,10 @@ def test_a_device_whose_node_rate_does_not_pay_hands_over_busy_gpu_or_not(cpu_no
     gpu.first_at = cpu.first_at = now - 2 * RATE_AFTER_S
     kept = pool.shrink(1, started=10)
     assert cpu.node_share == pytest.approx(cpu_nodes / (cpu_nodes + 100_000), rel=0.01)
-    assert (cpu.node_share < MIN_NODE_SHARE) == leaves and not pool.judging()
+    assert (cpu.node_share < MIN_NODE_SHARE) == leaves
+    assert pool.judging() != leaves  # beside a CPU that stays, the GPU awaits its own verdict
+    pool.shrink(0, started=0)
+    assert not pool.judging() and (gpu.node_share is None) == leaves and not gpu.retired
     assert pool.handing(1) == leaves and cpu.retired == leaves
     assert kept == (10 if leaves else 40) and len(pool.handed) == (1 if leaves else 0) and not pool.returned
     cpu.block_nodes = 0  # judged once: a later slice's rate changes nothing
@@ -409,3 +415,81 @@ def test_what_a_device_that_does_not_pay_hands_over_feeds_the_busy_lead():
     assert lead.more() is None and pool.handed == [too_long] and pool.remaining() == 1
     pool.give_back(0)  # the lead fails: what it was fed goes back with the rest of its block
     assert pool.remaining() == 1 + 55 and len(pool.returned[-1]) == 55
+
+
+def numbered(lo: int, hi: int) -> Paths:
+    """Paths lo..hi-1, each one decision x0 = i: which paths a block holds shows by value."""
+    return Paths.from_list([np.array([0, int(Op.EQ), i, 0], np.int32) for i in range(lo, hi)])
+
+
+def values(p: Paths) -> list[int]:
+    return [int(p.path(i)[2]) for i in range(len(p))]
+
+
+@pytest.mark.parametrize("fault", [None, "1:1", "1:1:1"])
+def test_a_device_joining_late_takes_part_and_loses_nothing(tmp_path, monkeypatch, fault):
+    """The second device's runner is built behind the root split, here 0.1 s late (join=late):
+    the first searches meanwhile, the second joins its search, and the count is exact; a fault
+    of the late device, before its first block or after a slice of it, loses nothing."""
+    monkeypatch.setenv("FZN_GPU_CPU_SUBDEVICES", "2")
+    monkeypatch.setenv("FZN_GPU_MIN_NODE_SHARE", "0")  # it stays once it joins
+    monkeypatch.setenv("FZN_GPU_TEST_HOOKS", "join=late:0.1" + (f";device={fault}" if fault else ""))
+    r = run("-a", "--count-only", "--bucket", "off", "-s", fzn(tmp_path, queens_by_pairs(13)))
+    assert r.returncode == 0 and stat(r.stdout, "solutions") == "73712" and "==========" in r.stdout, r.stderr
+    if fault is None:
+        assert int(stat(r.stdout, "d1_blocks")) >= 1 and int(stat(r.stdout, "d1_subSearchSpaces")) > 0, r.stdout
+    else:
+        assert stat(r.stdout, "d1_failed") is None or "injected" in stat(r.stdout, "d1_failed")
+
+
+def test_a_device_whose_runner_never_joins_leaves_the_search_to_the_others():
+    """balance's `join` says no for one device (its runner failed to build behind the split):
+    it is marked failed and the others search every path, once."""
+    a, b = DeviceShare(0, "a", True, items=8), DeviceShare(1, "b", True, items=8)
+    searched: list[int] = []
+
+    def search_block(i, block, resplit):
+        assert i == 0
+        searched.extend(values(block))
+        return True
+
+    def join(share):
+        if share.index == 1:
+            share.failed = "its program did not build"
+            return False
+        return True
+
+    from fzn_gpu.engine.balance import balance
+
+    assert balance(numbered(0, 30), [a, b], search_block, join=join)
+    assert sorted(searched) == list(range(30)) and b.failed and b.blocks == 0
+
+
+def test_a_device_that_cannot_hand_over_and_does_not_pay_gives_its_unstarted_paths_away():
+    """Judged like any other (a float model's searches cannot hand over): under MIN_NODE_SHARE
+    it gives its unstarted paths to the lead, takes no more, and its searches end where they
+    are; the lead's next slice takes the paths in."""
+    gpu, cpu, pool = _busy_gpu_beside_a_cpu(40, 20)
+    cpu.can_hand_over = False
+    gpu.first_at = cpu.first_at = time.monotonic() - 2 * RATE_AFTER_S
+    gpu.block_nodes, cpu.block_nodes = 100_000, 100
+    assert pool.shrink(1, started=5) == 5 and cpu.retired and cpu.node_share is not None
+    assert len(pool.handed) == 1 and len(pool.handed[0]) == 15
+    assert pool.donations_wanted(1, idle_items=0, unstarted=0, items=16) == 0
+    fed = BlockSplit(pool, gpu).more()
+    assert fed is not None and len(fed) == 15 and pool.running[0].n == 55
+
+
+def test_a_float_model_on_two_devices_counts_exactly_whichever_leaves(tmp_path, two_devices, monkeypatch):
+    """A model with a float variable: both devices run the work-item kernel and their searches
+    cannot hand over; with the threshold at 1 the device judged first gives its unstarted paths
+    away and ends its searches, at 0 none does; the count is exact either way."""
+    text = queens_by_pairs(13).replace(
+        "solve satisfy;", "var 0.0..10.0: f;\nconstraint float_eq(f, 2.5);\nsolve satisfy;"
+    )
+    for share, leaves in (("1", True), ("0", False)):
+        monkeypatch.setenv("FZN_GPU_MIN_NODE_SHARE", share)
+        r = run("-a", "--count-only", "--bucket", "off", "-s", fzn(tmp_path, text))
+        assert r.returncode == 0 and stat(r.stdout, "solutions") == "73712" and "==========" in r.stdout, r.stderr
+        handed = [stat(r.stdout, f"d{i}_handedOver") for i in (0, 1)]
+        assert ("1" in handed) == leaves, r.stdout

@@ -139,7 +139,7 @@ def test_a_device_failing_after_it_donated_loses_and_repeats_nothing(
     tmp_path, resplit_often, monkeypatch, fault, kernel_with_clock
 ):
     monkeypatch.setenv("FZN_GPU_CPU_SUBDEVICES", "2")
-    monkeypatch.setenv("FZN_GPU_TEST_HOOKS", f"device={fault}")
+    monkeypatch.setenv("FZN_GPU_TEST_HOOKS", f"join=ready;device={fault}")
     r = run("-a", "--count-only", "--bucket", "off", "-s", fzn(tmp_path, queens_by_pairs(11)))
     assert r.returncode == 0 and stat(r.stdout, "solutions") == "2680" and "==========" in r.stdout
     r = run("-a", "-s", "--check", fzn(tmp_path, QUEENS10, "q10.fzn"))

@@ -24,7 +24,8 @@ less what it gave away, so nothing is searched twice.
 
 A device whose share of the search's node rate stays under MIN_NODE_SHARE once every device
 has searched RATE_AFTER_S hands over the same way, busy or idle the others: a share of zero
-in PHACT's ranking. Beside a CPU a GPU's kernel ran slower for the same nodes, by more than
+in PHACT's ranking (a device whose searches cannot hand over gives its unstarted paths away
+and ends the searches it runs). Beside a CPU a GPU's kernel ran slower for the same nodes, by more than
 the few per cent of the nodes the CPU expanded, so the CPU cost more than it gave; node rates
 are known after a slice, where a device's first finished path can take seconds
 (docs/bench/measurements.md, "A device whose node rate does not pay leaves", and "A slow
@@ -35,6 +36,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -237,19 +239,20 @@ class WorkPool:
         return mine is not None and theirs is not None and theirs >= self.hand_over_speedup * mine
 
     def judging(self) -> bool:
-        """Whether some device that can hand over still awaits its node-rate verdict: until
-        then every device reports its nodes after each slice (a read of its counters)."""
-        return self.counts_nodes and any(
-            s.can_hand_over and s.node_share is None and s.failed is None and not s.retired and s.done_at is None
-            for s in self.shares
-        )
+        """Whether some device still awaits its node-rate verdict, beside another still
+        searching: until then every device reports its nodes after each slice (a read of its
+        counters)."""
+        live = [s for s in self.shares if s.failed is None and not s.retired and s.done_at is None]
+        return self.counts_nodes and len(live) > 1 and any(s.node_share is None for s in live)
 
     def _does_not_pay(self, holder: DeviceShare) -> bool:
         """Whether the holder's share of the live devices' node rate, measured once every one
-        has searched RATE_AFTER_S, is under MIN_NODE_SHARE (and it can hand over). Sets
-        `holder.node_share` once judged: the verdict is taken once."""
-        if not holder.can_hand_over:
-            return False
+        has searched RATE_AFTER_S, is under MIN_NODE_SHARE. Sets `holder.node_share` once
+        judged: the verdict is taken once. One that does not pay gives its unstarted paths
+        away and takes no more (shrink); its searches hand what they have left over too where
+        they can (the work-item kernel without float points), and otherwise end where they
+        are (beside a GPU's work-item kernel, a float model's CPU searching to the end of its
+        blocks made the count 1.45 times as long: docs/bench/measurements.md)."""
         now = time.monotonic()
         live = [s for s in self.shares if s.failed is None and not s.retired and s.done_at is None]
         if len(live) < 2:
@@ -395,17 +398,38 @@ def by_rank(rank: float, left: int, live: list[DeviceShare]) -> int:
     return math.ceil(rank * left) if in_tail(left, live) else int(rank * left / 2)
 
 
-def balance(paths: Paths, shares: list[DeviceShare], search_block, lead_all: bool = True) -> bool:
+def balance(
+    paths: Paths,
+    shares: list[DeviceShare],
+    search_block,
+    lead_all: bool = True,
+    join: Callable[[DeviceShare], bool] | None = None,
+) -> bool:
     """Search every path on every device; True when every one was searched to the end (not
     stopped by the time limit or the solution limit). `search_block(i, paths, resplit) -> bool` searches
     one block on device i, with a BlockSplit as its Resplit between slices (runner.run_phase), and
     says whether it finished (False: time limit or stop); it raises DeviceFault when the
-    device failed, which hands the block back to the others. `lead_all`: as WorkPool's."""
+    device failed, which hands the block back to the others. `lead_all`: as WorkPool's.
+    `join(share)`, on each device's thread before its first block, readies a device that joins
+    late (its runner built behind the split: joining.py); False leaves it out (`share.failed`
+    says why), and the others search without it."""
     stop = threading.Event()
     pool = WorkPool(paths, shares, stop, lead_all)
     errors: list[BaseException] = []
 
     def worker(share: DeviceShare) -> None:
+        if share.blocks == 0 and join is not None:
+            try:
+                joined = join(share)
+            except BaseException as err:  # a bug: stop everyone
+                errors.append(err)
+                stop.set()
+                joined = False
+            if not joined:
+                share.done_at = time.monotonic()
+                with pool.lock:
+                    pool.changed.notify_all()
+                return
         while not stop.is_set():
             rb = pool.take(share)
             if rb is None:

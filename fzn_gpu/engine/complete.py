@@ -22,6 +22,7 @@ from .faults import DeviceFault
 from .floats import objective_keys
 from .incumbent import Incumbent, Outcome, report_improvements
 from .interface import JoinCluster
+from .joining import RunnersBehind
 from .ordered import OrderedSolutions
 from .pack import DeviceModel
 from .paths import Paths
@@ -68,8 +69,13 @@ class CompleteSearch:
         self.runner = Runner(self.devices[0], dm, seed=opts.seed, verbose=opts.verbose)
         self.runners = [self.runner]
         self.others_started = False  # _start_other_devices ran
+        # the other devices' runners, built behind the root split (joining.py): those not yet
+        # joined, by their index in `behind`
+        self.behind: RunnersBehind | None = None
+        self.pending: list[int] = []
         self.gpu_time_share: TimeShare = 1.0  # of each GPU's wall time (share_gpus)
-        self.shares: list[DeviceShare] = []
+        self._shares: list[DeviceShare] = []  # the balancer's, joined or not (`shares`)
+        self._share_of: dict[int, DeviceShare] = {}  # id(runner) -> its share
         self._lock = threading.RLock()  # device threads report solutions and counts
         self.optimising = dm.obj_var >= 0
         self.limit = opts.solution_limit(self.optimising)
@@ -218,6 +224,8 @@ class CompleteSearch:
         try:
             if self.sequential:  # the dive is the whole search: `whole` (None: time limit)
                 return self._finish(bool(self._dive(deadline, whole=True)))
+            if self.cluster is None:
+                self._start_others_behind()  # built while this device dives and splits
             if r.tuning.dive_ms and self.dive and (self.optimising or self.limit == 1) and not self.count_only:
                 try:
                     dived = self._dive(deadline)
@@ -243,8 +251,9 @@ class CompleteSearch:
             if self.cluster is not None:  # this machine splits the root; the workers search
                 target = self.cluster.target()
             else:
-                self._start_other_devices()
+                self._start_others_behind()
                 target = sum(x.tuning.subs_per_item * x.max_items for x in self.runners)
+                target += self.behind.split_target() if self.behind is not None else 0
             first = True
             # expansion passes: each turns every path into its children `cutoff` levels down
             while first or (len(paths) < target and self.outcome.expansions < MAX_EXPANSIONS):
@@ -319,6 +328,7 @@ class CompleteSearch:
         held its solutions until its end, and the next device runs that pass again from the
         same paths (the passes before it are done: their solutions printed, their frontier
         kept). With no other device, the run ends in an error."""
+        self._start_other_devices()  # those still building: the split goes on on one of them
         others = [x for x in self.runners if x is not failed]
         if not others:
             raise FznError(f"every device failed: {failed.device.name}: {fault}")
@@ -329,14 +339,33 @@ class CompleteSearch:
         return self.runner
 
     # -- several devices
+    @property
+    def shares(self) -> list[DeviceShare]:
+        """Each runner's share of the work, in the order of `runners` (a device whose runner
+        never joined has none)."""
+        with self._lock:
+            return [self._share_of[id(x)] for x in self.runners if id(x) in self._share_of]
+
+    def _start_others_behind(self) -> None:
+        """The other devices' runners start building, each on a thread of its own (joining.py),
+        while this one splits the root; they join the search as they become ready (_join)."""
+        if self.ordered or self.others_started or len(self.devices) < 2 or self.behind is not None:
+            return
+        self.behind = RunnersBehind(self.devices[1:], self.dm, self.opts)
+        self.pending = list(range(len(self.devices) - 1))
+
     def _start_other_devices(self) -> None:
-        """Runners for the other devices (kernel builds included); one that fails to build is
-        left out, said on stderr with -v. An ordered search runs on the first device alone
-        (engine/ordered.py keeps one device's paths in order)."""
+        """Runners for the other devices (kernel builds included), waited for; one that fails to
+        build is left out, said on stderr with -v. An ordered search runs on the first device
+        alone (engine/ordered.py keeps one device's paths in order)."""
         if self.ordered or self.others_started:
             return
         self.others_started = True
-        self.runners += other_runners(self.devices[1:], self.dm, self.opts)
+        if self.behind is None:
+            self.runners += other_runners(self.devices[1:], self.dm, self.opts)
+        else:
+            pending, self.pending = self.pending, []
+            self.runners += [x for x in map(self.behind.wait, pending) if x is not None]
         self.share_gpus(self.gpu_time_share)
 
     def _search_all(self, paths: Paths, deadline: float | None) -> bool:
@@ -349,28 +378,68 @@ class CompleteSearch:
             with self._lock:
                 self._release(None)
             return finished
-        if len(self.runners) == 1:
+        if len(self.runners) == 1 and not self.pending:
             finished, _ = r.run_phase(
                 paths, 0, False, self._on_slice(r), deadline, count_only=self.count_only, resplit=SelfSplit()
             )
             self.counted += r.phase_solutions if self.count_only else 0
             return finished
-        for other in self.runners[1:]:  # the root as propagated by the first device, its bound
-            other.root_lb, other.root_ub, other.root_bits = r.root_lb.copy(), r.root_ub.copy(), r.root_bits.copy()
-            other.root_fb = r.root_fb.copy()
-            other.set_best(r.best())
+        if hooks.join_ready():  # a test's: every device searches from the start
+            self._start_other_devices()
+        self.others_started = True
+        for other in self.runners[1:]:
+            self._take_root(other)
         # a work-item search can hand all it has left over (balance.py); float points stay put
-        self.shares = [
+        shares = [
             DeviceShare(i, x.device.name, x.device.is_gpu, x.max_items, can_hand_over=not x.group and self.dm.nf == 0)
             for i, x in enumerate(self.runners)
         ]
-        return balance(paths, self.shares, lambda i, block, resplit: self._search_block(i, block, resplit, deadline))
+        self._share_of = {id(x): s for x, s in zip(self.runners, shares)}
+        self.by_share: dict[int, Runner] = dict(enumerate(self.runners))
+        waiting: dict[int, int] = {}  # share index -> the device's index in `behind`
+        assert self.behind is not None or not self.pending
+        for k in self.pending:
+            device = self.behind.devices[k]  # type: ignore[union-attr]
+            waiting[len(shares)] = k
+            items, hands = self.behind.estimated_items(k), self.behind.hands_over(k)  # type: ignore[union-attr]
+            shares.append(DeviceShare(len(shares), device.name, device.is_gpu, items, can_hand_over=hands))
+        self._shares = shares
+
+        def join(share: DeviceShare) -> bool:
+            """On the device's own thread, before its first block: its runner, once built,
+            takes the root as the first device propagated it and the best bound."""
+            if share.index not in waiting or share.index in self.by_share:  # joined (a later round)
+                return True
+            runner = self.behind.wait(waiting[share.index])  # type: ignore[union-attr]
+            if runner is None:
+                share.failed = "its program did not build"
+                return False
+            self._take_root(runner)
+            with self._lock:
+                self.pending.remove(waiting[share.index])
+                share.items, share.can_hand_over = runner.max_items, not runner.group and self.dm.nf == 0
+                self.by_share[share.index] = runner
+                self._share_of[id(runner)] = share
+                self.runners = self.runners + [runner]
+                share_gpus([runner], self.gpu_time_share, self.cancel)
+            return True
+
+        return balance(
+            paths, shares, lambda i, block, resplit: self._search_block(i, block, resplit, deadline), join=join
+        )
+
+    def _take_root(self, other: Runner) -> None:
+        """The root as propagated by the first device, and its bound."""
+        r = self.runner
+        other.root_lb, other.root_ub, other.root_bits = r.root_lb.copy(), r.root_ub.copy(), r.root_bits.copy()
+        other.root_fb = r.root_fb.copy()
+        other.set_best(r.best())
 
     def _search_block(self, i: int, block: Paths, resplit: Resplit, deadline: float | None) -> bool:
         """One block on device i. Satisfaction solutions are held until the block is done, so
         that a device failing midway (its block searched again elsewhere) prints nothing
         twice; improvements of an optimisation print at once (a repeat is no improvement)."""
-        runner = self.runners[i]
+        runner = self.by_share[i]
         held: list[np.ndarray] = []
 
         def on_slice(sols) -> bool:

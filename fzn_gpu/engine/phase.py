@@ -157,10 +157,10 @@ class Phase:
                 )
                 r.queue.finish()
             return
-        mf = cl.mem_flags
-        data = part.data if len(part.data) else np.zeros(1, np.int32)
-        self.SUBP = cl.Buffer(r.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=part.ptr)
-        self.SUBD = cl.Buffer(r.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=data)
+        # the runner's buffers of the last upload, written by queued copies: a re-splitting
+        # phase uploads its unstarted paths at every slice that brings donations, and two new
+        # buffers each time cost an allocation and a wait on the device's driver
+        self.SUBP, self.SUBD = self.put("sub_ptr", part.ptr), self.put("sub_data", part.data)
 
     def _buffers(self) -> None:
         """Every buffer of the phase, its searches' status rows and counters, the root and the
@@ -420,7 +420,9 @@ class Phase:
         if self.handover:  # every search's records, as many as fit
             self.donate = self.emit_cap
         r.ctrl[Ctrl.DONATED] = 0
-        cl.enqueue_copy(r.queue, r.ctrl_buf, r.ctrl)
+        # queued: the launch's read of the control block comes after it, and nothing changes
+        # the host's copy before that read; its event is kept until then (`uploads`)
+        self.uploads.append(cl.enqueue_copy(r.queue, r.ctrl_buf, r.ctrl, is_blocking=False))
 
     def verbose_line(self, dt: float, budget: int, nsol: int) -> None:
         r, st = self.r, self.st

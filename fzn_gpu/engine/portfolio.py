@@ -248,8 +248,10 @@ class PortfolioSearch:
         stats["bnbImprovements"], stats["lnsImprovements"] = by["bnb"], by["lns"]
         if self.proved_by is not None:  # the engine whose search ended the run with its proof
             stats["provedBy"] = self.proved_by
-        stats["bnbDevices"] = "; ".join(r.device.name for r in self.bnb.runners)
-        stats["lnsDevices"] = "; ".join(r.device.name for r in self.lns.runners)
+        # the devices each engine was given (a device beside branch and bound's first joins once
+        # its runner is built: a short proof may end before)
+        stats["bnbDevices"] = "; ".join(d.name for d in self.bnb.devices)
+        stats["lnsDevices"] = "; ".join(d.name for d in self.lns.devices)
         stats.update(self.bnb.extra_stats())  # branch and bound's workers on a cluster (--cluster)
         if self.bucket is not None and self.bucket.search is not None:
             stats["bucketImprovements"] = by.get("bucket", 0)
