@@ -411,6 +411,13 @@ SETTINGS: tuple[Setting, ...] = (
     # -- devices
     _s("FZN_GPU_CPU_SUBDEVICES", "int", "", "devices", "N: the CPU split into N OpenCL sub-devices", minimum=1),
     _s("FZN_GPU_CPU_ALL_CORES", "flag", "0", "devices", "1: a CPU beside GPUs keeps all its cores"),
+    _s(
+        "FZN_GPU_RANKING",
+        "flag",
+        "1",
+        "devices",
+        "0: a complete search on several devices does not leave out those a recent one judged not paying (engine/ranking.py)",
+    ),
     # -- test hooks
     _s(
         "FZN_GPU_TEST_HOOKS",

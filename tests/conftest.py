@@ -9,6 +9,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 # Every solver process the tests start runs on its own, as before the solver server existed
 # (and no test leaves a server behind); tests/test_server.py runs through a server of its own.
 os.environ["FZN_GPU_SERVER"] = "off"
+# nor leaves a device out for a verdict an earlier test's search recorded (engine/ranking.py):
+# tests/test_ranking.py turns it on, over a cache of its own
+os.environ["FZN_GPU_RANKING"] = "0"
 
 
 KERNELS = ["item", "group"]

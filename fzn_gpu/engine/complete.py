@@ -17,6 +17,7 @@ from ..errors import FznError
 from ..flatzinc.model import Model
 from ..options import SolveOptions
 from ..runtime.device import Device
+from . import ranking
 from .balance import DeviceShare, balance
 from .faults import DeviceFault
 from .floats import objective_keys
@@ -73,6 +74,10 @@ class CompleteSearch:
         # joined, by their index in `behind`
         self.behind: RunnersBehind | None = None
         self.pending: list[int] = []
+        # devices a recent search on the same devices judged not paying (ranking.py): left out
+        # of this one from the start, name -> why; `ranked` the devices as given, the record's key
+        self.ranked_out: dict[str, str] = {}
+        self.ranked = list(self.devices)
         self.gpu_time_share: TimeShare = 1.0  # of each GPU's wall time (share_gpus)
         self._shares: list[DeviceShare] = []  # the balancer's, joined or not (`shares`)
         self._share_of: dict[int, DeviceShare] = {}  # id(runner) -> its share
@@ -225,6 +230,7 @@ class CompleteSearch:
             if self.sequential:  # the dive is the whole search: `whole` (None: time limit)
                 return self._finish(bool(self._dive(deadline, whole=True)))
             if self.cluster is None:
+                self._leave_out_by_rank()
                 self._start_others_behind()  # built while this device dives and splits
             if r.tuning.dive_ms and self.dive and (self.optimising or self.limit == 1) and not self.count_only:
                 try:
@@ -346,6 +352,18 @@ class CompleteSearch:
         with self._lock:
             return [self._share_of[id(x)] for x in self.runners if id(x) in self._share_of]
 
+    def _leave_out_by_rank(self) -> None:
+        """The devices a recent search on the same devices judged not paying stay out of this
+        one (ranking.py), said on stderr with -v and under -s."""
+        if self.ordered or self.others_started or len(self.devices) < 2 or self.behind is not None:
+            return
+        self.ranked_out = ranking.left_out(self.devices, self.dm.nf > 0)
+        if self.ranked_out:
+            self.devices = [d for d in self.devices if d.name not in self.ranked_out]
+            if self.opts.verbose:
+                for name, why in self.ranked_out.items():
+                    print(f"fzn-gpu: leaving out {name}: {why}", file=sys.stderr)
+
     def _start_others_behind(self) -> None:
         """The other devices' runners start building, each on a thread of its own (joining.py),
         while this one splits the root; they join the search as they become ready (_join)."""
@@ -424,9 +442,13 @@ class CompleteSearch:
                 share_gpus([runner], self.gpu_time_share, self.cancel)
             return True
 
-        return balance(
+        finished = balance(
             paths, shares, lambda i, block, resplit: self._search_block(i, block, resplit, deadline), join=join
         )
+        if not self.ranked_out:  # every device of the record's set searched: their verdicts
+            verdicts = {s.name: s.node_share for s in shares if s.node_share is not None}
+            ranking.record(self.ranked, self.dm.nf > 0, verdicts)  # type: ignore[arg-type]
+        return finished
 
     def _take_root(self, other: Runner) -> None:
         """The root as propagated by the first device, and its bound."""
@@ -497,7 +519,10 @@ class CompleteSearch:
             runner.set_best(best)
 
     def extra_stats(self) -> dict[str, object]:
-        return self.cluster.stats() if self.cluster is not None else {}
+        stats = self.cluster.stats() if self.cluster is not None else {}
+        if self.ranked_out:  # left out by a recent search's node-rate verdict (ranking.py)
+            stats["devicesRankedOut"] = "; ".join(f"{name}: {why}" for name, why in self.ranked_out.items())
+        return stats
 
     def progress(self) -> Outcome:
         """The outcome so far, for a run cut short (interrupt, time limit): never complete. An

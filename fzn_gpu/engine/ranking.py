@@ -1,0 +1,111 @@
+"""Which devices paid for their part of a complete search beside the others, kept between runs:
+PHACT's ranking from measured speed, with a share of zero (../shared/papers/phact-*.txt).
+
+A search on several devices judges each device's share of their node rate once all have
+searched a quarter of a second (balance.py, MIN_NODE_SHARE); one under it hands its search
+over. That trial costs the quarter of a second and the device's start: beside an H200 the CPU
+(PoCL on 15 cores) expanded 2-9 % of the GPU's nodes on every count measured, and its trial
+left 15-queens 10 % slower than the GPU alone, 16-queens in a process of its own 4-5 %
+(docs/bench/measurements.md, "Several devices on one search"). So the verdicts are recorded
+here, per set of devices and kernel (a float model's work-item kernel on the GPU is another
+match-up than the work-group kernel's), and a device judged not paying in a recent search is
+left out of the next ones from the start (`-s`: devicesRankedOut). It is tried again at the
+RECHECK_RUNS-th search after its verdict, or once the verdict is RECHECK_S old, so that a
+faster driver or a model it suits can win it back.
+
+The records lie beside the kernel builds' (build_record.records_dir()), one small JSON file per
+set of devices; a record this user does not own, or cannot read, counts as none."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+
+from .. import settings
+from ..runtime import build_record
+from ..runtime.device import Device
+from .balance import MIN_NODE_SHARE
+from .runner import Tuning
+
+RECHECK_RUNS = 16  # a device left out is tried again at this many searches after its verdict
+RECHECK_S = 3600.0  # or once its verdict is this old
+
+
+def ranking_dir() -> Path:
+    return build_record.records_dir() / "ranking"
+
+
+def _key(devices: list[Device], floats: bool) -> str:
+    """The record's name: the devices of the search (name, platform) and the kernel each runs."""
+    parts = sorted(f"{d.name}\1{d.platform}\1{Tuning.for_device(d, floats=floats).model}" for d in devices)
+    return hashlib.sha256("\0".join([*parts, str(floats)]).encode()).hexdigest()[:40]
+
+
+def _read(path: Path) -> dict:
+    """The record at `path`, or {} (none, not this user's, unreadable)."""
+    try:
+        if path.stat().st_uid != os.getuid():
+            return {}
+        data = json.loads(path.read_text())
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _write(path: Path, data: dict) -> None:
+    """Written whole (a temporary file renamed); a cache that cannot be written leaves every
+    search judging its devices afresh, silently."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}")
+        tmp.write_text(json.dumps(data))
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def enabled() -> bool:
+    return settings.flag("FZN_GPU_RANKING", True)
+
+
+def left_out(devices: list[Device], floats: bool, now: float | None = None) -> dict[str, str]:
+    """The devices (never the first) that a recent search on these devices judged not paying:
+    name -> why. Counts this search against each one's RECHECK_RUNS."""
+    if not enabled() or len(devices) < 2:
+        return {}
+    path = ranking_dir() / _key(devices, floats)
+    data = _read(path)
+    shares, at = data.get("shares"), data.get("at")
+    if not isinstance(shares, dict) or not isinstance(at, (int, float)):
+        return {}
+    now = time.time() if now is None else now
+    threshold = settings.number("FZN_GPU_MIN_NODE_SHARE", MIN_NODE_SHARE)
+    out: dict[str, str] = {}
+    for d in devices[1:]:
+        entry = shares.get(d.name)
+        if not isinstance(entry, dict):
+            continue
+        share, skipped = entry.get("share"), entry.get("skipped", 0)
+        if not isinstance(share, (int, float)) or not isinstance(skipped, int):
+            continue
+        if share < threshold and skipped < RECHECK_RUNS and 0 <= now - at < RECHECK_S:
+            out[d.name] = (
+                f"its share of the node rate was {share:.3f} beside the others in a recent search "
+                f"(under {threshold}); tried again within {RECHECK_RUNS - skipped} searches"
+            )
+            entry["skipped"] = skipped + 1
+    if out:
+        _write(path, data)
+    return out
+
+
+def record(devices: list[Device], floats: bool, verdicts: dict[str, float], now: float | None = None) -> None:
+    """The node-rate shares judged in a search on `devices` (name -> share): the next searches
+    on the same devices leave those under MIN_NODE_SHARE out."""
+    if not enabled() or len(devices) < 2 or not verdicts:
+        return
+    shares = {name: {"share": float(share), "skipped": 0} for name, share in verdicts.items()}
+    _write(ranking_dir() / _key(devices, floats), {"at": time.time() if now is None else now, "shares": shares})
