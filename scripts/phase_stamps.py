@@ -7,35 +7,26 @@ Search's host part). Run in the process (FZN_GPU_SERVER=off):
     FZN_GPU_SERVER=off python3 scripts/phase_stamps.py [fzn-gpu arguments]"""
 
 import functools
-import importlib
-import sys
 import time
 
-T0 = time.monotonic()
-
-
-def stamp(what: str) -> None:
-    print(f"phase {time.monotonic() - T0:7.3f} {what}", file=sys.stderr, flush=True)
+from stamps import replace, run_fzn_gpu, stamp
 
 
 def wrap(module: str, attr: str) -> None:
     """`module.attr` (or `module.Class.method`) stamped on entry and exit."""
-    owner = importlib.import_module(module)
-    name = attr
-    if "." in attr:
-        cls, name = attr.split(".")
-        owner = getattr(owner, cls)
-    fn = getattr(owner, name)
 
-    @functools.wraps(fn)
-    def stamped(*args, **kwargs):
-        stamp(f"> {attr}")
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            stamp(f"< {attr}")
+    def make(fn):
+        @functools.wraps(fn)
+        def stamped(*args, **kwargs):
+            stamp(f"> {attr}")
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                stamp(f"< {attr}")
 
-    setattr(owner, name, stamped)
+        return stamped
+
+    replace(module, attr, make)
 
 
 stamp("start")
@@ -70,18 +61,4 @@ def launch(self, iters):
 
 
 adaptive.DeviceWalks.launch = launch
-from fzn_gpu import exiting  # noqa: E402
-
-_finish = exiting.finish
-
-
-def finish(code):
-    stamp(f"finish (launches {launches['count']}, {launches['seconds']:.3f} s inside them)")
-    _finish(code)
-
-
-exiting.finish = finish
-sys.argv = ["fzn-gpu", *sys.argv[1:]]
-from fzn_gpu.launch import main  # noqa: E402
-
-main()
+run_fzn_gpu(lambda: stamp(f"finish (launches {launches['count']}, {launches['seconds']:.3f} s inside them)"))

@@ -11,46 +11,43 @@ arguments), what is left of the time between slices, and the balancer's waits fo
 
 import collections
 import functools
-import importlib
 import sys
 import threading
 import time
 
-T0 = time.monotonic()
+from stamps import replace, run_fzn_gpu
+from stamps import stamp as stamp_any
+
 STEPS: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
 CALLS: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
-STAMPED = {"load", "select_devices", "pack", "Runner.__init__", "CompleteSearch.run", "CompleteSearch._search_all"}
 
 
 def stamp(what: str) -> None:
-    print(f"phase {time.monotonic() - T0:7.3f} [{threading.current_thread().name}] {what}", file=sys.stderr, flush=True)
+    stamp_any(what, with_thread=True)
 
 
 def wrap(module: str, attr: str, timed: bool = False) -> None:
     """`module.attr` (or `module.Class.method`) stamped on entry and exit, or (`timed`) its
     seconds and calls summed per thread."""
-    owner = importlib.import_module(module)
-    name = attr
-    if "." in attr:
-        cls, name = attr.split(".")
-        owner = getattr(owner, cls)
-    fn = getattr(owner, name)
 
-    @functools.wraps(fn)
-    def wrapped(*args, **kwargs):
-        if not timed:
-            stamp(f"> {attr}")
-        t = time.perf_counter()
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            thread = threading.current_thread().name
-            STEPS[thread][attr] += time.perf_counter() - t
-            CALLS[thread][attr] += 1
+    def make(fn):
+        @functools.wraps(fn)
+        def wrapped(*args, **kwargs):
             if not timed:
-                stamp(f"< {attr}")
+                stamp(f"> {attr}")
+            t = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                thread = threading.current_thread().name
+                STEPS[thread][attr] += time.perf_counter() - t
+                CALLS[thread][attr] += 1
+                if not timed:
+                    stamp(f"< {attr}")
 
-    setattr(owner, name, wrapped)
+        return wrapped
+
+    replace(module, attr, make)
 
 
 stamp("start")
@@ -76,7 +73,6 @@ for module, attr in [
     ("fzn_gpu.engine.paths", "Paths.extend"),
     ("fzn_gpu.engine.paths", "Paths.block"),
     ("fzn_gpu.engine.balance", "WorkPool.shrink"),
-    ("fzn_gpu.engine.balance", "WorkPool.take_fed"),
     ("fzn_gpu.engine.balance", "WorkPool.take"),
 ]:
     wrap(module, attr, timed=True)
@@ -99,12 +95,9 @@ def run_with_callback_timed(self, on_slice):
 
 
 phase.Phase.run = run_with_callback_timed
-from fzn_gpu import exiting  # noqa: E402
-
-_finish = exiting.finish
 
 
-def finish(code):
+def report() -> None:
     stamp("finish")
     for thread, steps in sorted(STEPS.items()):
         inside = ("arguments", "launch", "read_slice", "take_donations", "feed_idle", "on_slice", "pause_after")
@@ -113,11 +106,6 @@ def finish(code):
         left -= steps["on_slice"] + steps["Runner.pause_after"]
         parts = ", ".join(f"{name} {sec:.3f} s/{CALLS[thread][name]}" for name, sec in steps.most_common())
         print(f"steps [{thread}] {parts}; the slice loop's own {left:.3f} s", file=sys.stderr, flush=True)
-    _finish(code)
 
 
-exiting.finish = finish
-sys.argv = ["fzn-gpu", *sys.argv[1:]]
-from fzn_gpu.launch import main  # noqa: E402
-
-main()
+run_fzn_gpu(report)

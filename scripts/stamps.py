@@ -1,0 +1,44 @@
+"""What the scripts that take a run's host time apart share (phase_stamps.py, search_steps.py):
+timestamps since the process began, a module's function replaced by a wrapper, a report at the
+run's end, and the run itself in this process (FZN_GPU_SERVER=off)."""
+
+import importlib
+import sys
+import threading
+import time
+from collections.abc import Callable
+
+T0 = time.monotonic()
+
+
+def stamp(what: str, with_thread: bool = False) -> None:
+    """`what` on stderr after the seconds since this process began (and the thread's name)."""
+    thread = f" [{threading.current_thread().name}]" if with_thread else ""
+    print(f"phase {time.monotonic() - T0:7.3f}{thread} {what}", file=sys.stderr, flush=True)
+
+
+def replace(module: str, attr: str, make: Callable[[Callable], Callable]) -> None:
+    """`module.attr` (or `module.Class.method`) replaced by `make(the original)`."""
+    owner = importlib.import_module(module)
+    name = attr
+    if "." in attr:
+        cls, name = attr.split(".")
+        owner = getattr(owner, cls)
+    setattr(owner, name, make(getattr(owner, name)))
+
+
+def run_fzn_gpu(at_finish: Callable[[], None]) -> None:
+    """fzn-gpu with this script's arguments, `at_finish()` called as the run ends."""
+    from fzn_gpu import exiting
+
+    finish = exiting.finish
+
+    def finishing(code):
+        at_finish()
+        finish(code)
+
+    exiting.finish = finishing
+    sys.argv = ["fzn-gpu", *sys.argv[1:]]
+    from fzn_gpu.launch import main
+
+    main()
