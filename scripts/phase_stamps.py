@@ -6,28 +6,9 @@ seconds inside them. Where a run's time goes besides its kernels (docs/bench/mea
 Search's host part). Run in the process (FZN_GPU_SERVER=off):
     FZN_GPU_SERVER=off python3 scripts/phase_stamps.py [fzn-gpu arguments]"""
 
-import functools
 import time
 
-from stamps import replace, run_fzn_gpu, stamp
-
-
-def wrap(module: str, attr: str) -> None:
-    """`module.attr` (or `module.Class.method`) stamped on entry and exit."""
-
-    def make(fn):
-        @functools.wraps(fn)
-        def stamped(*args, **kwargs):
-            stamp(f"> {attr}")
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                stamp(f"< {attr}")
-
-        return stamped
-
-    replace(module, attr, make)
-
+from stamps import run_fzn_gpu, stamp, wrap
 
 stamp("start")
 import fzn_gpu.engine.adaptive as adaptive  # noqa: E402

@@ -15,39 +15,27 @@ import sys
 import threading
 import time
 
-from stamps import replace, run_fzn_gpu
-from stamps import stamp as stamp_any
+import stamps
+from stamps import run_fzn_gpu
 
 STEPS: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
 CALLS: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
 
 
 def stamp(what: str) -> None:
-    stamp_any(what, with_thread=True)
+    stamps.stamp(what, with_thread=True)
+
+
+def add_time(attr: str, seconds: float) -> None:
+    thread = threading.current_thread().name
+    STEPS[thread][attr] += seconds
+    CALLS[thread][attr] += 1
 
 
 def wrap(module: str, attr: str, timed: bool = False) -> None:
     """`module.attr` (or `module.Class.method`) stamped on entry and exit, or (`timed`) its
     seconds and calls summed per thread."""
-
-    def make(fn):
-        @functools.wraps(fn)
-        def wrapped(*args, **kwargs):
-            if not timed:
-                stamp(f"> {attr}")
-            t = time.perf_counter()
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                thread = threading.current_thread().name
-                STEPS[thread][attr] += time.perf_counter() - t
-                CALLS[thread][attr] += 1
-                if not timed:
-                    stamp(f"< {attr}")
-
-        return wrapped
-
-    replace(module, attr, make)
+    stamps.wrap(module, attr, stamped=not timed, with_thread=True, timed=add_time)
 
 
 stamp("start")
@@ -87,9 +75,7 @@ def run_with_callback_timed(self, on_slice):
         try:
             return on_slice(sols)
         finally:
-            thread = threading.current_thread().name
-            STEPS[thread]["on_slice"] += time.perf_counter() - t
-            CALLS[thread]["on_slice"] += 1
+            add_time("on_slice", time.perf_counter() - t)
 
     return _run_phase(self, timed)
 

@@ -2,6 +2,7 @@
 timestamps since the process began, a module's function replaced by a wrapper, a report at the
 run's end, and the run itself in this process (FZN_GPU_SERVER=off)."""
 
+import functools
 import importlib
 import sys
 import threading
@@ -25,6 +26,35 @@ def replace(module: str, attr: str, make: Callable[[Callable], Callable]) -> Non
         cls, name = attr.split(".")
         owner = getattr(owner, cls)
     setattr(owner, name, make(getattr(owner, name)))
+
+
+def wrap(
+    module: str,
+    attr: str,
+    stamped: bool = True,
+    with_thread: bool = False,
+    timed: Callable[[str, float], None] | None = None,
+) -> None:
+    """`module.attr` (or `module.Class.method`) stamped on entry (>) and exit (<), and, with
+    `timed`, its seconds handed to `timed(attr, seconds)` at each call's end."""
+
+    def make(fn):
+        @functools.wraps(fn)
+        def wrapped(*args, **kwargs):
+            if stamped:
+                stamp(f"> {attr}", with_thread)
+            t = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                if timed is not None:
+                    timed(attr, time.perf_counter() - t)
+                if stamped:
+                    stamp(f"< {attr}", with_thread)
+
+        return wrapped
+
+    replace(module, attr, make)
 
 
 def run_fzn_gpu(at_finish: Callable[[], None]) -> None:
