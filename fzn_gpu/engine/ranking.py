@@ -94,7 +94,8 @@ def left_out(devices: list[Device], floats: bool, now: float | None = None) -> d
         if share < threshold and skipped < RECHECK_RUNS and 0 <= now - at < RECHECK_S:
             out[d.name] = (
                 f"its share of the node rate was {share:.3f} beside the others in a recent search "
-                f"(under {threshold}); tried again within {RECHECK_RUNS - skipped} searches"
+                f"(under {threshold}); tried again within {RECHECK_RUNS - skipped} "
+                f"{'search' if RECHECK_RUNS - skipped == 1 else 'searches'}"
             )
             entry["skipped"] = skipped + 1
     if out:
