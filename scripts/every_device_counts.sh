@@ -9,7 +9,8 @@
 #   two H200s: A=0 B=gpu OWN=0 INSTANCES="nqueens:17 nqueens:18 costas:14" bash scripts/every_device_counts.sh OUT
 # A and B are --devices values (default gpu and all); ROUNDS (3) rounds after a warm-up of each,
 # whose first every-device run records the devices' ranking (engine/ranking.py); OWN (2) rounds in
-# processes of their own on OWN_INSTANCES; NORANK=1 adds a run of B with FZN_GPU_RANKING=0 each.
+# processes of their own on OWN_INSTANCES; NORANK=1 adds a run of B with FZN_GPU_RANKING=0 each
+# (a server of its own answers those settings: the first such run pays a solver process's start).
 # On the GPU machine it sources scripts/device_env.sh and builds the kernels first.
 set -uo pipefail
 out=${1:?usage: $0 OUT}
