@@ -4,6 +4,7 @@ RECHECK_RUNS searches or RECHECK_S seconds; the first device never; a record tha
 user's, or not readable, counts as none."""
 
 import os
+import threading
 import time
 
 import pytest
@@ -91,3 +92,29 @@ def test_a_search_records_its_verdicts_and_the_next_starts_without_the_device(ra
     out = stat(second.stdout, "devicesRankedOut")
     assert out is not None and names[1] in out and stat(second.stdout, "devices") == "1", second.stdout
     assert "leaving out" in second.stderr and "Traceback" not in second.stderr
+
+
+def test_a_folder_others_may_write_is_neither_read_nor_written(ranked):
+    """A cache folder others may write in (FZN_GPU_CACHE_DIR under a shared /tmp, say): a record
+    there could be another user's, so none is read, none written; a link at the temporary
+    file's name is never followed."""
+    now = time.time()
+    ranking.record([GPU, CPU], False, {"cpu": 0.01}, now=now)
+    folder = ranking.ranking_dir()
+    assert list(ranking.left_out([GPU, CPU], floats=False, now=now)) == ["cpu"]
+    folder.chmod(0o777)
+    assert ranking.left_out([GPU, CPU], floats=False, now=now) == {}  # not read
+    (record,) = [p for p in folder.iterdir() if not p.name.startswith(".")]
+    before = record.read_text()
+    ranking.record([GPU, CPU], False, {"cpu": 0.5}, now=now)
+    assert record.read_text() == before  # not written
+    folder.chmod(0o700)
+    target = ranked / "elsewhere"
+    target.write_text("untouched")
+    tmp = record.with_name(f".{record.name}.{os.getpid()}.{threading.get_ident()}")
+    tmp.symlink_to(target)
+    ranking.record([GPU, CPU], False, {"cpu": 0.5}, now=now)
+    assert target.read_text() == "untouched" and record.read_text() == before  # the write gave up
+    tmp.unlink()
+    ranking.record([GPU, CPU], False, {"cpu": 0.5}, now=now)
+    assert ranking.left_out([GPU, CPU], floats=False, now=now) == {}  # it pays now

@@ -252,7 +252,7 @@ class WorkPool:
         away and takes no more (shrink); its searches hand what they have left over too where
         they can (the work-item kernel without float points), and otherwise end where they
         are (beside a GPU's work-item kernel, a float model's CPU searching to the end of its
-        blocks made the count 1.45 times as long: docs/bench/measurements.md)."""
+        blocks held the count's end: docs/bench/measurements.md)."""
         now = time.monotonic()
         live = [s for s in self.shares if s.failed is None and not s.retired and s.done_at is None]
         if len(live) < 2:

@@ -81,6 +81,7 @@ class CompleteSearch:
         self.gpu_time_share: TimeShare = 1.0  # of each GPU's wall time (share_gpus)
         self._shares: list[DeviceShare] = []  # the balancer's, joined or not (`shares`)
         self._share_of: dict[int, DeviceShare] = {}  # id(runner) -> its share
+        self.by_share: dict[int, Runner] = {}  # the balancer's share index -> its runner
         self._lock = threading.RLock()  # device threads report solutions and counts
         self.optimising = dm.obj_var >= 0
         self.limit = opts.solution_limit(self.optimising)
@@ -352,10 +353,20 @@ class CompleteSearch:
         with self._lock:
             return [self._share_of[id(x)] for x in self.runners if id(x) in self._share_of]
 
+    def _others_unstarted(self) -> bool:
+        """Whether other devices may still join this search and none has started: an ordered
+        search runs on the first device alone (engine/ordered.py keeps one device's paths in order)."""
+        return not (self.ordered or self.others_started or len(self.devices) < 2 or self.behind is not None)
+
+    def _hands_over(self, runner: Runner) -> bool:
+        """Whether runner's searches can hand all they have left over (balance.py): the
+        work-item kernel, no float points."""
+        return not runner.group and self.dm.nf == 0
+
     def _leave_out_by_rank(self) -> None:
         """The devices a recent search on the same devices judged not paying stay out of this
         one (ranking.py), said on stderr with -v and under -s."""
-        if self.ordered or self.others_started or len(self.devices) < 2 or self.behind is not None:
+        if not self._others_unstarted():
             return
         self.ranked_out = ranking.left_out(self.devices, self.dm.nf > 0)
         if self.ranked_out:
@@ -367,7 +378,7 @@ class CompleteSearch:
     def _start_others_behind(self) -> None:
         """The other devices' runners start building, each on a thread of its own (joining.py),
         while this one splits the root; they join the search as they become ready (_join)."""
-        if self.ordered or self.others_started or len(self.devices) < 2 or self.behind is not None:
+        if not self._others_unstarted():
             return
         self.behind = RunnersBehind(self.devices[1:], self.dm, self.opts)
         self.pending = list(range(len(self.devices) - 1))
@@ -409,11 +420,11 @@ class CompleteSearch:
             self._take_root(other)
         # a work-item search can hand all it has left over (balance.py); float points stay put
         shares = [
-            DeviceShare(i, x.device.name, x.device.is_gpu, x.max_items, can_hand_over=not x.group and self.dm.nf == 0)
+            DeviceShare(i, x.device.name, x.device.is_gpu, x.max_items, can_hand_over=self._hands_over(x))
             for i, x in enumerate(self.runners)
         ]
         self._share_of = {id(x): s for x, s in zip(self.runners, shares)}
-        self.by_share: dict[int, Runner] = dict(enumerate(self.runners))
+        self.by_share = dict(enumerate(self.runners))
         waiting: dict[int, int] = {}  # share index -> the device's index in `behind`
         assert self.behind is not None or not self.pending
         for k in self.pending:
@@ -435,7 +446,7 @@ class CompleteSearch:
             self._take_root(runner)
             with self._lock:
                 self.pending.remove(waiting[share.index])
-                share.items, share.can_hand_over = runner.max_items, not runner.group and self.dm.nf == 0
+                share.items, share.can_hand_over = runner.max_items, self._hands_over(runner)
                 self.by_share[share.index] = runner
                 self._share_of[id(runner)] = share
                 self.runners = self.runners + [runner]

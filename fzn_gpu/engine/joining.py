@@ -1,8 +1,8 @@
 """Runners for the devices beside a search's first, built on threads of their own while the first
 device splits the root and starts searching: each joins the search once its runner is ready
-(balance.py's `join`). Built one after another before the split, the CPU's runner beside an
-H200 (PoCL loading its program) held the GPU 0.08-0.11 s of a 16-queens count of 2.7 s, 5 % of
-it (docs/bench/measurements.md, "Several devices on one search")."""
+(balance.py's `join`). Built one after another before the split, the CPU's runner beside a GPU
+(PoCL loading its program) held the GPU for a measurable part of a short count
+(docs/bench/measurements.md, "Several devices on one search")."""
 
 from __future__ import annotations
 

@@ -71,7 +71,7 @@ class Paths:
         if ptr[-1] >= 2**31:
             raise OverflowError("sub-search space paths beyond 2^31 entries")
         # only the columns the longest record fills: a record's room is the phase's longest
-        # path, most far shorter (1.5 ms a slice of a GPU's donations, the whole width masked)
+        # path, most far shorter, and masking the whole width took much of a GPU's host time a slice
         width = int(lens.max()) if n else 0
         body = records[:, 1 : 1 + width]
         keep = np.arange(width)[None, :] < lens[:, None]

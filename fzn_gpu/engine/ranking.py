@@ -1,26 +1,27 @@
 """Which devices paid for their part of a complete search beside the others, kept between runs:
 PHACT's ranking from measured speed, with a share of zero (../shared/papers/phact-*.txt).
 
-A search on several devices judges each device's share of their node rate once all have
-searched a quarter of a second (balance.py, MIN_NODE_SHARE); one under it hands its search
-over. That trial costs the quarter of a second and the device's start: beside an H200 the CPU
-(PoCL on 15 cores) expanded 2-9 % of the GPU's nodes on every count measured, and its trial
-left 15-queens 10 % slower than the GPU alone, 16-queens in a process of its own 4-5 %
-(docs/bench/measurements.md, "Several devices on one search"). So the verdicts are recorded
-here, per set of devices and kernel (a float model's work-item kernel on the GPU is another
-match-up than the work-group kernel's), and a device judged not paying in a recent search is
-left out of the next ones from the start (`-s`: devicesRankedOut). It is tried again at the
-RECHECK_RUNS-th search after its verdict, or once the verdict is RECHECK_S old, so that a
-faster driver or a model it suits can win it back.
+A search on several devices judges each device's share of their node rate once all have searched
+a quarter of a second (balance.py, MIN_NODE_SHARE); one under it hands its search over. That
+trial costs every run the quarter of a second and the device's start, and beside a GPU the CPU
+has not paid on any count measured (docs/bench/measurements.md, "Several devices on one
+search"). So the verdicts are recorded here, per set of devices and kernel (a float model's
+work-item kernel on the GPU is another match-up than the work-group kernel's), and a device
+judged not paying in a recent search is left out of the next ones from the start (`-s`:
+devicesRankedOut). It is tried again at the RECHECK_RUNS-th search after its verdict, or once
+the verdict is RECHECK_S old, so that a faster driver or a model it suits can win it back.
 
 The records lie beside the kernel builds' (build_record.records_dir()), one small JSON file per
-set of devices; a record this user does not own, or cannot read, counts as none."""
+set of devices; a record this user does not own, in a folder others may write, or unreadable,
+counts as none."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import stat
+import threading
 import time
 from pathlib import Path
 
@@ -44,10 +45,20 @@ def _key(devices: list[Device], floats: bool) -> str:
     return hashlib.sha256("\0".join([*parts, str(floats)]).encode()).hexdigest()[:40]
 
 
-def _read(path: Path) -> dict:
-    """The record at `path`, or {} (none, not this user's, unreadable)."""
+def _own_folder(folder: Path) -> bool:
+    """Whether `folder` is this user's and no one else may write in it: a record read or written
+    elsewhere (FZN_GPU_CACHE_DIR under a shared /tmp, say) could be another's."""
     try:
-        if path.stat().st_uid != os.getuid():
+        st = folder.stat()
+    except OSError:
+        return False
+    return st.st_uid == os.getuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def _read(path: Path) -> dict:
+    """The record at `path`, or {} (none, not this user's or in a folder not its own, unreadable)."""
+    try:
+        if not _own_folder(path.parent) or path.stat().st_uid != os.getuid():
             return {}
         data = json.loads(path.read_text())
         return data if isinstance(data, dict) else {}
@@ -56,12 +67,17 @@ def _read(path: Path) -> dict:
 
 
 def _write(path: Path, data: dict) -> None:
-    """Written whole (a temporary file renamed); a cache that cannot be written leaves every
-    search judging its devices afresh, silently."""
+    """Written whole (a file of its own, never one that was there, renamed over the record), in
+    a folder of this user's alone; a cache that cannot be written leaves every search judging
+    its devices afresh, silently."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}")
-        tmp.write_text(json.dumps(data))
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not _own_folder(path.parent):
+            return
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(json.dumps(data))
         os.replace(tmp, path)
     except OSError:
         pass
