@@ -361,8 +361,9 @@ def _busy_gpu_beside_a_cpu(gpu_paths: int, cpu_paths: int) -> tuple[DeviceShare,
 @pytest.mark.parametrize("cpu_nodes, leaves", [(1_000, True), (17_500, True), (17_800, False), (300_000, False)])
 def test_a_device_whose_node_rate_does_not_pay_hands_over_busy_gpu_or_not(cpu_nodes, leaves):
     """Once every device has searched RATE_AFTER_S, one under MIN_NODE_SHARE of the node rate
-    hands its search over at its next slice (every device is judged, the GPU too) (all it holds goes to `handed`) though the
-    GPU is busy and asks for nothing; judged once, and not before RATE_AFTER_S."""
+    hands its search over at its next slice (all it holds goes to `handed`) though the GPU is
+    busy and asks for nothing; every device is judged, the GPU too; judged once, and not before
+    RATE_AFTER_S."""
     gpu, cpu, pool = _busy_gpu_beside_a_cpu(0, 40)
     now = time.monotonic()
     gpu.first_at, cpu.first_at = now - RATE_AFTER_S / 2, now - RATE_AFTER_S / 2
