@@ -11,6 +11,10 @@
 # whose first every-device run records the devices' ranking (engine/ranking.py); OWN (2) rounds in
 # processes of their own on OWN_INSTANCES; NORANK=1 adds a run of B with FZN_GPU_RANKING=0 each
 # (a server of its own answers those settings: the first such run pays a solver process's start).
+# B_ENV: settings for B's runs (e.g. "FZN_GPU_MIN_NODE_SHARE=0 FZN_GPU_RANKING=0": the CPU
+# searches to the end, as when screening counts for one where its share pays); WARM=0 skips
+# the warm-up; TIME_LIMIT (ms) bounds each run. An instance is model:n, the model under models/bench/ or a path under models/
+# (bench_extra/all_interval:14).
 # On the GPU machine it sources scripts/device_env.sh and builds the kernels first.
 set -uo pipefail
 out=${1:?usage: $0 OUT}
@@ -26,20 +30,22 @@ fi
 one() {  # label devices model:n [env ...]
   local label=$1 devs=$2 m=${3%%:*} n=${3##*:}; shift 3
   local s=$EPOCHREALTIME o w st
-  o=$(env "$@" minizinc --solver gpu-fzn -a --count-only -s --devices "$devs" "models/bench/$m.mzn" -D "n=$n" 2>&1)
+  local mzn="models/bench/$m.mzn"; [[ $m == */* ]] && mzn="models/$m.mzn"
+  o=$(env "$@" minizinc --solver gpu-fzn -a --count-only -s ${TIME_LIMIT:+--time-limit "$TIME_LIMIT"} --devices "$devs" "$mzn" -D "n=$n" 2>&1)
   w=$(awk "BEGIN{printf \"%.3f\", $EPOCHREALTIME - $s}")
-  st=$(echo "$o" | grep -oE "mzn-stat: (solutions|initTime|solveTime|kernelTime|devices|devicesRankedOut)=.*" | sed 's/mzn-stat: //' | tr '\n' ' ')
-  echo "$label $devs $m$n wall=$w $st" | tee -a "$out/counts.txt"
+  st=$(echo "$o" | grep -oE "mzn-stat: (solutions|initTime|solveTime|kernelTime|devices|devicesRankedOut|d[0-9]_(nodes|nodeRateShare|handedOver|busyTime))=.*" | sed 's/mzn-stat: //' | tr '\n' ' ')
+  echo "$label $devs ${m##*/}$n wall=$w $st" | tee -a "$out/counts.txt"
   echo "$o" | grep -iE "error" | head -3 | tee -a "$out/counts.txt"
 }
 export FZN_GPU_SERVER=on FZN_GPU_SERVER_DIR; FZN_GPU_SERVER_DIR=$(mktemp -d)   # a server of this run's own
-for i in $instances; do one warm "$a" "$i"; one warm "$b" "$i"; done
+read -r -a b_env <<< "${B_ENV:-}"
+if [ "${WARM:-1}" = 1 ]; then for i in $instances; do one warm "$a" "$i"; one warm "$b" "$i" "${b_env[@]}"; done; fi
 for r in $(seq "$rounds"); do
-  for i in $instances; do one "served$r" "$a" "$i"; one "served$r" "$b" "$i"; done
+  for i in $instances; do one "served$r" "$a" "$i"; one "served$r" "$b" "$i" "${b_env[@]}"; done
 done
 if [ "${NORANK:-1}" = 1 ]; then for i in $instances; do one norank "$b" "$i" FZN_GPU_RANKING=0; done; fi
 for pid in "$FZN_GPU_SERVER_DIR"/*.pid; do [ -f "$pid" ] && kill "$(cat "$pid")" 2>/dev/null; done
 export FZN_GPU_SERVER=off
 for r in $(seq "$own"); do
-  for i in $own_instances; do one "own$r" "$a" "$i"; one "own$r" "$b" "$i"; done
+  for i in $own_instances; do one "own$r" "$a" "$i"; one "own$r" "$b" "$i" "${b_env[@]}"; done
 done

@@ -10,7 +10,15 @@ import time
 import numpy as np
 import pytest
 
-from fzn_gpu.engine.balance import MIN_NODE_SHARE, RATE_AFTER_S, BlockSplit, DeviceShare, RunningBlock, WorkPool
+from fzn_gpu.engine.balance import (
+    MIN_NODE_SHARE,
+    MIN_NODE_SHARE_HELD,
+    RATE_AFTER_S,
+    BlockSplit,
+    DeviceShare,
+    RunningBlock,
+    WorkPool,
+)
 from fzn_gpu.engine.paths import Paths
 from fzn_gpu.engine.threads import SWITCH_INTERVAL_S, run_threads
 from fzn_gpu.runtime.kernel_abi import DEC, Op
@@ -358,13 +366,18 @@ def _busy_gpu_beside_a_cpu(gpu_paths: int, cpu_paths: int) -> tuple[DeviceShare,
     return gpu, cpu, pool
 
 
-@pytest.mark.parametrize("cpu_nodes, leaves", [(1_000, True), (17_500, True), (17_800, False), (300_000, False)])
-def test_a_device_whose_node_rate_does_not_pay_hands_over_busy_gpu_or_not(cpu_nodes, leaves):
+@pytest.mark.parametrize(
+    "cpu_nodes, hands_over, leaves",
+    [(1_000, True, True), (8_600, True, True), (8_800, True, False), (300_000, True, False)]
+    + [(8_800, False, True), (17_500, False, True), (17_800, False, False)],
+)
+def test_a_device_whose_node_rate_does_not_pay_hands_over_busy_gpu_or_not(cpu_nodes, hands_over, leaves):
     """Once every device has searched RATE_AFTER_S, one under MIN_NODE_SHARE of the node rate
-    hands its search over at its next slice (all it holds goes to `handed`) though the GPU is
-    busy and asks for nothing; every device is judged, the GPU too; judged once, and not before
-    RATE_AFTER_S."""
+    (MIN_NODE_SHARE_HELD where its searches cannot hand over) gives its search up at its next
+    slice (all it holds goes to `handed`) though the GPU is busy and asks for nothing; every
+    device is judged, the GPU too; judged once, and not before RATE_AFTER_S."""
     gpu, cpu, pool = _busy_gpu_beside_a_cpu(0, 40)
+    cpu.can_hand_over = hands_over
     now = time.monotonic()
     gpu.first_at, cpu.first_at = now - RATE_AFTER_S / 2, now - RATE_AFTER_S / 2
     gpu.block_nodes, cpu.block_nodes = 100_000, cpu_nodes
@@ -372,7 +385,7 @@ def test_a_device_whose_node_rate_does_not_pay_hands_over_busy_gpu_or_not(cpu_no
     gpu.first_at = cpu.first_at = now - 2 * RATE_AFTER_S
     kept = pool.shrink(1, started=10)
     assert cpu.node_share == pytest.approx(cpu_nodes / (cpu_nodes + 100_000), rel=0.01)
-    assert (cpu.node_share < MIN_NODE_SHARE) == leaves
+    assert (cpu.node_share < (MIN_NODE_SHARE if hands_over else MIN_NODE_SHARE_HELD)) == leaves
     assert pool.judging() != leaves  # beside a CPU that stays, the GPU awaits its own verdict
     pool.shrink(0, started=0)
     assert not pool.judging() and (gpu.node_share is None) == leaves and not gpu.retired

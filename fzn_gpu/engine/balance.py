@@ -25,8 +25,9 @@ less what it gave away, so nothing is searched twice.
 A device whose share of the search's node rate stays under MIN_NODE_SHARE once every device
 has searched RATE_AFTER_S hands over the same way, busy or idle the others: a share of zero
 in PHACT's ranking (a device whose searches cannot hand over gives its unstarted paths away
-and ends the searches it runs). Beside a CPU a GPU's kernel ran slower for the same nodes, by more than
-the few per cent of the nodes the CPU expanded, so the CPU cost more than it gave; node rates
+and ends the searches it runs). Beside a CPU a GPU's kernel ran slower for the same nodes, by
+more than the few per cent of the nodes the CPU expanded on most counts, so there the CPU cost
+more than it gave; on a count where it expands a tenth of them it pays; node rates
 are known after a slice, where a device's first finished path can take seconds
 (docs/bench/measurements.md, "A device whose node rate does not pay leaves", and "A slow
 device hands its search over")."""
@@ -50,9 +51,14 @@ from .resplit import DONATE_EACH, RESPLIT_SLACK, idle_wish
 from .threads import quick_gil_handover
 
 ALL_AT_ONCE_S = 1.0
-# a device under this share of all live devices' node rate hands its search over: the GPU's
-# kernel slowed beside the CPU by about this much, and a device must give more than it costs
-MIN_NODE_SHARE = 0.15
+# a device under this share of all live devices' node rate hands its search over: beside a CPU
+# kept to the end an H200's node rate fell 4-5 %, and the CPU's start and its tail cost a little
+# more (shares of 0.03-0.05 made counts no faster, 0.11-0.13 made them 7-13 % faster:
+# docs/bench/measurements.md, "A count where the CPU pays")
+MIN_NODE_SHARE = 0.08
+# the same for a device whose searches cannot hand over (a float model's): its last blocks hold
+# the search's end, and a float count whose CPU searched to the end took 1.5 times as long
+MIN_NODE_SHARE_HELD = 0.15
 RATE_AFTER_S = 0.25  # a device's node rate is judged once it and every other has searched this long
 # an idle device this many times faster takes all a busy one has left (FZN_GPU_HAND_OVER_SPEEDUP
 # for tests and tuning runs; 0: any idle device)
@@ -136,7 +142,6 @@ class WorkPool:
         self.shares = shares
         self.may_decline = True
         self.hand_over_speedup = settings.integer("FZN_GPU_HAND_OVER_SPEEDUP", HAND_OVER_SPEEDUP)
-        self.min_node_share = settings.number("FZN_GPU_MIN_NODE_SHARE", MIN_NODE_SHARE)
         self.counts_nodes = len(shares) > 1
         self.running: dict[int, RunningBlock] = {}
         self.stop = stop or threading.Event()
@@ -247,7 +252,8 @@ class WorkPool:
 
     def _does_not_pay(self, holder: DeviceShare) -> bool:
         """Whether the holder's share of the live devices' node rate, measured once every one
-        has searched RATE_AFTER_S, is under MIN_NODE_SHARE. Sets `holder.node_share` once
+        has searched RATE_AFTER_S, is under MIN_NODE_SHARE (MIN_NODE_SHARE_HELD where its
+        searches cannot hand over). Sets `holder.node_share` once
         judged: the verdict is taken once. One that does not pay gives its unstarted paths
         away and takes no more (shrink); its searches hand what they have left over too where
         they can (the work-item kernel without float points), and otherwise end where they
@@ -263,7 +269,7 @@ class WorkPool:
         total = sum(rates)  # type: ignore[arg-type]
         mine = holder.node_rate(now) or 0.0
         holder.node_share = mine / total if total > 0 else 1.0
-        return holder.node_share < self.min_node_share
+        return holder.node_share < node_share_line(holder.can_hand_over)
 
     def donations_wanted(self, index: int, idle_items: int, unstarted: int, items: int) -> int:
         """Donations device `index` asks of its busy work-items: for its own idle ones, and one
@@ -385,6 +391,14 @@ class WorkPool:
         if not in_tail(left, live):
             size = max(share.items, size)  # a block fills the device at least once
         return min(left, max(1, size))
+
+
+def node_share_line(can_hand_over: bool) -> float:
+    """The share of the node rate under which a device does not pay (FZN_GPU_MIN_NODE_SHARE,
+    where set, for every device)."""
+    if settings.is_set("FZN_GPU_MIN_NODE_SHARE"):
+        return settings.number("FZN_GPU_MIN_NODE_SHARE", MIN_NODE_SHARE)
+    return MIN_NODE_SHARE if can_hand_over else MIN_NODE_SHARE_HELD
 
 
 def in_tail(left: int, live: list[DeviceShare]) -> bool:

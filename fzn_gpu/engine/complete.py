@@ -368,7 +368,7 @@ class CompleteSearch:
         one (ranking.py), said on stderr with -v and under -s."""
         if not self._others_unstarted():
             return
-        self.ranked_out = ranking.left_out(self.devices, self.dm.nf > 0)
+        self.ranked_out = ranking.left_out(self.devices, self.dm.nf > 0, ranking.model_key(self.dm))
         if self.ranked_out:
             self.devices = [d for d in self.devices if d.name not in self.ranked_out]
             if self.opts.verbose:
@@ -457,8 +457,8 @@ class CompleteSearch:
             paths, shares, lambda i, block, resplit: self._search_block(i, block, resplit, deadline), join=join
         )
         if not self.ranked_out:  # every device of the record's set searched: their verdicts
-            verdicts = {s.name: s.node_share for s in shares if s.node_share is not None}
-            ranking.record(self.ranked, self.dm.nf > 0, verdicts)  # type: ignore[arg-type]
+            verdicts = {s.name: (s.node_share, s.can_hand_over) for s in shares if s.node_share is not None}
+            ranking.record(self.ranked, self.dm.nf > 0, ranking.model_key(self.dm), verdicts)  # type: ignore[arg-type]
         return finished
 
     def _take_root(self, other: Runner) -> None:
