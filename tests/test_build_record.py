@@ -135,7 +135,8 @@ def test_build_kernels_builds_the_generic_program_in_every_shape(records, gpu, m
     it), as narrow domains (every variable within 32 values: n-queens, Costas) and as both (a
     narrow model too big for local memory: grid-colouring, which ran on the CPU alone while its
     GPU program built behind the run), so no kind of model builds one inside its time limit: a
-    run of any shape then takes the generic program."""
+    run of any shape then takes the generic program; and the work-item program of float models
+    (a float count's first run otherwise built it within its time)."""
     import itertools
 
     import fzn_gpu.runtime.device as device_module
@@ -158,16 +159,21 @@ def test_build_kernels_builds_the_generic_program_in_every_shape(records, gpu, m
     # every shape a run may take (Runner._choose_program: store_global and narrow decided apart)
     shapes = [tuning.build_options(gpu, g, narrow=n) for g, n in itertools.product((False, True), repeat=2)]
     assert len({tuple(o) for o in shapes}) == 4
-    assert sorted(built) == sorted((None, tuple(o), "group") for o in shapes)
+    floats = Tuning.for_device(gpu, floats=True)
+    float_options = floats.build_options(gpu, floats=True)
+    assert floats.model == "item"
+    assert sorted(built) == sorted([(None, tuple(o), "group") for o in shapes] + [(None, tuple(float_options), "item")])
     for options in shapes:
         assert kinds_to_build(gpu, KINDS, "group", options) is None
+    assert kinds_to_build(gpu, KINDS, "item", float_options) is None
 
 
 def test_build_kernels_launches_a_cpus_program_once(tmp_path):
-    """On a CPU, `fzn-gpu build-kernels` builds the generic program and launches it once: PoCL
-    compiles a program's work-group function at its first launch, seconds that a machine's
-    first run beside a GPU spent holding its share of the search while the GPU sat idle. The
-    compiled function lands in PoCL's cache for the work-group size every CPU run takes (1)."""
+    """On a CPU, `fzn-gpu build-kernels` builds the generic program, and float models' own, and
+    launches each once: PoCL compiles a program's work-group function at its first launch,
+    seconds that a machine's first run beside a GPU spent holding its share of the search while
+    the GPU sat idle. The compiled functions land in PoCL's cache for the work-group size every
+    CPU run takes (1)."""
     import os
     import subprocess
     import sys
@@ -177,11 +183,11 @@ def test_build_kernels_launches_a_cpus_program_once(tmp_path):
         [sys.executable, "-m", "fzn_gpu", "build-kernels"], env=env, capture_output=True, text=True, timeout=600
     )
     assert r.returncode == 0, r.stderr
-    assert "launched once" in r.stderr
+    assert "kernel ready" in r.stderr and "kernel for floats ready" in r.stderr and "launched once" in r.stderr
     if not (tmp_path / "pocl").is_dir():
         pytest.skip("the OpenCL here is not PoCL: its cache is not where this test looks")
     compiled = list((tmp_path / "pocl").glob("kcache/*/*/search/1-1-1-*/search.so"))
-    assert compiled, sorted(str(p.relative_to(tmp_path)) for p in (tmp_path / "pocl").rglob("*"))
+    assert len(compiled) >= 2, sorted(str(p.relative_to(tmp_path)) for p in (tmp_path / "pocl").rglob("*"))
 
 
 def test_build_kernels_goes_on_where_a_cpus_launch_fails(monkeypatch, capsys):
@@ -190,11 +196,11 @@ def test_build_kernels_goes_on_where_a_cpus_launch_fails(monkeypatch, capsys):
     import fzn_gpu.engine as engine
     from fzn_gpu.errors import FznError
 
-    def fails(device):
+    def fails(device, floats=False):
         raise FznError("out of resources")
 
     monkeypatch.setattr(engine, "launch_once", fails)
     assert engine.build_generic() == 0
     err = capsys.readouterr().err
     cpus = [d for d in all_devices() if not d.is_gpu]
-    assert all(f"{d.name}: kernel not launched ahead" in err for d in cpus) and "out of resources" in err
+    assert all(f"{d.name}: generic item kernel not launched ahead" in err for d in cpus) and "out of resources" in err

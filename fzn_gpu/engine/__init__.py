@@ -680,30 +680,39 @@ def build_only(model: Model, opts: SolveOptions) -> int:
     return 0
 
 
-# the model whose search launches a CPU's generic program once (launch_once): two variables
-# and a constraint, so that the launch is the program's first and nothing else
+# the models whose search launches a CPU's generic programs once (launch_once): two variables
+# and a constraint, so that the launch is the program's first and nothing else; the second
+# with a float variable, for the program of float models
 FIRST_LAUNCH_MODEL = """var 1..3: x :: output_var;
 var 1..3: y :: output_var;
 constraint int_lt(x, y);
 solve satisfy;
 """
+FIRST_LAUNCH_FLOAT_MODEL = """var 1..3: x :: output_var;
+var 0.0..1.0: f :: output_var;
+constraint float_le(f, 0.5);
+solve satisfy;
+"""
 
 
-def launch_once(device: Device) -> None:
-    """A CPU's generic search program built and launched once on a model of two variables.
-    PoCL compiles a program's work-group function at its first launch (seconds; its own cache
-    keeps it), and a run's search waits for that: a machine's first run on the CPU beside a GPU
-    held its share of the search for seconds while the GPU sat idle (docs/bench/measurements.md,
-    "The CPU's first launch"). Every run of an integer model on a CPU takes this program
-    (runner.Tuning: a CPU is never specialised) and the same work-group size, so one launch
-    serves them all."""
+def launch_once(device: Device, floats: bool = False) -> None:
+    """A CPU's generic search program built and launched once on a model of two variables
+    (`floats`: the program of float models). PoCL compiles a program's work-group function at
+    its first launch (seconds; its own cache keeps it), and a run's search waits for that: a
+    machine's first run on the CPU beside a GPU held its share of the search for seconds while
+    the GPU sat idle (docs/bench/measurements.md, "The CPU's first launch"; a float count's
+    first run on every device took 8.1 s where the GPU alone took 4.7 s). Every run of an
+    integer model on a CPU takes the one program (runner.Tuning: a CPU is never specialised)
+    and the same work-group size, every float model's the other, so one launch of each serves
+    them all."""
     from ..flatzinc.lower import lower
     from ..flatzinc.parser import parse_items
     from .pack import pack
     from .paths import Paths
     from .runner import Runner
 
-    dm = pack(lower(parse_items(FIRST_LAUNCH_MODEL, "<first launch>"), "<first launch>"), SolveOptions())
+    text = FIRST_LAUNCH_FLOAT_MODEL if floats else FIRST_LAUNCH_MODEL
+    dm = pack(lower(parse_items(text, "<first launch>"), "<first launch>"), SolveOptions())
     runner = Runner(device, dm, max_items=1)
     runner.run_phase(Paths.root(), 0, True, lambda sols: False, deadline=None)
 
@@ -738,20 +747,29 @@ def build_generic(background: bool = False) -> int:
         os.nice(10)
     for device in all_devices():
         if not device.is_gpu and not background:
-            t0 = time.monotonic()
-            try:
-                launch_once(device)
-            except (FznError, cl.Error) as err:
-                # the GPUs still get theirs; this CPU's first run compiles its kernel instead
-                print(f"fzn-gpu: {device.name}: kernel not launched ahead ({err})", file=sys.stderr)
-                continue
-            print(
-                f"fzn-gpu: generic {Tuning.for_device(device).model} kernel ready on {device.name} "
-                f"(built and launched once) in {time.monotonic() - t0:.1f} s",
-                file=sys.stderr,
-            )
+            for floats in (False, True):
+                t0 = time.monotonic()
+                what = f"generic {Tuning.for_device(device, floats).model} kernel{' for floats' if floats else ''}"
+                try:
+                    launch_once(device, floats)
+                except (FznError, cl.Error) as err:
+                    # the GPUs still get theirs; this CPU's first run compiles its kernel instead
+                    print(f"fzn-gpu: {device.name}: {what} not launched ahead ({err})", file=sys.stderr)
+                    break
+                print(
+                    f"fzn-gpu: {what} ready on {device.name} (built and launched once) in {time.monotonic() - t0:.1f} s",
+                    file=sys.stderr,
+                )
             continue
         t = Tuning.for_device(device)
+        if device.is_gpu:  # a float model's work-item program (runner.Tuning: floats run no other)
+            tf = Tuning.for_device(device, floats=True)
+            t0 = time.monotonic()
+            build(device, None, tf.build_options(device, floats=True), tf.model, floats=True, fresh=background)
+            print(
+                f"fzn-gpu: generic {tf.model} kernel for floats ready on {device.name} in {time.monotonic() - t0:.1f} s",
+                file=sys.stderr,
+            )
         for store_global, narrow in GROUP_SHAPES if t.model == "group" else GROUP_SHAPES[:1]:
             t0 = time.monotonic()
             build(device, None, t.build_options(device, store_global, narrow=narrow), t.model, fresh=background)
