@@ -4,7 +4,7 @@
 # as MiniZinc's caller sees them, with the run's -s figures (solutions, initTime, solveTime,
 # kernelTime, devices, devicesRankedOut). One line a run, in OUT/counts.txt. The figures of
 # docs/bench/measurements.md, "Devices joining behind the split, every device judged, verdicts
-# kept between runs", came from it:
+# kept between runs" and "A count where the CPU pays", came from it:
 #   one H200:  bash scripts/every_device_counts.sh OUT                        (GPU alone, every device)
 #   two H200s: A=0 B=gpu OWN=0 INSTANCES="nqueens:17 nqueens:18 costas:14" bash scripts/every_device_counts.sh OUT
 # A and B are --devices values (default gpu and all); ROUNDS (3) rounds after a warm-up of each,
@@ -19,7 +19,7 @@
 set -uo pipefail
 out=${1:?usage: $0 OUT}
 a=${A:-gpu} b=${B:-all} rounds=${ROUNDS:-3} own=${OWN:-2}
-instances=${INSTANCES:-nqueens:15 nqueens:16 costas:14 nqueens:17}
+instances=${INSTANCES:-nqueens:15 nqueens:16 costas:14 nqueens:17 all_interval:14 all_interval:15 nqueens_float:15}
 own_instances=${OWN_INSTANCES:-nqueens:15 nqueens:16}
 mkdir -p "$out"
 if [ -e /usr/lib/libnvidia-opencl.so ]; then
