@@ -13,8 +13,8 @@
 # (a server of its own answers those settings: the first such run pays a solver process's start).
 # B_ENV: settings for B's runs (e.g. "FZN_GPU_MIN_NODE_SHARE=0 FZN_GPU_RANKING=0": the CPU
 # searches to the end, as when screening counts for one where its share pays); WARM=0 skips
-# the warm-up; TIME_LIMIT (ms) bounds each run. An instance is model:n, the model under models/bench/ or a path under models/
-# (bench_extra/all_interval:14).
+# the warm-up; TIME_LIMIT (ms) bounds each run. An instance is model:n, the model's name under
+# models/bench/, or its path under models/ without .mzn (a folder of it in the name).
 # On the GPU machine it sources scripts/device_env.sh and builds the kernels first.
 set -uo pipefail
 out=${1:?usage: $0 OUT}
