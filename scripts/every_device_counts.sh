@@ -13,7 +13,8 @@
 # (a server of its own answers those settings: the first such run pays a solver process's start).
 # B_ENV: settings for B's runs (e.g. "FZN_GPU_MIN_NODE_SHARE=0 FZN_GPU_RANKING=0": the CPU
 # searches to the end, as when screening counts for one where its share pays); WARM=0 skips
-# the warm-up; TIME_LIMIT (ms) bounds each run. An instance is model:n, the model's name under
+# the warm-up; TIME_LIMIT (ms) bounds each run; PAUSE (s, 0) before each run lets the server's
+# next spare start (a run right after one of a second waited 0.2 s for it). An instance is model:n, the model's name under
 # models/bench/, or its path under models/ without .mzn (a folder of it in the name).
 # On the GPU machine it sources scripts/device_env.sh and builds the kernels first.
 set -uo pipefail
@@ -29,6 +30,7 @@ if [ -e /usr/lib/libnvidia-opencl.so ]; then
 fi
 one() {  # label devices model:n [env ...]
   local label=$1 devs=$2 m=${3%%:*} n=${3##*:}; shift 3
+  sleep "${PAUSE:-0}"  # a run straight after a short one waits for the server's next spare
   local s=$EPOCHREALTIME o w st
   local mzn="models/bench/$m.mzn"; [[ $m == */* ]] && mzn="models/$m.mzn"
   o=$(env "$@" minizinc --solver gpu-fzn -a --count-only -s ${TIME_LIMIT:+--time-limit "$TIME_LIMIT"} --devices "$devs" "$mzn" -D "n=$n" 2>&1)
