@@ -16,7 +16,8 @@
 # the warm-up; TIME_LIMIT (ms) bounds each run; PAUSE (s, 0) before each run lets the server's
 # next spare start (a run right after one of a second waited 0.2 s for it). An instance is model:n, the model's name under
 # models/bench/, or its path under models/ without .mzn (a folder of it in the name).
-# On the GPU machine it sources scripts/device_env.sh and builds the kernels first.
+# On the GPU machine it sources scripts/device_env.sh and builds the kernels first (BUILD=0: the
+# warm-up's runs build what they take).
 set -uo pipefail
 out=${1:?usage: $0 OUT}
 a=${A:-gpu} b=${B:-all} rounds=${ROUNDS:-3} own=${OWN:-2}
@@ -26,7 +27,7 @@ mkdir -p "$out"
 if [ -e /usr/lib/libnvidia-opencl.so ]; then
   source scripts/device_env.sh > "$out/env.txt" 2>&1
   nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv >> "$out/counts.txt" 2>&1
-  python3 -m fzn_gpu build-kernels > "$out/build.txt" 2>&1
+  [ "${BUILD:-1}" = 1 ] && python3 -m fzn_gpu build-kernels > "$out/build.txt" 2>&1
 fi
 one() {  # label devices model:n [env ...]
   local label=$1 devs=$2 m=${3%%:*} n=${3##*:}; shift 3

@@ -74,6 +74,58 @@ def test_extended_paths_equal_their_concatenation_and_leave_every_older_view_as_
             assert _same(old, copy)
 
 
+def test_a_prefix_keeps_the_room_and_only_what_lay_beyond_it_is_written_over():
+    """A phase whose block another device took part of: its paths cut to a prefix, then
+    extended by donations, at each slice. The prefix keeps `extend`'s room where it is the
+    newest paths made in it (no copy of every path, which took 70 ms a slice on a GPU), so what
+    lay beyond it is written over: what the balancer keeps from there is a copy and stays as it
+    was; the prefix's own paths never change; a prefix of older paths leaves the newest alone."""
+    rng = np.random.default_rng(11)
+    model = [_random_paths(rng, 1).path(0) for _ in range(5)]  # the paths, as a list
+    paths, kept_copies = Paths.from_list(model), []
+    for step in range(60):
+        if step % 3 == 0 and len(model) > 1:  # another device takes the last few
+            k = int(rng.integers(1, len(model)))
+            taken = paths.block(k, len(model)).copy()
+            kept_copies.append((taken, Paths.from_list(model[k:])))
+            before = paths
+            paths, model = paths.prefix(k), model[:k]
+            assert _same(paths, Paths.from_list(model))
+            if step:  # grown by extend: the room is kept, no copy
+                assert np.shares_memory(paths.data, before.data) or not len(paths.data)
+        more = _random_paths(rng, int(rng.integers(1, 6)))
+        grown = paths.extend(more)
+        model += [more.path(i) for i in range(len(more))]
+        assert _same(grown, Paths.from_list(model))
+        kept_copies.append((more.copy(), more.copy()))
+        paths = grown
+        for held, expected in kept_copies:
+            assert _same(held, expected)
+    older = paths.prefix(len(paths))  # the whole: itself
+    assert older is paths
+    newest = paths.extend(_random_paths(rng, 3))
+    snapshot = newest.copy()
+    cut = paths.prefix(2)  # paths is no longer the newest in the room: a block of its own
+    assert not np.shares_memory(cut.ptr, newest.ptr)
+    cut.extend(_random_paths(rng, 4))
+    assert _same(newest, snapshot)
+
+
+def test_the_balancer_keeps_copies_of_what_a_block_gives_away():
+    """What shrink gives an idle device and what donated records as given away are copies: the
+    phase's next extend writes where they lay (Paths.prefix)."""
+    a, b = DeviceShare(0, "a", False, 8), DeviceShare(1, "b", False, 2)
+    pool = WorkPool(Paths.from_list([d(0, EQ, v) for v in range(6)]), [a, b])
+    rb = pool.take(a)
+    grown = rb.paths.extend(Paths.from_list([d(0, EQ, 0, 1, NE, 0), d(0, EQ, 1, 1, NE, 0)]))
+    pool.donated(0, np.array([0, 1]), grown)
+    assert not np.shares_memory(pool.running[0].given[0].data, grown.data)
+    pool.running[0].wanted = b
+    n = pool.shrink(0, started=2)
+    assert n < len(grown) and pool.returned
+    assert not np.shares_memory(pool.returned[0].data, grown.data)
+
+
 def test_donations_that_do_not_extend_their_source_are_refused():
     block = Paths.from_list([d(0, EQ, 1)])
     with pytest.raises(ValueError):

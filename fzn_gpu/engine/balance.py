@@ -208,7 +208,8 @@ class WorkPool:
             rb.promised = 0
             if size:
                 keep = rb.n - size
-                (self.handed if rb.unpaid else self.returned).append(rb.paths.block(keep, rb.n))
+                # a copy: the phase's next donations are written where these lay (Paths.prefix)
+                (self.handed if rb.unpaid else self.returned).append(rb.paths.block(keep, rb.n).copy())
                 rb.n = keep
                 rb.wanted = None
                 self.changed.notify_all()
@@ -286,7 +287,7 @@ class WorkPool:
         with self.lock:
             rb = self.running[index]
             rb.sources.append(sources)
-            rb.given.append(paths.block(rb.n, len(paths)))
+            rb.given.append(paths.block(rb.n, len(paths)).copy())  # as shrink's: Paths.prefix
             rb.paths, rb.n = paths, len(paths)
 
     def lead_share(self) -> DeviceShare:

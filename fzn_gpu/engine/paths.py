@@ -51,6 +51,27 @@ class Paths:
         room.n, room.m = n + k, m + d
         return Paths(room.ptr[: n + k + 1], room.data[: m + d], room)
 
+    def prefix(self, k: int) -> Paths:
+        """Paths 0..k-1. Where these are the newest paths made in `extend`'s spare room, the
+        prefix keeps that room, and the room's paths from k on are free for the next `extend`
+        to write over: a phase whose block another device took part of extends its first
+        paths at each slice with donations, and a copy of every path it held each time took
+        70 ms a slice on a float model's 67,584 GPU work-items (docs/bench/measurements.md, "A
+        count where the CPU pays"). So whoever keeps paths from the end of such a block (the
+        balancer: what a device gives away, what its searches donated) keeps a `copy`."""
+        n = len(self)
+        if k >= n:
+            return self
+        room = self._room
+        if room is None or room.n != n or room.m != int(self.ptr[-1]) or not np.shares_memory(self.ptr, room.ptr):
+            return self.block(0, k)
+        room.n, room.m = k, int(self.ptr[k])
+        return Paths(room.ptr[: k + 1], room.data[: room.m], room)
+
+    def copy(self) -> Paths:
+        """These paths in arrays of their own (no view of another's, no spare room)."""
+        return Paths(self.ptr.copy(), self.data.copy())
+
     @staticmethod
     def root() -> Paths:
         """The single empty path: the whole search space."""

@@ -373,16 +373,14 @@ class Phase:
             rec = np.empty((n_donated, self.emit_stride), dtype=np.int32)
             cl.enqueue_copy(r.queue, rec, self.EMIT)
             r.queue.finish()
-            kept = on_host(self.paths) if self.n_sub == len(self.paths) else self.paths.block(0, self.n_sub)
-            self.paths = kept.extend(Paths.from_records(rec[:, :-1]))
+            self.paths = on_host(self.paths).prefix(self.n_sub).extend(Paths.from_records(rec[:, :-1]))
             self.n_sub = len(self.paths)
             r.stats.donated += n_donated
             resplit.donated(rec[:, -1].copy(), self.paths)
         self.n_sub = max(min(resplit.keep(started, self.n_sub), self.n_sub), started)
         fed = resplit.more()
         if fed is not None:
-            kept = on_host(self.paths) if self.n_sub == len(self.paths) else self.paths.block(0, self.n_sub)
-            self.paths = kept.extend(fed)
+            self.paths = on_host(self.paths).prefix(self.n_sub).extend(fed)
             self.n_sub = len(self.paths)
         if n_donated or fed is not None:  # the device now holds the unstarted paths only
             self.upload(self.paths.block(started, self.n_sub))
