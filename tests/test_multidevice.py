@@ -379,10 +379,10 @@ def test_a_device_whose_node_rate_does_not_pay_hands_over_busy_gpu_or_not(cpu_no
     gpu, cpu, pool = _busy_gpu_beside_a_cpu(0, 40)
     cpu.can_hand_over = hands_over
     now = time.monotonic()
-    gpu.first_at, cpu.first_at = now - RATE_AFTER_S / 2, now - RATE_AFTER_S / 2
+    gpu.rate_at, cpu.rate_at = now - RATE_AFTER_S / 2, now - RATE_AFTER_S / 2
     gpu.block_nodes, cpu.block_nodes = 100_000, cpu_nodes
     assert pool.judging() and pool.shrink(1, started=10) == 40 and cpu.node_share is None  # too early
-    gpu.first_at = cpu.first_at = now - 2 * RATE_AFTER_S
+    gpu.rate_at = cpu.rate_at = now - 2 * RATE_AFTER_S
     kept = pool.shrink(1, started=10)
     assert cpu.node_share == pytest.approx(cpu_nodes / (cpu_nodes + 100_000), rel=0.01)
     assert (cpu.node_share < (MIN_NODE_SHARE if hands_over else MIN_NODE_SHARE_HELD)) == leaves
@@ -393,6 +393,21 @@ def test_a_device_whose_node_rate_does_not_pay_hands_over_busy_gpu_or_not(cpu_no
     assert kept == (10 if leaves else 40) and len(pool.handed) == (1 if leaves else 0) and not pool.returned
     cpu.block_nodes = 0  # judged once: a later slice's rate changes nothing
     assert pool.handing(1) == leaves
+
+
+def test_a_devices_node_rate_runs_from_the_end_of_its_first_slice():
+    """A CPU's first launch may spend seconds in PoCL's compile: its node rate is counted from
+    its first report (the end of its first slice), with the nodes of that slice left out, so
+    the compile does not judge it at a share of 0; its later blocks count on."""
+    cpu = DeviceShare(1, "cpu", False, items=16, can_hand_over=True)
+    assert cpu.node_rate(100.0) is None
+    cpu.searched(1_000, 100.0)  # its first slice ended, after a compile of seconds
+    assert cpu.node_rate(100.0 + RATE_AFTER_S / 2) is None  # too early
+    cpu.searched(51_000, 100.5)
+    assert cpu.node_rate(100.5) == pytest.approx(100_000)
+    cpu.done_nodes, cpu.block_nodes = cpu.done_nodes + cpu.block_nodes, 0  # its block ended
+    cpu.searched(49_000, 101.0)  # the next block's first slice: the rate runs on
+    assert cpu.node_rate(101.0) == pytest.approx(99_000)
 
 
 def test_two_devices_count_exactly_whichever_leaves(tmp_path, two_devices, monkeypatch):
@@ -416,7 +431,7 @@ def test_what_a_device_that_does_not_pay_hands_over_feeds_the_busy_lead():
     block of their own: the lead's next slice takes those that fit its buffers into its running
     block (after its unstarted paths); a longer one waits to be taken as a block."""
     gpu, cpu, pool = _busy_gpu_beside_a_cpu(40, 20)
-    gpu.first_at = cpu.first_at = time.monotonic() - 2 * RATE_AFTER_S
+    gpu.rate_at = cpu.rate_at = time.monotonic() - 2 * RATE_AFTER_S
     gpu.block_nodes, cpu.block_nodes = 100_000, 100
     lead = BlockSplit(pool, gpu)
     assert lead.longest > 0 and BlockSplit(pool, cpu).longest == 0
@@ -485,7 +500,7 @@ def test_a_device_that_cannot_hand_over_and_does_not_pay_gives_its_unstarted_pat
     are; the lead's next slice takes the paths in."""
     gpu, cpu, pool = _busy_gpu_beside_a_cpu(40, 20)
     cpu.can_hand_over = False
-    gpu.first_at = cpu.first_at = time.monotonic() - 2 * RATE_AFTER_S
+    gpu.rate_at = cpu.rate_at = time.monotonic() - 2 * RATE_AFTER_S
     gpu.block_nodes, cpu.block_nodes = 100_000, 100
     assert pool.shrink(1, started=5) == 5 and cpu.retired and cpu.node_share is not None
     assert len(pool.handed) == 1 and len(pool.handed[0]) == 15
