@@ -378,7 +378,7 @@ SETTINGS: tuple[Setting, ...] = (
     _s(
         "FZN_GPU_MIN_NODE_SHARE",
         "float",
-        "0.08 (0.15 for a float model's searches)",
+        "0.10 (0.25 for a float model's searches)",
         "tuning",
         "a device of a complete search on several under this share of their node rate hands its search over "
         "(a float model's searches, which cannot hand over, give their unstarted paths away); 0: none does",

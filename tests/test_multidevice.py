@@ -368,8 +368,8 @@ def _busy_gpu_beside_a_cpu(gpu_paths: int, cpu_paths: int) -> tuple[DeviceShare,
 
 @pytest.mark.parametrize(
     "cpu_nodes, hands_over, leaves",
-    [(1_000, True, True), (8_600, True, True), (8_800, True, False), (300_000, True, False)]
-    + [(8_800, False, True), (17_500, False, True), (17_800, False, False)],
+    [(1_000, True, True), (11_000, True, True), (11_300, True, False), (300_000, True, False)]
+    + [(11_300, False, True), (33_000, False, True), (33_500, False, False)],
 )
 def test_a_device_whose_node_rate_does_not_pay_hands_over_busy_gpu_or_not(cpu_nodes, hands_over, leaves):
     """Once every device has searched RATE_AFTER_S, one under MIN_NODE_SHARE of the node rate

@@ -81,12 +81,12 @@ def test_the_model_key_tells_models_and_instances_apart():
 
 
 def test_the_line_depends_on_hand_over_and_is_read_at_each_search(ranked, monkeypatch):
-    """A share of 0.1 pays where the device's searches can hand over (MIN_NODE_SHARE) and not
+    """A share of 0.12 pays where the device's searches can hand over (MIN_NODE_SHARE) and not
     where they cannot (MIN_NODE_SHARE_HELD, a float model's); FZN_GPU_MIN_NODE_SHARE and the
     switch are read at each search."""
     now = time.time()
-    ranking.record([GPU, CPU], False, M, {"cpu": (0.1, True)}, now=now)
-    ranking.record([GPU, CPU], True, M, {"cpu": (0.1, False)}, now=now)
+    ranking.record([GPU, CPU], False, M, {"cpu": (0.12, True)}, now=now)
+    ranking.record([GPU, CPU], True, M, {"cpu": (0.12, False)}, now=now)
     assert ranking.left_out([GPU, CPU], False, M, now=now) == {}
     assert list(ranking.left_out([GPU, CPU], True, M, now=now)) == ["cpu"]
     monkeypatch.setenv("FZN_GPU_MIN_NODE_SHARE", "0.05")

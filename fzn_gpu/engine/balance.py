@@ -53,12 +53,13 @@ from .threads import quick_gil_handover
 ALL_AT_ONCE_S = 1.0
 # a device under this share of all live devices' node rate hands its search over: beside a CPU
 # kept to the end an H200's node rate fell 4-5 %, and the CPU's start and its tail cost a little
-# more (shares of 0.03-0.05 made counts no faster, 0.11-0.13 made them 7-13 % faster:
-# docs/bench/measurements.md, "A count where the CPU pays")
-MIN_NODE_SHARE = 0.08
+# more. All-interval counts with the CPU kept were 12-15 % faster at shares of 0.14-0.17, 4-12 %
+# at 0.10-0.13, and -2 to +2 % at 0.07-0.10 (docs/bench/measurements.md, "A count where the CPU
+# pays"); n-queens and Costas arrays, at 0.02-0.08, leave
+MIN_NODE_SHARE = 0.10
 # the same for a device whose searches cannot hand over (a float model's): its last blocks hold
-# the search's end, and a float count whose CPU searched to the end took 1.5 times as long
-MIN_NODE_SHARE_HELD = 0.15
+# the search's end, and a float count with the CPU kept at a share of 0.19 took 2-5 % longer
+MIN_NODE_SHARE_HELD = 0.25
 RATE_AFTER_S = 0.25  # a device's node rate is judged once it and every other has searched this long
 # an idle device this many times faster takes all a busy one has left (FZN_GPU_HAND_OVER_SPEEDUP
 # for tests and tuning runs; 0: any idle device)
