@@ -14,8 +14,8 @@
 # B_ENV: settings for B's runs (e.g. "FZN_GPU_MIN_NODE_SHARE=0 FZN_GPU_RANKING=0": the CPU
 # searches to the end, as when screening counts for one where its share pays); WARM=0 skips
 # the warm-up; TIME_LIMIT (ms) bounds each run; PAUSE (s, 0) before each run lets the server's
-# next spare start (a run right after one of a second waited 0.2 s for it). An instance is model:n, the model's name under
-# models/bench/, or its path under models/ without .mzn (a folder of it in the name).
+# next spare start (a run straight after a short one waits for it). An instance is model:n, the
+# model's name under models/bench/, or its path under models/ without .mzn.
 # On the GPU machine it sources scripts/device_env.sh and builds the kernels first (BUILD=0: the
 # warm-up's runs build what they take).
 set -uo pipefail

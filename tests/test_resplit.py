@@ -77,7 +77,7 @@ def test_extended_paths_equal_their_concatenation_and_leave_every_older_view_as_
 def test_a_prefix_keeps_the_room_and_only_what_lay_beyond_it_is_written_over():
     """A phase whose block another device took part of: its paths cut to a prefix, then
     extended by donations, at each slice. The prefix keeps `extend`'s room where it is the
-    newest paths made in it (no copy of every path, which took 70 ms a slice on a GPU), so what
+    newest paths made in it (no copy of every path at each slice), so what
     lay beyond it is written over: what the balancer keeps from there is a copy and stays as it
     was; the prefix's own paths never change; a prefix of older paths leaves the newest alone."""
     rng = np.random.default_rng(11)

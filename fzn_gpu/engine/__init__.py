@@ -700,8 +700,8 @@ def launch_once(device: Device, floats: bool = False) -> None:
     (`floats`: the program of float models). PoCL compiles a program's work-group function at
     its first launch (seconds; its own cache keeps it), and a run's search waits for that: a
     machine's first run on the CPU beside a GPU held its share of the search for seconds while
-    the GPU sat idle (docs/bench/measurements.md, "The CPU's first launch"; a float count's
-    first run on every device took 8.1 s where the GPU alone took 4.7 s). Every run of an
+    the GPU sat idle (docs/bench/measurements.md, "The CPU's first launch" and "A count where
+    the CPU pays"). Every run of an
     integer model on a CPU takes the one program (runner.Tuning: a CPU is never specialised)
     and the same work-group size, every float model's the other, so one launch of each serves
     them all."""

@@ -51,14 +51,13 @@ from .resplit import DONATE_EACH, RESPLIT_SLACK, idle_wish
 from .threads import quick_gil_handover
 
 ALL_AT_ONCE_S = 1.0
-# a device under this share of all live devices' node rate hands its search over: beside a CPU
-# kept to the end an H200's node rate fell 4-5 %, and the CPU's start and its tail cost a little
-# more. All-interval counts with the CPU kept were 12-15 % faster at shares of 0.14-0.17, 4-12 %
-# at 0.10-0.13, and -2 to +2 % at 0.07-0.10 (docs/bench/measurements.md, "A count where the CPU
-# pays"); n-queens and Costas arrays, at 0.02-0.08, leave
+# a device under this share of all live devices' node rate hands its search over: a CPU kept to
+# the end slows the GPU's kernel, and costs its start and its tail besides; the line is where
+# counts with the CPU kept stopped being faster (docs/bench/measurements.md, "A count where the
+# CPU pays")
 MIN_NODE_SHARE = 0.10
 # the same for a device whose searches cannot hand over (a float model's): its last blocks hold
-# the search's end, and a float count with the CPU kept at a share of 0.19 took 2-5 % longer
+# the search's end, and a float count with the CPU kept over the line above was slower (same)
 MIN_NODE_SHARE_HELD = 0.25
 RATE_AFTER_S = 0.25  # a device's node rate is judged once it and every other has searched this long
 # an idle device this many times faster takes all a busy one has left (FZN_GPU_HAND_OVER_SPEEDUP
@@ -101,7 +100,7 @@ class DeviceShare:
         """Nodes a second since the end of its first slice, once that is RATE_AFTER_S ago. Not
         from its first block's start: a CPU's first launch may spend seconds in PoCL's compile
         (a float model's whose program was not launched ahead), and a rate over them judged a
-        CPU that expanded 22 % of the nodes afterwards at 0, a verdict kept for 16 searches."""
+        CPU that paid afterwards at 0, a verdict then kept for RECHECK_RUNS searches."""
         if self.rate_at is None or now - self.rate_at < RATE_AFTER_S:
             return None
         return (self.done_nodes + self.block_nodes - self.rate_base) / (now - self.rate_at)
@@ -266,12 +265,12 @@ class WorkPool:
     def _does_not_pay(self, holder: DeviceShare) -> bool:
         """Whether the holder's share of the live devices' node rate, measured once every one
         has searched RATE_AFTER_S, is under MIN_NODE_SHARE (MIN_NODE_SHARE_HELD where its
-        searches cannot hand over). Sets `holder.node_share` once
-        judged: the verdict is taken once. One that does not pay gives its unstarted paths
-        away and takes no more (shrink); its searches hand what they have left over too where
-        they can (the work-item kernel without float points), and otherwise end where they
-        are (beside a GPU's work-item kernel, a float model's CPU searching to the end of its
-        blocks held the count's end: docs/bench/measurements.md)."""
+        searches cannot hand over). Sets `holder.node_share` once judged: the verdict is taken
+        once. One that does not pay gives its unstarted paths away and takes no more (shrink);
+        its searches hand what they have left over too where they can (the work-item kernel
+        without float points), and otherwise end where they are (beside a GPU's work-item
+        kernel, a float model's CPU searching to the end of its blocks held the count's end:
+        docs/bench/measurements.md)."""
         now = time.monotonic()
         live = [s for s in self.shares if s.failed is None and not s.retired and s.done_at is None]
         if len(live) < 2:

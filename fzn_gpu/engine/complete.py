@@ -30,7 +30,7 @@ from .paths import Paths
 from .phase import INT_MAX, CapacityError
 from .resplit import Resplit, SelfSplit
 from .restart import plan_dive
-from .runner import Runner, TimeShare, other_runners, share_gpus
+from .runner import Runner, TimeShare, other_runners, searches_hand_over, share_gpus
 
 MAX_EXPANSIONS = 12
 
@@ -78,6 +78,7 @@ class CompleteSearch:
         # of this one from the start, name -> why; `ranked` the devices as given, the record's key
         self.ranked_out: dict[str, str] = {}
         self.ranked = list(self.devices)
+        self.model_key = ranking.model_key(dm)  # the model's name in the ranking's record
         self.gpu_time_share: TimeShare = 1.0  # of each GPU's wall time (share_gpus)
         self._shares: list[DeviceShare] = []  # the balancer's, joined or not (`shares`)
         self._share_of: dict[int, DeviceShare] = {}  # id(runner) -> its share
@@ -358,17 +359,12 @@ class CompleteSearch:
         search runs on the first device alone (engine/ordered.py keeps one device's paths in order)."""
         return not (self.ordered or self.others_started or len(self.devices) < 2 or self.behind is not None)
 
-    def _hands_over(self, runner: Runner) -> bool:
-        """Whether runner's searches can hand all they have left over (balance.py): the
-        work-item kernel, no float points."""
-        return not runner.group and self.dm.nf == 0
-
     def _leave_out_by_rank(self) -> None:
         """The devices a recent search on the same devices judged not paying stay out of this
         one (ranking.py), said on stderr with -v and under -s."""
         if not self._others_unstarted():
             return
-        self.ranked_out = ranking.left_out(self.devices, self.dm.nf > 0, ranking.model_key(self.dm))
+        self.ranked_out = ranking.left_out(self.devices, self.dm.nf > 0, self.model_key)
         if self.ranked_out:
             self.devices = [d for d in self.devices if d.name not in self.ranked_out]
             if self.opts.verbose:
@@ -420,7 +416,13 @@ class CompleteSearch:
             self._take_root(other)
         # a work-item search can hand all it has left over (balance.py); float points stay put
         shares = [
-            DeviceShare(i, x.device.name, x.device.is_gpu, x.max_items, can_hand_over=self._hands_over(x))
+            DeviceShare(
+                i,
+                x.device.name,
+                x.device.is_gpu,
+                x.max_items,
+                can_hand_over=searches_hand_over(x.kernel_name, x.floats),
+            )
             for i, x in enumerate(self.runners)
         ]
         self._share_of = {id(x): s for x, s in zip(self.runners, shares)}
@@ -446,7 +448,8 @@ class CompleteSearch:
             self._take_root(runner)
             with self._lock:
                 self.pending.remove(waiting[share.index])
-                share.items, share.can_hand_over = runner.max_items, self._hands_over(runner)
+                share.items = runner.max_items
+                share.can_hand_over = searches_hand_over(runner.kernel_name, runner.floats)
                 self.by_share[share.index] = runner
                 self._share_of[id(runner)] = share
                 self.runners = self.runners + [runner]
@@ -458,7 +461,7 @@ class CompleteSearch:
         )
         if not self.ranked_out:  # every device of the record's set searched: their verdicts
             verdicts = {s.name: (s.node_share, s.can_hand_over) for s in shares if s.node_share is not None}
-            ranking.record(self.ranked, self.dm.nf > 0, ranking.model_key(self.dm), verdicts)  # type: ignore[arg-type]
+            ranking.record(self.ranked, self.dm.nf > 0, self.model_key, verdicts)  # type: ignore[arg-type]
         return finished
 
     def _take_root(self, other: Runner) -> None:

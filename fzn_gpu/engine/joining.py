@@ -14,7 +14,7 @@ from .. import hooks
 from ..errors import FznError
 from ..runtime.device import Device
 from .pack import DeviceModel
-from .runner import Runner, Tuning
+from .runner import Runner, Tuning, searches_hand_over
 
 
 class RunnersBehind:
@@ -67,4 +67,5 @@ class RunnersBehind:
     def hands_over(self, k: int) -> bool:
         """Whether device k's searches can hand all they have left over (the work-item kernel,
         no float points): as its runner will be built."""
-        return Tuning.for_device(self.devices[k], floats=self.dm.nf > 0).model == "item" and self.dm.nf == 0
+        floats = self.dm.nf > 0
+        return searches_hand_over(Tuning.for_device(self.devices[k], floats=floats).model, floats)

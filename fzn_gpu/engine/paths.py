@@ -55,9 +55,9 @@ class Paths:
         """Paths 0..k-1. Where these are the newest paths made in `extend`'s spare room, the
         prefix keeps that room, and the room's paths from k on are free for the next `extend`
         to write over: a phase whose block another device took part of extends its first
-        paths at each slice with donations, and a copy of every path it held each time took
-        70 ms a slice on a float model's 67,584 GPU work-items (docs/bench/measurements.md, "A
-        count where the CPU pays"). So whoever keeps paths from the end of such a block (the
+        paths at each slice with donations, and a copy of every path it held each time was most
+        of a float count's host time on a GPU (docs/bench/measurements.md, "A count where the
+        CPU pays"). So whoever keeps paths from the end of such a block (the
         balancer: what a device gives away, what its searches donated) keeps a `copy`."""
         n = len(self)
         if k >= n:

@@ -4,8 +4,8 @@ PHACT's ranking from measured speed, with a share of zero (../shared/papers/phac
 A search on several devices judges each device's share of their node rate once all have searched
 a quarter of a second (balance.py, MIN_NODE_SHARE); one under it hands its search over. That
 trial costs every run the quarter of a second and the device's start, and what a device's share
-is depends on the model: beside an H200 a 16-core CPU expands 2-8 % of the nodes on n-queens,
-Costas arrays and Langford, and 7-17 % on all-interval series, where it may pay
+is depends on the model: beside an H200 a 16-core CPU pays on all-interval series and not on
+n-queens, Costas arrays or Langford
 (docs/bench/measurements.md, "Several devices on one search"). So the verdicts are recorded
 here, per set of devices, kernel (a float model's work-item kernel on the GPU is another
 match-up than the work-group kernel's) and model (model_key: its constraints' kinds and sizes),
@@ -34,6 +34,7 @@ from .. import settings
 from ..runtime import build_record
 from ..runtime.device import Device
 from .balance import node_share_line
+from .pack import DeviceModel
 from .runner import Tuning
 
 RECHECK_RUNS = 16  # a device left out is tried again at this many searches after its verdict
@@ -51,7 +52,7 @@ def _key(devices: list[Device], floats: bool) -> str:
     return hashlib.sha256("\0".join([*parts, str(floats)]).encode()).hexdigest()[:40]
 
 
-def model_key(dm) -> str:
+def model_key(dm: DeviceModel) -> str:
     """A model's name in its device set's record: how many constraints of each kind it has, its
     variables and domain words (a DeviceModel). Two instances of one model differ; a model run
     again, as benchmarks and regression runs do, finds its verdict."""

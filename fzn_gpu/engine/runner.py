@@ -135,6 +135,12 @@ class Tuning:
         )
 
 
+def searches_hand_over(model: str, floats: bool) -> bool:
+    """Whether a kernel's searches can hand all they have left over (balance.py): the work-item
+    kernel's (`model`), on a model without float variables."""
+    return model == "item" and not floats
+
+
 def inlining_pays(dm: DeviceModel) -> bool:
     """Whether --build-only builds this model's specialised GPU program inlined: a build of
     about 45 s instead of 10 (NVIDIA), for kernels 20-40 % faster where a node is many short
