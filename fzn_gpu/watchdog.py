@@ -59,6 +59,18 @@ def signal_code(signo: int | None) -> int:
     return 128 + int(signo) if signo else 0
 
 
+def taken(info: signal.struct_siginfo | None) -> int | None:
+    """The signal sigtimedwait took, or None where it took none. CPython's sigtimedwait,
+    interrupted (EINTR) once its timeout has passed, returns the siginfo its call never filled
+    (Modules/signalmodule.c breaks out of its retry loop into fill_siginfo): a process stopped
+    and continued for longer than POLL_S (Ctrl-Z then fg, SIGSTOP and SIGCONT, a sampling
+    profiler) read a garbage signal number, and its run ended as if signalled, the count cut
+    short, with no status line and an exit code such as 160. Only a signal waited for counts."""
+    if info is None or info.si_signo not in SIGNALS:
+        return None
+    return info.si_signo
+
+
 def unknown_yet(signo: int | None, statistics: Callable[[], dict[str, object]] | None = None) -> int:
     """The early ending before the search has begun (reading a large model, say): UNKNOWN, and
     with `statistics` (-s) what the run had done, so that a user sees where the time went."""
@@ -125,8 +137,7 @@ class Watchdog:
         while True:
             end = self._end_at()
             wait = POLL_S if end is None else min(POLL_S, end - time.monotonic())
-            info = signal.sigtimedwait(SIGNALS, wait) if wait > 0 else None
-            signo = info.si_signo if info is not None else None
+            signo = taken(signal.sigtimedwait(SIGNALS, wait)) if wait > 0 else None
             end = self._end_at()
             if signo is None and self._owner_gone():
                 signo = signal.SIGTERM  # orphaned: the parent (or a server's client) is gone

@@ -62,3 +62,37 @@ def test_an_interrupted_count_reports_what_the_devices_counted(tmp_path, signo):
         counts.append((after_s, counted, int(stat(r.stdout, "nodes") or 0)))
     late = [c for c in counts if c[0] >= 2.0]
     assert late and all(counted > 0 and nodes > 100_000 for _, counted, nodes in late), counts
+
+
+def test_a_count_stopped_and_continued_counts_to_the_end(tmp_path):
+    """A run stopped (SIGSTOP, as Ctrl-Z stops it) for longer than the watchdog's poll and then
+    continued goes on to its whole count. CPython's sigtimedwait, interrupted once its timeout
+    had passed, returned a siginfo it never filled, and the watchdog took its garbage for a
+    signal: the count ended short, without a status line, with an exit code such as 160."""
+    from fzn_gpu.watchdog import POLL_S
+
+    path = fzn(tmp_path, queens(14))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fzn_gpu", "-a", "--count-only", "-s", "--devices", "cpu", path],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    stops = 0
+    try:
+        for after_s in (0.5, 1.0):  # at start-up and in the search, while the run goes on
+            time.sleep(after_s)
+            if proc.poll() is not None:
+                break
+            proc.send_signal(signal.SIGSTOP)
+            stops += 1
+            time.sleep(POLL_S + 0.5)
+            proc.send_signal(signal.SIGCONT)
+    finally:
+        proc.send_signal(signal.SIGCONT)
+    out, err = proc.communicate(timeout=120)
+    assert stops, "the count ended before it could be stopped"
+    assert "Traceback" not in err, err
+    assert proc.returncode == 0, (proc.returncode, out[-500:], err[-500:])
+    assert "==========" in out and int(stat(out, "solutions") or 0) == TOTAL_14, out[-500:]
