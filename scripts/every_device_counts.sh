@@ -2,12 +2,15 @@
 # Counts (all solutions, `--count-only`) on one device set against another, interleaved, through a
 # warm server (the default for users) and then each run in a process of its own: wall seconds
 # as MiniZinc's caller sees them, with the run's -s figures (solutions, initTime, solveTime,
-# kernelTime, devices, devicesRankedOut). One line a run, in OUT/counts.txt. The figures of
+# kernelTime, sliceGapTime, kernelLaunches, splitTime, devices, devicesRankedOut). One line a
+# run, in OUT/counts.txt. The figures of
 # docs/bench/measurements.md, "Devices joining behind the split, every device judged, verdicts
 # kept between runs" and "A count where the CPU pays", came from it:
 #   one H200:  bash scripts/every_device_counts.sh OUT                        (GPU alone, every device)
 #   two H200s: A=0 B=gpu OWN=0 INSTANCES="nqueens:17 nqueens:18 costas:14" bash scripts/every_device_counts.sh OUT
 # A and B are --devices values (default gpu and all); ROUNDS (3) rounds after a warm-up of each,
+# A first in odd rounds and B first in even ones (a run straight after a short one may wait for
+# the server's next spare: neither side always comes second),
 # whose first every-device run records the devices' ranking (engine/ranking.py); OWN (2) rounds in
 # processes of their own on OWN_INSTANCES; NORANK=1 adds a run of B with FZN_GPU_RANKING=0 each
 # (a server of its own answers those settings: the first such run pays a solver process's start).
@@ -36,7 +39,7 @@ one() {  # label devices model:n [env ...]
   local mzn="models/bench/$m.mzn"; [[ $m == */* ]] && mzn="models/$m.mzn"
   o=$(env "$@" minizinc --solver gpu-fzn -a --count-only -s ${TIME_LIMIT:+--time-limit "$TIME_LIMIT"} --devices "$devs" "$mzn" -D "n=$n" 2>&1)
   w=$(awk "BEGIN{printf \"%.3f\", $EPOCHREALTIME - $s}")
-  st=$(echo "$o" | grep -oE "mzn-stat: (solutions|initTime|solveTime|kernelTime|devices|devicesRankedOut|d[0-9]_(nodes|nodeRateShare|handedOver|busyTime))=.*" | sed 's/mzn-stat: //' | tr '\n' ' ')
+  st=$(echo "$o" | grep -oE "mzn-stat: (solutions|initTime|solveTime|kernelTime|sliceGapTime|kernelLaunches|splitTime|devices|devicesRankedOut|d[0-9]_(nodes|nodeRateShare|handedOver|busyTime))=.*" | sed 's/mzn-stat: //' | tr '\n' ' ')
   echo "$label $devs ${m##*/}$n wall=$w $st" | tee -a "$out/counts.txt"
   echo "$o" | grep -iE "error" | head -3 | tee -a "$out/counts.txt"
 }
@@ -44,7 +47,10 @@ export FZN_GPU_SERVER=on FZN_GPU_SERVER_DIR; FZN_GPU_SERVER_DIR=$(mktemp -d)   #
 read -r -a b_env <<< "${B_ENV:-}"
 if [ "${WARM:-1}" = 1 ]; then for i in $instances; do one warm "$a" "$i"; one warm "$b" "$i" "${b_env[@]}"; done; fi
 for r in $(seq "$rounds"); do
-  for i in $instances; do one "served$r" "$a" "$i"; one "served$r" "$b" "$i" "${b_env[@]}"; done
+  for i in $instances; do
+    if ((r % 2)); then one "served$r" "$a" "$i"; one "served$r" "$b" "$i" "${b_env[@]}"
+    else one "served$r" "$b" "$i" "${b_env[@]}"; one "served$r" "$a" "$i"; fi
+  done
 done
 if [ "${NORANK:-1}" = 1 ]; then for i in $instances; do one norank "$b" "$i" FZN_GPU_RANKING=0; done; fi
 for pid in "$FZN_GPU_SERVER_DIR"/*.pid; do [ -f "$pid" ] && kill "$(cat "$pid")" 2>/dev/null; done

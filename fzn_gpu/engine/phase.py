@@ -318,8 +318,12 @@ class Phase:
             named += [("pk_node", self.NODE), ("fbest", r.fbest_buf)]
         return r.kernel_args(named)
 
-    def launch(self, args: tuple) -> float:
-        """One slice on the device, the control block read back: its seconds."""
+    def launch(self, args: tuple, count_nodes: bool = False) -> float:
+        """One slice on the device and what every slice reads back, in one wait: the control
+        block, the searches' status rows (self.st), a float objective's bound and, with
+        `count_nodes` (the balancer measures node rates), the counters (self.cnt). Its seconds. A wait on the device costs a round
+        trip through the driver, and a slice's host part, paid hundreds of times in a count, is
+        time the GPU stands idle (sliceGapTime)."""
         r, cl = self.r, self.cl
         t0 = time.perf_counter()
         if self.slice_end is not None:
@@ -327,9 +331,18 @@ class Phase:
         try:
             with r.launch_lock:
                 r.launch(cl, r.queue, (self.global_size,), (self.local,), args)
-                cl.enqueue_copy(r.queue, r.ctrl, r.ctrl_buf)
+                # the copies' events are held until the queue has finished (`uploads`)
+                reads = [
+                    cl.enqueue_copy(r.queue, r.ctrl, r.ctrl_buf, is_blocking=False),
+                    cl.enqueue_copy(r.queue, self.st, self.ST, is_blocking=False),
+                ]
+                if count_nodes:
+                    reads.append(cl.enqueue_copy(r.queue, self.cnt, self.CNT, is_blocking=False))
+                if r.float_objective:  # the bound the slice's solutions set
+                    reads.append(cl.enqueue_copy(r.queue, r.fbest, r.fbest_buf, is_blocking=False))
                 r.queue.finish()
                 r.launch.settle()
+                reads.clear()
         except cl.Error as err:
             raise FznError(
                 f"the search kernel failed on {r.device.name} with {self.n_items} work-items: {err}",
@@ -345,12 +358,10 @@ class Phase:
         return dt
 
     def read_slice(self) -> np.ndarray | None:
-        """The slice's solutions (their folded variables written back) and the searches'
-        status rows (self.st)."""
+        """The slice's solutions, their folded variables written back (the status rows and a
+        float objective's bound came with the launch)."""
         r, cl, dm = self.r, self.cl, self.dm
         nsol = int(r.ctrl[Ctrl.SOLS])
-        if r.float_objective:
-            cl.enqueue_copy(r.queue, r.fbest, r.fbest_buf)
         sols = None
         if nsol:
             sols = np.empty((nsol, r.sol_row), dtype=np.int32)
@@ -358,8 +369,6 @@ class Phase:
             views.fill(dm.views, sols[:, 1 : 1 + dm.nv])  # variables folded into all_different
             r.ctrl[Ctrl.SOLS] = 0
             cl.enqueue_copy(r.queue, r.ctrl_buf, r.ctrl)
-        cl.enqueue_copy(r.queue, self.st, self.ST)
-        r.queue.finish()
         return sols
 
     def take_donations(self, started: int) -> None:
@@ -445,7 +454,8 @@ class Phase:
             slice_us = r.budget.clock_us(deadline) if r.tuning.slice_clock else 0
             if slice_us:
                 budget = r.budget.CLOCKED
-            dt = self.launch(self.arguments(budget, slice_us))
+            counting = self.resplit is not None and self.resplit.counting()  # the balancer measures node rates
+            dt = self.launch(self.arguments(budget, slice_us), counting)
             nsol = int(r.ctrl[Ctrl.SOLS])
             sols = self.read_slice()
             # a slice ended by a full solution buffer or by every search running out of work
@@ -458,10 +468,8 @@ class Phase:
             if r.verbose:
                 self.verbose_line(dt, budget, nsol)
             started = self.base + min(int(r.ctrl[Ctrl.NEXT]), self.n_sub - self.base)  # paths taken so far
-            if self.resplit is not None and self.resplit.counting():  # the balancer measures node rates
-                self.cl.enqueue_copy(r.queue, self.cnt, self.CNT)
-                r.queue.finish()
-                self.resplit.searched(int(self.cnt[:, Cnt.NODES].sum()))
+            if counting:
+                self.resplit.searched(int(self.cnt[:, Cnt.NODES].sum()))  # type: ignore[union-attr]
             if self.resplit is not None:
                 self.take_donations(started)
             # what is not searched to its end yet, the slice's donations included: the paths
