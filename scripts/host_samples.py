@@ -40,8 +40,13 @@ def name(frame: str, with_line: bool = False) -> str:
     return f"{m['fn']} ({short}:{m['line']})" if with_line else f"{m['fn']} ({short})"
 
 
+def function(frame: str) -> str:
+    """The frame's function without its class (py-spy names methods Class.method)."""
+    return frame.split(" (", 1)[0].rsplit(".", 1)[-1]
+
+
 def in_phase_run(frame: str) -> bool:
-    return frame.startswith("run (") and "engine/phase.py" in frame
+    return function(frame) == "run" and "engine/phase.py" in frame
 
 
 def summarise(stacks: list[tuple[list[str], int]], rate: float) -> str:
@@ -54,7 +59,7 @@ def summarise(stacks: list[tuple[list[str], int]], rate: float) -> str:
         if at is None:
             continue
         below = frames[at + 1 :]
-        if below and below[0].startswith("launch ("):
+        if below and function(below[0]) == "launch" and "engine/phase.py" in below[0]:
             launch += n
             continue
         host += n
