@@ -55,6 +55,22 @@ def _same(a, b):
     return len(a) == len(b) and all(np.array_equal(a.path(i), b.path(i)) for i in range(len(a)))
 
 
+def test_paths_from_records_take_each_records_decisions_and_nothing_after_them():
+    """The kernel's emitted and donated records: [decisions, DEC entries each, padding, the
+    source]. Paths.from_records gathers the entries the counts cover, from whole rows or from
+    rows less their source, whatever lies after them."""
+    rng = np.random.default_rng(11)
+    for _ in range(100):
+        n, longest = int(rng.integers(0, 40)), int(rng.integers(1, 12))
+        rows = rng.integers(-9, 99, (n, 2 + DEC * longest)).astype(np.int32)
+        rows[:, 0] = rng.integers(0, longest + 1, n)
+        for records in (rows, rows[:, :-1]):
+            paths = Paths.from_records(records)
+            assert len(paths) == n and paths.ptr.dtype == paths.data.dtype == np.int32
+            for i in range(n):
+                assert np.array_equal(paths.path(i), rows[i, 1 : 1 + DEC * rows[i, 0]])
+
+
 def test_extended_paths_equal_their_concatenation_and_leave_every_older_view_as_it_was():
     """Paths.extend writes into spare room shared with older Paths: none of those may change,
     whichever of them is extended next (a block given to another device, then the kept part)."""

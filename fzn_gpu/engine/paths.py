@@ -10,6 +10,9 @@ import numpy as np
 from ..runtime.kernel_abi import DEC, complementary
 
 
+GROWTH = 4  # Paths.extend's room: the paths it holds, times this
+
+
 @dataclass
 class _Room:
     """Arrays with spare room at their end, shared by the Paths that `Paths.extend` made from
@@ -43,7 +46,11 @@ class Paths:
             raise OverflowError("sub-search space paths beyond 2^31 entries")
         room = self._room
         if room is None or room.n != n or room.m != m or len(room.ptr) < n + k + 1 or len(room.data) < m + d:
-            room = _Room(np.empty(2 * (n + k) + 2, np.int32), np.empty(2 * (m + d) + DEC, np.int32), n, m)
+            # room for GROWTH times as many: each move copies every path held into memory the
+            # process touches for the first time, 0.11 s of a 17-queens count on the H200 at
+            # twice (docs/bench/measurements.md, "The host's part of a slice"); room never
+            # written is never touched
+            room = _Room(np.empty(GROWTH * (n + k) + 2, np.int32), np.empty(GROWTH * (m + d) + DEC, np.int32), n, m)
             room.ptr[: n + 1] = self.ptr
             room.data[:m] = self.data
         room.ptr[n + 1 : n + k + 1] = more.ptr[1:] + m
@@ -84,19 +91,24 @@ class Paths:
 
     @staticmethod
     def from_records(records: np.ndarray) -> Paths:
-        """Paths from the kernel's emit records: row = [decisions, triples..., padding]."""
+        """Paths from the kernel's emit records: row = [decisions, their DEC entries each, then
+        anything (padding, the emitted path's source)]."""
         n = len(records)
         lens = DEC * records[:, 0].astype(np.int64) if n else np.zeros(0, np.int64)
         ptr = np.zeros(n + 1, np.int64)
         np.cumsum(lens, out=ptr[1:])
-        if ptr[-1] >= 2**31:
+        total = int(ptr[-1])
+        if total >= 2**31:
             raise OverflowError("sub-search space paths beyond 2^31 entries")
-        # only the columns the longest record fills: a record's room is the phase's longest
-        # path, most far shorter, and masking the whole width took much of a GPU's host time a slice
-        width = int(lens.max()) if n else 0
-        body = records[:, 1 : 1 + width]
-        keep = np.arange(width)[None, :] < lens[:, None]
-        return Paths(ptr.astype(np.int32), np.ascontiguousarray(body[keep], dtype=np.int32))
+        # one gather of the entries the paths use from the records' rows (a record's room is
+        # the phase's longest path, most far shorter): entry j of path i lies at column
+        # 1 + j - ptr[i] of row i; a mask over the rows took more (a GPU's donations arrive
+        # hundreds at a time, every slice)
+        rows = np.ascontiguousarray(records)
+        stride = rows.shape[1] if n else 0
+        at = np.repeat(np.arange(n, dtype=np.int64) * stride + 1 - ptr[:-1], lens)
+        at += np.arange(total, dtype=np.int64)
+        return Paths(ptr.astype(np.int32), rows.reshape(-1)[at].astype(np.int32, copy=False))
 
     def block(self, start: int, stop: int) -> Paths:
         """Paths start..stop-1 as a Paths of their own (offsets rebased)."""

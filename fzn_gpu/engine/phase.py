@@ -30,6 +30,13 @@ from .resplit import HANDOVER_RECORDS, RESPLIT_SLACK, Resplit, many_idle
 SLICE_SETTINGS = ("budget", "slice_us", "n_sub", "sub_base", "donate", "handover")
 SLOT = {name: SETTING_SLOTS[name] for name in SLICE_SETTINGS}
 INT_MAX = 2**31 - 1
+NEED_SUB, DONE = int(Status.NEED_SUB), int(Status.DONE)
+
+
+def under_way(status: np.ndarray) -> np.ndarray:
+    """The searches neither waiting for a path nor out of work, by their status column (two
+    comparisons: np.isin took 0.2 ms a slice on the H200 machine's host)."""
+    return (status != NEED_SUB) & (status != DONE)
 
 
 class CapacityError(Exception):
@@ -382,7 +389,7 @@ class Phase:
             rec = np.empty((n_donated, self.emit_stride), dtype=np.int32)
             cl.enqueue_copy(r.queue, rec, self.EMIT)
             r.queue.finish()
-            self.paths = on_host(self.paths).prefix(self.n_sub).extend(Paths.from_records(rec[:, :-1]))
+            self.paths = on_host(self.paths).prefix(self.n_sub).extend(Paths.from_records(rec))
             self.n_sub = len(self.paths)
             r.stats.donated += n_donated
             resplit.donated(rec[:, -1].copy(), self.paths)
@@ -415,13 +422,15 @@ class Phase:
         records) the next slice asks of the busy ones."""
         r, cl, st, resplit = self.r, self.cl, self.st, self.resplit
         assert resplit is not None
-        idle = st[:, St.STATUS] == Status.DONE
-        self.hungry = many_idle(int(idle.sum()), self.n_items)
-        if self.n_sub > started and idle.any():  # idle work-items take the new paths
-            st[idle, St.STATUS] = Status.NEED_SUB
-            cl.enqueue_copy(r.queue, self.ST, st)
-            idle = st[:, St.STATUS] == Status.DONE
-        wanted = resplit.wanted(int(idle.sum()), self.n_sub - started, self.n_items)
+        idle = st[:, St.STATUS] == DONE
+        n_idle = int(idle.sum())
+        self.hungry = many_idle(n_idle, self.n_items)
+        if self.n_sub > started and n_idle:  # idle work-items take the new paths
+            st[idle, St.STATUS] = NEED_SUB
+            # queued (the next launch's read of the rows comes after it); its event held until then
+            self.uploads.append(cl.enqueue_copy(r.queue, self.ST, st, is_blocking=False))
+            n_idle = 0
+        wanted = resplit.wanted(n_idle, self.n_sub - started, self.n_items)
         self.donate = min(wanted, self.emit_cap) if keep_going else 0
         self.handover = self.hands_over and keep_going and resplit.hand_over()
         if self.handover:  # every search's records, as many as fit
@@ -461,7 +470,7 @@ class Phase:
             # a slice ended by a full solution buffer or by every search running out of work
             # says nothing of how long its budget would have taken
             if not slice_us:
-                all_done = bool((st[:n_items, St.STATUS] == Status.DONE).all())
+                all_done = bool((st[:, St.STATUS] == DONE).all())
                 r.budget.after_slice(budget, dt, cut_short=nsol >= r.sol_cap or all_done, tail=tail)
             if r.ctrl[Ctrl.ERR]:
                 raise CapacityError(int(r.ctrl[Ctrl.ERR]))
@@ -474,7 +483,7 @@ class Phase:
                 self.take_donations(started)
             # what is not searched to its end yet, the slice's donations included: the paths
             # running and those not started (ordered printing waits on them: engine/ordered.py)
-            active = np.isin(st[:n_items, St.STATUS], (Status.NEED_SUB, Status.DONE), invert=True)
+            active = under_way(st[:, St.STATUS])
             r.unfinished = (st[:n_items, St.SUB][active].copy(), started, self.n_sub)
             keep_going = on_slice(sols)
             r.pause_after(dt, deadline)
@@ -482,7 +491,7 @@ class Phase:
                 self.prune(started, active)
             if self.resplit is not None:
                 self.feed_idle(started, keep_going)
-            done = st[:, St.STATUS] == Status.DONE
+            done = st[:, St.STATUS] == DONE
             if done.all():
                 return True
             if (
@@ -505,7 +514,7 @@ class Phase:
         r.phase_solutions = int(cnt[:, Cnt.SOLS].sum())
         r.phase_cut = int(cnt[:, Cnt.CUT].sum())
         # paths searched to the end: taken, neither cut at their node limit nor still running
-        running = int(np.isin(st[:n_items, St.STATUS], (Status.NEED_SUB, Status.DONE), invert=True).sum())
+        running = int(under_way(st[:, St.STATUS]).sum())
         r.phase_explored = max(0, int(cnt[:, Cnt.SUBS].sum()) - r.phase_cut - running)
         r.stats.nodes += int(cnt[:, Cnt.NODES].sum())
         r.stats.fails += int(cnt[:, Cnt.FAILS].sum())
@@ -537,4 +546,4 @@ class Phase:
             r.queue.finish()
         # in tree order: a search emits its frontier left to right, and the sources are in
         # tree order themselves (the sort is stable)
-        return finished, Paths.from_records(rec[np.argsort(rec[:, -1], kind="stable"), :-1])
+        return finished, Paths.from_records(rec[np.argsort(rec[:, -1], kind="stable")])
