@@ -9,7 +9,6 @@ import numpy as np
 
 from ..runtime.kernel_abi import DEC, complementary
 
-
 GROWTH = 4  # Paths.extend's room: the paths it holds, times this
 
 
