@@ -103,6 +103,7 @@ class Phase:
         self._buffers()
         self.finished = False
         self.donate, self.hungry, self.handover = 0, False, False
+        self.donations: np.ndarray | None = None  # the donated records a slice read back
         self.slice_end: float | None = None
         self.kernel_s = 0.0
 
@@ -327,8 +328,9 @@ class Phase:
 
     def launch(self, args: tuple, count_nodes: bool = False) -> float:
         """One slice on the device and what every slice reads back, in one wait: the control
-        block, the searches' status rows (self.st), a float objective's bound and, with
-        `count_nodes` (the balancer measures node rates), the counters (self.cnt). Its seconds. A wait on the device costs a round
+        block, the searches' status rows (self.st), a float objective's bound, the donations
+        asked for (self.donations) and, with `count_nodes` (the balancer measures node rates),
+        the counters (self.cnt). Its seconds. A wait on the device costs a round
         trip through the driver, and a slice's host part, paid hundreds of times in a count, is
         time the GPU stands idle (sliceGapTime)."""
         r, cl = self.r, self.cl
@@ -347,6 +349,13 @@ class Phase:
                     reads.append(cl.enqueue_copy(r.queue, self.cnt, self.CNT, is_blocking=False))
                 if r.float_objective:  # the bound the slice's solutions set
                     reads.append(cl.enqueue_copy(r.queue, r.fbest, r.fbest_buf, is_blocking=False))
+                # the records the slice asked busy searches to donate, as many as were asked:
+                # fewer may come, but a wait of their own cost more than the rows (a hand-over's
+                # many records are read as written, in take_donations)
+                self.donations = None
+                if 0 < self.donate <= self.n_items:
+                    self.donations = np.empty((self.donate, self.emit_stride), dtype=np.int32)
+                    reads.append(cl.enqueue_copy(r.queue, self.donations, self.EMIT, is_blocking=False))
                 r.queue.finish()
                 r.launch.settle()
                 reads.clear()
@@ -386,9 +395,12 @@ class Phase:
         assert resplit is not None
         n_donated = min(int(r.ctrl[Ctrl.DONATED]), self.donate)
         if n_donated:
-            rec = np.empty((n_donated, self.emit_stride), dtype=np.int32)
-            cl.enqueue_copy(r.queue, rec, self.EMIT)
-            r.queue.finish()
+            if self.donations is not None:  # read with the slice's control block (launch)
+                rec = self.donations[:n_donated]
+            else:
+                rec = np.empty((n_donated, self.emit_stride), dtype=np.int32)
+                cl.enqueue_copy(r.queue, rec, self.EMIT)
+                r.queue.finish()
             self.paths = on_host(self.paths).prefix(self.n_sub).extend(Paths.from_records(rec))
             self.n_sub = len(self.paths)
             r.stats.donated += n_donated
