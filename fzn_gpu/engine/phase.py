@@ -188,6 +188,7 @@ class Phase:
         self.use_weights = dm.use_weights or bool(lns is not None and lns.div & Div.WDEG)
         self.WEIGHTS = r._weights(n_items if self.use_weights else 0, lns is not None and lns.keep_weights)
         st = self.st = np.zeros((n_items, len(St)), dtype=np.int32)
+        self.status = st[:, St.STATUS].copy()  # the host's copy of the column, as of the last slice
         salt = lns.salt if lns is not None else 0
         st[:, St.RNG] = (np.arange(n_items, dtype=np.int64) * 2654435761 + r.seed * 97 + salt * 7919 + 12345) % (
             2**31 - 1
@@ -426,7 +427,8 @@ class Phase:
         self.paths, self.n_sub, stop = pruned
         self.upload(self.paths.block(started, self.n_sub))
         self.base, r.ctrl[Ctrl.NEXT] = started, 0
-        st[np.flatnonzero(active)[stop], St.STATUS] = Status.NEED_SUB
+        rows = np.flatnonzero(active)[stop]
+        st[rows, St.STATUS] = self.status[rows] = NEED_SUB
         self.cl.enqueue_copy(r.queue, self.ST, st)
 
     def feed_idle(self, started: int, keep_going: bool) -> None:
@@ -434,11 +436,11 @@ class Phase:
         records) the next slice asks of the busy ones."""
         r, cl, st, resplit = self.r, self.cl, self.st, self.resplit
         assert resplit is not None
-        idle = st[:, St.STATUS] == DONE
+        idle = self.status == DONE
         n_idle = int(idle.sum())
         self.hungry = many_idle(n_idle, self.n_items)
         if self.n_sub > started and n_idle:  # idle work-items take the new paths
-            st[idle, St.STATUS] = NEED_SUB
+            st[idle, St.STATUS] = self.status[idle] = NEED_SUB
             # queued (the next launch's read of the rows comes after it); its event held until then
             self.uploads.append(cl.enqueue_copy(r.queue, self.ST, st, is_blocking=False))
             n_idle = 0
@@ -477,12 +479,15 @@ class Phase:
                 budget = r.budget.CLOCKED
             counting = self.resplit is not None and self.resplit.counting()  # the balancer measures node rates
             dt = self.launch(self.arguments(budget, slice_us), counting)
+            # the status column once, contiguous: read several times a slice, and each strided
+            # pass over the rows took tens of microseconds on the H200 machine's host
+            status = self.status = st[:, St.STATUS].copy()
             nsol = int(r.ctrl[Ctrl.SOLS])
             sols = self.read_slice()
             # a slice ended by a full solution buffer or by every search running out of work
             # says nothing of how long its budget would have taken
             if not slice_us:
-                all_done = bool((st[:, St.STATUS] == DONE).all())
+                all_done = bool((status == DONE).all())
                 r.budget.after_slice(budget, dt, cut_short=nsol >= r.sol_cap or all_done, tail=tail)
             if r.ctrl[Ctrl.ERR]:
                 raise CapacityError(int(r.ctrl[Ctrl.ERR]))
@@ -495,7 +500,7 @@ class Phase:
                 self.take_donations(started)
             # what is not searched to its end yet, the slice's donations included: the paths
             # running and those not started (ordered printing waits on them: engine/ordered.py)
-            active = under_way(st[:, St.STATUS])
+            active = under_way(status)
             r.unfinished = (st[:n_items, St.SUB][active].copy(), started, self.n_sub)
             keep_going = on_slice(sols)
             r.pause_after(dt, deadline)
@@ -503,7 +508,7 @@ class Phase:
                 self.prune(started, active)
             if self.resplit is not None:
                 self.feed_idle(started, keep_going)
-            done = st[:, St.STATUS] == DONE
+            done = self.status == DONE  # as feed_idle and prune left it
             if done.all():
                 return True
             if (
