@@ -5,7 +5,8 @@
 # kernelTime, sliceGapTime, kernelLaunches, splitTime, devices, devicesRankedOut). One line a
 # run, in OUT/counts.txt. The figures of
 # docs/bench/measurements.md, "Devices joining behind the split, every device judged, verdicts
-# kept between runs" and "A count where the CPU pays", came from it:
+# kept between runs", "A count where the CPU pays" and "One call with the final lines", came
+# from it:
 #   one H200:  bash scripts/every_device_counts.sh OUT                        (GPU alone, every device)
 #   two H200s: A=0 B=gpu OWN=0 INSTANCES="nqueens:17 nqueens:18 costas:14" bash scripts/every_device_counts.sh OUT
 # A and B are --devices values (default gpu and all); ROUNDS (3) rounds after a warm-up of each,

@@ -3,8 +3,10 @@ output: `py-spy record --idle -r 1000 -f raw -o RUN.raw -- python3 -m fzn_gpu ..
 
 A count's slices are a few milliseconds of host work between launches of tens of
 milliseconds, hundreds of times: wrapping each step in timers (scripts/search_steps.py) adds
-its own cost to every call and leaves the loop's own lines unnamed. Sampling costs the run
-nothing on its thread and names every line. Prints, for the samples inside Phase.run but not
+its own cost to every call and leaves the loop's own lines unnamed, and an in-process
+sampler (scripts/sample_profile.py) takes the interpreter's lock every millisecond, in the
+very host time measured. py-spy samples from outside (--nonblocking: without stopping the
+process) and names every line. Prints, for the samples inside Phase.run but not
 inside its launch (the host's part of the slices), the share of each step Phase.run called
 and of each line of Phase.run itself, then the innermost frames of the project or numpy
 under them; samples in the launch and elsewhere are counted beside. Usage:
