@@ -46,9 +46,9 @@ class Paths:
         room = self._room
         if room is None or room.n != n or room.m != m or len(room.ptr) < n + k + 1 or len(room.data) < m + d:
             # room for GROWTH times as many: each move copies every path held into memory the
-            # process touches for the first time, 0.11 s of a 17-queens count on the H200 at
-            # twice (docs/bench/measurements.md, "The host's part of a slice"); room never
-            # written is never touched
+            # process touches for the first time, at twice a large part of a long count's host
+            # time on the H200 machine (docs/bench/measurements.md, "One call with the final
+            # lines; the host's part of a slice"); room never written is never touched
             room = _Room(np.empty(GROWTH * (n + k) + 2, np.int32), np.empty(GROWTH * (m + d) + DEC, np.int32), n, m)
             room.ptr[: n + 1] = self.ptr
             room.data[:m] = self.data
@@ -101,7 +101,7 @@ class Paths:
             raise OverflowError("sub-search space paths beyond 2^31 entries")
         # only the columns the longest record fills (a record's room is the phase's longest
         # path, most far shorter): masking the whole width took much of a GPU's host time a
-        # slice; a gather by int64 indices took twice the mask's time on the H200 machine's host
+        # slice; a gather by int64 indices took longer than the mask on the H200 machine's host
         width = int(lens.max()) if n else 0
         keep = np.arange(width)[None, :] < lens[:, None]
         return Paths(ptr.astype(np.int32), np.ascontiguousarray(records[:, 1 : 1 + width][keep], dtype=np.int32))

@@ -34,8 +34,8 @@ NEED_SUB, DONE = int(Status.NEED_SUB), int(Status.DONE)
 
 
 def under_way(status: np.ndarray) -> np.ndarray:
-    """The searches neither waiting for a path nor out of work, by their status column (two
-    comparisons: np.isin took 0.2 ms a slice on the H200 machine's host)."""
+    """The searches neither waiting for a path nor out of work, by their status column: two
+    comparisons, where np.isin's sorting was a visible part of a slice's host time."""
     return (status != NEED_SUB) & (status != DONE)
 
 
@@ -331,9 +331,9 @@ class Phase:
         """One slice on the device and what every slice reads back, in one wait: the control
         block, the searches' status rows (self.st), a float objective's bound, the donations
         asked for (self.donations) and, with `count_nodes` (the balancer measures node rates),
-        the counters (self.cnt). Its seconds. A wait on the device costs a round
-        trip through the driver, and a slice's host part, paid hundreds of times in a count, is
-        time the GPU stands idle (sliceGapTime)."""
+        the counters (self.cnt). Its seconds. A wait on the device costs a round trip through
+        the driver, and a slice's host part, paid hundreds of times in a count, is time the GPU
+        stands idle (sliceGapTime)."""
         r, cl = self.r, self.cl
         t0 = time.perf_counter()
         if self.slice_end is not None:
@@ -479,8 +479,8 @@ class Phase:
                 budget = r.budget.CLOCKED
             counting = self.resplit is not None and self.resplit.counting()  # the balancer measures node rates
             dt = self.launch(self.arguments(budget, slice_us), counting)
-            # the status column once, contiguous: read several times a slice, and each strided
-            # pass over the rows took tens of microseconds on the H200 machine's host
+            # the status column once, contiguous: it is read several times a slice, and each
+            # strided pass over the rows was a visible part of the host's time between slices
             status = self.status = st[:, St.STATUS].copy()
             nsol = int(r.ctrl[Ctrl.SOLS])
             sols = self.read_slice()
