@@ -701,10 +701,9 @@ def launch_once(device: Device, floats: bool = False) -> None:
     its first launch (seconds; its own cache keeps it), and a run's search waits for that: a
     machine's first run on the CPU beside a GPU held its share of the search for seconds while
     the GPU sat idle (docs/bench/measurements.md, "The CPU's first launch" and "A count where
-    the CPU pays"). Every run of an
-    integer model on a CPU takes the one program (runner.Tuning: a CPU is never specialised)
-    and the same work-group size, every float model's the other, so one launch of each serves
-    them all."""
+    the CPU pays"). Every run of an integer model on a CPU takes the one program (runner.Tuning:
+    a CPU is never specialised) and the same work-group size, every float model's the other, so
+    one launch of each serves them all."""
     from ..flatzinc.lower import lower
     from ..flatzinc.parser import parse_items
     from .pack import pack

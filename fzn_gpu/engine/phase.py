@@ -341,7 +341,7 @@ class Phase:
         try:
             with r.launch_lock:
                 r.launch(cl, r.queue, (self.global_size,), (self.local,), args)
-                # the copies' events are held until the queue has finished (`uploads`)
+                # the copies' events are held until the queue has finished, as `uploads` are
                 reads = [
                     cl.enqueue_copy(r.queue, r.ctrl, r.ctrl_buf, is_blocking=False),
                     cl.enqueue_copy(r.queue, self.st, self.ST, is_blocking=False),

@@ -4,9 +4,9 @@ PHACT's ranking from measured speed, with a share of zero (../shared/papers/phac
 A search on several devices judges each device's share of their node rate once all have searched
 a quarter of a second (balance.py, MIN_NODE_SHARE); one under it hands its search over. That
 trial costs every run the quarter of a second and the device's start, and what a device's share
-is depends on the model: beside an H200 a 16-core CPU pays on all-interval series and not on
-n-queens, Costas arrays or Langford
-(docs/bench/measurements.md, "Several devices on one search"). So the verdicts are recorded
+is depends on the model: beside an H200 a 16-core CPU pays on all-interval series (on some
+machines) and not on n-queens, Costas arrays or Langford (docs/bench/measurements.md, "Several
+devices on one search"). So the verdicts are recorded
 here, per set of devices, kernel (a float model's work-item kernel on the GPU is another
 match-up than the work-group kernel's) and model (model_key: its constraints' kinds and sizes),
 and a device judged not paying in a recent search of the same model is left out of the next
